@@ -1,0 +1,86 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 mode (strict concurrency), `any` spelled out,
+/// and imports internal unless a file says `public import` on purpose.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "browserd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "browserd", targets: ["browserd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries, reached only through these thin wrapper modules.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // Infrastructure layers: they know nothing of browsers.
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "CMicroHTTPD",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "MiniHTTPClient", swiftSettings: swiftSettings),
+
+        // The application: configuration, wiring, operations endpoints.
+        .target(
+            name: "BrowserdApp",
+            dependencies: [
+                "HTTPServer",
+                "SQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "browserd",
+            dependencies: [
+                "BrowserdApp",
+                "MiniHTTPClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "MiniHTTPClient"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BrowserdAppTests",
+            dependencies: ["BrowserdApp", "MiniHTTPClient"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

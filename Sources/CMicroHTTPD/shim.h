@@ -1,0 +1,46 @@
+// Thin C shim over libmicrohttpd 0.9.75 for what Swift cannot call or import:
+// the variadic MHD_start_daemon, and macros that expand to casts.
+#ifndef CMICROHTTPD_SHIM_H
+#define CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// MHD_SIZE_UNKNOWN is `((uint64_t) -1LL)`: a cast macro, not imported.
+static const uint64_t CMicroHTTPD_SIZE_UNKNOWN = MHD_SIZE_UNKNOWN;
+/// MHD_CONTENT_READER_END_OF_STREAM is `((ssize_t) -1)`: ends a callback response cleanly.
+static const ssize_t CMicroHTTPD_CONTENT_READER_END_OF_STREAM = MHD_CONTENT_READER_END_OF_STREAM;
+/// MHD_CONTENT_READER_END_WITH_ERROR is `((ssize_t) -2)`: aborts the connection.
+static const ssize_t CMicroHTTPD_CONTENT_READER_END_WITH_ERROR = MHD_CONTENT_READER_END_WITH_ERROR;
+
+/// Starts a daemon with an option array: MHD_start_daemon is variadic, so Swift passes
+/// every option through MHD_OPTION_ARRAY (terminated by an MHD_OPTION_END item).
+static inline struct MHD_Daemon *
+CMicroHTTPD_start_daemon(unsigned int flags,
+                         uint16_t port,
+                         MHD_AccessHandlerCallback handler,
+                         void *handler_cls,
+                         struct MHD_OptionItem *options)
+{
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_ARRAY, options,
+                            MHD_OPTION_END);
+}
+
+/// MHD_get_daemon_info is variadic: the port the daemon is bound to (0 when unknown).
+static inline uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// MHD_get_daemon_info is variadic: how many connections the daemon holds now.
+static inline unsigned int CMicroHTTPD_current_connections(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info == NULL ? 0 : info->num_connections;
+}
+
+#endif

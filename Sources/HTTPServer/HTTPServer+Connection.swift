@@ -1,0 +1,211 @@
+import CMicroHTTPD
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The access-handler protocol of libmicrohttpd 0.9.75, in one place.
+//
+// Call 1 (head parsed, `*con_cls == NULL`): create the request context; refuse an over-long
+// declared body with an early 413 (which closes the connection: the body is not wanted). Nothing
+// else is answered here, because a response queued in call 1 costs the connection its keep-alive.
+// Calls 2..n (body pieces): collect up to the limit. Last call (no data): route and answer; a
+// deferred handler suspends the connection and is resumed with its answer, and that next call queues it.
+extension HTTPServer {
+    func handle(
+        connection: OpaquePointer,
+        url: UnsafePointer<CChar>,
+        method: UnsafePointer<CChar>,
+        uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>,
+        context slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = slot.pointee else {
+            let context = RequestContext(method: HTTPMethod(String(cString: method)), path: String(cString: url))
+            slot.pointee = Unmanaged.passRetained(context).toOpaque()
+            inFlight.wrappingAdd(1, ordering: .relaxed)
+            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
+               let length = Int(String(cString: declared)), length > configuration.maxBodyBytes {
+                return queue(HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path),
+                             for: context, on: connection)
+            }
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+
+        let size = uploadDataSize.pointee
+        if size > 0 {
+            if context.phase == .receiving, let uploadData {
+                if context.body.count + size > configuration.maxBodyBytes {
+                    context.phase = .discarding
+                    context.body = []
+                } else {
+                    uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
+                        context.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                    }
+                }
+            }
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+
+        switch context.phase {
+        case .receiving:
+            return dispatch(context, on: connection)
+        case .discarding:
+            return queue(HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path),
+                         for: context, on: connection)
+        case .waiting:
+            guard let response = context.takeReadyResponse() else { return .YES }
+            return queue(response, for: context, on: connection)
+        case .answered:
+            return .YES
+        }
+    }
+
+    /// Routes a complete request and answers it, at once or through a suspended deferred handler.
+    private func dispatch(_ context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+        var request = HTTPRequest(
+            method: context.method, path: context.path,
+            query: Self.values(of: connection, kind: .GET_ARGUMENT_KIND),
+            headers: HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND)),
+            body: context.body)
+        context.body = []
+        switch router.resolve(method: context.method, path: context.path) {
+        case .notFound:
+            return queue(HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
+                         for: context, on: connection)
+        case .methodNotAllowed(let allow, let template):
+            context.routeTemplate = template
+            return queue(HTTPError.methodNotAllowed(context.method, allow: allow).response(instance: context.path),
+                         for: context, on: connection)
+        case .matched(let responder, let parameters, let template):
+            context.routeTemplate = template
+            request.pathParameters = parameters
+            request.routeTemplate = template
+            switch responder {
+            case .immediate(let handler):
+                let response: HTTPResponse
+                do {
+                    response = try handler(request)
+                } catch {
+                    response = errorResponse(error, request: request)
+                }
+                return queue(response, for: context, on: connection)
+            case .deferred(let handler):
+                let handle = ConnectionHandle(raw: connection)
+                context.phase = .waiting
+                context.handoff.withLock { $0 = .waiting(handle) }
+                waiting.withLock { $0[ObjectIdentifier(context)] = context }
+                handle.suspend()
+                Task {
+                    let response: HTTPResponse
+                    do {
+                        response = try await handler(request)
+                    } catch {
+                        response = self.errorResponse(error, request: request)
+                    }
+                    self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
+                    context.deliver(response)
+                }
+                return .YES
+            }
+        }
+    }
+
+    /// The answer for an error a handler threw: its problem, or a logged 500.
+    func errorResponse(_ error: any Error, request: HTTPRequest) -> HTTPResponse {
+        if let error = error as? HTTPError { return error.response(instance: request.path) }
+        logger.error("handler failed", metadata: [
+            "method": "\(request.method)", "route": "\(request.routeTemplate ?? "-")", "error": "\(error)",
+        ])
+        return HTTPError.internalError("The server could not answer this request.").response(instance: request.path)
+    }
+
+    /// Hands a response to libmicrohttpd; a stream response also gets its writer here.
+    private func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+        context.phase = .answered
+        context.status = response.status
+        let mhdResponse: OpaquePointer?
+        var opened: (StreamWriter, StreamBody)?
+        switch response.body {
+        case .bytes(let bytes):
+            mhdResponse = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
+                                                .RESPMEM_MUST_COPY)
+            }
+        case .stream(let body):
+            let writer = StreamWriter(id: nextStreamID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                      connection: ConnectionHandle(raw: connection), body: body)
+            let reader: MHD_ContentReaderCallback = { cls, _, buffer, max in
+                Unmanaged<StreamWriter>.fromOpaque(cls!).takeUnretainedValue().read(into: buffer!, max: max)
+            }
+            let release: MHD_ContentReaderFreeCallback = { cls in
+                Unmanaged<StreamWriter>.fromOpaque(cls!).release()
+            }
+            mhdResponse = MHD_create_response_from_callback(
+                CMicroHTTPD_SIZE_UNKNOWN, 4096, reader, Unmanaged.passRetained(writer).toOpaque(), release)
+            if mhdResponse != nil {
+                context.stream = writer
+                streams.withLock { $0[writer.id] = writer }
+                observer?.streamCountChanged(by: 1)
+                opened = (writer, body)
+            } else {
+                Unmanaged.passUnretained(writer).release()
+            }
+        }
+        guard let mhdResponse else {
+            logger.error("libmicrohttpd could not create a response", metadata: ["status": "\(response.status)"])
+            return .NO
+        }
+        for field in response.headers {
+            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+        }
+        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        if let (writer, body) = opened {
+            body.open(writer)
+            if stopping.load(ordering: .relaxed) { writer.finish() }
+        }
+        return result
+    }
+
+    /// libmicrohttpd is done with a request: count it, log it, and close its stream.
+    func completed(_ context: RequestContext, termination: MHD_RequestTerminationCode) {
+        inFlight.wrappingSubtract(1, ordering: .relaxed)
+        if let stream = context.stream {
+            streams.withLock { _ = $0.removeValue(forKey: stream.id) }
+            stream.markClosed()
+            observer?.streamCountChanged(by: -1)
+        }
+        let duration = ContinuousClock.now - context.start
+        observer?.requestCompleted(method: context.method, route: context.routeTemplate, status: context.status,
+                                   duration: duration, isStream: context.stream != nil)
+        if logger.logLevel <= .debug {
+            logger.debug("request", metadata: [
+                "method": "\(context.method)", "path": "\(context.path)", "route": "\(context.routeTemplate ?? "-")",
+                "status": "\(context.status)", "ms": "\(Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)",
+                "end": "\(termination.rawValue)",
+            ])
+        }
+    }
+
+    /// Collects the connection's values of one kind (headers, or decoded query arguments).
+    private static func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: String, value: String)] {
+        final class Collector {
+            var values: [(name: String, value: String)] = []
+        }
+        let collector = Collector()
+        _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+            let collector = Unmanaged<Collector>.fromOpaque(cls!).takeUnretainedValue()
+            if let key {
+                collector.values.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+            }
+            return .YES
+        }, Unmanaged.passUnretained(collector).toOpaque())
+        return collector.values
+    }
+}

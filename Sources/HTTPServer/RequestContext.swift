@@ -1,0 +1,60 @@
+import Synchronization
+
+/// What the server keeps for one request between libmicrohttpd's calls (`*con_cls`).
+///
+/// `@unchecked Sendable`: the plain `var`s are touched only by the worker thread that owns the
+/// connection (libmicrohttpd serialises every callback of one connection on one thread). The only
+/// cross-thread hand-off, a deferred handler's answer, goes through `handoff`, a `Mutex`.
+final class RequestContext: @unchecked Sendable {
+    enum Phase {
+        /// Reading the body.
+        case receiving
+        /// The body was over the limit: it is read and thrown away, then 413 is answered.
+        case discarding
+        /// A deferred handler is running; the connection is suspended.
+        case waiting
+        /// A response has been queued.
+        case answered
+    }
+
+    /// The hand-off between a deferred handler's task and the connection.
+    enum Handoff {
+        case idle
+        case waiting(ConnectionHandle)
+        case ready(HTTPResponse)
+        case delivered
+    }
+
+    let start: ContinuousClock.Instant = .now
+    let method: HTTPMethod
+    let path: String
+    var phase: Phase = .receiving
+    var body: [UInt8] = []
+    var routeTemplate: String?
+    var status = 0
+    var stream: StreamWriter?
+    let handoff = Mutex<Handoff>(.idle)
+
+    init(method: HTTPMethod, path: String) {
+        self.method = method
+        self.path = path
+    }
+
+    /// Stores a deferred handler's answer and resumes the connection, unless shutdown answered first.
+    func deliver(_ response: HTTPResponse) {
+        handoff.withLock { state in
+            guard case .waiting(let connection) = state else { return }
+            state = .ready(response)
+            connection.resume()
+        }
+    }
+
+    /// Takes a deferred answer once it is ready.
+    func takeReadyResponse() -> HTTPResponse? {
+        handoff.withLock { state in
+            guard case .ready(let response) = state else { return nil }
+            state = .delivered
+            return response
+        }
+    }
+}

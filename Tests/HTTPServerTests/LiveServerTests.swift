@@ -1,0 +1,159 @@
+import Foundation
+import HTTPServer
+import MiniHTTPClient
+import Synchronization
+import Testing
+
+@Suite struct LiveServerTests {
+    @Test func keepAliveReusesOneConnection() async throws {
+        try await withServer(router: testRouter()) { server, observer in
+            let client = try connect(server)
+            for i in 0..<5 {
+                let response = try client.request("GET", "/items/\(i)?q=a%20b")
+                #expect(response.status == 200)
+                #expect(response.text == "item \(i) q=a b")
+                #expect(response.header("connection")?.lowercased() != "close")
+            }
+            let slow = try client.request("GET", "/slow")
+            #expect(slow.text == "slow")
+            let echo = try client.request("POST", "/echo", body: Array("ping".utf8))
+            #expect(echo.text == "ping")
+            #expect(client.isOpen)
+            #expect(observer.connectionsOpened.load(ordering: .relaxed) == 1)
+        }
+    }
+
+    @Test func unknownPathIs404Problem() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let response = try connect(server).request("GET", "/nope")
+            #expect(response.status == 404)
+            #expect(response.header("content-type") == "application/problem+json")
+            let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            #expect(json?["type"] as? String == "/problems/not-found")
+            #expect(json?["status"] as? Int == 404)
+            #expect(json?["instance"] as? String == "/nope")
+            #expect(json?["title"] as? String == "Not Found")
+        }
+    }
+
+    @Test(arguments: ["TRACE", "QUERY", "PUT", "OPTIONS"])
+    func undeclaredMethodIs405WithAllow(method: String) async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let response = try connect(server).request(method, "/hello")
+            #expect(response.status == 405)
+            #expect(response.header("allow") == "DELETE, GET, HEAD")
+            #expect(response.header("content-type") == "application/problem+json")
+            let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            #expect(json?["type"] as? String == "/problems/method-not-allowed")
+        }
+    }
+
+    @Test func headGetsHeadersOnly() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let client = try connect(server)
+            let response = try client.request("HEAD", "/hello")
+            #expect(response.status == 200)
+            #expect(response.body.isEmpty)
+            #expect(try client.request("GET", "/hello").text == "hello")
+        }
+    }
+
+    @Test func declaredBodyOverLimitIs413() async throws {
+        try await withServer({ $0.maxBodyBytes = 1024 }, router: testRouter()) { server, _ in
+            let response = try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 4096))
+            #expect(response.status == 413)
+            #expect(response.header("content-type") == "application/problem+json")
+            let ok = try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 1024))
+            #expect(ok.status == 200)
+            #expect(ok.body.count == 1024)
+        }
+    }
+
+    @Test func chunkedBodyOverLimitIs413() async throws {
+        try await withServer({ $0.maxBodyBytes = 1024 }, router: testRouter()) { server, _ in
+            let client = try connect(server)
+            var raw = Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+            for _ in 0..<4 {
+                raw += Array("400\r\n".utf8) + [UInt8](repeating: 66, count: 1024) + Array("\r\n".utf8)
+            }
+            raw += Array("0\r\n\r\n".utf8)
+            try client.sendRaw(raw)
+            let response = try client.readResponse(method: "POST")
+            #expect(response.status == 413)
+        }
+    }
+
+    @Test func handlerErrorsBecomeProblems() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let client = try connect(server)
+            let conflict = try client.request("GET", "/fail")
+            #expect(conflict.status == 409)
+            let json = try JSONSerialization.jsonObject(with: Data(conflict.body)) as? [String: Any]
+            #expect(json?["type"] as? String == "/problems/conflict-test")
+            #expect(json?["detail"] as? String == "on purpose")
+            let crash = try client.request("GET", "/crash")
+            #expect(crash.status == 500)
+            #expect(crash.header("content-type") == "application/problem+json")
+        }
+    }
+
+    @Test func malformedRequestsDoNotCrashTheServer() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let garbage: [[UInt8]] = [
+                Array("GARBAGE\r\n\r\n".utf8),
+                Array("GET\r\n\r\n".utf8),
+                Array("GET /hello HTTP/9.9\r\n\r\n".utf8),
+                Array("GET /hello HTTP/1.1\r\nNo-Colon-Header\r\n\r\n".utf8),
+                Array("GET /hello HTTP/1.1\r\nContent-Length: -5\r\n\r\n".utf8),
+                Array("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n".utf8),
+                [0, 1, 2, 255, 254, 13, 10, 13, 10],
+            ]
+            for bytes in garbage {
+                let client = try connect(server, timeout: .seconds(2))
+                try? client.sendRaw(bytes)
+                if let response = try? client.readResponse() {
+                    #expect(response.status >= 400, "answered \(response.status) to \(bytes.prefix(20))")
+                }
+                client.close()
+            }
+            // Over-long request line and headers are answered by libmicrohttpd itself (414 / 431).
+            let longURL = try connect(server).request("GET", "/hello?" + String(repeating: "a", count: 64 * 1024))
+            #expect(longURL.status == 414)
+            let longHeader = try connect(server).request("GET", "/hello", headers: [("X-Big", String(repeating: "b", count: 64 * 1024))])
+            #expect(longHeader.status == 431)
+            #expect(try connect(server).request("GET", "/hello").status == 200)
+        }
+    }
+
+    @Test func stalledClientIsCutOffWithoutDelayingOthers() async throws {
+        try await withServer({ $0.idleTimeoutSeconds = 1 }, router: testRouter()) { server, _ in
+            let staller = try connect(server, timeout: .seconds(4))
+            try staller.sendRaw(Array("GET /hello HTTP/1.1\r\nHost: x\r\n".utf8))
+            let started = ContinuousClock.now
+            #expect(try connect(server).request("GET", "/hello").status == 200)
+            #expect(ContinuousClock.now - started < .milliseconds(500))
+            // The stalled connection is closed by the idle timeout (no answer, then EOF).
+            #expect(throws: HTTPClientConnection.ClientError.self) { _ = try staller.readResponse() }
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
+    @Test func manyConcurrentDeferredRequests() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let total = Atomic<Int>(0)
+            let group = DispatchGroup()
+            for _ in 0..<32 {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    guard let client = try? connect(server) else { return }
+                    for _ in 0..<3 where (try? client.request("GET", "/slow"))?.status == 200 {
+                        total.add(1, ordering: .relaxed)
+                    }
+                }.start()
+            }
+            group.wait()
+            #expect(total.load(ordering: .relaxed) == 96)
+        }
+    }
+}
