@@ -1,0 +1,119 @@
+import CSQLite
+
+/// One connection to a SQLite database file (or `:memory:`).
+///
+/// Not `Sendable`: a connection is used by one thread at a time; the layer that owns it (e.g. a
+/// persistence writer on its own thread) decides how it is shared. Opened with extended result codes
+/// and in full-mutex mode, with foreign keys on and double-quoted string literals off.
+public final class SQLiteConnection {
+    /// How to open the file.
+    public enum Mode: Sendable {
+        /// Read and write; create the file when missing.
+        case readWriteCreate
+        /// Read and write an existing file.
+        case readWrite
+        /// Read only.
+        case readOnly
+    }
+
+    let handle: OpaquePointer
+    public let path: String
+
+    /// Opens a database.
+    /// - Parameters:
+    ///   - path: a file path, or `:memory:`.
+    ///   - mode: whether to create, write or only read.
+    /// - Throws: ``SQLiteError`` when the file cannot be opened.
+    public init(path: String, mode: Mode = .readWriteCreate) throws {
+        var flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
+        switch mode {
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: code, message: message)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 5_000)
+        _ = CSQLite_db_config_no_dqs(db)
+        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs one or more statements that return nothing.
+    public func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Prepares a statement for repeated use.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// Runs one statement with `values` bound.
+    public func run(_ sql: String, _ values: any SQLiteBindable...) throws {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        while try statement.step() {}
+    }
+
+    /// Runs a query and returns every row.
+    public func rows(_ sql: String, _ values: any SQLiteBindable...) throws -> [SQLiteRow] {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        var rows: [SQLiteRow] = []
+        while try statement.step() { rows.append(statement.currentRow()) }
+        return rows
+    }
+
+    /// The first column of the first row, or `.null`.
+    public func scalar(_ sql: String, _ values: any SQLiteBindable...) throws -> SQLiteValue {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        return try statement.step() ? statement.column(0) : .null
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// - Parameter immediate: take the write lock at once (`BEGIN IMMEDIATE`).
+    public func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if !isAutocommit { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Whether no transaction is open.
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The version of the SQLite library in use, e.g. "3.40.1".
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import SQLite
+import Testing
+
+/// Opens an in-memory database for one test and closes it after.
+func withDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    let connection = try SQLiteConnection(path: ":memory:")
+    return try body(connection)
+}
+
+@Suite struct SQLiteConnectionTests {
+    @Test func bindsAndReadsEveryType() throws {
+        try withDatabase { db in
+            try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT)")
+            try db.run("INSERT INTO t VALUES (?, ?, ?, ?, ?)", 42, 2.5, "héllo \"x\"", [UInt8]([0, 1, 255]), String?.none)
+            let row = try #require(try db.rows("SELECT i, r, s, b, n FROM t").first)
+            #expect(row[0] == .integer(42))
+            #expect(row[1] == .real(2.5))
+            #expect(row[2] == .text("héllo \"x\""))
+            #expect(row[3] == .blob([0, 1, 255]))
+            #expect(row[4] == .null)
+        }
+    }
+
+    @Test func preparedStatementRunsRepeatedly() throws {
+        try withDatabase { db in
+            try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+            let insert = try db.prepare("INSERT INTO t (k, v) VALUES (?, ?)")
+            for k in 0..<100 { try insert.run(k, "v\(k)") }
+            #expect(try db.scalar("SELECT count(*) FROM t").int == 100)
+            #expect(try db.scalar("SELECT v FROM t WHERE k = ?", 7).string == "v7")
+        }
+    }
+
+    @Test func transactionRollsBackOnError() throws {
+        try withDatabase { db in
+            try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)")
+            struct Boom: Error {}
+            #expect(throws: Boom.self) {
+                try db.transaction {
+                    try db.run("INSERT INTO t VALUES (1)")
+                    throw Boom()
+                }
+            }
+            #expect(try db.scalar("SELECT count(*) FROM t").int == 0)
+            #expect(db.isAutocommit)
+        }
+    }
+
+    @Test func constraintViolationIsTyped() throws {
+        try withDatabase { db in
+            try db.execute("CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (p INTEGER REFERENCES p(id))")
+            let error = try #require(throws: SQLiteError.self) { try db.run("INSERT INTO c VALUES (9)") }
+            #expect(error.reason == .constraint)
+        }
+    }
+
+    @Test func syntaxErrorNamesTheSQL() throws {
+        try withDatabase { db in
+            let error = try #require(throws: SQLiteError.self) { try db.execute("SELEC 1") }
+            #expect(error.sql == "SELEC 1")
+            #expect(error.description.contains("syntax error"))
+        }
+    }
+
+    @Test func notADatabaseIsRefused() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("notdb-\(UUID()).sqlite").path
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = try #require(throws: SQLiteError.self) {
+            let db = try SQLiteConnection(path: path, mode: .readWrite)
+            _ = try db.scalar("PRAGMA quick_check")
+        }
+        #expect(error.reason == .notADatabase)
+    }
+}
+
+@Suite struct SQLiteMigratorTests {
+    let migrator = SQLiteMigrator([
+        .init("create", sql: "CREATE TABLE a (x INTEGER)"),
+        .init("add column", sql: "ALTER TABLE a ADD COLUMN y TEXT"),
+    ])
+
+    @Test func appliesInOrderOnce() throws {
+        try withDatabase { db in
+            #expect(try migrator.migrate(db) == [1, 2])
+            let version = try SQLiteMigrator.version(of: db)
+            #expect(version == 2)
+            #expect(try migrator.migrate(db) == [])
+            try db.run("INSERT INTO a (x, y) VALUES (1, 'y')")
+        }
+    }
+
+    @Test func upgradesFromAnOlderVersion() throws {
+        try withDatabase { db in
+            try SQLiteMigrator(Array(migrator.migrations.prefix(1))).migrate(db)
+            try db.run("INSERT INTO a (x) VALUES (5)")
+            #expect(try migrator.migrate(db) == [2])
+            #expect(try db.scalar("SELECT x FROM a").int == 5)
+        }
+    }
+
+    @Test func refusesANewerDatabase() throws {
+        try withDatabase { db in
+            try db.execute("PRAGMA user_version = 7")
+            #expect(throws: SQLiteMigrator.MigrationError.databaseIsNewer(found: 7, supported: 2)) { try migrator.migrate(db) }
+        }
+    }
+
+    @Test func failingMigrationLeavesEarlierOnes() throws {
+        try withDatabase { db in
+            let broken = SQLiteMigrator(migrator.migrations + [.init("broken", sql: "CREATE TABLE a (z)")])
+            #expect(throws: SQLiteError.self) { try broken.migrate(db) }
+            let version = try SQLiteMigrator.version(of: db)
+            #expect(version == 2)
+        }
+    }
+}
