@@ -1,0 +1,71 @@
+import Foundation
+public import HTTPServer
+public import Logging
+import Metrics
+import Prometheus
+
+/// browserd assembled: configuration, metrics, readiness, the route table and the HTTP server.
+///
+/// Tests create it in-process with port 0; the executable wraps it in a service group. Everything
+/// here is wiring: the routes it registers belong to their own types.
+public final class Application: Sendable {
+    public let configuration: BrowserdConfiguration
+    public let logger: Logger
+    public let readiness = Readiness()
+    public let server: HTTPServer
+    let registry: PrometheusCollectorRegistry
+    /// Every (method, template) the server answers, for the contract check.
+    let routes: [(method: HTTPMethod, template: String)]
+    let startedAt = Date()
+
+    /// Builds the application; nothing listens until ``start()``.
+    /// - Parameters:
+    ///   - configuration: validated configuration.
+    ///   - logger: the root logger.
+    public init(configuration: BrowserdConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["browserd_http_request_duration_seconds"] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        ]
+        var router = Router()
+        let readiness = self.readiness
+        OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
+        self.routes = router.routes
+        self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
+                                 observer: MetricsObserver(factory: factory))
+        Gauge(label: "browserd_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)
+    }
+
+    /// Prepares the data directory, binds the server and marks the service ready.
+    /// - Throws: when the data directory cannot be made writable or the address cannot be bound.
+    public func start() throws {
+        try DataDirectory(path: configuration.dataDirectory).prepare()
+        try server.start()
+        readiness.clear("startup")
+        logger.info("browserd started", metadata: [
+            "version": "\(BuildInfo.version)",
+            "address": "\(configuration.server.host):\(server.port)",
+            "dataDir": "\(configuration.dataDirectory)",
+            "threads": "\(configuration.server.threads)",
+            "connectionLimit": "\(configuration.server.connectionLimit)",
+            "maxBodyBytes": "\(configuration.server.maxBodyBytes)",
+            "idleTimeout": "\(configuration.server.idleTimeoutSeconds)s",
+        ])
+    }
+
+    /// Stops taking work, answers what is in flight, ends streams and stops the server.
+    public func shutdown() async {
+        readiness.block("shutdown", reason: "shutting down")
+        await server.shutdown()
+        logger.info("browserd stopped")
+    }
+
+    /// The bound port (useful with port 0).
+    public var port: Int { server.port }
+}

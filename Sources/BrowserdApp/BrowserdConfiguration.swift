@@ -1,0 +1,35 @@
+public import HTTPServer
+public import Logging
+
+/// Everything browserd is configured with, after command line, environment and defaults are merged.
+public struct BrowserdConfiguration: Sendable {
+    /// The HTTP server's address, threads and limits.
+    public var server: ServerConfiguration
+    /// Where the database lives.
+    public var dataDirectory: String
+    public var logLevel: Logger.Level
+
+    public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info) {
+        self.server = server
+        self.dataDirectory = dataDirectory
+        self.logLevel = logLevel
+    }
+
+    /// A problem with the configuration that stops start-up.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Checks the values against sane ranges.
+    /// - Throws: ``Invalid`` naming the first bad option.
+    public func validate() throws {
+        func check(_ ok: Bool, _ message: String) throws { if !ok { throw Invalid(description: message) } }
+        try check((0...65_535).contains(server.port), "--port must be 0…65535, got \(server.port)")
+        try check((1...256).contains(server.threads), "--threads must be 1…256, got \(server.threads)")
+        try check((16...1_000_000).contains(server.connectionLimit), "--connection-limit must be 16…1000000, got \(server.connectionLimit)")
+        try check((1...86_400).contains(server.idleTimeoutSeconds), "--idle-timeout must be 1…86400 seconds, got \(server.idleTimeoutSeconds)")
+        try check((1024...(1 << 30)).contains(server.maxBodyBytes), "--max-body-bytes must be 1 KiB…1 GiB, got \(server.maxBodyBytes)")
+        try check(server.streamHeartbeatInterval >= .milliseconds(100), "--heartbeat-interval must be at least 0.1 s")
+        try check(!dataDirectory.isEmpty, "--data-dir must not be empty")
+    }
+}

@@ -1,0 +1,64 @@
+import HTTPServer
+import Metrics
+import Synchronization
+
+/// Turns the server's reports into `browserd_` metrics: requests by route template, method and
+/// status; request duration by route; open connections and streams. No per-tab or per-window labels.
+final class MetricsObserver: HTTPServerObserver {
+    private let factory: any MetricsFactory
+    private let counters = Mutex<[String: Counter]>([:])
+    private let timers = Mutex<[String: Metrics.Timer]>([:])
+    private let connections: Gauge
+    private let streams: Gauge
+    private let connectionCount = Atomic<Int>(0)
+    private let streamCount = Atomic<Int>(0)
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        connections = Gauge(label: "browserd_http_connections_open", factory: factory)
+        streams = Gauge(label: "browserd_http_streams_open", factory: factory)
+        connections.record(0)
+        streams.record(0)
+    }
+
+    func requestCompleted(method: HTTPMethod, route: String?, status: Int, duration: Duration, isStream: Bool) {
+        let route = route ?? "unmatched"
+        let key = "\(method.rawValue) \(route) \(status)"
+        let counter = counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: "browserd_http_requests_total", dimensions: [
+                ("method", Self.methodLabel(method)), ("route", route), ("status", String(status)),
+            ], factory: factory)
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+        guard !isStream else { return }
+        let timer = timers.withLock { timers in
+            if let timer = timers[route] { return timer }
+            let timer = Metrics.Timer(label: "browserd_http_request_duration_seconds", dimensions: [("route", route)],
+                                      preferredDisplayUnit: .seconds, factory: factory)
+            timers[route] = timer
+            return timer
+        }
+        timer.record(duration: duration)
+    }
+
+    func connectionCountChanged(by delta: Int) {
+        let now = connectionCount.add(delta, ordering: .relaxed).newValue
+        connections.record(now)
+    }
+
+    func streamCountChanged(by delta: Int) {
+        let now = streamCount.add(delta, ordering: .relaxed).newValue
+        streams.record(now)
+    }
+
+    /// Methods outside the standard set share one label, so clients cannot grow the label space.
+    private static func methodLabel(_ method: HTTPMethod) -> String {
+        switch method.rawValue {
+        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS": method.rawValue
+        default: "other"
+        }
+    }
+}

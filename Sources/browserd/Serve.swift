@@ -1,0 +1,112 @@
+import ArgumentParser
+import BrowserdApp
+import HTTPServer
+import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs the service until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the service (the default).")
+
+    @Option(help: "Address to bind, an IP literal [env: BROWSERD_HOST] (default: 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "TCP port; 0 picks a free one [env: BROWSERD_PORT] (default: 8080).")
+    var port: Int?
+
+    @Option(help: "Folder for the database [env: BROWSERD_DATA_DIR] (default: ./data).")
+    var dataDir: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical [env: BROWSERD_LOG_LEVEL] (default: info).")
+    var logLevel: String?
+
+    @Option(help: "HTTP worker threads [env: BROWSERD_THREADS] (default: the number of cores).")
+    var threads: Int?
+
+    @Option(help: "Most connections at once, streams included [env: BROWSERD_CONNECTION_LIMIT] (default: 16000).")
+    var connectionLimit: Int?
+
+    @Option(help: "Largest request body in bytes; larger gets 413 [env: BROWSERD_MAX_BODY_BYTES] (default: 1048576).")
+    var maxBodyBytes: Int?
+
+    @Option(help: "Seconds before an idle or stalled connection is closed [env: BROWSERD_IDLE_TIMEOUT] (default: 60).")
+    var idleTimeout: Int?
+
+    @Option(help: "Seconds between heartbeats on idle streams [env: BROWSERD_HEARTBEAT_INTERVAL] (default: 15).")
+    var heartbeatInterval: Double?
+
+    @Option(help: "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: 10).")
+    var shutdownGrace: Double?
+
+    func run() async throws {
+        let configuration = try makeConfiguration()
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "browserd")
+        raiseOpenFileLimit(wanted: configuration.server.connectionLimit + 256, logger: logger)
+        let application = Application(configuration: configuration, logger: logger)
+        let group = ServiceGroup(
+            services: [ServerService(application: application)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [],
+            logger: logger)
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("browserd cannot run: \(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    func makeConfiguration() throws -> BrowserdConfiguration {
+        var server = ServerConfiguration()
+        server.host = try resolve(host, "BROWSERD_HOST", default: "127.0.0.1") { $0 }
+        server.port = try resolve(port, "BROWSERD_PORT", default: 8080) { Int($0) }
+        server.threads = try resolve(threads, "BROWSERD_THREADS", default: ServerConfiguration.coreCount) { Int($0) }
+        server.connectionLimit = try resolve(connectionLimit, "BROWSERD_CONNECTION_LIMIT", default: 16_000) { Int($0) }
+        server.maxBodyBytes = try resolve(maxBodyBytes, "BROWSERD_MAX_BODY_BYTES", default: 1 << 20) { Int($0) }
+        server.idleTimeoutSeconds = try resolve(idleTimeout, "BROWSERD_IDLE_TIMEOUT", default: 60) { Int($0) }
+        let heartbeat = try resolve(heartbeatInterval, "BROWSERD_HEARTBEAT_INTERVAL", default: 15) { Double($0) }
+        server.streamHeartbeatInterval = .milliseconds(Int64(heartbeat * 1000))
+        let grace = try resolve(shutdownGrace, "BROWSERD_SHUTDOWN_GRACE", default: 10) { Double($0) }
+        server.shutdownGracePeriod = .milliseconds(Int64(max(0, grace) * 1000))
+        let dataDirectory = try resolve(dataDir, "BROWSERD_DATA_DIR", default: "./data") { $0 }
+        let levelName = try resolve(logLevel, "BROWSERD_LOG_LEVEL", default: "info") { $0 }
+        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+            throw ValidationError("log level '\(levelName)' is not one of trace, debug, info, notice, warning, error, critical")
+        }
+        let configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level)
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        return configuration
+    }
+
+    /// Raises the soft limit on open files toward the hard limit, so the connection limit can be met.
+    private func raiseOpenFileLimit(wanted: Int, logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let target = min(rlim_t(wanted), limit.rlim_max)
+        if limit.rlim_cur < target {
+            limit.rlim_cur = target
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        if Int(limit.rlim_cur) < wanted {
+            logger.warning("open-file limit is below the connection limit", metadata: [
+                "nofile": "\(limit.rlim_cur)", "connectionLimit": "\(wanted - 256)",
+            ])
+        }
+    }
+}

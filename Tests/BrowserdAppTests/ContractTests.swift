@@ -1,0 +1,44 @@
+@testable import BrowserdApp
+import Foundation
+import HTTPServer
+import Testing
+
+/// Reads the `paths` of openapi.yaml: each path with its methods (a small reader for this file's
+/// layout: paths at two spaces, methods at four).
+func contractOperations() throws -> Set<String> {
+    let text = try String(contentsOf: repositoryRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+    var operations = Set<String>()
+    var inPaths = false
+    var currentPath: String?
+    let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        if line == "paths:" { inPaths = true; continue }
+        if inPaths, let first = line.first, first != " " { break }
+        guard inPaths else { continue }
+        if line.hasPrefix("  /") && !line.hasPrefix("   ") {
+            currentPath = String(line.dropFirst(2).dropLast())
+        } else if line.hasPrefix("    ") && !line.hasPrefix("     "), let path = currentPath {
+            let key = line.dropFirst(4).split(separator: ":").first.map(String.init) ?? ""
+            if methods.contains(key) { operations.insert("\(key.uppercased()) \(path)") }
+        }
+    }
+    return operations
+}
+
+@Suite struct ContractTests {
+    @Test func everyRouteIsInTheContractAndBack() throws {
+        var configuration = BrowserdConfiguration()
+        configuration.server.port = 0
+        let app = Application(configuration: configuration, logger: .init(label: "t"))
+        let served = Set(app.routes.map { "\($0.method.rawValue) \($0.template)" })
+        let documented = try contractOperations()
+        #expect(!documented.isEmpty)
+        #expect(served.subtracting(documented).isEmpty, "routes missing from openapi.yaml: \(served.subtracting(documented).sorted())")
+        #expect(documented.subtracting(served).isEmpty, "openapi.yaml documents routes the server lacks: \(documented.subtracting(served).sorted())")
+    }
+
+    @Test func embeddedContractMatchesTheFile() throws {
+        let file = try String(contentsOf: repositoryRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        #expect(OpenAPIDocument.yaml + "\n" == file, "run scripts/embed-openapi.sh after editing openapi.yaml")
+    }
+}
