@@ -71,6 +71,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // A bare HTTPServer with a stream hub, for bench/streams.py.
+        .executableTarget(name: "StreamBench", dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
+                          path: "Sources/StreamBench", swiftSettings: swiftSettings),
+
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "MiniHTTPClient"],

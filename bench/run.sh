@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every benchmark: HTTP throughput against nginx, then 10,000 idle streams.
+# Numbers print side by side with their baseline measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product browserd >/dev/null
+swift build -c release --product StreamBench >/dev/null
+bin=$(swift build -c release --show-bin-path)
+mkdir -p bench/out
+python3 bench/http_bench.py --browserd "$bin/browserd" "$@"
+python3 bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
