@@ -47,6 +47,9 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "MiniHTTPClient", swiftSettings: swiftSettings),
 
+        // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
+        .target(name: "BrowserModel", swiftSettings: swiftSettings),
+
         // The application: configuration, wiring, operations endpoints.
         .target(
             name: "BrowserdApp",
@@ -81,6 +84,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: ["BrowserdApp", "MiniHTTPClient"],

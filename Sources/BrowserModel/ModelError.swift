@@ -1,0 +1,66 @@
+/// A broken precondition of the model, reported instead of crashing.
+///
+/// Chromium treats these as programming errors (a `CHECK`); browserd's callers are remote clients, so
+/// every precondition is checked and reported with enough detail for a clear API answer, and the
+/// model is left unchanged.
+public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
+    case indexOutOfRange(index: Int, validRange: ClosedRange<Int>?)
+    case tabNotFound(TabID)
+    case tabAlreadyInList(TabID)
+    case browserNotFound(BrowserID)
+    case profileNotFound(ProfileID)
+    case groupNotFound(TabGroupID)
+    case groupAlreadyExists(TabGroupID)
+    case openerNotInList(TabID)
+    case invalidURL(String, reason: String)
+    case titleTooLong(length: Int, limit: Int)
+    case invalidArgument(String)
+    case groupInvariant(String)
+    case incognitoMismatch(String)
+    case crossProfile(String)
+    case limitReached(what: String, limit: Int)
+    case batchInProgress
+    case commandNotRegistered(String)
+    case commandAlreadyRegistered(String, handler: String)
+    case invalidCommandArguments(command: String, reason: String)
+    case unknownBroadcastKey(String)
+    case broadcastTypeMismatch(key: String, expected: String)
+    case alreadyBroadcasting(String)
+    case notBroadcasting(String)
+    case noWindowToRestoreInto
+    case closedTabNotFound(ClosedTabID)
+    case notOffTheRecordCapable(String)
+
+    public var description: String {
+        switch self {
+        case .indexOutOfRange(let index, let range):
+            if let range { "index \(index) is out of range \(range.lowerBound)…\(range.upperBound)" }
+            else { "index \(index) is out of range: the list is empty" }
+        case .tabNotFound(let id): "tab \(id) does not exist"
+        case .tabAlreadyInList(let id): "tab \(id) is already in a window"
+        case .browserNotFound(let id): "window \(id) does not exist"
+        case .profileNotFound(let id): "profile \(id) does not exist"
+        case .groupNotFound(let id): "group \(id) does not exist in this window"
+        case .groupAlreadyExists(let id): "group \(id) already exists"
+        case .openerNotInList(let id): "opener tab \(id) is not in this window"
+        case .invalidURL(let url, let reason): "'\(url.prefix(200))' is not a valid URL: \(reason)"
+        case .titleTooLong(let length, let limit): "title has \(length) characters; the limit is \(limit)"
+        case .invalidArgument(let what): what
+        case .groupInvariant(let what): what
+        case .incognitoMismatch(let what): what
+        case .crossProfile(let what): what
+        case .limitReached(let what, let limit): "limit reached: at most \(limit) \(what)"
+        case .batchInProgress: "a batch operation is already in progress (batches cannot nest)"
+        case .commandNotRegistered(let name): "no handler is registered for command '\(name)'"
+        case .commandAlreadyRegistered(let name, let handler): "command '\(name)' is already handled by \(handler)"
+        case .invalidCommandArguments(let command, let reason): "bad arguments for '\(command)': \(reason)"
+        case .unknownBroadcastKey(let key): "'\(key)' is not a declared broadcast key"
+        case .broadcastTypeMismatch(let key, let expected): "'\(key)' takes a \(expected)"
+        case .alreadyBroadcasting(let key): "'\(key)' is already being broadcast"
+        case .notBroadcasting(let key): "'\(key)' is not being broadcast"
+        case .noWindowToRestoreInto: "the profile has no window to restore the tab into"
+        case .closedTabNotFound(let id): "recently closed entry \(id) does not exist"
+        case .notOffTheRecordCapable(let what): what
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// Caps that keep one client from exhausting the service.
+public struct ModelLimits: Sendable, Equatable {
+    /// Most tabs in one window (default 10,000).
+    public var tabsPerWindow: Int
+    /// Most windows in one profile, regular and incognito together (default 1,000).
+    public var windowsPerProfile: Int
+    /// Longest URL, in UTF-8 bytes (Chromium's 2 MiB).
+    public var urlBytes: Int
+    /// Longest title, in characters (1,024).
+    public var titleCharacters: Int
+    /// Entries kept in the recently-closed list of a regular profile (25).
+    public var recentlyClosedEntries: Int
+    /// Most navigation entries kept in memory per tab (older ones are dropped from the front).
+    public var historyEntries: Int
+
+    public init(tabsPerWindow: Int = 10_000, windowsPerProfile: Int = 1_000, urlBytes: Int = 2 * 1024 * 1024,
+                titleCharacters: Int = 1_024, recentlyClosedEntries: Int = 25, historyEntries: Int = 1_000) {
+        self.tabsPerWindow = tabsPerWindow
+        self.windowsPerProfile = windowsPerProfile
+        self.urlBytes = urlBytes
+        self.titleCharacters = titleCharacters
+        self.recentlyClosedEntries = recentlyClosedEntries
+        self.historyEntries = historyEntries
+    }
+}

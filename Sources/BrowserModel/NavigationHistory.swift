@@ -1,0 +1,92 @@
+import Foundation
+
+/// A tab's back/forward list, as Chromium's legacy in-memory model (`crw_session_controller.mm`) spells
+/// it out (spec §6). browserd is the source of truth: a navigation commits at once, so there is no
+/// pending or transient item.
+public struct NavigationHistory: Sendable, Equatable {
+    /// The most items a saved session keeps around the current one (`kMaxSessionSize`).
+    public static let maxSessionSize = 75
+
+    public private(set) var items: [NavigationItem]
+    /// The last committed index; −1 when there are no items.
+    public private(set) var currentIndex: Int
+
+    public init() {
+        items = []
+        currentIndex = -1
+    }
+
+    /// Restores a saved history (Chromium's `Restore(lci, items)`).
+    /// - Throws: ``ModelError/indexOutOfRange(index:validRange:)`` when the index is not an item's.
+    public init(items: [NavigationItem], currentIndex: Int) throws {
+        if items.isEmpty {
+            guard currentIndex == -1 else { throw ModelError.indexOutOfRange(index: currentIndex, validRange: nil) }
+        } else {
+            guard (0..<items.count).contains(currentIndex) else {
+                throw ModelError.indexOutOfRange(index: currentIndex, validRange: 0...(items.count - 1))
+            }
+        }
+        self.items = items
+        self.currentIndex = currentIndex
+    }
+
+    public var count: Int { items.count }
+    public var isEmpty: Bool { items.isEmpty }
+    public var currentItem: NavigationItem? { currentIndex >= 0 ? items[currentIndex] : nil }
+    public var canGoBack: Bool { currentIndex > 0 }
+    public var canGoForward: Bool { currentIndex >= 0 && currentIndex < items.count - 1 }
+
+    /// Whether `goTo(currentIndex + offset)` would move.
+    public func canGo(offset: Int) -> Bool {
+        let target = currentIndex + offset
+        return offset != 0 && target >= 0 && target < items.count
+    }
+
+    /// Commits a new navigation: the forward entries are deleted and the item appended, unless the URL
+    /// equals the current item's and it is not a form submission (then nothing is added).
+    /// - Parameter maxItems: the oldest items are dropped to keep at most this many.
+    /// - Returns: whether an item was added.
+    @discardableResult
+    public mutating func commit(_ item: NavigationItem, maxItems: Int = .max) -> Bool {
+        if let current = currentItem, current.url == item.url,
+           !(item.transition == .formSubmit && current.transition != .formSubmit) {
+            return false
+        }
+        if currentIndex < items.count - 1 { items.removeSubrange((currentIndex + 1)...) }
+        items.append(item)
+        if items.count > maxItems { items.removeFirst(items.count - maxItems) }
+        currentIndex = items.count - 1
+        return true
+    }
+
+    /// Goes to `index`; out of range or equal to the current index is a no-op.
+    /// - Returns: whether the current index changed.
+    @discardableResult
+    public mutating func goTo(index: Int) -> Bool {
+        guard index >= 0, index < items.count, index != currentIndex else { return false }
+        currentIndex = index
+        return true
+    }
+
+    @discardableResult public mutating func goBack() -> Bool { goTo(index: currentIndex - 1) }
+    @discardableResult public mutating func goForward() -> Bool { goTo(index: currentIndex + 1) }
+    @discardableResult public mutating func go(offset: Int) -> Bool { canGo(offset: offset) ? goTo(index: currentIndex + offset) : false }
+
+    /// Updates the current item's title (a renderer reported it).
+    public mutating func setCurrentTitle(_ title: String) {
+        guard currentIndex >= 0 else { return }
+        items[currentIndex].title = title
+    }
+
+    /// The part of the history a saved session keeps (spec §6): at most 75 items around the current
+    /// one. `offset = max(0, min(lci − 37, n − 75))`, saved index = `lci − offset`; when there is no
+    /// committed item (lci = −1) the last item counts as current.
+    public func sessionWindow(maxSize: Int = NavigationHistory.maxSessionSize) -> (items: ArraySlice<NavigationItem>, currentIndex: Int) {
+        let n = items.count
+        guard n > 0 else { return (items[...], -1) }
+        let lci = currentIndex >= 0 ? currentIndex : n - 1
+        let size = min(maxSize, n)
+        let offset = max(0, min(lci - maxSize / 2, n - maxSize))
+        return (items[offset..<(offset + size)], lci - offset)
+    }
+}

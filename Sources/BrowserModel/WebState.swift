@@ -1,0 +1,146 @@
+public import Foundation
+
+/// A tab: a stable id, its navigation history and the page state renderers report.
+///
+/// Owned by at most one `WebStateList` at a time. Not `Sendable`: it lives under its profile's
+/// serial executor. Observers are told about every change of its own state.
+public final class WebState {
+    public let id: TabID
+    public private(set) var history: NavigationHistory
+    /// The page title (renderer-reported); the current history item's title follows it.
+    public private(set) var title: String
+    public private(set) var isLoading: Bool
+    /// Load progress, 0…1.
+    public private(set) var progress: Double
+    public private(set) var faviconURL: String?
+    public let createdAt: Date
+    public private(set) var lastActiveAt: Date
+    private var observers: [ObjectIdentifier: WeakWebStateObserver] = [:]
+
+    /// Creates a tab.
+    /// - Parameters:
+    ///   - id: a fresh id unless restoring.
+    ///   - history: what it has been; empty for a new tab.
+    public init(id: TabID = .make(), history: NavigationHistory = NavigationHistory(), title: String? = nil,
+                isLoading: Bool = false, progress: Double = 0, faviconURL: String? = nil,
+                createdAt: Date = Date(), lastActiveAt: Date? = nil) {
+        self.id = id
+        self.history = history
+        self.title = title ?? history.currentItem?.title ?? ""
+        self.isLoading = isLoading
+        self.progress = progress
+        self.faviconURL = faviconURL
+        self.createdAt = createdAt
+        self.lastActiveAt = lastActiveAt ?? createdAt
+    }
+
+    /// The URL the tab shows: the current history item's, or empty.
+    public var visibleURL: String { history.currentItem?.url ?? "" }
+    /// The last committed navigation index (the opener bookkeeping of spec §5 records it).
+    public var lastCommittedIndex: Int { history.currentIndex }
+
+    /// A copy with a new id, the same history and page state (Chromium's duplicate-tab).
+    public func duplicate() -> WebState {
+        WebState(history: history, title: title, faviconURL: faviconURL)
+    }
+
+    // MARK: Navigation
+
+    /// Commits a navigation to `url` at once (pruning forward entries) and starts loading.
+    /// - Parameter maxItems: history cap; the oldest entries are dropped past it.
+    public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) {
+        history.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems)
+        title = ""
+        isLoading = true
+        progress = 0
+        faviconURL = nil
+        notify(.navigation)
+    }
+
+    /// Goes back, forward or to an offset; a no-op at the ends of history.
+    /// - Returns: whether the current entry changed.
+    @discardableResult
+    public func go(offset: Int) -> Bool {
+        guard history.go(offset: offset) else { return false }
+        title = history.currentItem?.title ?? ""
+        isLoading = true
+        progress = 0
+        notify(.navigation)
+        return true
+    }
+
+    /// Goes to history entry `index`; a no-op out of range or on the current entry.
+    @discardableResult
+    public func go(toIndex index: Int) -> Bool {
+        go(offset: index - history.currentIndex)
+    }
+
+    /// Reloads: the history index stays; loading starts.
+    public func reload() {
+        guard history.currentIndex >= 0 else { return }
+        isLoading = true
+        progress = 0
+        notify(.loading)
+    }
+
+    // MARK: Page state (renderer reports)
+
+    /// Applies what a renderer reports; only fields given change.
+    /// - Returns: the kinds of change that happened (empty when every value was already so).
+    @discardableResult
+    public func updatePageState(title: String? = nil, isLoading: Bool? = nil, progress: Double? = nil,
+                                faviconURL: String?? = nil) -> Set<WebStateChange> {
+        var changes = Set<WebStateChange>()
+        if let title, title != self.title {
+            self.title = title
+            history.setCurrentTitle(title)
+            changes.insert(.title)
+        }
+        if let isLoading, isLoading != self.isLoading {
+            self.isLoading = isLoading
+            if !isLoading { self.progress = 1 }
+            changes.insert(.loading)
+        }
+        if let progress, progress != self.progress {
+            self.progress = min(1, max(0, progress))
+            changes.insert(.progress)
+        }
+        if let faviconURL, faviconURL != self.faviconURL {
+            self.faviconURL = faviconURL
+            changes.insert(.favicon)
+        }
+        for change in changes.sorted(by: { $0.rawValue < $1.rawValue }) { notify(change) }
+        return changes
+    }
+
+    /// Records that the tab became the active one.
+    func markActive(at time: Date = Date()) { lastActiveAt = time }
+
+    // MARK: Observers
+
+    public func addObserver(_ observer: any WebStateObserver) {
+        observers[ObjectIdentifier(observer)] = WeakWebStateObserver(observer: observer)
+    }
+
+    public func removeObserver(_ observer: any WebStateObserver) {
+        observers[ObjectIdentifier(observer)] = nil
+    }
+
+    private func notify(_ change: WebStateChange) {
+        for box in observers.values { box.observer?.webStateDidChange(self, change: change) }
+    }
+}
+
+/// What changed in a tab.
+public enum WebStateChange: String, Sendable, Hashable {
+    case navigation, title, loading, progress, favicon
+}
+
+/// Watches one tab's own state (navigation and page state).
+public protocol WebStateObserver: AnyObject {
+    func webStateDidChange(_ webState: WebState, change: WebStateChange)
+}
+
+struct WeakWebStateObserver {
+    weak var observer: (any WebStateObserver)?
+}

@@ -1,0 +1,486 @@
+import Foundation
+
+/// The ordered tabs of one window, with the active tab, the pinned section and tab groups: Chromium's
+/// `WebStateList` (spec §1–§5).
+///
+/// Indices are 0-based over the whole list, pinned tabs first (`[0, pinnedCount)`). Every mutator
+/// checks its preconditions and throws ``ModelError`` without changing anything when one is broken;
+/// then it changes the list and tells observers synchronously (the change types of spec §4). Calling a
+/// mutator from inside an observer callback is a programming error (a precondition), as in Chromium.
+public final class WebStateList {
+    /// One slot of the list.
+    final class Entry {
+        let webState: WebState
+        var opener: Opener?
+        var group: TabGroup?
+        /// Set by an inherit-opener insert: the opener is dropped when the active tab changes away.
+        var resetOpenerOnActiveChange = false
+
+        init(_ webState: WebState) { self.webState = webState }
+    }
+
+    /// The tab that opened another, and the opener's last committed navigation index at that time.
+    struct Opener {
+        let webState: WebState
+        let navigationIndex: Int
+    }
+
+    var entries: [Entry] = []
+    /// The active tab's index, −1 when none.
+    public internal(set) var activeIndex = -1
+    /// How many tabs are pinned; they occupy `[0, pinnedCount)`.
+    public internal(set) var pinnedCount = 0
+    /// The groups, in creation order.
+    public internal(set) var groups: [TabGroup] = []
+    /// Whether a batch operation is running.
+    public private(set) var isBatchInProgress = false
+    /// Whether a mutation is in progress (observers are being told).
+    public private(set) var isMutating = false
+    /// The most tabs this list holds.
+    public let maxCount: Int
+    private var observers: [WeakListObserver] = []
+
+    /// Creates an empty list.
+    /// - Parameter maxCount: the cap on tabs; inserts past it throw ``ModelError/limitReached(what:limit:)``.
+    public init(maxCount: Int = ModelLimits().tabsPerWindow) {
+        self.maxCount = maxCount
+    }
+
+    deinit {
+        for box in observers { box.observer?.webStateListDestroyed(self) }
+    }
+
+    // MARK: Queries
+
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+    public var regularCount: Int { entries.count - pinnedCount }
+    public func containsIndex(_ index: Int) -> Bool { index >= 0 && index < entries.count }
+    public var activeWebState: WebState? { activeIndex >= 0 ? entries[activeIndex].webState : nil }
+    public var webStates: [WebState] { entries.map(\.webState) }
+
+    public func webState(at index: Int) -> WebState? { containsIndex(index) ? entries[index].webState : nil }
+
+    /// The index of `webState`, or −1.
+    public func index(of webState: WebState) -> Int {
+        entries.firstIndex { $0.webState === webState } ?? -1
+    }
+
+    /// The index of the tab with `id`, or −1.
+    public func index(ofTabWithID id: TabID) -> Int {
+        entries.firstIndex { $0.webState.id == id } ?? -1
+    }
+
+    /// The first tab whose visible URL is `url`, or −1.
+    public func indexOfWebState(withURL url: String) -> Int {
+        entries.firstIndex { $0.webState.visibleURL == url } ?? -1
+    }
+
+    /// The first tab other than the active one whose visible URL is `url`, or −1.
+    public func indexOfInactiveWebState(withURL url: String) -> Int {
+        entries.indices.first { $0 != activeIndex && entries[$0].webState.visibleURL == url } ?? -1
+    }
+
+    public func isPinned(at index: Int) -> Bool { index >= 0 && index < pinnedCount }
+    public func group(at index: Int) -> TabGroup? { containsIndex(index) ? entries[index].group : nil }
+    public func containsGroup(_ group: TabGroup) -> Bool { groups.contains { $0 === group } }
+    public func group(withID id: TabGroupID) -> TabGroup? { groups.first { $0.id == id } }
+
+    /// The opener of the tab at `index` and the opener's navigation index when it opened the tab.
+    public func opener(at index: Int) -> (webState: WebState, navigationIndex: Int)? {
+        guard containsIndex(index), let opener = entries[index].opener else { return nil }
+        return (opener.webState, opener.navigationIndex)
+    }
+
+    // MARK: Observers
+
+    public func addObserver(_ observer: any WebStateListObserver) {
+        observers.removeAll { $0.observer == nil || $0.observer === observer }
+        observers.append(WeakListObserver(observer: observer))
+    }
+
+    public func removeObserver(_ observer: any WebStateListObserver) {
+        observers.removeAll { $0.observer == nil || $0.observer === observer }
+    }
+
+    func notifyDidChange(_ change: WebStateListChange, status: WebStateListStatus) {
+        for box in observers { box.observer?.webStateListDidChange(self, change: change, status: status) }
+    }
+
+    func notifyWillDetach(_ change: DetachChange, status: WebStateListStatus) {
+        for box in observers { box.observer?.webStateListWillChange(self, detach: change, status: status) }
+    }
+
+    func unchangedStatus() -> WebStateListStatus {
+        WebStateListStatus(oldActive: activeWebState, newActive: activeWebState)
+    }
+
+    /// Runs a mutation under the lock that forbids re-entrant mutation from observers.
+    func mutate<T>(_ body: () throws -> T) rethrows -> T {
+        precondition(!isMutating, "WebStateList mutated from inside an observer callback")
+        isMutating = true
+        defer { isMutating = false }
+        return try body()
+    }
+
+    // MARK: Insert
+
+    /// Inserts a tab (spec §1 InsertWebState).
+    ///
+    /// Opener: `inheritOpener` clears every tab's opener and uses the active tab; the group is the
+    /// requested one or else the opener's; pinned only if no group was deduced. Placement: the explicit
+    /// index, else after the opener's last child (spec §2), clamped to the allowed range (the group, the
+    /// pinned section or the regular section) by using its end. A tab inserted between two tabs of one
+    /// group joins that group.
+    /// - Returns: the index where the tab landed.
+    /// - Throws: when the tab is already in the list, pinned and group are both asked, the group or
+    ///   opener is not in this list, the index is outside `0…count`, or the list is full.
+    /// - Observers: `insert(tab, index, group)` with the old and new active tab.
+    @discardableResult
+    public func insert(_ webState: WebState, _ params: InsertionParams = .automatic()) throws -> Int {
+        guard index(of: webState) < 0 else { throw ModelError.tabAlreadyInList(webState.id) }
+        guard entries.count < maxCount else { throw ModelError.limitReached(what: "tabs per window", limit: maxCount) }
+        if params.pinned && params.group != nil {
+            throw ModelError.groupInvariant("a tab cannot be inserted both pinned and in a group")
+        }
+        if let group = params.group, !containsGroup(group) { throw ModelError.groupNotFound(group.id) }
+        if let opener = params.opener, index(of: opener) < 0 { throw ModelError.openerNotInList(opener.id) }
+        if let index = params.index, index < 0 || index > entries.count {
+            throw ModelError.indexOutOfRange(index: index, validRange: 0...entries.count)
+        }
+        return mutate {
+            let oldActive = activeWebState
+            var opener = params.opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
+            if params.inheritOpener {
+                for entry in entries { entry.opener = nil }
+                opener = activeWebState.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
+            }
+            var group = params.group
+            if group == nil, let opener { group = entries[index(of: opener.webState)].group }
+            let pinned = params.pinned && group == nil
+            let allowed: ClosedRange<Int> =
+                if let group { group.range.start...group.range.end }
+                else if pinned { 0...pinnedCount }
+                else { pinnedCount...entries.count }
+            var target = params.index
+            if target == nil, let opener { target = insertionIndex(forOpener: opener) }
+            let index = target.flatMap { allowed.contains($0) ? $0 : nil } ?? allowed.upperBound
+
+            let entry = Entry(webState)
+            entries.insert(entry, at: index)
+            if pinned { pinnedCount += 1 }
+            if activeIndex >= index { activeIndex += 1 }
+            entry.group = group
+            if group == nil, index > 0, index + 1 < entries.count, let left = entries[index - 1].group,
+               left === entries[index + 1].group {
+                entry.group = left
+            }
+            refreshGroupRanges()
+            if params.inheritOpener { entry.resetOpenerOnActiveChange = true }
+            if params.activate { setActiveIndex(index) }
+            if let opener {
+                entry.opener = opener
+                entry.resetOpenerOnActiveChange = false
+            }
+            notifyDidChange(.insert(tab: webState, index: index, group: entry.group),
+                            status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
+            return index
+        }
+    }
+
+    // MARK: Activate
+
+    /// Makes the tab at `index` active, or none with −1 (spec §1 ActivateWebStateAt).
+    /// - Throws: when `index` is neither −1 nor in the list.
+    /// - Observers: `statusOnly(tab, index)` with old ≠ new active; nothing when already active.
+    public func activate(at index: Int) throws {
+        guard index == -1 || containsIndex(index) else {
+            throw ModelError.indexOutOfRange(index: index, validRange: entries.isEmpty ? nil : 0...(entries.count - 1))
+        }
+        guard index != activeIndex else { return }
+        mutate {
+            let oldActive = activeWebState
+            setActiveIndex(index)
+            let tab = activeWebState
+            let group = index >= 0 ? entries[index].group : nil
+            notifyDidChange(.statusOnly(tab: tab, index: index, pinnedStateChanged: false, oldGroup: group, newGroup: group),
+                            status: WebStateListStatus(oldActive: oldActive, newActive: tab))
+        }
+    }
+
+    /// Changes the active index, dropping the previous active tab's opener if its reset flag is set.
+    func setActiveIndex(_ index: Int) {
+        guard index != activeIndex else { return }
+        if activeIndex >= 0, entries[activeIndex].resetOpenerOnActiveChange {
+            entries[activeIndex].opener = nil
+            entries[activeIndex].resetOpenerOnActiveChange = false
+        }
+        activeIndex = index
+        if index >= 0 { entries[index].webState.markActive() }
+    }
+
+    // MARK: Move
+
+    /// Moves a tab (spec §1 MoveWebStateAt).
+    ///
+    /// `to` is clamped to the tab's section; the tab stays in its group if the group contains `to`,
+    /// else joins a group whose tabs are on both sides of the destination, else is ungrouped. The
+    /// active tab never changes.
+    /// - Throws: when `from` or `to` is not an index of the list.
+    /// - Observers: `move` if the index changed; `statusOnly` if only the group did; then `groupDelete`
+    ///   for a group left empty; nothing when nothing changed.
+    public func move(from: Int, to: Int) throws {
+        guard containsIndex(from) else { throw outOfRange(from) }
+        guard containsIndex(to) else { throw outOfRange(to) }
+        mutate {
+            let pinned = from < pinnedCount
+            let destination = pinned ? min(max(to, 0), pinnedCount - 1) : min(max(to, pinnedCount), entries.count - 1)
+            let entry = entries[from]
+            let oldGroup = entry.group
+            var newGroup: TabGroup?
+            if let oldGroup, oldGroup.range.contains(destination) {
+                newGroup = oldGroup
+            } else if destination != from {
+                let (left, right) = destination > from ? (destination, destination + 1) : (destination - 1, destination)
+                if let a = group(at: left), a === group(at: right) { newGroup = a }
+            }
+            guard destination != from || oldGroup !== newGroup else { return }
+            moveEntry(from: from, to: destination)
+            entry.group = newGroup
+            refreshGroupRanges()
+            let status = unchangedStatus()
+            if destination != from {
+                notifyDidChange(.move(tab: entry.webState, from: from, to: destination, pinnedStateChanged: false,
+                                      oldGroup: oldGroup, newGroup: newGroup), status: status)
+            } else {
+                notifyDidChange(.statusOnly(tab: entry.webState, index: from, pinnedStateChanged: false,
+                                            oldGroup: oldGroup, newGroup: newGroup), status: status)
+            }
+            deleteGroupIfEmpty(oldGroup)
+        }
+    }
+
+    /// Moves an entry and keeps the active index on the same tab.
+    func moveEntry(from: Int, to: Int) {
+        guard from != to else { return }
+        let entry = entries.remove(at: from)
+        entries.insert(entry, at: to)
+        if activeIndex == from {
+            activeIndex = to
+        } else if from < activeIndex && activeIndex <= to {
+            activeIndex -= 1
+        } else if to <= activeIndex && activeIndex < from {
+            activeIndex += 1
+        }
+    }
+
+    // MARK: Replace
+
+    /// Puts `webState` in the slot at `index` (spec §1 ReplaceWebStateAt); group and pinned state stay.
+    /// Every opener pointing at the old tab is cleared, and so is the slot's own opener.
+    /// - Returns: the replaced tab.
+    /// - Throws: when `index` is not in the list or `webState` already is.
+    /// - Observers: `replace(replaced, inserted, index)`; the status reports an active change when the
+    ///   slot was active.
+    @discardableResult
+    public func replace(at index: Int, with webState: WebState) throws -> WebState {
+        guard containsIndex(index) else { throw outOfRange(index) }
+        guard self.index(of: webState) < 0 else { throw ModelError.tabAlreadyInList(webState.id) }
+        return mutate {
+            let old = entries[index]
+            let oldActive = activeWebState
+            clearOpeners(pointingAt: old.webState)
+            let entry = Entry(webState)
+            entry.group = old.group
+            entries[index] = entry
+            if activeIndex == index { webState.markActive() }
+            notifyDidChange(.replace(replaced: old.webState, inserted: webState, index: index),
+                            status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
+            return old.webState
+        }
+    }
+
+    // MARK: Detach and close
+
+    /// Removes the tab at `index` without closing it (e.g. to move it to another window).
+    /// - Throws: when `index` is not in the list.
+    /// - Observers: `webStateListWillChange(detach)` with the predicted new active tab, then
+    ///   `detach(…, isClosing: false)`, then `groupDelete` if its group became empty.
+    @discardableResult
+    public func detach(at index: Int) throws -> WebState {
+        guard containsIndex(index) else { throw outOfRange(index) }
+        return mutate { removeEntries(at: [index], closing: false, flags: [])[0] }
+    }
+
+    /// Closes the tab at `index` (a detach with `isClosing`). A single close is not a batch.
+    @discardableResult
+    public func close(at index: Int, flags: CloseFlags = []) throws -> WebState {
+        guard containsIndex(index) else { throw outOfRange(index) }
+        return mutate { removeEntries(at: [index], closing: true, flags: flags)[0] }
+    }
+
+    /// Closes several tabs: the new active tab is chosen once for the whole set (spec §2), tabs are
+    /// detached from the highest index down, and exactly one active change is reported.
+    /// - Returns: the closed tabs, highest index first.
+    /// - Throws: when an index is not in the list (nothing is closed then).
+    @discardableResult
+    public func close(atIndices indices: Set<Int>, flags: CloseFlags = []) throws -> [WebState] {
+        for index in indices where !containsIndex(index) { throw outOfRange(index) }
+        guard !indices.isEmpty else { return [] }
+        return mutate { removeEntries(at: indices, closing: true, flags: flags) }
+    }
+
+    /// Closes every tab, in a batch.
+    @discardableResult
+    public func closeAll(flags: CloseFlags = []) throws -> [WebState] {
+        try performBatch { list in try list.close(atIndices: Set(list.entries.indices), flags: flags) }
+    }
+
+    /// Closes every tab that is not pinned, in a batch.
+    @discardableResult
+    public func closeAllNonPinned(flags: CloseFlags = []) throws -> [WebState] {
+        try performBatch { list in try list.close(atIndices: Set(list.pinnedCount..<list.entries.count), flags: flags) }
+    }
+
+    /// Closes every tab except the one at `keepIndex` and the pinned ones, in a batch.
+    /// - Throws: when `keepIndex` is not in the list.
+    @discardableResult
+    public func closeOthers(keeping keepIndex: Int, flags: CloseFlags = []) throws -> [WebState] {
+        guard containsIndex(keepIndex) else { throw outOfRange(keepIndex) }
+        return try performBatch { list in
+            try list.close(atIndices: Set((list.pinnedCount..<list.entries.count).filter { $0 != keepIndex }), flags: flags)
+        }
+    }
+
+    /// Closes every tab of `group`, in a batch.
+    @discardableResult
+    public func closeAll(in group: TabGroup, flags: CloseFlags = []) throws -> [WebState] {
+        guard containsGroup(group) else { throw ModelError.groupNotFound(group.id) }
+        return try performBatch { list in
+            try list.close(atIndices: Set(group.range.start..<group.range.end), flags: flags)
+        }
+    }
+
+    /// Removes entries; the caller holds the mutation lock. The new active tab is chosen once.
+    private func removeEntries(at indices: Set<Int>, closing: Bool, flags: CloseFlags) -> [WebState] {
+        let newActivePre = newActiveIndex(removing: indices)
+        let target = newActivePre.map { entries[$0].webState }
+        var removed: [WebState] = []
+        for index in indices.sorted(by: >) {
+            let entry = entries[index]
+            let group = entry.group
+            let wasActive = index == activeIndex
+            let oldActive = activeWebState
+            let change = DetachChange(tab: entry.webState, fromIndex: index, isClosing: closing,
+                                      isUserAction: flags.contains(.userAction), isTabsCleanup: flags.contains(.tabsCleanup),
+                                      group: group)
+            notifyWillDetach(change, status: WebStateListStatus(oldActive: oldActive, newActive: wasActive ? target : oldActive))
+            clearOpeners(pointingAt: entry.webState)
+            entry.opener = nil
+            entry.group = nil
+            entries.remove(at: index)
+            if index < pinnedCount { pinnedCount -= 1 }
+            if wasActive {
+                activeIndex = -1
+                if let target {
+                    activeIndex = self.index(of: target)
+                    target.markActive()
+                }
+            } else if activeIndex > index {
+                activeIndex -= 1
+            }
+            refreshGroupRanges()
+            notifyDidChange(.detach(change), status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
+            deleteGroupIfEmpty(group)
+            removed.append(entry.webState)
+        }
+        return removed
+    }
+
+    // MARK: Pin and opener
+
+    /// Pins or unpins the tab at `index` (spec §1 SetWebStatePinnedAt). Pinning moves it to the end of
+    /// the pinned section and out of its group; unpinning moves it to the end of the list.
+    /// - Returns: the tab's new index.
+    /// - Observers: `move(pinnedStateChanged: true)` if the index changed, else `statusOnly`; then
+    ///   `groupDelete` for a group left empty. Nothing when the state is already so.
+    @discardableResult
+    public func setPinned(_ pinned: Bool, at index: Int) throws -> Int {
+        guard containsIndex(index) else { throw outOfRange(index) }
+        guard pinned != isPinned(at: index) else { return index }
+        return mutate {
+            let entry = entries[index]
+            let oldGroup = entry.group
+            let destination: Int
+            if pinned {
+                destination = pinnedCount
+                pinnedCount += 1
+            } else {
+                destination = entries.count - 1
+                pinnedCount -= 1
+            }
+            moveEntry(from: index, to: destination)
+            entry.group = nil
+            refreshGroupRanges()
+            if destination != index {
+                notifyDidChange(.move(tab: entry.webState, from: index, to: destination, pinnedStateChanged: true,
+                                      oldGroup: oldGroup, newGroup: nil), status: unchangedStatus())
+            } else {
+                notifyDidChange(.statusOnly(tab: entry.webState, index: index, pinnedStateChanged: true,
+                                            oldGroup: oldGroup, newGroup: nil), status: unchangedStatus())
+            }
+            deleteGroupIfEmpty(oldGroup)
+            return destination
+        }
+    }
+
+    /// Sets (or with nil clears) the opener of the tab at `index`, recording the opener's current
+    /// navigation index. No notification (as Chromium).
+    /// - Throws: when `index` is not in the list or the opener is not in this list.
+    public func setOpener(_ opener: WebState?, at index: Int) throws {
+        guard containsIndex(index) else { throw outOfRange(index) }
+        if let opener, self.index(of: opener) < 0 { throw ModelError.openerNotInList(opener.id) }
+        if let opener, opener === entries[index].webState {
+            throw ModelError.invalidArgument("a tab cannot be its own opener")
+        }
+        mutate {
+            entries[index].opener = opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
+            entries[index].resetOpenerOnActiveChange = false
+        }
+    }
+
+    func clearOpeners(pointingAt webState: WebState) {
+        for entry in entries where entry.opener?.webState === webState { entry.opener = nil }
+    }
+
+    // MARK: Batch
+
+    /// Runs `body` as one batch: observers get `willBeginBatch` before and `batchEnded` after, even
+    /// when nothing changes or `body` throws.
+    /// - Throws: ``ModelError/batchInProgress`` when called inside another batch, or what `body` throws.
+    public func performBatch<T>(_ body: (WebStateList) throws -> T) throws -> T {
+        guard !isBatchInProgress else { throw ModelError.batchInProgress }
+        precondition(!isMutating, "WebStateList batch started from inside an observer callback")
+        isBatchInProgress = true
+        isMutating = true
+        for box in observers { box.observer?.webStateListWillBeginBatch(self) }
+        isMutating = false
+        defer {
+            isBatchInProgress = false
+            isMutating = true
+            for box in observers { box.observer?.webStateListBatchEnded(self) }
+            isMutating = false
+        }
+        return try body(self)
+    }
+
+    // MARK: Helpers
+
+    func outOfRange(_ index: Int) -> ModelError {
+        .indexOutOfRange(index: index, validRange: entries.isEmpty ? nil : 0...(entries.count - 1))
+    }
+}
+
+struct WeakListObserver {
+    weak var observer: (any WebStateListObserver)?
+}
