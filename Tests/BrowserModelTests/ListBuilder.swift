@@ -67,7 +67,7 @@ final class ListBuilder {
 
     func name(of group: TabGroup?) -> String {
         guard let group else { return "-" }
-        return names[ObjectIdentifier(group)] ?? "?"
+        return names[ObjectIdentifier(group)] ?? (group.visualData.title.isEmpty ? "?" : group.visualData.title)
     }
 
     /// The list in scenario notation.

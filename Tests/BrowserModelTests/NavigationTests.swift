@@ -1,0 +1,142 @@
+@testable import BrowserModel
+import Foundation
+import Testing
+
+/// Spec §6: the navigation model.
+@Suite struct NavigationTests {
+    private func item(_ url: String, _ transition: PageTransition = .link) -> NavigationItem {
+        NavigationItem(url: url, transition: transition, timestamp: Date(timeIntervalSince1970: 0))
+    }
+
+    @Test func newNavigationPrunesForwardEntries() {
+        var history = NavigationHistory()
+        for url in ["a", "b", "c"] { history.commit(item("https://\(url).example/")) }
+        history.goBack()
+        history.goBack()
+        #expect(history.currentIndex == 0)
+        do { let changed = history.commit(item("https://d.example/")); #expect(changed) }
+        #expect(history.items.map(\.url) == ["https://a.example/", "https://d.example/"])
+        #expect(history.currentIndex == 1)
+        #expect(!history.canGoForward)
+    }
+
+    @Test func sameURLAddsNoEntryUnlessAFormSubmission() {
+        var history = NavigationHistory()
+        history.commit(item("https://a.example/"))
+        do { let changed = history.commit(item("https://a.example/", .typed)); #expect(!changed) }
+        #expect(history.count == 1)
+        do { let changed = history.commit(item("https://a.example/", .formSubmit)); #expect(changed) }
+        do { let changed = history.commit(item("https://a.example/", .formSubmit)); #expect(!changed) }
+        #expect(history.count == 2)
+    }
+
+    @Test func goToIsANoOpOutOfRangeAndOnTheCurrentIndex() {
+        var history = NavigationHistory()
+        do { let changed = history.goBack(); #expect(!changed) }
+        for url in ["a", "b"] { history.commit(item(url + ":x")) }
+        do { let changed = history.goForward(); #expect(!changed) }
+        do { let changed = history.goTo(index: 1); #expect(!changed) }
+        do { let changed = history.goTo(index: 5); #expect(!changed) }
+        do { let changed = history.goTo(index: -1); #expect(!changed) }
+        do { let changed = history.go(offset: -2); #expect(!changed) }
+        do { let changed = history.go(offset: -1); #expect(changed) }
+        #expect(history.currentIndex == 0)
+        #expect(history.canGoForward && !history.canGoBack)
+    }
+
+    @Test func transitionsAndTimestampsAreRecorded() {
+        let tab = WebState()
+        let time = Date(timeIntervalSince1970: 1_000)
+        tab.navigate(to: "https://a.example/", transition: .bookmark, at: time)
+        #expect(tab.history.items[0].transition == .bookmark)
+        #expect(tab.history.items[0].timestamp == time)
+        #expect(tab.isLoading)
+    }
+
+    @Test func reloadKeepsTheIndexAndStartsLoading() {
+        let tab = tabWithHistory(["https://a.example/", "https://b.example/"])
+        tab.updatePageState(isLoading: false)
+        tab.go(offset: -1)
+        tab.updatePageState(isLoading: false)
+        tab.reload()
+        #expect(tab.history.currentIndex == 0)
+        #expect(tab.history.count == 2)
+        #expect(tab.isLoading)
+    }
+
+    @Test func sessionWindowKeeps75AroundTheCurrentEntry() throws {
+        func history(_ n: Int, current: Int) throws -> NavigationHistory {
+            try NavigationHistory(items: (0..<n).map { item("https://e.example/\($0)") }, currentIndex: current)
+        }
+        // n ≤ 75: everything.
+        let small = try history(50, current: 10).sessionWindow()
+        #expect(small.items.count == 50 && small.currentIndex == 10)
+        // offset = max(0, min(lci − 37, n − 75)).
+        let atEnd = try history(100, current: 99).sessionWindow()
+        #expect(atEnd.items.count == 75 && atEnd.currentIndex == 74 && atEnd.items.first?.url == "https://e.example/25")
+        let middle = try history(100, current: 50).sessionWindow()
+        #expect(middle.currentIndex == 37 && middle.items.first?.url == "https://e.example/13")
+        let early = try history(100, current: 10).sessionWindow()
+        #expect(early.currentIndex == 10 && early.items.first?.url == "https://e.example/0")
+        #expect(NavigationHistory().sessionWindow().currentIndex == -1)
+    }
+
+    @Test func restoringChecksTheIndex() {
+        #expect(throws: ModelError.self) { try NavigationHistory(items: [item("a:b")], currentIndex: 1) }
+        #expect(throws: ModelError.self) { try NavigationHistory(items: [], currentIndex: 0) }
+    }
+
+    @Test func historyCapDropsTheOldest() {
+        var history = NavigationHistory()
+        for i in 0..<10 { history.commit(item("https://e.example/\(i)"), maxItems: 4) }
+        #expect(history.items.map(\.url).first == "https://e.example/6")
+        #expect(history.currentIndex == 3)
+    }
+
+    @Test func pageStateReportsOnlyChanges() {
+        let tab = tabWithHistory(["https://a.example/"])
+        final class Spy: WebStateObserver {
+            var changes: [WebStateChange] = []
+            func webStateDidChange(_ webState: WebState, change: WebStateChange) { changes.append(change) }
+        }
+        let spy = Spy()
+        tab.addObserver(spy)
+        #expect(tab.updatePageState(title: "A", progress: 0.5) == [.title, .progress])
+        #expect(tab.updatePageState(title: "A", progress: 0.5).isEmpty)
+        #expect(tab.history.currentItem?.title == "A")
+        #expect(spy.changes == [.progress, .title])
+    }
+}
+
+/// Input checks: URLs and titles.
+@Suite struct InputValidationTests {
+    @Test(arguments: [
+        ("HTTPS://Example.COM", "https://example.com/"),
+        ("http://a.example/p?q=1#f", "http://a.example/p?q=1#f"),
+        ("about:blank", "about:blank"),
+        ("data:text/plain,hi", "data:text/plain,hi"),
+        ("file:///tmp/x", "file:///tmp/x"),
+        ("browserd://Settings/privacy", "browserd://settings/privacy"),
+    ])
+    func normalizes(input: String, expected: String) throws {
+        #expect(try URLNormalizer.normalize(input) == expected)
+    }
+
+    @Test(arguments: ["", "example.com", "javascript:alert(1)", "ftp://x.example/", "http://", "https://a b.example/",
+                      "1http://x", "http://x.example:99999/"])
+    func rejects(input: String) {
+        #expect(throws: ModelError.self) { try URLNormalizer.normalize(input) }
+    }
+
+    @Test func urlsOver2MiBAreRejected() {
+        let long = "https://a.example/" + String(repeating: "a", count: 2 * 1024 * 1024)
+        #expect(throws: ModelError.self) { try URLNormalizer.normalize(long) }
+    }
+
+    @Test func titlesAreCapped() throws {
+        #expect(try InputValidation.title(String(repeating: "t", count: 1024)).count == 1024)
+        #expect(throws: ModelError.titleTooLong(length: 1025, limit: 1024)) { try InputValidation.title(String(repeating: "t", count: 1025)) }
+        #expect(throws: ModelError.self) { try InputValidation.progress(1.5) }
+        #expect(throws: ModelError.self) { try InputValidation.progress(.nan) }
+    }
+}
