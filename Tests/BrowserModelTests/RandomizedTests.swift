@@ -1,0 +1,129 @@
+@testable import BrowserModel
+import Testing
+
+/// A small deterministic generator (SplitMix64), so a failing run can be replayed from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// ≥ 100,000 random operations over several windows of one profile; after each, every invariant holds,
+/// and an operation that throws leaves every window as it was.
+@Suite struct RandomizedTests {
+    private struct Snapshot: Equatable {
+        var tabs: [TabID]
+        var groups: [TabGroupID?]
+        var active: Int
+        var pinned: Int
+    }
+
+    private func snapshot(_ list: WebStateList) -> Snapshot {
+        Snapshot(tabs: list.webStates.map(\.id), groups: (0..<list.count).map { list.group(at: $0)?.id },
+                 active: list.activeIndex, pinned: list.pinnedCount)
+    }
+
+    @Test func invariantsHoldUnderRandomOperations() throws {
+        let seed: UInt64 = 0xB0D5_2026
+        var rng = SplitMix64(seed: seed)
+        let session = ProfileSession(browserState: BrowserState(name: "random"))
+        try session.createOffTheRecord()
+        var windows = [try session.createBrowser(), try session.createBrowser(), try session.createBrowser(),
+                       try session.createBrowser(incognito: true)]
+        var operations = 0, failures = 0
+        let colors = TabGroupColor.allCases
+
+        func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int.random(in: 0..<items.count, using: &rng)] }
+        func anyIndex(_ list: WebStateList, slack: Int = 1) -> Int { Int.random(in: -1...(list.count + slack), using: &rng) }
+        func someIndices(_ list: WebStateList) -> Set<Int> {
+            Set((0..<Int.random(in: 1...3, using: &rng)).map { _ in Int.random(in: 0..<max(1, list.count), using: &rng) })
+        }
+
+        while operations < 100_000 {
+            let window = windows[Int.random(in: 0..<windows.count, using: &rng)]
+            let list = window.webStateList
+            let before = windows.map { snapshot($0.webStateList) }
+            let crowded = list.count > 40
+            let choice = Int.random(in: 0..<(crowded ? 30 : 22), using: &rng)
+            do {
+                switch choice {
+                case 0, 1, 2, 3:
+                    var params = InsertionParams()
+                    if Bool.random(using: &rng) { params.index = anyIndex(list) }
+                    if Int.random(in: 0..<3, using: &rng) == 0 { params.opener = pick(list.webStates) }
+                    else if Int.random(in: 0..<6, using: &rng) == 0 { params.inheritOpener = true }
+                    params.activate = Bool.random(using: &rng)
+                    params.pinned = Int.random(in: 0..<5, using: &rng) == 0
+                    if Int.random(in: 0..<4, using: &rng) == 0 { params.group = pick(list.groups) }
+                    try list.insert(tabWithHistory(["https://r.example/\(operations)"]), params)
+                case 4: try list.move(from: anyIndex(list), to: anyIndex(list))
+                case 5: try list.close(at: anyIndex(list), flags: .userAction)
+                case 6: try list.activate(at: anyIndex(list))
+                case 7: try list.setPinned(Bool.random(using: &rng), at: anyIndex(list))
+                case 8: try list.setOpener(pick(list.webStates), at: anyIndex(list))
+                case 9: try list.createGroup(indices: someIndices(list))
+                case 10:
+                    if let group = pick(list.groups) { try list.moveToGroup(indices: someIndices(list), group: group) }
+                case 11: try list.removeFromGroups(indices: someIndices(list))
+                case 12:
+                    if let group = pick(list.groups) { try list.moveGroup(group, before: anyIndex(list)) }
+                case 13:
+                    if let group = pick(list.groups) { try list.deleteGroup(group) }
+                case 14:
+                    if let group = pick(list.groups) {
+                        try list.updateVisualData(of: group, to: TabGroupVisualData(
+                            title: "g", color: pick(colors)!, collapsed: Bool.random(using: &rng)))
+                    }
+                case 15:
+                    if let tab = pick(list.webStates), let target = pick(windows) {
+                        try session.moveTab(tab.id, to: target, index: Bool.random(using: &rng) ? anyIndex(target.webStateList) : nil,
+                                            activate: Bool.random(using: &rng))
+                    }
+                case 16: try list.replace(at: anyIndex(list), with: tabWithHistory(["https://replaced.example/"]))
+                case 17: try list.close(atIndices: someIndices(list), flags: .userAction)
+                case 18:
+                    if let tab = pick(list.webStates) {
+                        if Bool.random(using: &rng) { tab.navigate(to: "https://n.example/\(operations)", transition: .link) }
+                        else { tab.go(offset: Int.random(in: -2...2, using: &rng)) }
+                    }
+                case 19: try list.closeOthers(keeping: anyIndex(list))
+                case 20:
+                    if let entry = pick(session.recentlyClosed.entries) { try session.restoreClosedTab(entry.id) }
+                case 21:
+                    if Int.random(in: 0..<200, using: &rng) == 0 {
+                        try session.closeBrowser(window)
+                        windows.removeAll { $0 === window }
+                        windows.append(try session.createBrowser(incognito: window.isIncognito))
+                    }
+                default:
+                    try list.closeAllNonPinned(flags: .userAction)
+                }
+            } catch let error as ModelError {
+                failures += 1
+                let after = windows.map { snapshot($0.webStateList) }
+                #expect(after == before, "seed \(seed) op \(operations) threw \(error) but changed the model")
+            }
+            operations += 1
+            for w in windows {
+                let problems = w.webStateList.invariantViolations()
+                if !problems.isEmpty {
+                    Issue.record("seed \(seed) op \(operations) choice \(choice): \(problems)")
+                    return
+                }
+            }
+            let located = windows.reduce(0) { $0 + $1.webStateList.count }
+            if located != session.tabCount {
+                Issue.record("seed \(seed) op \(operations): \(session.tabCount) tabs indexed, \(located) in windows")
+                return
+            }
+        }
+        #expect(operations == 100_000)
+        #expect(failures > 0 && failures < operations)
+    }
+}
