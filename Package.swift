@@ -78,6 +78,10 @@ let package = Package(
         .executableTarget(name: "StreamBench", dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
                           path: "Sources/StreamBench", swiftSettings: swiftSettings),
 
+        // Model operation costs and memory, for bench/run.sh.
+        .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "Sources/ModelBench",
+                          swiftSettings: swiftSettings),
+
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "MiniHTTPClient"],

@@ -51,13 +51,10 @@ extension WebStateList {
             let from = index(of: entry.webState)
             let oldGroup = entry.group
             let wasPinned = from < pinnedCount
+            // Where the tab lands once it is out of its slot: right after the group's last member.
             let destination = from < group.range.start ? group.range.end - 1 : group.range.end
             if wasPinned { pinnedCount -= 1 }
-            if from < group.range.start { group.range.start -= 1 }
-            moveEntry(from: from, to: destination)
-            entry.group = group
-            group.range.count += 1
-            refreshGroupRanges()
+            relocate(from: from, to: destination, group: group)
             if destination != from {
                 notifyDidChange(.move(tab: entry.webState, from: from, to: destination, pinnedStateChanged: wasPinned,
                                       oldGroup: oldGroup, newGroup: group), status: unchangedStatus())
@@ -80,9 +77,7 @@ extension WebStateList {
                 let entry = entries[index]
                 guard let group = entry.group else { continue }
                 let destination = group.range.end - 1
-                moveEntry(from: index, to: destination)
-                entry.group = nil
-                refreshGroupRanges()
+                relocate(from: index, to: destination, group: nil)
                 if destination != index {
                     notifyDidChange(.move(tab: entry.webState, from: index, to: destination, pinnedStateChanged: false,
                                           oldGroup: group, newGroup: nil), status: unchangedStatus())
@@ -120,7 +115,15 @@ extension WebStateList {
             entries.removeSubrange(from.start..<from.end)
             entries.insert(contentsOf: block, at: start)
             if let active { activeIndex = index(of: active) }
-            refreshGroupRanges()
+            // Groups between the old and new place shift by the moved group's size.
+            for other in groups where other !== group {
+                if start < from.start, other.range.start >= start, other.range.start < from.start {
+                    other.range.start += from.count
+                } else if start > from.start, other.range.start >= from.end, other.range.start < start + from.count {
+                    other.range.start -= from.count
+                }
+            }
+            group.range.start = start
             notifyDidChange(.groupMove(group: group, fromRange: from, toRange: group.range), status: unchangedStatus())
         }
     }
@@ -156,24 +159,6 @@ extension WebStateList {
     }
 
     // MARK: Bookkeeping
-
-    /// Recomputes every non-empty group's range from its members (which are contiguous).
-    func refreshGroupRanges() {
-        guard !groups.isEmpty else { return }
-        var seen: [ObjectIdentifier: (start: Int, count: Int)] = [:]
-        for (index, entry) in entries.enumerated() {
-            guard let group = entry.group else { continue }
-            let key = ObjectIdentifier(group)
-            if let found = seen[key] { seen[key] = (found.start, found.count + 1) } else { seen[key] = (index, 1) }
-        }
-        for group in groups {
-            if let found = seen[ObjectIdentifier(group)] {
-                group.range = TabGroupRange(start: found.start, count: found.count)
-            } else {
-                group.range.count = 0
-            }
-        }
-    }
 
     /// Deletes `group` if it has no tabs left, telling observers.
     func deleteGroupIfEmpty(_ group: TabGroup?) {

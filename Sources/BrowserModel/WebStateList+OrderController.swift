@@ -8,10 +8,11 @@ extension WebStateList {
         let openerIndex = index(of: opener.webState)
         let n = entries.count
         var lastChild = -1
+        let key = ObjectIdentifier(opener.webState)
+        let navigationIndex = opener.webState.lastCommittedIndex
         for step in 1..<max(n, 1) {
             let i = (openerIndex + step) % n
-            if let candidate = entries[i].opener, candidate.webState === opener.webState,
-               candidate.navigationIndex == opener.webState.lastCommittedIndex {
+            if entries[i].openerKey == key, entries[i].opener?.navigationIndex == navigationIndex {
                 lastChild = i
             }
         }
@@ -23,17 +24,19 @@ extension WebStateList {
     /// the active tab; else a surviving sibling, else the surviving opener; if all removed tabs are in
     /// one group, the nearest survivor in it (right first); then the nearest survivor of the active
     /// tab's section not in a collapsed group, then any in that section, then the other section.
-    func newActiveIndex(removing: Set<Int>) -> Int? {
+    func newActiveIndex(removing indices: Set<Int>) -> Int? {
+        let removing = RemovingIndexes(indices)
         guard activeIndex >= 0, removing.count < entries.count else { return nil }
         guard removing.contains(activeIndex) else { return activeIndex }
         let active = entries[activeIndex]
         let n = entries.count
 
         func firstSurvivor(openedBy opener: WebState, excluding: WebState? = nil) -> Int? {
+            let key = ObjectIdentifier(opener)
             for step in 1..<n {
                 let i = (activeIndex + step) % n
-                guard !removing.contains(i), let candidate = entries[i].opener else { continue }
-                if candidate.webState === opener && entries[i].webState !== excluding { return i }
+                guard entries[i].openerKey == key, !removing.contains(i) else { continue }
+                if entries[i].webState !== excluding { return i }
             }
             return nil
         }
@@ -44,8 +47,7 @@ extension WebStateList {
             let openerIndex = index(of: opener.webState)
             if openerIndex >= 0 && !removing.contains(openerIndex) { return openerIndex }
         }
-        let ordered = removing.sorted()
-        if let group = entries[ordered[0]].group, group === entries[ordered[ordered.count - 1]].group {
+        if let group = entries[removing.first!].group, group === entries[removing.last!].group {
             for i in (activeIndex + 1)..<group.range.end where !removing.contains(i) { return i }
             for i in stride(from: activeIndex - 1, through: group.range.start, by: -1) where !removing.contains(i) { return i }
         }

@@ -11,7 +11,11 @@ public final class WebStateList {
     /// One slot of the list.
     final class Entry {
         let webState: WebState
-        var opener: Opener?
+        var opener: Opener? {
+            didSet { openerKey = opener.map { ObjectIdentifier($0.webState) } }
+        }
+        /// The opener's identity, for scans that must not retain it.
+        private(set) var openerKey: ObjectIdentifier?
         var group: TabGroup?
         /// Set by an inherit-opener insert: the opener is dropped when the active tab changes away.
         var resetOpenerOnActiveChange = false
@@ -26,6 +30,8 @@ public final class WebStateList {
     }
 
     var entries: [Entry] = []
+    /// The tabs in the list, for constant-time membership checks.
+    private var members: Set<ObjectIdentifier> = []
     /// The active tab's index, −1 when none.
     public internal(set) var activeIndex = -1
     /// How many tabs are pinned; they occupy `[0, pinnedCount)`.
@@ -60,6 +66,9 @@ public final class WebStateList {
     public var webStates: [WebState] { entries.map(\.webState) }
 
     public func webState(at index: Int) -> WebState? { containsIndex(index) ? entries[index].webState : nil }
+
+    /// Whether `webState` is in this list.
+    public func contains(_ webState: WebState) -> Bool { members.contains(ObjectIdentifier(webState)) }
 
     /// The index of `webState`, or −1.
     public func index(of webState: WebState) -> Int {
@@ -138,13 +147,13 @@ public final class WebStateList {
     /// - Observers: `insert(tab, index, group)` with the old and new active tab.
     @discardableResult
     public func insert(_ webState: WebState, _ params: InsertionParams = .automatic()) throws -> Int {
-        guard index(of: webState) < 0 else { throw ModelError.tabAlreadyInList(webState.id) }
+        guard !contains(webState) else { throw ModelError.tabAlreadyInList(webState.id) }
         guard entries.count < maxCount else { throw ModelError.limitReached(what: "tabs per window", limit: maxCount) }
         if params.pinned && params.group != nil {
             throw ModelError.groupInvariant("a tab cannot be inserted both pinned and in a group")
         }
         if let group = params.group, !containsGroup(group) { throw ModelError.groupNotFound(group.id) }
-        if let opener = params.opener, index(of: opener) < 0 { throw ModelError.openerNotInList(opener.id) }
+        if let opener = params.opener, !contains(opener) { throw ModelError.openerNotInList(opener.id) }
         if let index = params.index, index < 0 || index > entries.count {
             throw ModelError.indexOutOfRange(index: index, validRange: 0...entries.count)
         }
@@ -166,16 +175,16 @@ public final class WebStateList {
             if target == nil, let opener { target = insertionIndex(forOpener: opener) }
             let index = target.flatMap { allowed.contains($0) ? $0 : nil } ?? allowed.upperBound
 
+            if group == nil, index > 0, index < entries.count, let left = entries[index - 1].group,
+               left === entries[index].group {
+                group = left
+            }
             let entry = Entry(webState)
-            entries.insert(entry, at: index)
+            entry.group = group
+            insertEntry(entry, at: index)
+            members.insert(ObjectIdentifier(webState))
             if pinned { pinnedCount += 1 }
             if activeIndex >= index { activeIndex += 1 }
-            entry.group = group
-            if group == nil, index > 0, index + 1 < entries.count, let left = entries[index - 1].group,
-               left === entries[index + 1].group {
-                entry.group = left
-            }
-            refreshGroupRanges()
             if params.inheritOpener { entry.resetOpenerOnActiveChange = true }
             if params.activate { setActiveIndex(index) }
             if let opener {
@@ -245,9 +254,7 @@ public final class WebStateList {
                 if let a = group(at: left), a === group(at: right) { newGroup = a }
             }
             guard destination != from || oldGroup !== newGroup else { return }
-            moveEntry(from: from, to: destination)
-            entry.group = newGroup
-            refreshGroupRanges()
+            relocate(from: from, to: destination, group: newGroup)
             let status = unchangedStatus()
             if destination != from {
                 notifyDidChange(.move(tab: entry.webState, from: from, to: destination, pinnedStateChanged: false,
@@ -260,11 +267,41 @@ public final class WebStateList {
         }
     }
 
-    /// Moves an entry and keeps the active index on the same tab.
-    func moveEntry(from: Int, to: Int) {
-        guard from != to else { return }
-        let entry = entries.remove(at: from)
-        entries.insert(entry, at: to)
+    /// Inserts an entry at `index`, keeping group ranges: its group grows by one and every other group
+    /// starting at or after `index` shifts right. Membership and the pinned count are the caller's.
+    func insertEntry(_ entry: Entry, at index: Int) {
+        entries.insert(entry, at: index)
+        for group in groups {
+            if group === entry.group {
+                if group.range.count == 0 { group.range.start = index }
+                group.range.count += 1
+            } else if group.range.start >= index {
+                group.range.start += 1
+            }
+        }
+    }
+
+    /// Removes the entry at `index`, keeping group ranges: its group shrinks by one and every other
+    /// group starting after `index` shifts left.
+    @discardableResult
+    func removeEntry(at index: Int) -> Entry {
+        let entry = entries.remove(at: index)
+        for group in groups {
+            if group === entry.group {
+                group.range.count -= 1
+            } else if group.range.start > index {
+                group.range.start -= 1
+            }
+        }
+        return entry
+    }
+
+    /// Moves an entry to `to` (its index once moved) with `group` as its new group, and keeps the
+    /// active index on the same tab.
+    func relocate(from: Int, to: Int, group: TabGroup?) {
+        let entry = removeEntry(at: from)
+        entry.group = group
+        insertEntry(entry, at: to)
         if activeIndex == from {
             activeIndex = to
         } else if from < activeIndex && activeIndex <= to {
@@ -285,9 +322,11 @@ public final class WebStateList {
     @discardableResult
     public func replace(at index: Int, with webState: WebState) throws -> WebState {
         guard containsIndex(index) else { throw outOfRange(index) }
-        guard self.index(of: webState) < 0 else { throw ModelError.tabAlreadyInList(webState.id) }
+        guard !contains(webState) else { throw ModelError.tabAlreadyInList(webState.id) }
         return mutate {
             let old = entries[index]
+            members.remove(ObjectIdentifier(old.webState))
+            members.insert(ObjectIdentifier(webState))
             let oldActive = activeWebState
             clearOpeners(pointingAt: old.webState)
             let entry = Entry(webState)
@@ -365,8 +404,10 @@ public final class WebStateList {
     private func removeEntries(at indices: Set<Int>, closing: Bool, flags: CloseFlags) -> [WebState] {
         let newActivePre = newActiveIndex(removing: indices)
         let target = newActivePre.map { entries[$0].webState }
+        var removedBelowTarget = 0
         var removed: [WebState] = []
         for index in indices.sorted(by: >) {
+            if let pre = newActivePre, index < pre { removedBelowTarget += 1 }
             let entry = entries[index]
             let group = entry.group
             let wasActive = index == activeIndex
@@ -376,20 +417,22 @@ public final class WebStateList {
                                       group: group)
             notifyWillDetach(change, status: WebStateListStatus(oldActive: oldActive, newActive: wasActive ? target : oldActive))
             clearOpeners(pointingAt: entry.webState)
+            removeEntry(at: index)
             entry.opener = nil
             entry.group = nil
-            entries.remove(at: index)
+            members.remove(ObjectIdentifier(entry.webState))
             if index < pinnedCount { pinnedCount -= 1 }
             if wasActive {
                 activeIndex = -1
-                if let target {
-                    activeIndex = self.index(of: target)
+                if let target, let pre = newActivePre {
+                    // Removal runs from the highest index down, so the target has moved left by the
+                    // number of removed indices below it so far.
+                    activeIndex = pre - removedBelowTarget
                     target.markActive()
                 }
             } else if activeIndex > index {
                 activeIndex -= 1
             }
-            refreshGroupRanges()
             notifyDidChange(.detach(change), status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
             deleteGroupIfEmpty(group)
             removed.append(entry.webState)
@@ -419,9 +462,7 @@ public final class WebStateList {
                 destination = entries.count - 1
                 pinnedCount -= 1
             }
-            moveEntry(from: index, to: destination)
-            entry.group = nil
-            refreshGroupRanges()
+            relocate(from: index, to: destination, group: nil)
             if destination != index {
                 notifyDidChange(.move(tab: entry.webState, from: index, to: destination, pinnedStateChanged: true,
                                       oldGroup: oldGroup, newGroup: nil), status: unchangedStatus())
@@ -439,7 +480,7 @@ public final class WebStateList {
     /// - Throws: when `index` is not in the list or the opener is not in this list.
     public func setOpener(_ opener: WebState?, at index: Int) throws {
         guard containsIndex(index) else { throw outOfRange(index) }
-        if let opener, self.index(of: opener) < 0 { throw ModelError.openerNotInList(opener.id) }
+        if let opener, !contains(opener) { throw ModelError.openerNotInList(opener.id) }
         if let opener, opener === entries[index].webState {
             throw ModelError.invalidArgument("a tab cannot be its own opener")
         }
@@ -450,7 +491,8 @@ public final class WebStateList {
     }
 
     func clearOpeners(pointingAt webState: WebState) {
-        for entry in entries where entry.opener?.webState === webState { entry.opener = nil }
+        let key = ObjectIdentifier(webState)
+        for entry in entries where entry.openerKey == key { entry.opener = nil }
     }
 
     // MARK: Batch

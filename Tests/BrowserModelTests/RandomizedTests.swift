@@ -86,7 +86,12 @@ struct SplitMix64: RandomNumberGenerator {
                                             activate: Bool.random(using: &rng))
                     }
                 case 16: try list.replace(at: anyIndex(list), with: tabWithHistory(["https://replaced.example/"]))
-                case 17: try list.close(atIndices: someIndices(list), flags: .userAction)
+                case 17:
+                    let indices = someIndices(list)
+                    let expected = indices.allSatisfy(list.containsIndex)
+                        ? list.newActiveIndex(removing: indices).map { list.webState(at: $0)! } : nil
+                    try list.close(atIndices: indices, flags: .userAction)
+                    #expect(list.activeWebState === expected, "seed \(seed) op \(operations): wrong tab activated")
                 case 18:
                     if let tab = pick(list.webStates) {
                         if Bool.random(using: &rng) { tab.navigate(to: "https://n.example/\(operations)", transition: .link) }
