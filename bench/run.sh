@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product browserd >/dev/null
 swift build -c release --product StreamBench >/dev/null
+swift build -c release --product ModelBench >/dev/null
 bin=$(swift build -c release --show-bin-path)
 mkdir -p bench/out
+"$bin/ModelBench"
 python3 bench/http_bench.py --browserd "$bin/browserd" "$@"
 python3 bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
