@@ -283,3 +283,37 @@ import Testing
         #expect(recorder.take() == ["batchBegin", "batchEnd"])
     }
 }
+
+@Suite struct LifetimeTests {
+    final class Spy: WebStateListObserver {
+        var destroyed = 0
+        func webStateListDestroyed(_ list: WebStateList) { destroyed += 1 }
+    }
+
+    @Test func observersAreToldWhenTheListGoesAway() throws {
+        let spy = Spy()
+        do {
+            let list = WebStateList()
+            list.addObserver(spy)
+            try list.insert(WebState())
+        }
+        #expect(spy.destroyed == 1)
+    }
+
+    @Test func mutatingFromAnObserverIsAProgrammingError() async {
+        // Chromium CHECKs this; browserd keeps it a precondition, so it is shown here by the lock flag
+        // an observer sees rather than by crashing the test process.
+        final class Probe: WebStateListObserver {
+            var sawLock = false
+            func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
+                sawLock = list.isMutating
+            }
+        }
+        let list = WebStateList()
+        let probe = Probe()
+        list.addObserver(probe)
+        try? list.insert(WebState())
+        #expect(probe.sawLock)
+        #expect(!list.isMutating)
+    }
+}
