@@ -55,14 +55,7 @@ extension WebStateList {
             let destination = from < group.range.start ? group.range.end - 1 : group.range.end
             if wasPinned { pinnedCount -= 1 }
             relocate(from: from, to: destination, group: group)
-            if destination != from {
-                notifyDidChange(.move(tab: entry.webState, from: from, to: destination, pinnedStateChanged: wasPinned,
-                                      oldGroup: oldGroup, newGroup: group), status: unchangedStatus())
-            } else {
-                notifyDidChange(.statusOnly(tab: entry.webState, index: from, pinnedStateChanged: wasPinned,
-                                            oldGroup: oldGroup, newGroup: group), status: unchangedStatus())
-            }
-            deleteGroupIfEmpty(oldGroup)
+            notifyRelocated(entry.webState, from: from, to: destination, pinnedStateChanged: wasPinned, oldGroup: oldGroup, newGroup: group)
         }
     }
 
@@ -78,14 +71,7 @@ extension WebStateList {
                 guard let group = entry.group else { continue }
                 let destination = group.range.end - 1
                 relocate(from: index, to: destination, group: nil)
-                if destination != index {
-                    notifyDidChange(.move(tab: entry.webState, from: index, to: destination, pinnedStateChanged: false,
-                                          oldGroup: group, newGroup: nil), status: unchangedStatus())
-                } else {
-                    notifyDidChange(.statusOnly(tab: entry.webState, index: index, pinnedStateChanged: false,
-                                                oldGroup: group, newGroup: nil), status: unchangedStatus())
-                }
-                deleteGroupIfEmpty(group)
+                notifyRelocated(entry.webState, from: index, to: destination, pinnedStateChanged: false, oldGroup: group, newGroup: nil)
             }
         }
     }
@@ -159,6 +145,19 @@ extension WebStateList {
     }
 
     // MARK: Bookkeeping
+
+    /// Tells observers a tab was relocated: `move` when its index changed, else `statusOnly`; then
+    /// deletes `oldGroup` if the tab left it empty.
+    func notifyRelocated(_ tab: WebState, from: Int, to: Int, pinnedStateChanged: Bool, oldGroup: TabGroup?, newGroup: TabGroup?) {
+        if from != to {
+            notifyDidChange(.move(tab: tab, from: from, to: to, pinnedStateChanged: pinnedStateChanged,
+                                  oldGroup: oldGroup, newGroup: newGroup), status: unchangedStatus())
+        } else {
+            notifyDidChange(.statusOnly(tab: tab, index: from, pinnedStateChanged: pinnedStateChanged,
+                                        oldGroup: oldGroup, newGroup: newGroup), status: unchangedStatus())
+        }
+        deleteGroupIfEmpty(oldGroup)
+    }
 
     /// Deletes `group` if it has no tabs left, telling observers.
     func deleteGroupIfEmpty(_ group: TabGroup?) {

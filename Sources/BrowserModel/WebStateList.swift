@@ -255,15 +255,7 @@ public final class WebStateList {
             }
             guard destination != from || oldGroup !== newGroup else { return }
             relocate(from: from, to: destination, group: newGroup)
-            let status = unchangedStatus()
-            if destination != from {
-                notifyDidChange(.move(tab: entry.webState, from: from, to: destination, pinnedStateChanged: false,
-                                      oldGroup: oldGroup, newGroup: newGroup), status: status)
-            } else {
-                notifyDidChange(.statusOnly(tab: entry.webState, index: from, pinnedStateChanged: false,
-                                            oldGroup: oldGroup, newGroup: newGroup), status: status)
-            }
-            deleteGroupIfEmpty(oldGroup)
+            notifyRelocated(entry.webState, from: from, to: destination, pinnedStateChanged: false, oldGroup: oldGroup, newGroup: newGroup)
         }
     }
 
@@ -463,14 +455,7 @@ public final class WebStateList {
                 pinnedCount -= 1
             }
             relocate(from: index, to: destination, group: nil)
-            if destination != index {
-                notifyDidChange(.move(tab: entry.webState, from: index, to: destination, pinnedStateChanged: true,
-                                      oldGroup: oldGroup, newGroup: nil), status: unchangedStatus())
-            } else {
-                notifyDidChange(.statusOnly(tab: entry.webState, index: index, pinnedStateChanged: true,
-                                            oldGroup: oldGroup, newGroup: nil), status: unchangedStatus())
-            }
-            deleteGroupIfEmpty(oldGroup)
+            notifyRelocated(entry.webState, from: index, to: destination, pinnedStateChanged: true, oldGroup: oldGroup, newGroup: nil)
             return destination
         }
     }
