@@ -312,7 +312,7 @@ import Testing
         let list = WebStateList()
         let probe = Probe()
         list.addObserver(probe)
-        try? list.insert(WebState())
+        _ = try? list.insert(WebState())
         #expect(probe.sawLock)
         #expect(!list.isMutating)
     }
