@@ -49,6 +49,8 @@ let package = Package(
 
         // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
         .target(name: "BrowserModel", swiftSettings: swiftSettings),
+        // Mediators and the service façade: they watch the model and hand out value snapshots.
+        .target(name: "BrowserServices", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
 
         // The application: configuration, wiring, operations endpoints.
         .target(
@@ -89,6 +91,7 @@ let package = Package(
         ),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: ["BrowserdApp", "MiniHTTPClient"],

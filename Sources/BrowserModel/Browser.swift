@@ -11,6 +11,8 @@ public final class Browser {
     public let webStateList: WebStateList
     public let dispatcher = Dispatcher()
     public let broadcaster = Broadcaster()
+    /// Per-window attachments (mediators, agents).
+    public let userData = UserData()
     public let createdAt: Date
     /// When a tab was last activated in this window (or when it was created).
     public internal(set) var lastActiveAt: Date

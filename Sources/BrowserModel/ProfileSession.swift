@@ -11,6 +11,8 @@ public final class ProfileSession {
     public let browserState: BrowserState
     public let browserList = BrowserList()
     public let recentlyClosed: RecentlyClosedTabs
+    /// Per-profile attachments (mediators, services).
+    public let userData = UserData()
     public let limits: ModelLimits
     private var tabLocations: [TabID: Browser] = [:]
     private var owners: [ObjectIdentifier: Browser] = [:]

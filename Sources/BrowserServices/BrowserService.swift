@@ -1,0 +1,251 @@
+public import BrowserModel
+import Foundation
+
+/// The façade the HTTP edge talks to: profiles and windows, and every window command.
+///
+/// Mutations run on the profile's serial executor through the target window's dispatcher; reads come
+/// from the snapshots mediators publish, without waiting for any executor. Everything handed out is a
+/// value type.
+public final class BrowserService: Sendable {
+    public let limits: ModelLimits
+    let directory = Directory()
+
+    public init(limits: ModelLimits = ModelLimits()) {
+        self.limits = limits
+    }
+
+    // MARK: Profiles
+
+    /// Creates a regular profile.
+    public func createProfile(name: String) async throws -> ProfileSnapshot {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= 200 else {
+            throw ModelError.invalidArgument("name must be 1 to 200 characters")
+        }
+        let state = BrowserState(name: trimmed)
+        let id = state.id
+        let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
+        let directory = self.directory
+        let snapshot = await executor.perform { session in
+            ProfileMediator.attach(to: session, directory: directory).snapshot(of: session.browserState)
+        }
+        directory.putProfile(snapshot, executor: executor, rootID: id)
+        return snapshot
+    }
+
+    /// Every profile, regular and off-the-record, ordered by creation then id.
+    public func profiles() -> [ProfileSnapshot] {
+        directory.state.withLock { Array($0.profiles.values.map(\.snapshot)) }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func profile(_ id: ProfileID) -> ProfileSnapshot? { directory.profile(id)?.snapshot }
+
+    /// The regular profile a profile belongs to (itself when regular).
+    public func rootProfile(of id: ProfileID) -> ProfileID? { directory.profile(id)?.rootID }
+
+    /// The regular profile a window belongs to.
+    public func rootProfile(ofWindow id: BrowserID) -> ProfileID? { directory.window(id)?.rootID }
+
+    /// Deletes a profile: a regular one with its windows and its off-the-record profile; an
+    /// off-the-record one with its incognito windows.
+    public func deleteProfile(_ id: ProfileID) async throws {
+        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        let directory = self.directory
+        let removed: [ProfileID] = try await entry.executor.perform { session in
+            let mediator = ProfileMediator.attach(to: session, directory: directory)
+            defer { mediator.publishProfiles() }
+            if session.browserState.id == id {
+                let otr = session.offTheRecord?.id
+                try session.destroyOffTheRecord()
+                for browser in session.browserList.browsers() { try session.closeBrowser(browser) }
+                session.recentlyClosed.removeAll()
+                return [id] + (otr.map { [$0] } ?? [])
+            }
+            try session.destroyOffTheRecord()
+            return [id]
+        }
+        for profile in removed { directory.removeProfile(profile) }
+    }
+
+    /// The off-the-record profile of a regular profile, created when missing.
+    public func offTheRecordProfile(of id: ProfileID) async throws -> (profile: ProfileSnapshot, created: Bool) {
+        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        guard entry.rootID == id else {
+            throw ServiceError.wrongProfileKind("an off-the-record profile has no off-the-record profile of its own")
+        }
+        let directory = self.directory
+        let (snapshot, created) = try await entry.executor.perform { session in
+            let (otr, created) = try session.createOffTheRecord()
+            let mediator = ProfileMediator.attach(to: session, directory: directory)
+            mediator.publishProfiles()
+            return (mediator.snapshot(of: otr), created)
+        }
+        if created { directory.putProfile(snapshot, executor: entry.executor, rootID: id) }
+        return (snapshot, created)
+    }
+
+    // MARK: Windows
+
+    /// Opens a window with no tabs in a profile (regular or off-the-record).
+    public func createWindow(profile id: ProfileID) async throws -> WindowSnapshot {
+        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        let incognito = entry.rootID != id
+        let browserID = try await entry.executor.perform { session in
+            guard session.profile(withID: id) != nil else { throw ModelError.profileNotFound(id) }
+            return try session.createBrowser(incognito: incognito).id
+        }
+        guard let window = directory.window(browserID)?.snapshot else { throw ModelError.browserNotFound(browserID) }
+        return window
+    }
+
+    /// The windows of a profile (or of every profile), in creation order.
+    public func windows(profile: ProfileID? = nil) -> [WindowSnapshot] {
+        directory.state.withLock { state in
+            state.windows.values.map(\.snapshot).filter { profile == nil || $0.profileID == profile }
+        }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func window(_ id: BrowserID) -> WindowSnapshot? { directory.window(id)?.snapshot }
+
+    /// The window's snapshot with its encoding, encoded at most once per version.
+    public func encodedWindow(_ id: BrowserID, encode: (WindowSnapshot) -> [UInt8]) -> (WindowSnapshot, [UInt8])? {
+        directory.encodedWindow(id, encode: encode)
+    }
+
+    /// Closes a window; its tabs go to recently closed unless it is incognito.
+    public func closeWindow(_ id: BrowserID, ifMatch: Int? = nil) async throws {
+        try await withWindow(id, ifMatch: ifMatch) { session, browser in try session.closeBrowser(browser) }
+    }
+
+    // MARK: Lookups
+
+    public func window(ofTab id: TabID) -> BrowserID? { directory.browser(ofTab: id) }
+    public func window(ofGroup id: TabGroupID) -> BrowserID? { directory.browser(ofGroup: id) }
+
+    public func tab(_ id: TabID) -> (tab: TabSnapshot, version: Int)? {
+        guard let browserID = directory.browser(ofTab: id), let window = directory.window(browserID)?.snapshot,
+              let tab = window.tabs.first(where: { $0.id == id }) else { return nil }
+        return (tab, window.version)
+    }
+
+    public func group(_ id: TabGroupID) -> (group: GroupSnapshot, version: Int)? {
+        guard let browserID = directory.browser(ofGroup: id), let window = directory.window(browserID)?.snapshot,
+              let group = window.groups.first(where: { $0.id == id }) else { return nil }
+        return (group, window.version)
+    }
+
+    /// A tab's navigation history.
+    public func history(of id: TabID) async throws -> HistorySnapshot {
+        guard let browserID = directory.browser(ofTab: id) else { throw ModelError.tabNotFound(id) }
+        return try await withWindow(browserID, ifMatch: nil) { _, browser in
+            let index = browser.webStateList.index(ofTabWithID: id)
+            guard index >= 0 else { throw ModelError.tabNotFound(id) }
+            return browser.webStateList.webState(at: index)!.historySnapshot
+        }
+    }
+
+    /// The commands a window handles, with their handlers.
+    public func commands(of id: BrowserID) async throws -> [(name: String, handler: String)] {
+        try await withWindow(id, ifMatch: nil) { _, browser in browser.dispatcher.registeredCommands }
+            .map { ($0.name, $0.handler) }
+    }
+
+    /// The window's broadcast properties.
+    public func broadcasts(of id: BrowserID) async throws -> [BroadcastSnapshot] {
+        try await withWindow(id, ifMatch: nil) { _, browser in
+            browser.broadcaster.keys.map { BroadcastSnapshot(key: $0.name, type: $0.type, value: browser.broadcaster.value(of: $0.name)) }
+        }
+    }
+
+    /// A regular profile's recently closed tabs, newest first.
+    public func recentlyClosed(profile id: ProfileID) async throws -> [ClosedTabSnapshot] {
+        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        guard entry.rootID == id else { return [] }
+        return await entry.executor.perform { session in
+            session.recentlyClosed.entries.map {
+                ClosedTabSnapshot(id: $0.id, tabID: $0.tabID, url: $0.history.currentItem?.url ?? "", title: $0.title,
+                                  browserID: $0.browserID, index: $0.index, groupID: $0.groupID, wasActive: $0.wasActive,
+                                  closedAt: $0.closedAt)
+            }
+        }
+    }
+
+    /// Restores an entry of a regular profile's recently closed list, through the window it lands in.
+    public func restoreClosedTab(profile id: ProfileID, entry: ClosedTabID) async throws -> (tab: TabSnapshot, version: Int) {
+        guard let profile = directory.profile(id), profile.rootID == id else { throw ModelError.profileNotFound(id) }
+        let directory = self.directory
+        return try await profile.executor.perform { session in
+            guard let closed = session.recentlyClosed.entries.first(where: { $0.id == entry }) else {
+                throw ModelError.closedTabNotFound(entry)
+            }
+            let target = session.browser(withID: closed.browserID).flatMap { $0.isIncognito ? nil : $0 }
+                ?? session.mostRecentlyActiveRegularBrowser
+            guard let target else { throw ModelError.noWindowToRestoreInto }
+            let tab = try target.dispatcher.dispatch(TabCommands.restoreClosed, entry)
+            ProfileMediator.attach(to: session, directory: directory).publishWindows()
+            return (tab, target.userData.get(WindowMediator.self)!.version)
+        }
+    }
+
+    // MARK: Commands
+
+    /// Dispatches a command through a window's dispatcher, on its profile's executor.
+    /// - Parameter ifMatch: the window version the client saw; another version → ``ServiceError/versionMismatch(current:)``.
+    /// - Returns: the command's result and the window's version afterwards.
+    public func dispatch<Payload: Sendable, Result: Sendable>(
+        _ command: Command<Payload, Result>, _ payload: Payload, in id: BrowserID, ifMatch: Int? = nil
+    ) async throws -> (result: Result, version: Int) {
+        try await withWindow(id, ifMatch: ifMatch) { _, browser in
+            let result = try browser.dispatcher.dispatch(command, payload)
+            return (result, browser.userData.get(WindowMediator.self)!.version)
+        }
+    }
+
+    /// Dispatches a command named at run time with JSON-like arguments.
+    public func dispatch(name: String, arguments: CommandArguments, in id: BrowserID) async throws -> (result: CommandResult, version: Int) {
+        try await withWindow(id, ifMatch: nil) { _, browser in
+            guard browser.dispatcher.isRegistered(name) else { throw ModelError.commandNotRegistered(name) }
+            guard browser.dispatcher.payloadType(of: name) == CommandArguments.self else {
+                throw ModelError.invalidCommandArguments(command: name, reason: "this command is reached through its REST endpoint")
+            }
+            let result = try browser.dispatcher.dispatch(name: name, payload: arguments)
+            return (CommandResult(result), browser.userData.get(WindowMediator.self)!.version)
+        }
+    }
+
+    /// The window's version now (after the last published change).
+    public func version(of id: BrowserID) -> Int? { directory.window(id)?.snapshot.version }
+
+    /// Runs `body` on the window's profile executor, checking `ifMatch`, then publishes what changed.
+    func withWindow<T: Sendable>(_ id: BrowserID, ifMatch: Int?,
+                                 _ body: @escaping @Sendable (ProfileSession, Browser) throws -> T) async throws -> T {
+        guard let window = directory.window(id), let profile = directory.profile(window.rootID) else {
+            throw ModelError.browserNotFound(id)
+        }
+        let directory = self.directory
+        return try await profile.executor.perform { session in
+            guard let browser = session.browser(withID: id), let mediator = browser.userData.get(WindowMediator.self) else {
+                throw ModelError.browserNotFound(id)
+            }
+            if let ifMatch, ifMatch != mediator.version { throw ServiceError.versionMismatch(current: mediator.version) }
+            defer { ProfileMediator.attach(to: session, directory: directory).publishWindows() }
+            return try body(session, browser)
+        }
+    }
+}
+
+/// What a command named at run time answered.
+public enum CommandResult: Sendable, Equatable {
+    case tab(TabSnapshot)
+    case tabID(TabID)
+    case none
+
+    init(_ value: Any) {
+        switch value {
+        case let tab as TabSnapshot: self = .tab(tab)
+        case let id as TabID: self = .tabID(id)
+        default: self = .none
+        }
+    }
+}

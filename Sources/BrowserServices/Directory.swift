@@ -1,0 +1,85 @@
+import BrowserModel
+import Synchronization
+
+/// Where everything is, readable from any thread: profiles and their executors, and the latest
+/// published snapshot of every window, with tab and group ids mapped to their windows.
+///
+/// Mediators write it from inside their profile's executor after each change; HTTP handlers read it
+/// without waiting for any executor (reads never wait for mutations or the disk).
+final class Directory: Sendable {
+    struct ProfileEntry {
+        let executor: ProfileExecutor
+        var snapshot: ProfileSnapshot
+        /// The regular profile whose session holds this profile (itself when regular).
+        let rootID: ProfileID
+    }
+
+    struct WindowEntry {
+        var snapshot: WindowSnapshot
+        let rootID: ProfileID
+        var encoded: (version: Int, bytes: [UInt8])?
+    }
+
+    struct State {
+        var profiles: [ProfileID: ProfileEntry] = [:]
+        var windows: [BrowserID: WindowEntry] = [:]
+        var tabs: [TabID: BrowserID] = [:]
+        var groups: [TabGroupID: BrowserID] = [:]
+    }
+
+    let state = Mutex(State())
+
+    func profile(_ id: ProfileID) -> ProfileEntry? { state.withLock { $0.profiles[id] } }
+
+    func window(_ id: BrowserID) -> WindowEntry? { state.withLock { $0.windows[id] } }
+
+    func browser(ofTab id: TabID) -> BrowserID? { state.withLock { $0.tabs[id] } }
+
+    func browser(ofGroup id: TabGroupID) -> BrowserID? { state.withLock { $0.groups[id] } }
+
+    func putProfile(_ snapshot: ProfileSnapshot, executor: ProfileExecutor, rootID: ProfileID) {
+        state.withLock { $0.profiles[snapshot.id] = ProfileEntry(executor: executor, snapshot: snapshot, rootID: rootID) }
+    }
+
+    func updateProfile(_ snapshot: ProfileSnapshot) {
+        state.withLock { $0.profiles[snapshot.id]?.snapshot = snapshot }
+    }
+
+    func removeProfile(_ id: ProfileID) {
+        _ = state.withLock { $0.profiles.removeValue(forKey: id) }
+    }
+
+    /// Publishes a window's snapshot, re-indexing its tabs and groups.
+    func putWindow(_ snapshot: WindowSnapshot, rootID: ProfileID) {
+        state.withLock { state in
+            if let old = state.windows[snapshot.id]?.snapshot {
+                for tab in old.tabs where state.tabs[tab.id] == snapshot.id { state.tabs[tab.id] = nil }
+                for group in old.groups where state.groups[group.id] == snapshot.id { state.groups[group.id] = nil }
+            }
+            for tab in snapshot.tabs { state.tabs[tab.id] = snapshot.id }
+            for group in snapshot.groups { state.groups[group.id] = snapshot.id }
+            state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID, encoded: nil)
+        }
+    }
+
+    func removeWindow(_ id: BrowserID) {
+        state.withLock { state in
+            guard let old = state.windows.removeValue(forKey: id) else { return }
+            for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
+            for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
+        }
+    }
+
+    /// The window's snapshot and its encoding, encoding at most once per version.
+    func encodedWindow(_ id: BrowserID, encode: (WindowSnapshot) -> [UInt8]) -> (WindowSnapshot, [UInt8])? {
+        guard let entry = window(id) else { return nil }
+        if let encoded = entry.encoded, encoded.version == entry.snapshot.version { return (entry.snapshot, encoded.bytes) }
+        let bytes = encode(entry.snapshot)
+        state.withLock { state in
+            if state.windows[id]?.snapshot.version == entry.snapshot.version {
+                state.windows[id]?.encoded = (entry.snapshot.version, bytes)
+            }
+        }
+        return (entry.snapshot, bytes)
+    }
+}

@@ -1,0 +1,14 @@
+/// Errors of the service façade that the model does not know.
+public enum ServiceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// `If-Match` named another version of the window.
+    case versionMismatch(current: Int)
+    /// The profile is the off-the-record one where a regular profile is needed, or the reverse.
+    case wrongProfileKind(String)
+
+    public var description: String {
+        switch self {
+        case .versionMismatch(let current): "the window is at version \(current); reload it and try again"
+        case .wrongProfileKind(let what): what
+        }
+    }
+}

@@ -1,0 +1,147 @@
+public import BrowserModel
+public import Foundation
+
+// Value types the mediators hand out: consumers (the HTTP edge, event streams, persistence) see only
+// these, never the model's objects.
+
+/// A tab as consumers see it.
+public struct TabSnapshot: Sendable, Equatable {
+    public var id: TabID
+    public var browserID: BrowserID
+    public var index: Int
+    public var url: String
+    public var title: String
+    public var pinned: Bool
+    public var groupID: TabGroupID?
+    public var openerID: TabID?
+    public var active: Bool
+    public var loading: Bool
+    public var progress: Double
+    public var faviconURL: String?
+    public var canGoBack: Bool
+    public var canGoForward: Bool
+    public var historyIndex: Int
+    public var historyCount: Int
+    public var createdAt: Date
+    public var lastActiveAt: Date
+}
+
+/// A tab group as consumers see it.
+public struct GroupSnapshot: Sendable, Equatable {
+    public var id: TabGroupID
+    public var browserID: BrowserID
+    public var title: String
+    public var color: TabGroupColor
+    public var collapsed: Bool
+    public var start: Int
+    public var count: Int
+    public var tabIDs: [TabID]
+}
+
+/// A window with its tabs and groups, at one version.
+public struct WindowSnapshot: Sendable, Equatable {
+    public var id: BrowserID
+    public var profileID: ProfileID
+    public var incognito: Bool
+    public var version: Int
+    public var activeIndex: Int
+    public var pinnedCount: Int
+    public var tabs: [TabSnapshot]
+    public var groups: [GroupSnapshot]
+    public var createdAt: Date
+
+    public var activeTabID: TabID? { activeIndex >= 0 ? tabs[activeIndex].id : nil }
+    public var tabCount: Int { tabs.count }
+}
+
+/// A profile as consumers see it.
+public struct ProfileSnapshot: Sendable, Equatable {
+    public var id: ProfileID
+    public var name: String
+    public var incognito: Bool
+    /// For an off-the-record profile, its regular profile.
+    public var parentID: ProfileID?
+    /// For a regular profile, its off-the-record profile if it exists.
+    public var offTheRecordID: ProfileID?
+    public var windowCount: Int
+    public var createdAt: Date
+}
+
+/// One history entry.
+public struct HistoryEntrySnapshot: Sendable, Equatable {
+    public var url: String
+    public var title: String
+    public var transition: PageTransition
+    public var timestamp: Date
+}
+
+/// A tab's history.
+public struct HistorySnapshot: Sendable, Equatable {
+    public var currentIndex: Int
+    public var entries: [HistoryEntrySnapshot]
+}
+
+/// A recently closed tab.
+public struct ClosedTabSnapshot: Sendable, Equatable {
+    public var id: ClosedTabID
+    public var tabID: TabID
+    public var url: String
+    public var title: String
+    public var browserID: BrowserID
+    public var index: Int
+    public var groupID: TabGroupID?
+    public var wasActive: Bool
+    public var closedAt: Date
+}
+
+/// A broadcast property and its value.
+public struct BroadcastSnapshot: Sendable, Equatable {
+    public var key: String
+    public var type: BroadcastValueType
+    public var value: BroadcastValue?
+}
+
+/// The outcome of a close-many.
+public struct CloseTabsResult: Sendable, Equatable {
+    public var closedTabIDs: [TabID]
+    public var activeTabID: TabID?
+}
+
+extension WebStateList {
+    /// The snapshot of the tab at `index`.
+    func tabSnapshot(at index: Int, browserID: BrowserID) -> TabSnapshot {
+        let tab = webState(at: index)!
+        return TabSnapshot(
+            id: tab.id, browserID: browserID, index: index, url: tab.visibleURL, title: tab.title,
+            pinned: isPinned(at: index), groupID: group(at: index)?.id, openerID: opener(at: index)?.webState.id,
+            active: index == activeIndex, loading: tab.isLoading, progress: tab.progress, faviconURL: tab.faviconURL,
+            canGoBack: tab.history.canGoBack, canGoForward: tab.history.canGoForward,
+            historyIndex: tab.history.currentIndex, historyCount: tab.history.count,
+            createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt)
+    }
+
+    func groupSnapshot(_ group: TabGroup, browserID: BrowserID) -> GroupSnapshot {
+        GroupSnapshot(id: group.id, browserID: browserID, title: group.visualData.title, color: group.visualData.color,
+                      collapsed: group.visualData.collapsed, start: group.range.start, count: group.range.count,
+                      tabIDs: (group.range.start..<group.range.end).map { webState(at: $0)!.id })
+    }
+}
+
+extension Browser {
+    func snapshot(version: Int) -> WindowSnapshot {
+        let list = webStateList
+        return WindowSnapshot(
+            id: id, profileID: browserState.id, incognito: isIncognito, version: version, activeIndex: list.activeIndex,
+            pinnedCount: list.pinnedCount, tabs: (0..<list.count).map { list.tabSnapshot(at: $0, browserID: id) },
+            groups: list.groups.sorted { $0.range.start < $1.range.start }.map { list.groupSnapshot($0, browserID: id) },
+            createdAt: createdAt)
+    }
+}
+
+extension WebState {
+    var historySnapshot: HistorySnapshot {
+        HistorySnapshot(currentIndex: history.currentIndex, entries: history.items.map {
+            HistoryEntrySnapshot(url: $0.url, title: $0.title, transition: $0.transition, timestamp: $0.timestamp)
+        })
+    }
+}

@@ -1,0 +1,202 @@
+import BrowserModel
+
+// The handlers of the window's tab and group commands. Each checks what the model does not (URLs,
+// ids of this window), calls the model, and answers with snapshots.
+extension WindowMediator {
+    func registerCommands() {
+        let d = browser.dispatcher
+        let name = "TabsMediator"
+        func add<P, R>(_ command: Command<P, R>, _ handler: @escaping (WindowMediator, P) throws -> R) {
+            try? d.register(command, owner: self, handlerName: name) { [unowned self] payload in try handler(self, payload) }
+        }
+        add(TabCommands.open) { try $0.open($1) }
+        add(TabCommands.close) { m, id in try m.list.close(at: m.index(of: id), flags: .userAction); return id }
+        add(TabCommands.activate) { m, id in try m.list.activate(at: m.index(of: id)); return try m.snapshot(of: id) }
+        add(TabCommands.pin) { m, r in try m.list.setPinned(r.pinned, at: m.index(of: r.tabID)); return try m.snapshot(of: r.tabID) }
+        add(TabCommands.move) { try $0.move($1) }
+        add(TabCommands.replace) { try $0.replace($1) }
+        add(TabCommands.duplicate) { try $0.duplicate($1) }
+        add(TabCommands.navigate) { try $0.navigate($1) }
+        add(TabCommands.updatePageState) { try $0.updatePageState($1) }
+        add(TabCommands.closeMany) { try $0.closeMany($1) }
+        add(TabCommands.restoreClosed) { try $0.restoreClosed($1) }
+        add(TabCommands.createGroup) { try $0.createGroup($1) }
+        add(TabCommands.updateGroup) { try $0.updateGroup($1) }
+        add(TabCommands.addToGroup) { m, r in
+            let group = try m.group(r.groupID ?? TabGroupID(rawValue: ""))
+            try m.list.moveToGroup(indices: Set(r.tabIDs.map(m.index(of:))), group: group)
+            return m.snapshot(of: group)
+        }
+        add(TabCommands.ungroup) { m, r in
+            try m.list.removeFromGroups(indices: Set(r.tabIDs.map(m.index(of:))))
+            return try r.tabIDs.map(m.snapshot(of:))
+        }
+        add(TabCommands.moveGroup) { m, r in
+            let group = try m.group(r.groupID)
+            try m.list.moveGroup(group, before: r.beforeIndex)
+            return m.snapshot(of: group)
+        }
+        add(TabCommands.deleteGroup) { m, id in try m.list.deleteGroup(m.group(id)); return id }
+        add(TabCommands.closeGroup) { m, id in try m.closeMany(.group(id)) }
+        add(TabCommands.broadcast) { m, update in
+            try m.browser.broadcaster.update(update.key, to: update.value)
+            let key = try m.browser.broadcaster.key(named: update.key)
+            return BroadcastSnapshot(key: key.name, type: key.type, value: m.browser.broadcaster.value(of: key.name))
+        }
+
+        // The UI commands every window has.
+        add(TabCommands.openNewTab) { m, args in
+            try args.only(["url", "incognito", "inBackground"], command: "openNewTab")
+            let url = try args.string("url", command: "openNewTab") ?? WindowMediator.newTabURL
+            if let incognito = try args.bool("incognito", command: "openNewTab"), incognito != m.browser.isIncognito {
+                throw ModelError.incognitoMismatch(incognito
+                    ? "this window is not incognito: send openNewTab to an incognito window"
+                    : "this window is incognito: send openNewTab to a regular window")
+            }
+            let background = try args.bool("inBackground", command: "openNewTab") ?? false
+            return try m.open(OpenTabRequest(url: url, activate: !background))
+        }
+        add(TabCommands.closeTab) { m, args in
+            try args.only(["tabId"], command: "closeTab")
+            let id = TabID(rawValue: try args.string("tabId", command: "closeTab", required: true)!)
+            try m.list.close(at: m.index(of: id), flags: .userAction)
+            return id
+        }
+        add(TabCommands.activateTab) { m, args in
+            try args.only(["tabId"], command: "activateTab")
+            let id = TabID(rawValue: try args.string("tabId", command: "activateTab", required: true)!)
+            try m.list.activate(at: m.index(of: id))
+            return try m.snapshot(of: id)
+        }
+        add(TabCommands.loadURL) { m, args in
+            try args.only(["url"], command: "loadURL")
+            let url = try args.string("url", command: "loadURL", required: true)!
+            guard let active = m.list.activeWebState else {
+                throw ModelError.invalidArgument("the window has no active tab to load the URL in")
+            }
+            return try m.navigate(NavigateRequest(tabID: active.id, navigation: .navigate(url: url, transition: .typed)))
+        }
+    }
+
+    func open(_ request: OpenTabRequest) throws -> TabSnapshot {
+        let url = try url(request.url)
+        if request.openerID != nil && request.inheritOpener {
+            throw ModelError.invalidArgument("give either openerTabId or inheritOpener, not both")
+        }
+        let opener = try request.openerID.map { id -> WebState in
+            let index = list.index(ofTabWithID: id)
+            guard index >= 0 else { throw ModelError.openerNotInList(id) }
+            return list.webState(at: index)!
+        }
+        let group = try request.groupID.map(group)
+        let tab = newTab(url: url, transition: request.transition)
+        let index = try list.insert(tab, InsertionParams(index: request.index, opener: opener, inheritOpener: request.inheritOpener,
+                                                          activate: request.activate, pinned: request.pinned, group: group))
+        return list.tabSnapshot(at: index, browserID: browser.id)
+    }
+
+    func move(_ request: MoveTabRequest) throws -> TabSnapshot {
+        let from = try index(of: request.tabID)
+        if let destinationID = request.destination, destinationID != browser.id {
+            guard let destination = session.browser(withID: destinationID) else {
+                throw ModelError.crossProfile("window \(destinationID) is not a window of this tab's profile")
+            }
+            let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate)
+            return destination.webStateList.tabSnapshot(at: index, browserID: destination.id)
+        }
+        guard list.containsIndex(request.index) else {
+            throw ModelError.indexOutOfRange(index: request.index, validRange: 0...(list.count - 1))
+        }
+        try list.move(from: from, to: request.index)
+        if request.activate { try list.activate(at: try index(of: request.tabID)) }
+        return try snapshot(of: request.tabID)
+    }
+
+    func replace(_ request: ReplaceRequest) throws -> TabSnapshot {
+        let index = try index(of: request.tabID)
+        let tab = newTab(url: try url(request.url), transition: .typed)
+        try list.replace(at: index, with: tab)
+        return list.tabSnapshot(at: index, browserID: browser.id)
+    }
+
+    func duplicate(_ id: TabID) throws -> TabSnapshot {
+        let index = try index(of: id)
+        let copy = list.webState(at: index)!.duplicate()
+        let at = try list.insert(copy, InsertionParams(index: index + 1, pinned: list.isPinned(at: index), group: list.group(at: index)))
+        return list.tabSnapshot(at: at, browserID: browser.id)
+    }
+
+    func navigate(_ request: NavigateRequest) throws -> TabSnapshot {
+        let tab = try tab(request.tabID)
+        switch request.navigation {
+        case .navigate(let url, let transition):
+            tab.navigate(to: try self.url(url), transition: transition, maxItems: limits.historyEntries)
+        case .back: tab.go(offset: -1)
+        case .forward: tab.go(offset: 1)
+        case .reload: tab.reload()
+        case .go(let offset): tab.go(offset: offset)
+        }
+        return try snapshot(of: request.tabID)
+    }
+
+    func updatePageState(_ update: PageStateUpdate) throws -> TabSnapshot {
+        let index = try index(of: update.tabID)
+        let tab = list.webState(at: index)!
+        let title = try update.title.map { try InputValidation.title($0, limits: limits) }
+        let progress = try update.progress.map(InputValidation.progress)
+        let favicon: String?? = try update.faviconURL.map { try $0.map(url) }
+        let opener: WebState?? = try update.openerID.map { id in
+            try id.map { id in
+                let openerIndex = list.index(ofTabWithID: id)
+                guard openerIndex >= 0 else { throw ModelError.openerNotInList(id) }
+                return list.webState(at: openerIndex)!
+            }
+        }
+        if let opener { try list.setOpener(opener, at: index) }
+        tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon)
+        return list.tabSnapshot(at: index, browserID: browser.id)
+    }
+
+    func closeMany(_ selector: CloseTabsSelector) throws -> CloseTabsResult {
+        let closed: [WebState]
+        switch selector {
+        case .all: closed = try list.closeAll(flags: .userAction)
+        case .allNonPinned: closed = try list.closeAllNonPinned(flags: .userAction)
+        case .allExcept(let id): closed = try list.closeOthers(keeping: index(of: id), flags: .userAction)
+        case .group(let id): closed = try list.closeAll(in: group(id), flags: .userAction)
+        case .tabs(let ids):
+            let indices = Set(try ids.map(index(of:)))
+            closed = try list.performBatch { list in try list.close(atIndices: indices, flags: .userAction) }
+        }
+        return CloseTabsResult(closedTabIDs: closed.reversed().map(\.id), activeTabID: list.activeWebState?.id)
+    }
+
+    func restoreClosed(_ entry: ClosedTabID?) throws -> TabSnapshot {
+        guard !browser.isIncognito else {
+            throw ModelError.incognitoMismatch("incognito windows have no recently closed tabs")
+        }
+        let (target, tab, index) = try entry.map { try session.restoreClosedTab($0) } ?? session.restoreMostRecentClosedTab(in: browser)
+        _ = tab
+        return target.webStateList.tabSnapshot(at: index, browserID: target.id)
+    }
+
+    func createGroup(_ request: CreateGroupRequest) throws -> GroupSnapshot {
+        let indices = Set(try request.tabIDs.map(index(of:)))
+        var data: TabGroupVisualData?
+        if request.title != nil || request.color != nil {
+            data = TabGroupVisualData(title: try InputValidation.title(request.title ?? "", limits: limits),
+                                      color: request.color ?? TabGroupColor.next(after: list.groups.map(\.visualData.color)))
+        }
+        return snapshot(of: try list.createGroup(indices: indices, visualData: data))
+    }
+
+    func updateGroup(_ request: UpdateGroupRequest) throws -> GroupSnapshot {
+        let group = try group(request.groupID)
+        var data = group.visualData
+        if let title = request.title { data.title = try InputValidation.title(title, limits: limits) }
+        if let color = request.color { data.color = color }
+        if let collapsed = request.collapsed { data.collapsed = collapsed }
+        try list.updateVisualData(of: group, to: data)
+        return snapshot(of: group)
+    }
+}

@@ -1,0 +1,108 @@
+import BrowserModel
+
+/// One window's tab mediator: handles the window's tab and group commands, watches its list and tabs,
+/// keeps its version, and publishes a value snapshot of it after every change.
+///
+/// It registers its commands on the window's dispatcher when it starts and unregisters them when it
+/// stops. It holds no HTTP or SQLite types: what leaves it is snapshots.
+final class WindowMediator: WebStateListObserver, WebStateObserver {
+    unowned let browser: Browser
+    unowned let session: ProfileSession
+    let directory: Directory
+    /// Bumped by every change of the window or its tabs; a no-op changes nothing and so keeps it.
+    private(set) var version: Int
+    private var dirty = true
+    private var observedTabs: [ObjectIdentifier: WebState] = [:]
+
+    /// The URL a new tab shows when none is given.
+    static let newTabURL = "browserd://newtab"
+
+    init(browser: Browser, session: ProfileSession, directory: Directory, version: Int = 1) {
+        self.browser = browser
+        self.session = session
+        self.directory = directory
+        self.version = version
+        browser.webStateList.addObserver(self)
+        for tab in browser.webStateList.webStates { observe(tab) }
+        registerCommands()
+    }
+
+    func stop() {
+        browser.dispatcher.unregisterAll(owner: self)
+        browser.webStateList.removeObserver(self)
+        for tab in observedTabs.values { tab.removeObserver(self) }
+        observedTabs = [:]
+    }
+
+    /// Publishes the window's snapshot if it changed since the last one.
+    func publish() {
+        guard dirty else { return }
+        dirty = false
+        directory.putWindow(browser.snapshot(version: version), rootID: session.browserState.id)
+    }
+
+    private func changed() {
+        version += 1
+        dirty = true
+    }
+
+    private func observe(_ tab: WebState) {
+        tab.addObserver(self)
+        observedTabs[ObjectIdentifier(tab)] = tab
+    }
+
+    private func forget(_ tab: WebState) {
+        tab.removeObserver(self)
+        observedTabs[ObjectIdentifier(tab)] = nil
+    }
+
+    // MARK: Observation
+
+    func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
+        changed()
+        switch change {
+        case .insert(let tab, _, _): observe(tab)
+        case .detach(let detach): forget(detach.tab)
+        case .replace(let replaced, let inserted, _):
+            forget(replaced)
+            observe(inserted)
+        default: break
+        }
+    }
+
+    func webStateDidChange(_ webState: WebState, change: WebStateChange) {
+        changed()
+    }
+
+    // MARK: Helpers for handlers
+
+    var list: WebStateList { browser.webStateList }
+    var limits: ModelLimits { session.limits }
+
+    func index(of id: TabID) throws -> Int {
+        let index = list.index(ofTabWithID: id)
+        guard index >= 0 else { throw ModelError.tabNotFound(id) }
+        return index
+    }
+
+    func tab(_ id: TabID) throws -> WebState { list.webState(at: try index(of: id))! }
+
+    func group(_ id: TabGroupID) throws -> TabGroup {
+        guard let group = list.group(withID: id) else { throw ModelError.groupNotFound(id) }
+        return group
+    }
+
+    func snapshot(of id: TabID) throws -> TabSnapshot {
+        list.tabSnapshot(at: try index(of: id), browserID: browser.id)
+    }
+
+    func snapshot(of group: TabGroup) -> GroupSnapshot { list.groupSnapshot(group, browserID: browser.id) }
+
+    func url(_ string: String) throws -> String { try URLNormalizer.normalize(string, maxBytes: limits.urlBytes) }
+
+    func newTab(url: String, transition: PageTransition) -> WebState {
+        let tab = WebState()
+        tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
+        return tab
+    }
+}
