@@ -35,6 +35,9 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
+        // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
+        .target(name: "BrowserAPI", dependencies: ["HTTPServer", "BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
+
         // Infrastructure layers: they know nothing of browsers.
         .target(
             name: "HTTPServer",
@@ -57,6 +60,8 @@ let package = Package(
             name: "BrowserdApp",
             dependencies: [
                 "HTTPServer",
+                "BrowserAPI",
+                "BrowserServices",
                 "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,3 +1,5 @@
+import BrowserAPI
+public import BrowserServices
 import Foundation
 public import HTTPServer
 public import Logging
@@ -13,6 +15,8 @@ public final class Application: Sendable {
     public let logger: Logger
     public let readiness = Readiness()
     public let server: HTTPServer
+    /// The browser model behind the API.
+    public let service: BrowserService
     let registry: PrometheusCollectorRegistry
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
@@ -36,6 +40,9 @@ public final class Application: Sendable {
         var router = Router()
         let readiness = self.readiness
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
+        let service = BrowserService()
+        self.service = service
+        APIRoutes(service: service).register(in: &router)
         self.routes = router.routes
         self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
                                  observer: MetricsObserver(factory: factory))

@@ -1,0 +1,182 @@
+import BrowserModel
+import BrowserServices
+import Foundation
+import HTTPServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The JSON form of every snapshot, written with the fast writer (a window is encoded once per version).
+enum APIEncoding {
+    /// RFC 3339 UTC with milliseconds, e.g. `2026-11-21T22:19:31.123Z`.
+    static func timestamp(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds % 1000), 3))Z"
+    }
+
+    static func write(_ tab: TabSnapshot, to json: inout JSONText) {
+        json.beginObject()
+        json.member("id", tab.id.rawValue)
+        json.member("browserId", tab.browserID.rawValue)
+        json.member("index", tab.index)
+        json.member("url", tab.url)
+        json.member("title", tab.title)
+        json.member("pinned", tab.pinned)
+        json.member("groupId", tab.groupID?.rawValue)
+        json.member("openerTabId", tab.openerID?.rawValue)
+        json.member("active", tab.active)
+        json.member("loading", tab.loading)
+        json.member("progress", tab.progress)
+        json.member("faviconUrl", tab.faviconURL)
+        json.member("canGoBack", tab.canGoBack)
+        json.member("canGoForward", tab.canGoForward)
+        json.member("historyIndex", tab.historyIndex)
+        json.member("historyCount", tab.historyCount)
+        json.member("createdAt", timestamp(tab.createdAt))
+        json.member("lastActiveAt", timestamp(tab.lastActiveAt))
+        json.endObject()
+    }
+
+    static func write(_ group: GroupSnapshot, to json: inout JSONText) {
+        json.beginObject()
+        json.member("id", group.id.rawValue)
+        json.member("browserId", group.browserID.rawValue)
+        json.member("title", group.title)
+        json.member("color", group.color.rawValue)
+        json.member("collapsed", group.collapsed)
+        json.member("start", group.start)
+        json.member("count", group.count)
+        json.key("tabIds")
+        json.beginArray()
+        for id in group.tabIDs { json.value(id.rawValue) }
+        json.endArray()
+        json.endObject()
+    }
+
+    static func write(_ window: WindowSnapshot, to json: inout JSONText) {
+        json.beginObject()
+        json.member("id", window.id.rawValue)
+        json.member("profileId", window.profileID.rawValue)
+        json.member("incognito", window.incognito)
+        json.member("version", window.version)
+        json.member("activeTabId", window.activeTabID?.rawValue)
+        json.member("activeIndex", window.activeIndex)
+        json.member("pinnedCount", window.pinnedCount)
+        json.member("tabCount", window.tabCount)
+        json.key("tabs")
+        json.beginArray()
+        for tab in window.tabs { write(tab, to: &json) }
+        json.endArray()
+        json.key("groups")
+        json.beginArray()
+        for group in window.groups { write(group, to: &json) }
+        json.endArray()
+        json.member("createdAt", timestamp(window.createdAt))
+        json.endObject()
+    }
+
+    static func write(_ profile: ProfileSnapshot, to json: inout JSONText) {
+        json.beginObject()
+        json.member("id", profile.id.rawValue)
+        json.member("name", profile.name)
+        json.member("incognito", profile.incognito)
+        json.member("parentId", profile.parentID?.rawValue)
+        json.member("incognitoProfileId", profile.offTheRecordID?.rawValue)
+        json.member("windowCount", profile.windowCount)
+        json.member("createdAt", timestamp(profile.createdAt))
+        json.endObject()
+    }
+
+    static func bytes(_ body: (inout JSONText) -> Void) -> [UInt8] {
+        var json = JSONText(capacity: 1024)
+        body(&json)
+        return json.bytes
+    }
+
+    static func windowBytes(_ window: WindowSnapshot) -> [UInt8] {
+        var json = JSONText(capacity: 512 + window.tabs.count * 420)
+        write(window, to: &json)
+        return json.bytes
+    }
+
+    static func tabList(_ window: WindowSnapshot) -> [UInt8] {
+        bytes { json in
+            json.beginObject()
+            json.key("items")
+            json.beginArray()
+            for tab in window.tabs { write(tab, to: &json) }
+            json.endArray()
+            json.member("activeIndex", window.activeIndex)
+            json.member("pinnedCount", window.pinnedCount)
+            json.member("version", window.version)
+            json.endObject()
+        }
+    }
+
+    static func history(_ history: HistorySnapshot) -> [UInt8] {
+        bytes { json in
+            json.beginObject()
+            json.member("currentIndex", history.currentIndex)
+            json.key("entries")
+            json.beginArray()
+            for entry in history.entries {
+                json.beginObject()
+                json.member("url", entry.url)
+                json.member("title", entry.title)
+                json.member("transition", entry.transition.rawValue)
+                json.member("timestamp", timestamp(entry.timestamp))
+                json.endObject()
+            }
+            json.endArray()
+            json.endObject()
+        }
+    }
+
+    static func closedTab(_ entry: ClosedTabSnapshot, to json: inout JSONText) {
+        json.beginObject()
+        json.member("id", entry.id.rawValue)
+        json.member("tabId", entry.tabID.rawValue)
+        json.member("url", entry.url)
+        json.member("title", entry.title)
+        json.member("browserId", entry.browserID.rawValue)
+        json.member("index", entry.index)
+        json.member("groupId", entry.groupID?.rawValue)
+        json.member("wasActive", entry.wasActive)
+        json.member("closedAt", timestamp(entry.closedAt))
+        json.endObject()
+    }
+
+    static func broadcast(_ item: BroadcastSnapshot, to json: inout JSONText) {
+        json.beginObject()
+        json.member("key", item.key)
+        json.member("type", item.type.rawValue)
+        json.key("value")
+        switch item.value {
+        case .number(let value)?: json.value(value)
+        case .boolean(let value)?: json.value(value)
+        case nil: json.null()
+        }
+        json.endObject()
+    }
+
+    static func closeResult(_ result: CloseTabsResult) -> [UInt8] {
+        bytes { json in
+            json.beginObject()
+            json.key("closedTabIds")
+            json.beginArray()
+            for id in result.closedTabIDs { json.value(id.rawValue) }
+            json.endArray()
+            json.member("activeTabId", result.activeTabID?.rawValue)
+            json.endObject()
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import BrowserModel
+import BrowserServices
+import HTTPServer
+
+/// The API's problem types: one stable `type` per kind of error (all under `/problems/`), and the
+/// mapping of model and service errors onto them.
+enum APIProblem {
+    static func malformedJSON(_ detail: String) -> HTTPError {
+        HTTPError(400, kind: "malformed-json", title: "Malformed JSON", detail: "The body is not valid JSON: \(detail).")
+    }
+
+    static func invalidField(_ field: String, _ detail: String) -> HTTPError {
+        HTTPError(422, kind: "invalid-field", title: "Invalid Field", detail: "'\(field)' \(detail).", extensions: ["field": field])
+    }
+
+    static func invalidQuery(_ parameter: String, _ detail: String) -> HTTPError {
+        HTTPError(400, kind: "invalid-query", title: "Invalid Query Parameter", detail: "'\(parameter)' \(detail).",
+                  extensions: ["parameter": parameter])
+    }
+
+    static func unsupportedMediaType(_ given: String) -> HTTPError {
+        HTTPError(415, kind: "unsupported-media-type", title: "Unsupported Media Type",
+                  detail: "Request bodies must be application/json; this one is \(given).",
+                  headers: ["Accept-Post": "application/json"])
+    }
+
+    static func preconditionFailed(current: Int) -> HTTPError {
+        HTTPError(412, kind: "precondition-failed", title: "Precondition Failed",
+                  detail: "If-Match does not match: the window is at version \(current) (ETag \"v\(current)\"). Reload and retry.",
+                  headers: ["ETag": "\"v\(current)\""])
+    }
+
+    static func notFound(_ kind: String, _ what: String) -> HTTPError {
+        HTTPError(404, kind: kind, title: "Not Found", detail: what)
+    }
+
+    static func windowNotFound(_ id: String) -> HTTPError { notFound("window-not-found", "Window \(id) does not exist.") }
+    static func tabNotFound(_ id: String) -> HTTPError { notFound("tab-not-found", "Tab \(id) does not exist.") }
+    static func profileNotFound(_ id: String) -> HTTPError { notFound("profile-not-found", "Profile \(id) does not exist.") }
+    static func groupNotFound(_ id: String) -> HTTPError { notFound("group-not-found", "Group \(id) does not exist.") }
+
+    /// The problem for an error of the model or the service.
+    static func from(_ error: any Error) -> any Error {
+        if let error = error as? ServiceError {
+            switch error {
+            case .versionMismatch(let current): return preconditionFailed(current: current)
+            case .wrongProfileKind(let detail): return HTTPError(422, kind: "wrong-profile-kind", title: "Wrong Kind of Profile", detail: detail)
+            }
+        }
+        guard let error = error as? ModelError else { return error }
+        let detail = error.description.prefix(1).uppercased() + error.description.dropFirst() + "."
+        switch error {
+        case .tabNotFound(let id): return tabNotFound(id.rawValue)
+        case .browserNotFound(let id): return windowNotFound(id.rawValue)
+        case .profileNotFound(let id): return profileNotFound(id.rawValue)
+        case .groupNotFound(let id): return groupNotFound(id.rawValue)
+        case .closedTabNotFound: return notFound("closed-tab-not-found", detail)
+        case .commandNotRegistered: return notFound("command-not-found", detail)
+        case .unknownBroadcastKey: return notFound("broadcast-key-not-found", detail)
+        case .indexOutOfRange: return HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range", detail: detail)
+        case .invalidURL: return HTTPError(422, kind: "invalid-url", title: "Invalid URL", detail: detail)
+        case .titleTooLong: return HTTPError(422, kind: "invalid-title", title: "Invalid Title", detail: detail)
+        case .openerNotInList: return HTTPError(422, kind: "opener-not-found", title: "Opener Not Found", detail: detail)
+        case .groupInvariant: return HTTPError(422, kind: "group-invariant", title: "Group Invariant", detail: detail)
+        case .invalidArgument, .notOffTheRecordCapable:
+            return HTTPError(422, kind: "invalid-argument", title: "Invalid Argument", detail: detail)
+        case .invalidCommandArguments:
+            return HTTPError(422, kind: "invalid-command-arguments", title: "Invalid Command Arguments", detail: detail)
+        case .broadcastTypeMismatch:
+            return HTTPError(422, kind: "broadcast-type-mismatch", title: "Broadcast Type Mismatch", detail: detail)
+        case .incognitoMismatch:
+            return HTTPError(409, kind: "incognito-mismatch", title: "Incognito Mismatch", detail: detail)
+        case .crossProfile: return HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation", detail: detail)
+        case .limitReached: return HTTPError(409, kind: "limit-reached", title: "Limit Reached", detail: detail)
+        case .noWindowToRestoreInto: return HTTPError(409, kind: "no-window", title: "No Window", detail: detail)
+        case .tabAlreadyInList, .groupAlreadyExists, .batchInProgress, .commandAlreadyRegistered,
+             .alreadyBroadcasting, .notBroadcasting:
+            return HTTPError(409, kind: "conflict", title: "Conflict", detail: detail)
+        }
+    }
+}

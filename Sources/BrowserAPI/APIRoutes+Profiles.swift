@@ -1,0 +1,67 @@
+import BrowserModel
+import BrowserServices
+import HTTPServer
+
+extension APIRoutes {
+    func registerProfiles(in router: inout Router) {
+        let service = self.service
+
+        router.add(.post, "/v1/profiles", Self.deferred { request in
+            let body = try RequestBody(request, allowed: ["name"])
+            let name = try body.string("name", maxLength: 200, required: true)!
+            guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw APIProblem.invalidField("name", "must not be blank") }
+            let profile = try await service.createProfile(name: name)
+            return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: 201, location: "/v1/profiles/\(profile.id)")
+        })
+
+        router.add(.get, "/v1/profiles", Self.immediate { request in
+            let (items, next) = try Self.page(service.profiles(), id: \.id.rawValue, request: request)
+            return Self.json(APIEncoding.bytes { json in
+                json.beginObject()
+                json.key("items")
+                json.beginArray()
+                for profile in items { APIEncoding.write(profile, to: &json) }
+                json.endArray()
+                json.member("nextCursor", next)
+                json.endObject()
+            })
+        })
+
+        router.add(.get, "/v1/profiles/{profileId}", Self.immediate { request in
+            let id = request.parameter("profileId")
+            guard let profile = service.profile(ProfileID(rawValue: id)) else { throw APIProblem.profileNotFound(id) }
+            return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) })
+        })
+
+        router.add(.delete, "/v1/profiles/{profileId}", Self.deferred { request in
+            try await service.deleteProfile(ProfileID(rawValue: request.parameter("profileId")))
+            return .noContent
+        })
+
+        router.add(.post, "/v1/profiles/{profileId}/incognito", Self.deferred { request in
+            try Self.noParameters(request)
+            let (profile, created) = try await service.offTheRecordProfile(of: ProfileID(rawValue: request.parameter("profileId")))
+            return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: created ? 201 : 200,
+                             location: "/v1/profiles/\(profile.id)")
+        })
+
+        router.add(.get, "/v1/profiles/{profileId}/recently-closed", Self.deferred { request in
+            let entries = try await service.recentlyClosed(profile: ProfileID(rawValue: request.parameter("profileId")))
+            return Self.json(APIEncoding.bytes { json in
+                json.beginObject()
+                json.key("items")
+                json.beginArray()
+                for entry in entries { APIEncoding.closedTab(entry, to: &json) }
+                json.endArray()
+                json.endObject()
+            })
+        })
+
+        router.add(.post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore", Self.deferred { request in
+            try Self.noParameters(request)
+            let (tab, version) = try await service.restoreClosedTab(
+                profile: ProfileID(rawValue: request.parameter("profileId")), entry: ClosedTabID(rawValue: request.parameter("entryId")))
+            return Self.tabResponse(tab, version: version, status: 201)
+        })
+    }
+}

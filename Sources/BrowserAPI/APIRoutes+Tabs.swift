@@ -1,0 +1,147 @@
+import BrowserModel
+import BrowserServices
+import HTTPServer
+
+extension APIRoutes {
+    func registerTabs(in router: inout Router) {
+        let service = self.service
+        let routes = self
+
+        router.add(.get, "/v1/tabs/{tabId}", Self.immediate { request in
+            let id = request.parameter("tabId")
+            guard let (tab, version) = service.tab(TabID(rawValue: id)) else { throw APIProblem.tabNotFound(id) }
+            return Self.tabResponse(tab, version: version)
+        })
+
+        router.add(.patch, "/v1/tabs/{tabId}", Self.deferred { request in
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId"])
+            var update = PageStateUpdate(tabID: TabID(rawValue: id))
+            update.title = try body.string("title", maxLength: 1024)
+            update.loading = try body.bool("loading")
+            update.progress = try body.double("progress", range: 0...1)
+            if body.has("faviconUrl") {
+                update.faviconURL = .some(try body.string("faviconUrl", maxLength: 2 * 1024 * 1024))
+            }
+            if body.has("openerTabId") {
+                if body.isNull("openerTabId") {
+                    update.openerID = .some(nil)
+                } else {
+                    let opener = try routes.tabIDs([try body.string("openerTabId", maxLength: 64)!], field: "openerTabId", in: window)[0]
+                    guard opener.rawValue != id else { throw APIProblem.invalidField("openerTabId", "cannot be the tab itself") }
+                    update.openerID = .some(opener)
+                }
+            }
+            let (tab, version) = try await service.dispatch(TabCommands.updatePageState, update, in: window, ifMatch: Self.ifMatch(request))
+            return Self.tabResponse(tab, version: version)
+        })
+
+        router.add(.delete, "/v1/tabs/{tabId}", Self.deferred { request in
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let (_, version) = try await service.dispatch(TabCommands.close, TabID(rawValue: id), in: window, ifMatch: Self.ifMatch(request))
+            var response = HTTPResponse.noContent
+            response.headers.set("ETag", "\"v\(version)\"")
+            return response
+        })
+
+        /// An action on one tab whose body is empty or `{}`.
+        func action(_ path: String, _ make: @escaping @Sendable (TabID, BrowserService, BrowserID, Int?) async throws -> (TabSnapshot, Int)) {
+            router.add(.post, "/v1/tabs/{tabId}/\(path)", Self.deferred { request in
+                try Self.noParameters(request)
+                let id = request.parameter("tabId")
+                let window = try routes.windowOf(tab: id)
+                let (tab, version) = try await make(TabID(rawValue: id), service, window, Self.ifMatch(request))
+                return Self.tabResponse(tab, version: version)
+            })
+        }
+        action("activate") { try await $1.dispatch(TabCommands.activate, $0, in: $2, ifMatch: $3) }
+        action("pin") { try await $1.dispatch(TabCommands.pin, PinRequest(tabID: $0, pinned: true), in: $2, ifMatch: $3) }
+        action("unpin") { try await $1.dispatch(TabCommands.pin, PinRequest(tabID: $0, pinned: false), in: $2, ifMatch: $3) }
+        action("back") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .back), in: $2, ifMatch: $3) }
+        action("forward") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .forward), in: $2, ifMatch: $3) }
+        action("reload") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .reload), in: $2, ifMatch: $3) }
+
+        router.add(.post, "/v1/tabs/{tabId}/duplicate", Self.deferred { request in
+            try Self.noParameters(request)
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let (tab, version) = try await service.dispatch(TabCommands.duplicate, TabID(rawValue: id), in: window, ifMatch: Self.ifMatch(request))
+            return Self.tabResponse(tab, version: version, status: 201)
+        })
+
+        router.add(.post, "/v1/tabs/{tabId}/move", Self.deferred { request in
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let body = try RequestBody(request, allowed: ["index", "browserId", "activate"])
+            let index = try body.int("index", range: Int.min...Int.max, required: true)!
+            var destination: BrowserID?
+            if let target = try body.string("browserId", maxLength: 64), target != window.rawValue {
+                let targetID = BrowserID(rawValue: target)
+                guard service.window(targetID) != nil else {
+                    throw APIProblem.invalidField("browserId", "names window \(target), which does not exist")
+                }
+                guard service.rootProfile(ofWindow: targetID) == service.rootProfile(ofWindow: window) else {
+                    throw HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation",
+                                    detail: "Tabs move only between windows of one profile.")
+                }
+                destination = targetID
+            }
+            let count = service.window(destination ?? window)?.tabCount ?? 0
+            let limit = destination == nil ? count - 1 : count
+            guard index >= 0, index <= limit else {
+                throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
+                                detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
+            }
+            let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
+                                      activate: try body.bool("activate") ?? false)
+            let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: Self.ifMatch(request))
+            return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
+        })
+
+        router.add(.post, "/v1/tabs/{tabId}/replace", Self.deferred { request in
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let body = try RequestBody(request, allowed: ["url"])
+            let url = try body.string("url", maxLength: 2 * 1024 * 1024, required: true)!
+            let (tab, version) = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: TabID(rawValue: id), url: url),
+                                                            in: window, ifMatch: Self.ifMatch(request))
+            return Self.tabResponse(tab, version: version)
+        })
+
+        router.add(.post, "/v1/tabs/{tabId}/navigate", Self.deferred { request in
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let body = try RequestBody(request, allowed: ["url", "transition"])
+            let url = try body.string("url", maxLength: 2 * 1024 * 1024, required: true)!
+            var transition = PageTransition.link
+            if let name = try body.string("transition", maxLength: 32) {
+                guard let value = PageTransition(rawValue: name) else {
+                    throw APIProblem.invalidField("transition", "must be one of \(PageTransition.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                transition = value
+            }
+            let (tab, version) = try await service.dispatch(
+                TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .navigate(url: url, transition: transition)),
+                in: window, ifMatch: Self.ifMatch(request))
+            return Self.tabResponse(tab, version: version)
+        })
+
+        router.add(.post, "/v1/tabs/{tabId}/go", Self.deferred { request in
+            let id = request.parameter("tabId")
+            let window = try routes.windowOf(tab: id)
+            let body = try RequestBody(request, allowed: ["offset"])
+            let offset = try body.int("offset", range: -100_000...100_000, required: true)!
+            let (tab, version) = try await service.dispatch(
+                TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .go(offset: offset)),
+                in: window, ifMatch: Self.ifMatch(request))
+            return Self.tabResponse(tab, version: version)
+        })
+
+        router.add(.get, "/v1/tabs/{tabId}/history", Self.deferred { request in
+            let history = try await service.history(of: TabID(rawValue: request.parameter("tabId")))
+            return Self.json(APIEncoding.history(history))
+        })
+    }
+}

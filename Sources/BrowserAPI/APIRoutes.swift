@@ -1,0 +1,114 @@
+public import BrowserServices
+import BrowserModel
+public import HTTPServer
+
+/// The REST API v1: thin handlers that check input, then either dispatch a command through the target
+/// window (via ``BrowserService``) or read a published snapshot, and encode JSON. They never touch the
+/// model.
+public struct APIRoutes: Sendable {
+    let service: BrowserService
+
+    public init(service: BrowserService) { self.service = service }
+
+    public func register(in router: inout Router) {
+        registerProfiles(in: &router)
+        registerWindows(in: &router)
+        registerTabs(in: &router)
+        registerGroups(in: &router)
+    }
+
+    // MARK: Shared helpers
+
+    /// A deferred responder whose model and service errors become their problems.
+    static func deferred(_ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
+        .deferred { request in
+            do { return try await body(request) } catch { throw APIProblem.from(error) }
+        }
+    }
+
+    /// An immediate responder whose model and service errors become their problems.
+    static func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
+        .immediate { request in
+            do { return try body(request) } catch { throw APIProblem.from(error) }
+        }
+    }
+
+    static func json(_ bytes: [UInt8], status: Int = 200, version: Int? = nil, location: String? = nil) -> HTTPResponse {
+        var headers: HTTPHeaders = ["Cache-Control": "no-store"]
+        if let version { headers.set("ETag", "\"v\(version)\"") }
+        if let location { headers.set("Location", location) }
+        return .json(bytes, status: status, headers: headers)
+    }
+
+    static func tabResponse(_ tab: TabSnapshot, version: Int, status: Int = 200) -> HTTPResponse {
+        json(APIEncoding.bytes { APIEncoding.write(tab, to: &$0) }, status: status, version: version,
+             location: status == 201 ? "/v1/tabs/\(tab.id)" : nil)
+    }
+
+    static func groupResponse(_ group: GroupSnapshot, version: Int, status: Int = 200) -> HTTPResponse {
+        json(APIEncoding.bytes { APIEncoding.write(group, to: &$0) }, status: status, version: version,
+             location: status == 201 ? "/v1/groups/\(group.id)" : nil)
+    }
+
+    /// The window version `If-Match` asks for: nil when absent or `*`; a version no window has when the
+    /// tag is weak or not one of ours (weak tags never match under strong comparison).
+    static func ifMatch(_ request: HTTPRequest) -> Int? {
+        guard let header = request.headers["If-Match"]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        if header == "*" { return nil }
+        let tag = header.split(separator: ",").first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+        guard tag.hasPrefix("\"v"), tag.hasSuffix("\""), let version = Int(tag.dropFirst(2).dropLast()) else { return -1 }
+        return version
+    }
+
+    /// A list page: `limit` (1…1000, default 100) and `cursor` (the id the previous page ended with).
+    static func page<T>(_ items: [T], id: (T) -> String, request: HTTPRequest) throws -> (items: ArraySlice<T>, next: String?) {
+        var limit = 100
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), (1...1000).contains(value) else {
+                throw APIProblem.invalidQuery("limit", "must be an integer from 1 to 1000")
+            }
+            limit = value
+        }
+        var start = 0
+        if let cursor = request.queryValue("cursor") {
+            guard let index = items.firstIndex(where: { id($0) == cursor }) else {
+                throw APIProblem.invalidQuery("cursor", "is not a cursor this list gave out (lists may have changed; start again)")
+            }
+            start = index + 1
+        }
+        let end = min(items.count, start + limit)
+        let slice = items[start..<end]
+        return (slice, end < items.count ? slice.last.map(id) : nil)
+    }
+
+    /// Requires an empty body or `{}` for actions without parameters.
+    static func noParameters(_ request: HTTPRequest) throws {
+        _ = try RequestBody(request, allowed: [])
+    }
+
+    func windowOf(tab id: String) throws -> BrowserID {
+        guard let window = service.window(ofTab: TabID(rawValue: id)) else { throw APIProblem.tabNotFound(id) }
+        return window
+    }
+
+    func windowOf(group id: String) throws -> BrowserID {
+        guard let window = service.window(ofGroup: TabGroupID(rawValue: id)) else { throw APIProblem.groupNotFound(id) }
+        return window
+    }
+
+    func existingWindow(_ id: String) throws -> BrowserID {
+        let browserID = BrowserID(rawValue: id)
+        guard service.window(browserID) != nil else { throw APIProblem.windowNotFound(id) }
+        return browserID
+    }
+
+    /// Tab ids in a body must name tabs of `window`.
+    func tabIDs(_ ids: [String], field: String, in window: BrowserID) throws -> [TabID] {
+        try ids.map { id in
+            guard service.window(ofTab: TabID(rawValue: id)) == window else {
+                throw APIProblem.invalidField(field, "names tab \(id), which is not in window \(window)")
+            }
+            return TabID(rawValue: id)
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import HTTPServer
+
+/// A JSON object body with typed, checked accessors. Every problem becomes a 400 (not JSON, or not an
+/// object) or a 422 (a member of the wrong type or out of range) whose detail names the member.
+struct RequestBody {
+    private let members: [String: JSONValue]
+
+    /// Parses the request's body as a JSON object whose members are all in `allowed`.
+    /// An empty body counts as `{}`. A body that is not `application/json` gets 415.
+    init(_ request: HTTPRequest, allowed: Set<String>) throws {
+        if request.body.isEmpty {
+            members = [:]
+            return
+        }
+        let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+            throw APIProblem.unsupportedMediaType(contentType.isEmpty ? "none" : contentType)
+        }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(request.body)
+        } catch let error as JSONParser.SyntaxError {
+            throw APIProblem.malformedJSON("\(error.message) at byte \(error.offset)")
+        }
+        guard case .object(let list) = value else {
+            throw APIProblem.malformedJSON("the body must be a JSON object, not \(value.typeName)")
+        }
+        var members: [String: JSONValue] = [:]
+        for (key, value) in list {
+            guard allowed.contains(key) else {
+                throw APIProblem.invalidField(key, "is not a known member (allowed: \(allowed.sorted().joined(separator: ", ")))")
+            }
+            members[key] = value
+        }
+        self.members = members
+    }
+
+    func has(_ key: String) -> Bool { members[key] != nil }
+
+    /// Whether the member is present and explicitly null.
+    func isNull(_ key: String) -> Bool { members[key] == .null }
+
+    func string(_ key: String, maxLength: Int = 1_024, required: Bool = false) throws -> String? {
+        switch members[key] {
+        case nil, .null?:
+            if required { throw APIProblem.invalidField(key, "is required") }
+            return nil
+        case .string(let value)?:
+            guard value.count <= maxLength else { throw APIProblem.invalidField(key, "is longer than \(maxLength) characters") }
+            return value
+        case let other?:
+            throw APIProblem.invalidField(key, "must be a string, not \(other.typeName)")
+        }
+    }
+
+    func int(_ key: String, range: ClosedRange<Int>, required: Bool = false) throws -> Int? {
+        switch members[key] {
+        case nil, .null?:
+            if required { throw APIProblem.invalidField(key, "is required") }
+            return nil
+        case .number(let value, let isInteger)?:
+            guard isInteger, value.magnitude < 1e15 else { throw APIProblem.invalidField(key, "must be an integer") }
+            let int = Int(value)
+            guard range.contains(int) else {
+                throw APIProblem.invalidField(key, "must be from \(range.lowerBound) to \(range.upperBound), got \(int)")
+            }
+            return int
+        case let other?:
+            throw APIProblem.invalidField(key, "must be an integer, not \(other.typeName)")
+        }
+    }
+
+    func double(_ key: String, range: ClosedRange<Double>) throws -> Double? {
+        switch members[key] {
+        case nil, .null?: return nil
+        case .number(let value, _)?:
+            guard range.contains(value) else {
+                throw APIProblem.invalidField(key, "must be from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        case let other?:
+            throw APIProblem.invalidField(key, "must be a number, not \(other.typeName)")
+        }
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        switch members[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        case let other?: throw APIProblem.invalidField(key, "must be a boolean, not \(other.typeName)")
+        }
+    }
+
+    func strings(_ key: String, maxCount: Int = 10_000, required: Bool = false) throws -> [String]? {
+        switch members[key] {
+        case nil, .null?:
+            if required { throw APIProblem.invalidField(key, "is required") }
+            return nil
+        case .array(let items)?:
+            guard items.count <= maxCount else { throw APIProblem.invalidField(key, "has more than \(maxCount) items") }
+            return try items.map {
+                guard case .string(let value) = $0, value.count <= 256 else {
+                    throw APIProblem.invalidField(key, "must be an array of ids (strings)")
+                }
+                return value
+            }
+        case let other?:
+            throw APIProblem.invalidField(key, "must be an array, not \(other.typeName)")
+        }
+    }
+
+    /// The raw value of a member (for open-ended members such as command arguments).
+    func value(_ key: String) -> JSONValue? { members[key] }
+}
+
+extension String {
+    func trimmingCharacters(in set: Whitespace) -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+
+    enum Whitespace { case whitespaces }
+}
