@@ -21,14 +21,15 @@ info:
     name: Apache-2.0
     identifier: Apache-2.0
 servers:
-  - url: http://127.0.0.1:8080
+- url: http://127.0.0.1:8080
 paths:
   /healthz:
     get:
       operationId: getHealth
       summary: Liveness
       description: Answers 200 while the process serves HTTP. Needs no token and carries no tenant data.
-      tags: [operations]
+      tags:
+      - operations
       responses:
         '200':
           description: The process is alive.
@@ -38,7 +39,8 @@ paths:
                 $ref: '#/components/schemas/Health'
               examples:
                 ok:
-                  value: {status: ok}
+                  value:
+                    status: ok
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
   /readyz:
@@ -49,7 +51,8 @@ paths:
         200 once start-up work (such as restoring state) has finished and dependencies are healthy;
         503 before that, during shutdown, or while a dependency fails. The 503 body names what holds
         readiness back, by component.
-      tags: [operations]
+      tags:
+      - operations
       responses:
         '200':
           description: Ready for API traffic.
@@ -59,7 +62,8 @@ paths:
                 $ref: '#/components/schemas/Readiness'
               examples:
                 ready:
-                  value: {status: ready}
+                  value:
+                    status: ready
         '503':
           description: Not ready; the body names the blocking components.
           headers:
@@ -71,7 +75,9 @@ paths:
                 $ref: '#/components/schemas/Readiness'
               examples:
                 starting:
-                  value: {status: unavailable, startup: starting up}
+                  value:
+                    status: unavailable
+                    startup: starting up
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
   /metrics:
@@ -83,7 +89,8 @@ paths:
         method and status (`browserd_http_requests_total`), request duration
         (`browserd_http_request_duration_seconds`), open connections and streams. No label carries a
         tab, window or profile id.
-      tags: [operations]
+      tags:
+      - operations
       responses:
         '200':
           description: The metrics.
@@ -93,7 +100,9 @@ paths:
                 type: string
               examples:
                 sample:
-                  value: "# TYPE browserd_http_connections_open gauge\nbrowserd_http_connections_open 1\n"
+                  value: |
+                    # TYPE browserd_http_connections_open gauge
+                    browserd_http_connections_open 1
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
   /openapi.yaml:
@@ -101,7 +110,8 @@ paths:
       operationId: getContract
       summary: This contract
       description: The OpenAPI document, served from the binary.
-      tags: [operations]
+      tags:
+      - operations
       responses:
         '200':
           description: The OpenAPI 3.1 document.
@@ -116,7 +126,8 @@ paths:
       operationId: getIndex
       summary: API index
       description: What this server is, its limits, and links to its resources. The answer is fixed for the life of the process.
-      tags: [operations]
+      tags:
+      - operations
       responses:
         '200':
           description: The index.
@@ -126,6 +137,1348 @@ paths:
                 $ref: '#/components/schemas/APIIndex'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+  /v1/profiles:
+    post:
+      operationId: createProfile
+      summary: Create a profile
+      tags:
+      - profiles
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Profile'
+          headers:
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateProfile'
+    get:
+      operationId: listProfiles
+      summary: List profiles
+      tags:
+      - profiles
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ProfileList'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+      parameters:
+      - $ref: '#/components/parameters/limit'
+      - $ref: '#/components/parameters/cursor'
+  /v1/profiles/{profileId}:
+    get:
+      operationId: getProfile
+      summary: Get a profile
+      tags:
+      - profiles
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Profile'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+    delete:
+      operationId: deleteProfile
+      summary: Delete a profile
+      tags:
+      - profiles
+      responses:
+        '204':
+          description: Done.
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      description: Closes its windows and deletes its data; for a regular profile, its incognito profile too. For an incognito
+        profile, destroys it and every incognito window.
+  /v1/profiles/{profileId}/incognito:
+    post:
+      operationId: createIncognitoProfile
+      summary: Get or create the incognito profile
+      tags:
+      - profiles
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Profile'
+          headers:
+            Location:
+              $ref: '#/components/headers/Location'
+        '200':
+          description: It already existed
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Profile'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/profiles/{profileId}/recently-closed:
+    get:
+      operationId: listRecentlyClosed
+      summary: Recently closed tabs, newest first
+      tags:
+      - profiles
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ClosedTabList'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+  /v1/profiles/{profileId}/recently-closed/{entryId}/restore:
+    post:
+      operationId: restoreRecentlyClosed
+      summary: Restore a closed tab
+      tags:
+      - profiles
+      responses:
+        '201':
+          description: Restored
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      - $ref: '#/components/parameters/entryId'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/browsers:
+    post:
+      operationId: createWindow
+      summary: Open a window
+      tags:
+      - windows
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Window'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateWindow'
+      description: A new window has no tabs.
+    get:
+      operationId: listWindows
+      summary: List windows
+      tags:
+      - windows
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/WindowList'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/profileFilter'
+      - $ref: '#/components/parameters/limit'
+      - $ref: '#/components/parameters/cursor'
+  /v1/browsers/{browserId}:
+    get:
+      operationId: getWindow
+      summary: Get a window with its tabs and groups
+      tags:
+      - windows
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Window'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+    delete:
+      operationId: closeWindow
+      summary: Close a window
+      tags:
+      - windows
+      responses:
+        '204':
+          description: Done.
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IfMatch'
+      description: Its tabs go to recently closed unless it is incognito.
+  /v1/browsers/{browserId}/tabs:
+    get:
+      operationId: listTabs
+      summary: List a window's tabs
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/TabList'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+    post:
+      operationId: openTab
+      summary: Open a tab
+      tags:
+      - tabs
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateTab'
+  /v1/browsers/{browserId}/close-tabs:
+    post:
+      operationId: closeTabs
+      summary: Close several tabs at once
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CloseTabsResult'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CloseTabs'
+      description: One batch, one change of active tab.
+  /v1/browsers/{browserId}/restore-closed-tab:
+    post:
+      operationId: restoreClosedTab
+      summary: Restore the window's most recently closed tab
+      tags:
+      - tabs
+      responses:
+        '201':
+          description: Restored
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/browsers/{browserId}/groups:
+    post:
+      operationId: createGroup
+      summary: Create a group from tabs
+      tags:
+      - groups
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Group'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CreateGroup'
+  /v1/browsers/{browserId}/ungroup-tabs:
+    post:
+      operationId: ungroupTabs
+      summary: Take tabs out of their groups
+      tags:
+      - groups
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/TabItems'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TabIds'
+  /v1/browsers/{browserId}/commands:
+    get:
+      operationId: listCommands
+      summary: Commands the window handles
+      tags:
+      - commands
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CommandList'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+  /v1/browsers/{browserId}/commands/{name}:
+    post:
+      operationId: dispatchCommand
+      summary: Dispatch a command
+      tags:
+      - commands
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CommandResult'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/commandName'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/CommandRequest'
+      description: Every window has openNewTab {url?, incognito?, inBackground?}, closeTab {tabId}, activateTab {tabId} and
+        loadURL {url}. Not registered → 404; bad args → 422.
+  /v1/browsers/{browserId}/broadcasts:
+    get:
+      operationId: listBroadcasts
+      summary: The window's broadcast properties
+      tags:
+      - broadcasts
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/BroadcastList'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+  /v1/browsers/{browserId}/broadcasts/{key}:
+    put:
+      operationId: putBroadcast
+      summary: Report a broadcast property
+      tags:
+      - broadcasts
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Broadcast'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/broadcastKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/BroadcastValue'
+      description: An identical value is accepted and notifies nobody. Unknown key → 404; wrong type → 422.
+  /v1/tabs/{tabId}:
+    get:
+      operationId: getTab
+      summary: Get a tab
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+    patch:
+      operationId: updateTab
+      summary: Report page state
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/PatchTab'
+    delete:
+      operationId: closeTab
+      summary: Close a tab
+      tags:
+      - tabs
+      responses:
+        '204':
+          description: Done.
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+  /v1/tabs/{tabId}/activate:
+    post:
+      operationId: activateTab
+      summary: Activate a tab
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/pin:
+    post:
+      operationId: pinTab
+      summary: Pin a tab
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/unpin:
+    post:
+      operationId: unpinTab
+      summary: Unpin a tab
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/back:
+    post:
+      operationId: backTab
+      summary: Go back
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/forward:
+    post:
+      operationId: forwardTab
+      summary: Go forward
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/reload:
+    post:
+      operationId: reloadTab
+      summary: Reload
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/duplicate:
+    post:
+      operationId: duplicateTab
+      summary: Duplicate a tab, right after it
+      tags:
+      - tabs
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/tabs/{tabId}/move:
+    post:
+      operationId: moveTab
+      summary: Move a tab (to another window of the profile with browserId)
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/MoveTab'
+  /v1/tabs/{tabId}/replace:
+    post:
+      operationId: replaceTab
+      summary: Replace a tab with a new one at the same index
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/ReplaceTab'
+  /v1/tabs/{tabId}/navigate:
+    post:
+      operationId: navigateTab
+      summary: Navigate (commits a new history entry)
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/NavigateTab'
+  /v1/tabs/{tabId}/go:
+    post:
+      operationId: goTab
+      summary: Move in history by an offset
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Tab'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/GoTab'
+  /v1/tabs/{tabId}/history:
+    get:
+      operationId: getTabHistory
+      summary: A tab's navigation history
+      tags:
+      - tabs
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/History'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/tabId'
+  /v1/groups/{groupId}:
+    get:
+      operationId: getGroup
+      summary: Get a group
+      tags:
+      - groups
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Group'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '404':
+          $ref: '#/components/responses/NotFound'
+      parameters:
+      - $ref: '#/components/parameters/groupId'
+    patch:
+      operationId: updateGroup
+      summary: Change title, colour or collapsed state
+      tags:
+      - groups
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Group'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/PatchGroup'
+    delete:
+      operationId: deleteGroup
+      summary: Ungroup, keeping the tabs
+      tags:
+      - groups
+      responses:
+        '204':
+          description: Done.
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+      parameters:
+      - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IfMatch'
+  /v1/groups/{groupId}/add-tabs:
+    post:
+      operationId: addTabsToGroup
+      summary: Move tabs into a group
+      tags:
+      - groups
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Group'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/TabIds'
+  /v1/groups/{groupId}/move:
+    post:
+      operationId: moveGroup
+      summary: Move a group
+      tags:
+      - groups
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Group'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/MoveGroup'
+  /v1/groups/{groupId}/close:
+    post:
+      operationId: closeGroup
+      summary: Close a group's tabs
+      tags:
+      - groups
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/CloseTabsResult'
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IfMatch'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
 components:
   headers:
     RetryAfter:
@@ -138,6 +1491,15 @@ components:
       schema:
         type: string
       example: GET, HEAD
+    ETag:
+      description: Strong entity tag of the window version, e.g. "v12".
+      schema:
+        type: string
+      example: '"v12"'
+    Location:
+      description: The URL of the created resource.
+      schema:
+        type: string
   responses:
     NotFound:
       description: There is no such resource.
@@ -147,7 +1509,12 @@ components:
             $ref: '#/components/schemas/Problem'
           examples:
             notFound:
-              value: {type: /problems/not-found, title: Not Found, status: 404, detail: There is no resource at /nope., instance: /nope}
+              value:
+                type: /problems/not-found
+                title: Not Found
+                status: 404
+                detail: There is no resource at /nope.
+                instance: /nope
     MethodNotAllowed:
       description: The resource exists but does not have this method; `Allow` lists those it has.
       headers:
@@ -159,9 +1526,48 @@ components:
             $ref: '#/components/schemas/Problem'
           examples:
             trace:
-              value: {type: /problems/method-not-allowed, title: Method Not Allowed, status: 405, detail: 'TRACE is not allowed here; allowed: GET, HEAD.', instance: /healthz}
+              value:
+                type: /problems/method-not-allowed
+                title: Method Not Allowed
+                status: 405
+                detail: 'TRACE is not allowed here; allowed: GET, HEAD.'
+                instance: /healthz
     PayloadTooLarge:
       description: The request body is larger than the configured limit (default 1 MiB).
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    BadRequest:
+      description: Malformed JSON, or a bad query parameter.
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    Unprocessable:
+      description: A member is missing, of the wrong type, out of range, or names something that does not fit (detail and
+        `field` say which).
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    Conflict:
+      description: 'The request conflicts with the state: incognito/regular mismatch, cross-profile move, limit reached.'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    PreconditionFailed:
+      description: If-Match does not match the window version.
+      headers:
+        ETag:
+          $ref: '#/components/headers/ETag'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    UnsupportedMediaType:
+      description: The body is not application/json.
       content:
         application/problem+json:
           schema:
@@ -170,7 +1576,10 @@ components:
     Problem:
       type: object
       description: RFC 9457 problem details.
-      required: [type, title, status]
+      required:
+      - type
+      - title
+      - status
       properties:
         type:
           type: string
@@ -192,24 +1601,34 @@ components:
         type: string
     Health:
       type: object
-      required: [status]
+      required:
+      - status
       properties:
         status:
           type: string
           const: ok
     Readiness:
       type: object
-      required: [status]
+      required:
+      - status
       properties:
         status:
           type: string
-          enum: [ready, unavailable]
+          enum:
+          - ready
+          - unavailable
       additionalProperties:
         type: string
         description: A component that holds readiness back, and why.
     APIIndex:
       type: object
-      required: [name, version, apiVersion, contract, limits, links]
+      required:
+      - name
+      - version
+      - apiVersion
+      - contract
+      - limits
+      - links
       properties:
         name:
           type: string
@@ -221,7 +1640,10 @@ components:
           type: string
         limits:
           type: object
-          required: [maxBodyBytes, idleTimeoutSeconds, connectionLimit]
+          required:
+          - maxBodyBytes
+          - idleTimeoutSeconds
+          - connectionLimit
           properties:
             maxBodyBytes:
               type: integer
@@ -233,7 +1655,11 @@ components:
           type: array
           items:
             type: object
-            required: [rel, href, method, description]
+            required:
+            - rel
+            - href
+            - method
+            - description
             properties:
               rel:
                 type: string
@@ -243,8 +1669,842 @@ components:
                 type: string
               description:
                 type: string
+    Tab:
+      type: object
+      additionalProperties: false
+      required:
+      - id
+      - browserId
+      - index
+      - url
+      - title
+      - pinned
+      - groupId
+      - openerTabId
+      - active
+      - loading
+      - progress
+      - faviconUrl
+      - canGoBack
+      - canGoForward
+      - historyIndex
+      - historyCount
+      - createdAt
+      - lastActiveAt
+      properties:
+        id:
+          type: string
+        browserId:
+          type: string
+        index:
+          type: integer
+          minimum: 0
+        url:
+          type: string
+        title:
+          type: string
+        pinned:
+          type: boolean
+        groupId:
+          type:
+          - string
+          - 'null'
+        openerTabId:
+          type:
+          - string
+          - 'null'
+        active:
+          type: boolean
+        loading:
+          type: boolean
+        progress:
+          type: number
+          minimum: 0
+          maximum: 1
+        faviconUrl:
+          type:
+          - string
+          - 'null'
+        canGoBack:
+          type: boolean
+        canGoForward:
+          type: boolean
+        historyIndex:
+          type: integer
+          minimum: -1
+        historyCount:
+          type: integer
+          minimum: 0
+        createdAt:
+          type: string
+          format: date-time
+        lastActiveAt:
+          type: string
+          format: date-time
+      examples:
+      - id: t3f9a0c1d2e3f4a5b
+        browserId: w0a1b2c3d4e5f6a7b
+        index: 0
+        url: https://example.com/
+        title: Example
+        pinned: false
+        groupId: null
+        openerTabId: null
+        active: true
+        loading: false
+        progress: 1
+        faviconUrl: null
+        canGoBack: false
+        canGoForward: false
+        historyIndex: 0
+        historyCount: 1
+        createdAt: '2026-11-21T22:19:31.123Z'
+        lastActiveAt: '2026-11-21T22:19:31.123Z'
+    Group:
+      type: object
+      additionalProperties: false
+      required:
+      - id
+      - browserId
+      - title
+      - color
+      - collapsed
+      - start
+      - count
+      - tabIds
+      properties:
+        id:
+          type: string
+        browserId:
+          type: string
+        title:
+          type: string
+        color:
+          type: string
+          enum:
+          - grey
+          - blue
+          - red
+          - yellow
+          - green
+          - pink
+          - purple
+          - cyan
+          - orange
+        collapsed:
+          type: boolean
+        start:
+          type: integer
+          minimum: 0
+        count:
+          type: integer
+          minimum: 1
+        tabIds:
+          type: array
+          items:
+            type: string
+    Window:
+      type: object
+      additionalProperties: false
+      required:
+      - id
+      - profileId
+      - incognito
+      - version
+      - activeTabId
+      - activeIndex
+      - pinnedCount
+      - tabCount
+      - tabs
+      - groups
+      - createdAt
+      properties:
+        id:
+          type: string
+        profileId:
+          type: string
+        incognito:
+          type: boolean
+        version:
+          type: integer
+          minimum: 1
+        activeTabId:
+          type:
+          - string
+          - 'null'
+        activeIndex:
+          type: integer
+          minimum: -1
+        pinnedCount:
+          type: integer
+          minimum: 0
+        tabCount:
+          type: integer
+          minimum: 0
+        tabs:
+          type: array
+          items:
+            $ref: '#/components/schemas/Tab'
+        groups:
+          type: array
+          items:
+            $ref: '#/components/schemas/Group'
+        createdAt:
+          type: string
+          format: date-time
+    Profile:
+      type: object
+      additionalProperties: false
+      required:
+      - id
+      - name
+      - incognito
+      - parentId
+      - incognitoProfileId
+      - windowCount
+      - createdAt
+      properties:
+        id:
+          type: string
+        name:
+          type: string
+        incognito:
+          type: boolean
+        parentId:
+          type:
+          - string
+          - 'null'
+        incognitoProfileId:
+          type:
+          - string
+          - 'null'
+        windowCount:
+          type: integer
+          minimum: 0
+        createdAt:
+          type: string
+          format: date-time
+    ProfileList:
+      type: object
+      required:
+      - items
+      - nextCursor
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/Profile'
+        nextCursor:
+          type:
+          - string
+          - 'null'
+          description: Pass as `cursor` to get the next page; null on the last page.
+    WindowList:
+      type: object
+      required:
+      - items
+      - nextCursor
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/Window'
+        nextCursor:
+          type:
+          - string
+          - 'null'
+          description: Pass as `cursor` to get the next page; null on the last page.
+    TabList:
+      type: object
+      required:
+      - items
+      - activeIndex
+      - pinnedCount
+      - version
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/Tab'
+        activeIndex:
+          type: integer
+          minimum: -1
+        pinnedCount:
+          type: integer
+          minimum: 0
+        version:
+          type: integer
+    TabItems:
+      type: object
+      required:
+      - items
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/Tab'
+    History:
+      type: object
+      required:
+      - currentIndex
+      - entries
+      properties:
+        currentIndex:
+          type: integer
+          minimum: -1
+        entries:
+          type: array
+          items:
+            type: object
+            required:
+            - url
+            - title
+            - transition
+            - timestamp
+            properties:
+              url:
+                type: string
+              title:
+                type: string
+              transition:
+                type: string
+                enum:
+                - link
+                - typed
+                - bookmark
+                - generated
+                - reload
+                - form_submit
+                - auto_toplevel
+                - keyword
+                - start_page
+                - manual_subframe
+              timestamp:
+                type: string
+                format: date-time
+    ClosedTab:
+      type: object
+      required:
+      - id
+      - tabId
+      - url
+      - title
+      - browserId
+      - index
+      - groupId
+      - wasActive
+      - closedAt
+      properties:
+        id:
+          type: string
+        tabId:
+          type: string
+        url:
+          type: string
+        title:
+          type: string
+        browserId:
+          type: string
+        index:
+          type: integer
+        groupId:
+          type:
+          - string
+          - 'null'
+        wasActive:
+          type: boolean
+        closedAt:
+          type: string
+          format: date-time
+    ClosedTabList:
+      type: object
+      required:
+      - items
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/ClosedTab'
+    CloseTabsResult:
+      type: object
+      required:
+      - closedTabIds
+      - activeTabId
+      properties:
+        closedTabIds:
+          type: array
+          items:
+            type: string
+        activeTabId:
+          type:
+          - string
+          - 'null'
+    CommandList:
+      type: object
+      required:
+      - items
+      properties:
+        items:
+          type: array
+          items:
+            type: object
+            required:
+            - name
+            - handler
+            properties:
+              name:
+                type: string
+              handler:
+                type: string
+    CommandResult:
+      type: object
+      required:
+      - command
+      - result
+      - version
+      properties:
+        command:
+          type: string
+        result:
+          oneOf:
+          - $ref: '#/components/schemas/Tab'
+          - type: object
+            required:
+            - tabId
+            properties:
+              tabId:
+                type: string
+          - type: 'null'
+        version:
+          type: integer
+    Broadcast:
+      type: object
+      required:
+      - key
+      - type
+      - value
+      properties:
+        key:
+          type: string
+        type:
+          type: string
+          enum:
+          - number
+          - boolean
+        value:
+          type:
+          - number
+          - boolean
+          - 'null'
+    BroadcastList:
+      type: object
+      required:
+      - items
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/Broadcast'
+    CreateProfile:
+      type: object
+      additionalProperties: false
+      properties:
+        name:
+          type: string
+          minLength: 1
+          maxLength: 200
+      required:
+      - name
+    CreateWindow:
+      type: object
+      additionalProperties: false
+      properties:
+        profileId:
+          type: string
+          minLength: 1
+          maxLength: 64
+      required:
+      - profileId
+    CreateTab:
+      type: object
+      additionalProperties: false
+      properties:
+        url:
+          type: string
+          minLength: 1
+          maxLength: 2097152
+          description: An absolute http, https, about, data, file or browserd URL.
+        index:
+          type: integer
+          minimum: 0
+        activate:
+          type: boolean
+          default: true
+        openerTabId:
+          type: string
+          minLength: 1
+          maxLength: 64
+        inheritOpener:
+          type: boolean
+        pinned:
+          type: boolean
+        groupId:
+          type: string
+          minLength: 1
+          maxLength: 64
+        transition:
+          type: string
+          enum:
+          - link
+          - typed
+          - bookmark
+          - generated
+          - reload
+          - form_submit
+          - auto_toplevel
+          - keyword
+          - start_page
+          - manual_subframe
+          default: typed
+      required:
+      - url
+      description: 'Without `index`, placement follows the order controller: after the opener''s last child when `openerTabId`
+        or `inheritOpener` is given, else the end of the section or group. `openerTabId` with `inheritOpener` is refused (422).'
+    PatchTab:
+      type: object
+      additionalProperties: false
+      properties:
+        title:
+          type: string
+          maxLength: 1024
+        loading:
+          type: boolean
+        progress:
+          type: number
+          minimum: 0
+          maximum: 1
+        faviconUrl:
+          type:
+          - string
+          - 'null'
+        openerTabId:
+          type:
+          - string
+          - 'null'
+      description: 'Page state a renderer reports; `openerTabId: null` clears the opener.'
+    MoveTab:
+      type: object
+      additionalProperties: false
+      properties:
+        index:
+          type: integer
+          minimum: 0
+        browserId:
+          type: string
+          minLength: 1
+          maxLength: 64
+        activate:
+          type: boolean
+      required:
+      - index
+    ReplaceTab:
+      type: object
+      additionalProperties: false
+      properties:
+        url:
+          type: string
+          minLength: 1
+          maxLength: 2097152
+          description: An absolute http, https, about, data, file or browserd URL.
+      required:
+      - url
+    NavigateTab:
+      type: object
+      additionalProperties: false
+      properties:
+        url:
+          type: string
+          minLength: 1
+          maxLength: 2097152
+          description: An absolute http, https, about, data, file or browserd URL.
+        transition:
+          type: string
+          enum:
+          - link
+          - typed
+          - bookmark
+          - generated
+          - reload
+          - form_submit
+          - auto_toplevel
+          - keyword
+          - start_page
+          - manual_subframe
+          default: link
+      required:
+      - url
+    GoTab:
+      type: object
+      additionalProperties: false
+      properties:
+        offset:
+          type: integer
+          minimum: -100000
+          maximum: 100000
+      required:
+      - offset
+    CloseTabs:
+      description: Exactly one of the members.
+      oneOf:
+      - type: object
+        additionalProperties: false
+        required:
+        - tabIds
+        properties:
+          tabIds:
+            type: array
+            items:
+              type: string
+              minLength: 1
+              maxLength: 64
+      - type: object
+        additionalProperties: false
+        required:
+        - all
+        properties:
+          all:
+            const: true
+      - type: object
+        additionalProperties: false
+        required:
+        - allNonPinned
+        properties:
+          allNonPinned:
+            const: true
+      - type: object
+        additionalProperties: false
+        required:
+        - allExcept
+        properties:
+          allExcept:
+            type: string
+            minLength: 1
+            maxLength: 64
+      - type: object
+        additionalProperties: false
+        required:
+        - groupId
+        properties:
+          groupId:
+            type: string
+            minLength: 1
+            maxLength: 64
+    CreateGroup:
+      type: object
+      additionalProperties: false
+      properties:
+        tabIds:
+          type: array
+          minItems: 1
+          items:
+            type: string
+            minLength: 1
+            maxLength: 64
+        title:
+          type: string
+          maxLength: 1024
+        color:
+          type: string
+          enum:
+          - grey
+          - blue
+          - red
+          - yellow
+          - green
+          - pink
+          - purple
+          - cyan
+          - orange
+      required:
+      - tabIds
+    PatchGroup:
+      type: object
+      additionalProperties: false
+      properties:
+        title:
+          type: string
+          maxLength: 1024
+        color:
+          type: string
+          enum:
+          - grey
+          - blue
+          - red
+          - yellow
+          - green
+          - pink
+          - purple
+          - cyan
+          - orange
+        collapsed:
+          type: boolean
+    TabIds:
+      type: object
+      additionalProperties: false
+      properties:
+        tabIds:
+          type: array
+          items:
+            type: string
+            minLength: 1
+            maxLength: 64
+      required:
+      - tabIds
+    MoveGroup:
+      type: object
+      additionalProperties: false
+      properties:
+        beforeIndex:
+          type: integer
+          minimum: 0
+      required:
+      - beforeIndex
+    CommandRequest:
+      type: object
+      additionalProperties: false
+      properties:
+        args:
+          type: object
+          additionalProperties:
+            type:
+            - string
+            - number
+            - boolean
+            - 'null'
+    BroadcastValue:
+      type: object
+      additionalProperties: false
+      properties:
+        value:
+          type:
+          - number
+          - boolean
+      required:
+      - value
+    Empty:
+      type: object
+      additionalProperties: false
+      properties: {}
+      description: 'No parameters: an empty body or `{}`.'
+  parameters:
+    profileId:
+      name: profileId
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A profile id.
+    browserId:
+      name: browserId
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A window id.
+    tabId:
+      name: tabId
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A tab id.
+    groupId:
+      name: groupId
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A group id.
+    entryId:
+      name: entryId
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A recently closed entry id.
+    commandName:
+      name: name
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A command name, e.g. openNewTab.
+    broadcastKey:
+      name: key
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A declared broadcast key, e.g. toolbar.topHeight.
+    limit:
+      name: limit
+      in: query
+      required: false
+      schema:
+        type: integer
+        minimum: 1
+        maximum: 1000
+        default: 100
+      description: Page size.
+    cursor:
+      name: cursor
+      in: query
+      required: false
+      schema:
+        type: string
+      description: The nextCursor of the previous page.
+    profileFilter:
+      name: profileId
+      in: query
+      required: false
+      schema:
+        type: string
+      description: Only this profile's windows.
+    IfMatch:
+      name: If-Match
+      in: header
+      required: false
+      schema:
+        type: string
+      description: The window ETag the change is based on ("v12") or *; another version gets 412.
 tags:
-  - name: operations
-    description: Health, readiness, metrics and the contract; no token needed.
+- name: operations
+  description: Health, readiness, metrics and the contract; no token needed.
+- name: profiles
+  description: Profiles (BrowserState), regular and incognito.
+- name: windows
+  description: Windows (Browser).
+- name: tabs
+  description: Tabs (WebStateList and WebState).
+- name: groups
+  description: Tab groups.
+- name: commands
+  description: The window's dispatcher.
+- name: broadcasts
+  description: The window's broadcaster.
 """####
 }
