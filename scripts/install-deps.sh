@@ -3,7 +3,7 @@
 # the C libraries (libmicrohttpd, libsqlite3) with pkg-config, and the Python checkers of the
 # contract. Pass "bench" to add the benchmark tools (wrk, nginx-light).
 set -euo pipefail
-packages=(libmicrohttpd-dev libsqlite3-dev pkg-config python3 python3-pip)
+packages=(libmicrohttpd-dev libsqlite3-dev pkg-config python3 python3-pip curl)
 if [ "${1:-}" = "bench" ]; then packages+=(wrk nginx-light procps); fi
 
 missing=()
@@ -28,3 +28,5 @@ fi
 python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "openapi-spec-validator>=0.7" "PyYAML>=6"
 import openapi_spec_validator, yaml
 PY
+command -v st >/dev/null 2>&1 || python3 -m pip install -q --disable-pip-version-check "schemathesis>=4,<5"
+command -v st >/dev/null 2>&1 || { echo "schemathesis installed but 'st' is not on PATH" >&2; exit 1; }

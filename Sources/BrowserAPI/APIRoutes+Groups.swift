@@ -19,7 +19,7 @@ extension APIRoutes {
             let body = try RequestBody(request, allowed: ["title", "color", "collapsed"])
             let update = UpdateGroupRequest(groupID: TabGroupID(rawValue: id), title: try body.string("title", maxLength: 1024),
                                             color: try Self.color(body), collapsed: try body.bool("collapsed"))
-            let (group, version) = try await service.dispatch(TabCommands.updateGroup, update, in: window, ifMatch: Self.ifMatch(request))
+            let (group, version) = try await service.dispatch(TabCommands.updateGroup, update, in: window, ifMatch: try Self.ifMatch(request))
             return Self.groupResponse(group, version: version)
         })
 
@@ -27,7 +27,7 @@ extension APIRoutes {
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let (_, version) = try await service.dispatch(TabCommands.deleteGroup, TabGroupID(rawValue: id), in: window,
-                                                          ifMatch: Self.ifMatch(request))
+                                                          ifMatch: try Self.ifMatch(request))
             var response = HTTPResponse.noContent
             response.headers.set("ETag", "\"v\(version)\"")
             return response
@@ -40,7 +40,7 @@ extension APIRoutes {
             let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", in: window)
             let (group, version) = try await service.dispatch(
                 TabCommands.addToGroup, GroupTabsRequest(groupID: TabGroupID(rawValue: id), tabIDs: ids), in: window,
-                ifMatch: Self.ifMatch(request))
+                ifMatch: try Self.ifMatch(request))
             return Self.groupResponse(group, version: version)
         })
 
@@ -56,7 +56,7 @@ extension APIRoutes {
             }
             let (group, version) = try await service.dispatch(
                 TabCommands.moveGroup, MoveGroupRequest(groupID: TabGroupID(rawValue: id), beforeIndex: before), in: window,
-                ifMatch: Self.ifMatch(request))
+                ifMatch: try Self.ifMatch(request))
             return Self.groupResponse(group, version: version)
         })
 
@@ -65,7 +65,7 @@ extension APIRoutes {
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let (result, version) = try await service.dispatch(TabCommands.closeGroup, TabGroupID(rawValue: id), in: window,
-                                                               ifMatch: Self.ifMatch(request))
+                                                               ifMatch: try Self.ifMatch(request))
             return Self.json(APIEncoding.closeResult(result), version: version)
         })
     }

@@ -21,7 +21,9 @@ extension APIRoutes {
             update.title = try body.string("title", maxLength: 1024)
             update.loading = try body.bool("loading")
             update.progress = try body.double("progress", range: 0...1)
-            if body.has("faviconUrl") {
+            if body.isNull("faviconUrl") {
+                update.faviconURL = .some(nil)
+            } else if body.has("faviconUrl") {
                 update.faviconURL = .some(try body.string("faviconUrl", maxLength: 2 * 1024 * 1024))
             }
             if body.has("openerTabId") {
@@ -33,14 +35,14 @@ extension APIRoutes {
                     update.openerID = .some(opener)
                 }
             }
-            let (tab, version) = try await service.dispatch(TabCommands.updatePageState, update, in: window, ifMatch: Self.ifMatch(request))
+            let (tab, version) = try await service.dispatch(TabCommands.updatePageState, update, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version)
         })
 
         router.add(.delete, "/v1/tabs/{tabId}", Self.deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
-            let (_, version) = try await service.dispatch(TabCommands.close, TabID(rawValue: id), in: window, ifMatch: Self.ifMatch(request))
+            let (_, version) = try await service.dispatch(TabCommands.close, TabID(rawValue: id), in: window, ifMatch: try Self.ifMatch(request))
             var response = HTTPResponse.noContent
             response.headers.set("ETag", "\"v\(version)\"")
             return response
@@ -52,7 +54,7 @@ extension APIRoutes {
                 try Self.noParameters(request)
                 let id = request.parameter("tabId")
                 let window = try routes.windowOf(tab: id)
-                let (tab, version) = try await make(TabID(rawValue: id), service, window, Self.ifMatch(request))
+                let (tab, version) = try await make(TabID(rawValue: id), service, window, try Self.ifMatch(request))
                 return Self.tabResponse(tab, version: version)
             })
         }
@@ -67,7 +69,7 @@ extension APIRoutes {
             try Self.noParameters(request)
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
-            let (tab, version) = try await service.dispatch(TabCommands.duplicate, TabID(rawValue: id), in: window, ifMatch: Self.ifMatch(request))
+            let (tab, version) = try await service.dispatch(TabCommands.duplicate, TabID(rawValue: id), in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
@@ -96,7 +98,7 @@ extension APIRoutes {
             }
             let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
                                       activate: try body.bool("activate") ?? false)
-            let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: Self.ifMatch(request))
+            let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
         })
 
@@ -106,7 +108,7 @@ extension APIRoutes {
             let body = try RequestBody(request, allowed: ["url"])
             let url = try body.string("url", maxLength: 2 * 1024 * 1024, required: true)!
             let (tab, version) = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: TabID(rawValue: id), url: url),
-                                                            in: window, ifMatch: Self.ifMatch(request))
+                                                            in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version)
         })
 
@@ -124,7 +126,7 @@ extension APIRoutes {
             }
             let (tab, version) = try await service.dispatch(
                 TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .navigate(url: url, transition: transition)),
-                in: window, ifMatch: Self.ifMatch(request))
+                in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version)
         })
 
@@ -135,7 +137,7 @@ extension APIRoutes {
             let offset = try body.int("offset", range: -100_000...100_000, required: true)!
             let (tab, version) = try await service.dispatch(
                 TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .go(offset: offset)),
-                in: window, ifMatch: Self.ifMatch(request))
+                in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version)
         })
 

@@ -45,7 +45,7 @@ extension APIRoutes {
         })
 
         router.add(.delete, "/v1/browsers/{browserId}", Self.deferred { request in
-            try await service.closeWindow(routes.existingWindow(request.parameter("browserId")), ifMatch: Self.ifMatch(request))
+            try await service.closeWindow(routes.existingWindow(request.parameter("browserId")), ifMatch: try Self.ifMatch(request))
             return .noContent
         })
 
@@ -84,14 +84,14 @@ extension APIRoutes {
                 }
                 open.transition = value
             }
-            let (tab, version) = try await service.dispatch(TabCommands.open, open, in: window, ifMatch: Self.ifMatch(request))
+            let (tab, version) = try await service.dispatch(TabCommands.open, open, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
         router.add(.post, "/v1/browsers/{browserId}/close-tabs", Self.deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["tabIds", "all", "allNonPinned", "allExcept", "groupId"])
-            let given = ["tabIds", "all", "allNonPinned", "allExcept", "groupId"].filter { body.has($0) && !body.isNull($0) }
+            let given = ["tabIds", "all", "allNonPinned", "allExcept", "groupId"].filter { body.has($0) }
             guard given.count == 1 else {
                 throw APIProblem.invalidField(given.first ?? "tabIds", "exactly one of tabIds, all, allNonPinned, allExcept, groupId must be given")
             }
@@ -113,14 +113,14 @@ extension APIRoutes {
                 }
                 selector = .group(TabGroupID(rawValue: group))
             }
-            let (result, version) = try await service.dispatch(TabCommands.closeMany, selector, in: window, ifMatch: Self.ifMatch(request))
+            let (result, version) = try await service.dispatch(TabCommands.closeMany, selector, in: window, ifMatch: try Self.ifMatch(request))
             return Self.json(APIEncoding.closeResult(result), version: version)
         })
 
         router.add(.post, "/v1/browsers/{browserId}/restore-closed-tab", Self.deferred { request in
             try Self.noParameters(request)
             let window = try routes.existingWindow(request.parameter("browserId"))
-            let (tab, version) = try await service.dispatch(TabCommands.restoreClosed, nil, in: window, ifMatch: Self.ifMatch(request))
+            let (tab, version) = try await service.dispatch(TabCommands.restoreClosed, nil, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
@@ -131,7 +131,7 @@ extension APIRoutes {
             guard !ids.isEmpty else { throw APIProblem.invalidField("tabIds", "must name at least one tab") }
             let create = CreateGroupRequest(tabIDs: ids, title: try body.string("title", maxLength: 1024),
                                             color: try Self.color(body))
-            let (group, version) = try await service.dispatch(TabCommands.createGroup, create, in: window, ifMatch: Self.ifMatch(request))
+            let (group, version) = try await service.dispatch(TabCommands.createGroup, create, in: window, ifMatch: try Self.ifMatch(request))
             return Self.groupResponse(group, version: version, status: 201)
         })
 
@@ -140,7 +140,7 @@ extension APIRoutes {
             let body = try RequestBody(request, allowed: ["tabIds"])
             let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", in: window)
             let (tabs, version) = try await service.dispatch(TabCommands.ungroup, GroupTabsRequest(tabIDs: ids), in: window,
-                                                             ifMatch: Self.ifMatch(request))
+                                                             ifMatch: try Self.ifMatch(request))
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
                 json.key("items")
@@ -173,7 +173,7 @@ extension APIRoutes {
             let body = try RequestBody(request, allowed: ["args"])
             var arguments = CommandArguments()
             switch body.value("args") {
-            case nil, .null?: break
+            case nil: break
             case .object(let members)?:
                 for (key, value) in members {
                     switch value {

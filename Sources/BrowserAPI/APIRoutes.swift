@@ -50,14 +50,31 @@ public struct APIRoutes: Sendable {
              location: status == 201 ? "/v1/groups/\(group.id)" : nil)
     }
 
-    /// The window version `If-Match` asks for: nil when absent or `*`; a version no window has when the
-    /// tag is weak or not one of ours (weak tags never match under strong comparison).
-    static func ifMatch(_ request: HTTPRequest) -> Int? {
-        guard let header = request.headers["If-Match"]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+    /// The window version `If-Match` asks for: nil when absent or `*`; a version no window has when no
+    /// tag of the list is one of ours (weak tags never match under strong comparison).
+    /// - Throws: 400 when the header is not `*` or a list of entity tags.
+    static func ifMatch(_ request: HTTPRequest) throws -> Int? {
+        guard let header = request.headers["If-Match"]?.trimmingCharacters(in: .whitespaces) else { return nil }
         if header == "*" { return nil }
-        let tag = header.split(separator: ",").first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
-        guard tag.hasPrefix("\"v"), tag.hasSuffix("\""), let version = Int(tag.dropFirst(2).dropLast()) else { return -1 }
-        return version
+        var versions: [Int] = []
+        var rest = Substring(header)
+        repeat {
+            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "," }
+            let weak = rest.hasPrefix("W/")
+            if weak { rest = rest.dropFirst(2) }
+            guard rest.first == "\"", let close = rest.dropFirst().firstIndex(of: "\"") else {
+                throw HTTPError(400, kind: "invalid-header", title: "Invalid Header",
+                                detail: "If-Match must be * or a list of entity tags such as \"v12\".", extensions: ["header": "If-Match"])
+            }
+            let tag = rest[rest.index(after: rest.startIndex)..<close]
+            if !weak, tag.hasPrefix("v"), let version = Int(tag.dropFirst()) { versions.append(version) }
+            rest = rest[rest.index(after: close)...].drop { $0 == " " || $0 == "\t" }
+            guard rest.isEmpty || rest.first == "," else {
+                throw HTTPError(400, kind: "invalid-header", title: "Invalid Header",
+                                detail: "If-Match must be * or a list of entity tags such as \"v12\".", extensions: ["header": "If-Match"])
+            }
+        } while !rest.isEmpty
+        return versions.first ?? -1
     }
 
     /// A list page: `limit` (1…1000, default 100) and `cursor` (the id the previous page ended with).

@@ -43,12 +43,14 @@ struct RequestBody {
 
     func string(_ key: String, maxLength: Int = 1_024, required: Bool = false) throws -> String? {
         switch members[key] {
-        case nil, .null?:
+        case nil:
             if required { throw APIProblem.invalidField(key, "is required") }
             return nil
         case .string(let value)?:
             guard value.count <= maxLength else { throw APIProblem.invalidField(key, "is longer than \(maxLength) characters") }
             return value
+        case .null?:
+            throw Self.nullNotAllowed(key)
         case let other?:
             throw APIProblem.invalidField(key, "must be a string, not \(other.typeName)")
         }
@@ -56,16 +58,20 @@ struct RequestBody {
 
     func int(_ key: String, range: ClosedRange<Int>, required: Bool = false) throws -> Int? {
         switch members[key] {
-        case nil, .null?:
+        case nil:
             if required { throw APIProblem.invalidField(key, "is required") }
             return nil
         case .number(let value, let isInteger)?:
-            guard isInteger, value.magnitude < 1e15 else { throw APIProblem.invalidField(key, "must be an integer") }
+            guard isInteger || value == value.rounded(), value.magnitude < 1e15 else {
+                throw APIProblem.invalidField(key, "must be an integer")
+            }
             let int = Int(value)
             guard range.contains(int) else {
                 throw APIProblem.invalidField(key, "must be from \(range.lowerBound) to \(range.upperBound), got \(int)")
             }
             return int
+        case .null?:
+            throw Self.nullNotAllowed(key)
         case let other?:
             throw APIProblem.invalidField(key, "must be an integer, not \(other.typeName)")
         }
@@ -73,12 +79,14 @@ struct RequestBody {
 
     func double(_ key: String, range: ClosedRange<Double>) throws -> Double? {
         switch members[key] {
-        case nil, .null?: return nil
+        case nil: return nil
         case .number(let value, _)?:
             guard range.contains(value) else {
                 throw APIProblem.invalidField(key, "must be from \(range.lowerBound) to \(range.upperBound)")
             }
             return value
+        case .null?:
+            throw Self.nullNotAllowed(key)
         case let other?:
             throw APIProblem.invalidField(key, "must be a number, not \(other.typeName)")
         }
@@ -86,15 +94,17 @@ struct RequestBody {
 
     func bool(_ key: String) throws -> Bool? {
         switch members[key] {
-        case nil, .null?: return nil
+        case nil: return nil
         case .bool(let value)?: return value
+        case .null?:
+            throw Self.nullNotAllowed(key)
         case let other?: throw APIProblem.invalidField(key, "must be a boolean, not \(other.typeName)")
         }
     }
 
     func strings(_ key: String, maxCount: Int = 10_000, required: Bool = false) throws -> [String]? {
         switch members[key] {
-        case nil, .null?:
+        case nil:
             if required { throw APIProblem.invalidField(key, "is required") }
             return nil
         case .array(let items)?:
@@ -105,9 +115,16 @@ struct RequestBody {
                 }
                 return value
             }
+        case .null?:
+            throw Self.nullNotAllowed(key)
         case let other?:
             throw APIProblem.invalidField(key, "must be an array, not \(other.typeName)")
         }
+    }
+
+    /// Members given as null where the contract does not allow it are refused like any wrong type.
+    private static func nullNotAllowed(_ key: String) -> HTTPError {
+        APIProblem.invalidField(key, "must not be null (leave it out instead)")
     }
 
     /// The raw value of a member (for open-ended members such as command arguments).

@@ -118,7 +118,7 @@ paths:
           content:
             application/yaml:
               schema:
-                type: string
+                description: The YAML text of this document.
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
   /v1:
@@ -418,6 +418,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '412':
           $ref: '#/components/responses/PreconditionFailed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/IfMatch'
@@ -833,6 +835,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '412':
           $ref: '#/components/responses/PreconditionFailed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IfMatch'
@@ -1359,6 +1363,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '412':
           $ref: '#/components/responses/PreconditionFailed'
+        '400':
+          $ref: '#/components/responses/BadRequest'
       parameters:
       - $ref: '#/components/parameters/groupId'
       - $ref: '#/components/parameters/IfMatch'
@@ -2121,8 +2127,8 @@ components:
       properties:
         profileId:
           type: string
-          minLength: 1
-          maxLength: 64
+          pattern: ^[a-z][0-9a-f]{16}$
+          description: 'An id: a kind letter and 16 hex digits.'
       required:
       - profileId
     CreateTab:
@@ -2133,6 +2139,7 @@ components:
           type: string
           minLength: 1
           maxLength: 2097152
+          pattern: ^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%-]*)?|about:[a-z]+|browserd://[a-z-]+(/[a-z-]+)*)$
           description: An absolute http, https, about, data, file or browserd URL.
         index:
           type: integer
@@ -2142,16 +2149,16 @@ components:
           default: true
         openerTabId:
           type: string
-          minLength: 1
-          maxLength: 64
+          pattern: ^[a-z][0-9a-f]{16}$
+          description: 'An id: a kind letter and 16 hex digits.'
         inheritOpener:
           type: boolean
         pinned:
           type: boolean
         groupId:
           type: string
-          minLength: 1
-          maxLength: 64
+          pattern: ^[a-z][0-9a-f]{16}$
+          description: 'An id: a kind letter and 16 hex digits.'
         transition:
           type: string
           enum:
@@ -2184,13 +2191,19 @@ components:
           minimum: 0
           maximum: 1
         faviconUrl:
-          type:
-          - string
-          - 'null'
+          oneOf:
+          - type: string
+            minLength: 1
+            maxLength: 2097152
+            pattern: ^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%-]*)?|about:[a-z]+|browserd://[a-z-]+(/[a-z-]+)*)$
+            description: An absolute http, https, about, data, file or browserd URL.
+          - type: 'null'
         openerTabId:
-          type:
-          - string
-          - 'null'
+          oneOf:
+          - type: string
+            pattern: ^[a-z][0-9a-f]{16}$
+            description: 'An id: a kind letter and 16 hex digits.'
+          - type: 'null'
       description: 'Page state a renderer reports; `openerTabId: null` clears the opener.'
     MoveTab:
       type: object
@@ -2201,8 +2214,8 @@ components:
           minimum: 0
         browserId:
           type: string
-          minLength: 1
-          maxLength: 64
+          pattern: ^[a-z][0-9a-f]{16}$
+          description: 'An id: a kind letter and 16 hex digits.'
         activate:
           type: boolean
       required:
@@ -2215,6 +2228,7 @@ components:
           type: string
           minLength: 1
           maxLength: 2097152
+          pattern: ^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%-]*)?|about:[a-z]+|browserd://[a-z-]+(/[a-z-]+)*)$
           description: An absolute http, https, about, data, file or browserd URL.
       required:
       - url
@@ -2226,6 +2240,7 @@ components:
           type: string
           minLength: 1
           maxLength: 2097152
+          pattern: ^(https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/%-]*)?|about:[a-z]+|browserd://[a-z-]+(/[a-z-]+)*)$
           description: An absolute http, https, about, data, file or browserd URL.
         transition:
           type: string
@@ -2265,8 +2280,8 @@ components:
             type: array
             items:
               type: string
-              minLength: 1
-              maxLength: 64
+              pattern: ^[a-z][0-9a-f]{16}$
+              description: 'An id: a kind letter and 16 hex digits.'
       - type: object
         additionalProperties: false
         required:
@@ -2288,8 +2303,8 @@ components:
         properties:
           allExcept:
             type: string
-            minLength: 1
-            maxLength: 64
+            pattern: ^[a-z][0-9a-f]{16}$
+            description: 'An id: a kind letter and 16 hex digits.'
       - type: object
         additionalProperties: false
         required:
@@ -2297,8 +2312,8 @@ components:
         properties:
           groupId:
             type: string
-            minLength: 1
-            maxLength: 64
+            pattern: ^[a-z][0-9a-f]{16}$
+            description: 'An id: a kind letter and 16 hex digits.'
     CreateGroup:
       type: object
       additionalProperties: false
@@ -2308,8 +2323,8 @@ components:
           minItems: 1
           items:
             type: string
-            minLength: 1
-            maxLength: 64
+            pattern: ^[a-z][0-9a-f]{16}$
+            description: 'An id: a kind letter and 16 hex digits.'
         title:
           type: string
           maxLength: 1024
@@ -2356,8 +2371,8 @@ components:
           type: array
           items:
             type: string
-            minLength: 1
-            maxLength: 64
+            pattern: ^[a-z][0-9a-f]{16}$
+            description: 'An id: a kind letter and 16 hex digits.'
       required:
       - tabIds
     MoveGroup:
@@ -2386,9 +2401,11 @@ components:
       additionalProperties: false
       properties:
         value:
-          type:
-          - number
-          - boolean
+          oneOf:
+          - type: number
+            minimum: -1000000000.0
+            maximum: 1000000000.0
+          - type: boolean
       required:
       - value
     Empty:
@@ -2476,6 +2493,7 @@ components:
       required: false
       schema:
         type: string
+        pattern: ^[a-z][0-9a-f]{16}$
       description: The nextCursor of the previous page.
     profileFilter:
       name: profileId
@@ -2483,6 +2501,7 @@ components:
       required: false
       schema:
         type: string
+        pattern: ^[a-z][0-9a-f]{16}$
       description: Only this profile's windows.
     IfMatch:
       name: If-Match
@@ -2490,7 +2509,8 @@ components:
       required: false
       schema:
         type: string
-      description: The window ETag the change is based on ("v12") or *; another version gets 412.
+        pattern: ^(\*|(W/)?"[!#-~]*"( *, *(W/)?"[!#-~]*")*)$
+      description: The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
 tags:
 - name: operations
   description: Health, readiness, metrics and the contract; no token needed.
