@@ -17,6 +17,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
@@ -36,7 +37,9 @@ let package = Package(
         ),
 
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
-        .target(name: "BrowserAPI", dependencies: ["HTTPServer", "BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
+        .target(name: "BrowserAPI", dependencies: [
+            "HTTPServer", "BrowserServices", "BrowserModel", .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: swiftSettings),
 
         // Infrastructure layers: they know nothing of browsers.
         .target(

@@ -1,4 +1,5 @@
 import BrowserModel
+import Foundation
 import BrowserServices
 import HTTPServer
 
@@ -7,13 +8,13 @@ extension APIRoutes {
         let service = self.service
         let routes = self
 
-        router.add(.get, "/v1/groups/{groupId}", Self.immediate { request in
+        router.add(.get, "/v1/groups/{groupId}", immediate { request in
             let id = request.parameter("groupId")
             guard let (group, version) = service.group(TabGroupID(rawValue: id)) else { throw APIProblem.groupNotFound(id) }
             return Self.groupResponse(group, version: version)
         })
 
-        router.add(.patch, "/v1/groups/{groupId}", Self.deferred { request in
+        router.add(.patch, "/v1/groups/{groupId}", deferred { request in
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let body = try RequestBody(request, allowed: ["title", "color", "collapsed"])
@@ -23,7 +24,7 @@ extension APIRoutes {
             return Self.groupResponse(group, version: version)
         })
 
-        router.add(.delete, "/v1/groups/{groupId}", Self.deferred { request in
+        router.add(.delete, "/v1/groups/{groupId}", deferred { request in
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let (_, version) = try await service.dispatch(TabCommands.deleteGroup, TabGroupID(rawValue: id), in: window,
@@ -33,7 +34,7 @@ extension APIRoutes {
             return response
         })
 
-        router.add(.post, "/v1/groups/{groupId}/add-tabs", Self.deferred { request in
+        router.add(.post, "/v1/groups/{groupId}/add-tabs", deferred { request in
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let body = try RequestBody(request, allowed: ["tabIds"])
@@ -44,7 +45,7 @@ extension APIRoutes {
             return Self.groupResponse(group, version: version)
         })
 
-        router.add(.post, "/v1/groups/{groupId}/move", Self.deferred { request in
+        router.add(.post, "/v1/groups/{groupId}/move", deferred { request in
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let body = try RequestBody(request, allowed: ["beforeIndex"])
@@ -60,7 +61,7 @@ extension APIRoutes {
             return Self.groupResponse(group, version: version)
         })
 
-        router.add(.post, "/v1/groups/{groupId}/close", Self.deferred { request in
+        router.add(.post, "/v1/groups/{groupId}/close", deferred { request in
             try Self.noParameters(request)
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)

@@ -1,4 +1,5 @@
 import BrowserModel
+import Foundation
 import BrowserServices
 import HTTPServer
 
@@ -6,7 +7,7 @@ extension APIRoutes {
     func registerProfiles(in router: inout Router) {
         let service = self.service
 
-        router.add(.post, "/v1/profiles", Self.deferred { request in
+        router.add(.post, "/v1/profiles", deferred { request in
             let body = try RequestBody(request, allowed: ["name"])
             let name = try body.string("name", maxLength: 200, required: true)!
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw APIProblem.invalidField("name", "must not be blank") }
@@ -14,8 +15,10 @@ extension APIRoutes {
             return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: 201, location: "/v1/profiles/\(profile.id)")
         })
 
-        router.add(.get, "/v1/profiles", Self.immediate { request in
-            let (items, next) = try Self.page(service.profiles(), id: \.id.rawValue, request: request)
+        router.add(.get, "/v1/profiles", immediate { request in
+            let caller = Principal.current
+            let visible = service.profiles().filter { caller.reaches(service.rootProfile(of: $0.id)) }
+            let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
                 json.key("items")
@@ -27,25 +30,31 @@ extension APIRoutes {
             })
         })
 
-        router.add(.get, "/v1/profiles/{profileId}", Self.immediate { request in
+        router.add(.get, "/v1/profiles/{profileId}", immediate { request in
             let id = request.parameter("profileId")
             guard let profile = service.profile(ProfileID(rawValue: id)) else { throw APIProblem.profileNotFound(id) }
             return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) })
         })
 
-        router.add(.delete, "/v1/profiles/{profileId}", Self.deferred { request in
-            try await service.deleteProfile(ProfileID(rawValue: request.parameter("profileId")))
+        let tokens = self.tokens
+        router.add(.delete, "/v1/profiles/{profileId}", deferred { request in
+            let id = ProfileID(rawValue: request.parameter("profileId"))
+            if case .profile(let mine) = Principal.current, mine == id {
+                throw HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may delete a regular profile.")
+            }
+            try await service.deleteProfile(id)
+            tokens.revokeAll(of: id)
             return .noContent
         })
 
-        router.add(.post, "/v1/profiles/{profileId}/incognito", Self.deferred { request in
+        router.add(.post, "/v1/profiles/{profileId}/incognito", deferred { request in
             try Self.noParameters(request)
             let (profile, created) = try await service.offTheRecordProfile(of: ProfileID(rawValue: request.parameter("profileId")))
             return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: created ? 201 : 200,
                              location: "/v1/profiles/\(profile.id)")
         })
 
-        router.add(.get, "/v1/profiles/{profileId}/recently-closed", Self.deferred { request in
+        router.add(.get, "/v1/profiles/{profileId}/recently-closed", deferred { request in
             let entries = try await service.recentlyClosed(profile: ProfileID(rawValue: request.parameter("profileId")))
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
@@ -57,7 +66,7 @@ extension APIRoutes {
             })
         })
 
-        router.add(.post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore", Self.deferred { request in
+        router.add(.post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore", deferred { request in
             try Self.noParameters(request)
             let (tab, version) = try await service.restoreClosedTab(
                 profile: ProfileID(rawValue: request.parameter("profileId")), entry: ClosedTabID(rawValue: request.parameter("entryId")))

@@ -1,4 +1,5 @@
 import BrowserModel
+import Foundation
 import BrowserServices
 import HTTPServer
 
@@ -7,13 +8,13 @@ extension APIRoutes {
         let service = self.service
         let routes = self
 
-        router.add(.get, "/v1/tabs/{tabId}", Self.immediate { request in
+        router.add(.get, "/v1/tabs/{tabId}", immediate { request in
             let id = request.parameter("tabId")
             guard let (tab, version) = service.tab(TabID(rawValue: id)) else { throw APIProblem.tabNotFound(id) }
             return Self.tabResponse(tab, version: version)
         })
 
-        router.add(.patch, "/v1/tabs/{tabId}", Self.deferred { request in
+        router.add(.patch, "/v1/tabs/{tabId}", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
             let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId"])
@@ -39,7 +40,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version)
         })
 
-        router.add(.delete, "/v1/tabs/{tabId}", Self.deferred { request in
+        router.add(.delete, "/v1/tabs/{tabId}", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
             let (_, version) = try await service.dispatch(TabCommands.close, TabID(rawValue: id), in: window, ifMatch: try Self.ifMatch(request))
@@ -50,7 +51,7 @@ extension APIRoutes {
 
         /// An action on one tab whose body is empty or `{}`.
         func action(_ path: String, _ make: @escaping @Sendable (TabID, BrowserService, BrowserID, Int?) async throws -> (TabSnapshot, Int)) {
-            router.add(.post, "/v1/tabs/{tabId}/\(path)", Self.deferred { request in
+            router.add(.post, "/v1/tabs/{tabId}/\(path)", deferred { request in
                 try Self.noParameters(request)
                 let id = request.parameter("tabId")
                 let window = try routes.windowOf(tab: id)
@@ -65,7 +66,7 @@ extension APIRoutes {
         action("forward") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .forward), in: $2, ifMatch: $3) }
         action("reload") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .reload), in: $2, ifMatch: $3) }
 
-        router.add(.post, "/v1/tabs/{tabId}/duplicate", Self.deferred { request in
+        router.add(.post, "/v1/tabs/{tabId}/duplicate", deferred { request in
             try Self.noParameters(request)
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
@@ -73,7 +74,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
-        router.add(.post, "/v1/tabs/{tabId}/move", Self.deferred { request in
+        router.add(.post, "/v1/tabs/{tabId}/move", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
             let body = try RequestBody(request, allowed: ["index", "browserId", "activate"])
@@ -81,7 +82,7 @@ extension APIRoutes {
             var destination: BrowserID?
             if let target = try body.string("browserId", maxLength: 64), target != window.rawValue {
                 let targetID = BrowserID(rawValue: target)
-                guard service.window(targetID) != nil else {
+                guard service.window(targetID) != nil, Principal.current.reaches(service.rootProfile(ofWindow: targetID)) else {
                     throw APIProblem.invalidField("browserId", "names window \(target), which does not exist")
                 }
                 guard service.rootProfile(ofWindow: targetID) == service.rootProfile(ofWindow: window) else {
@@ -102,7 +103,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
         })
 
-        router.add(.post, "/v1/tabs/{tabId}/replace", Self.deferred { request in
+        router.add(.post, "/v1/tabs/{tabId}/replace", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
             let body = try RequestBody(request, allowed: ["url"])
@@ -112,7 +113,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version)
         })
 
-        router.add(.post, "/v1/tabs/{tabId}/navigate", Self.deferred { request in
+        router.add(.post, "/v1/tabs/{tabId}/navigate", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
             let body = try RequestBody(request, allowed: ["url", "transition"])
@@ -130,7 +131,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version)
         })
 
-        router.add(.post, "/v1/tabs/{tabId}/go", Self.deferred { request in
+        router.add(.post, "/v1/tabs/{tabId}/go", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
             let body = try RequestBody(request, allowed: ["offset"])
@@ -141,7 +142,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version)
         })
 
-        router.add(.get, "/v1/tabs/{tabId}/history", Self.deferred { request in
+        router.add(.get, "/v1/tabs/{tabId}/history", deferred { request in
             let history = try await service.history(of: TabID(rawValue: request.parameter("tabId")))
             return Self.json(APIEncoding.history(history))
         })

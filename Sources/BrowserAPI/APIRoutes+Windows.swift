@@ -1,4 +1,5 @@
 import BrowserModel
+import Foundation
 import BrowserServices
 import HTTPServer
 
@@ -7,10 +8,11 @@ extension APIRoutes {
         let service = self.service
         let routes = self
 
-        router.add(.post, "/v1/browsers", Self.deferred { request in
+        router.add(.post, "/v1/browsers", deferred { request in
             let body = try RequestBody(request, allowed: ["profileId"])
             let profile = try body.string("profileId", maxLength: 64, required: true)!
-            guard service.profile(ProfileID(rawValue: profile)) != nil else {
+            guard service.profile(ProfileID(rawValue: profile)) != nil,
+                  Principal.current.reaches(service.rootProfile(of: ProfileID(rawValue: profile))) else {
                 throw APIProblem.invalidField("profileId", "names profile \(profile), which does not exist")
             }
             let window = try await service.createWindow(profile: ProfileID(rawValue: profile))
@@ -18,13 +20,17 @@ extension APIRoutes {
                              location: "/v1/browsers/\(window.id)")
         })
 
-        router.add(.get, "/v1/browsers", Self.immediate { request in
+        router.add(.get, "/v1/browsers", immediate { request in
             var profile: ProfileID?
+            let caller = Principal.current
             if let id = request.queryValue("profileId") {
-                guard service.profile(ProfileID(rawValue: id)) != nil else { throw APIProblem.profileNotFound(id) }
+                guard service.profile(ProfileID(rawValue: id)) != nil, caller.reaches(service.rootProfile(of: ProfileID(rawValue: id))) else {
+                    throw APIProblem.profileNotFound(id)
+                }
                 profile = ProfileID(rawValue: id)
             }
-            let (items, next) = try Self.page(service.windows(profile: profile), id: \.id.rawValue, request: request)
+            let visible = service.windows(profile: profile).filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }
+            let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
                 json.key("items")
@@ -36,7 +42,7 @@ extension APIRoutes {
             })
         })
 
-        router.add(.get, "/v1/browsers/{browserId}", Self.immediate { request in
+        router.add(.get, "/v1/browsers/{browserId}", immediate { request in
             let id = request.parameter("browserId")
             guard let (window, bytes) = service.encodedWindow(BrowserID(rawValue: id), encode: APIEncoding.windowBytes) else {
                 throw APIProblem.windowNotFound(id)
@@ -44,18 +50,18 @@ extension APIRoutes {
             return Self.json(bytes, version: window.version)
         })
 
-        router.add(.delete, "/v1/browsers/{browserId}", Self.deferred { request in
+        router.add(.delete, "/v1/browsers/{browserId}", deferred { request in
             try await service.closeWindow(routes.existingWindow(request.parameter("browserId")), ifMatch: try Self.ifMatch(request))
             return .noContent
         })
 
-        router.add(.get, "/v1/browsers/{browserId}/tabs", Self.immediate { request in
+        router.add(.get, "/v1/browsers/{browserId}/tabs", immediate { request in
             let id = request.parameter("browserId")
             guard let window = service.window(BrowserID(rawValue: id)) else { throw APIProblem.windowNotFound(id) }
             return Self.json(APIEncoding.tabList(window), version: window.version)
         })
 
-        router.add(.post, "/v1/browsers/{browserId}/tabs", Self.deferred { request in
+        router.add(.post, "/v1/browsers/{browserId}/tabs", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["url", "index", "activate", "openerTabId", "inheritOpener", "pinned", "groupId", "transition"])
             var open = OpenTabRequest(url: try body.string("url", maxLength: 2 * 1024 * 1024, required: true)!)
@@ -88,7 +94,7 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
-        router.add(.post, "/v1/browsers/{browserId}/close-tabs", Self.deferred { request in
+        router.add(.post, "/v1/browsers/{browserId}/close-tabs", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["tabIds", "all", "allNonPinned", "allExcept", "groupId"])
             let given = ["tabIds", "all", "allNonPinned", "allExcept", "groupId"].filter { body.has($0) }
@@ -117,14 +123,14 @@ extension APIRoutes {
             return Self.json(APIEncoding.closeResult(result), version: version)
         })
 
-        router.add(.post, "/v1/browsers/{browserId}/restore-closed-tab", Self.deferred { request in
+        router.add(.post, "/v1/browsers/{browserId}/restore-closed-tab", deferred { request in
             try Self.noParameters(request)
             let window = try routes.existingWindow(request.parameter("browserId"))
             let (tab, version) = try await service.dispatch(TabCommands.restoreClosed, nil, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
-        router.add(.post, "/v1/browsers/{browserId}/groups", Self.deferred { request in
+        router.add(.post, "/v1/browsers/{browserId}/groups", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["tabIds", "title", "color"])
             let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", in: window)
@@ -135,7 +141,7 @@ extension APIRoutes {
             return Self.groupResponse(group, version: version, status: 201)
         })
 
-        router.add(.post, "/v1/browsers/{browserId}/ungroup-tabs", Self.deferred { request in
+        router.add(.post, "/v1/browsers/{browserId}/ungroup-tabs", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["tabIds"])
             let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", in: window)
@@ -151,7 +157,7 @@ extension APIRoutes {
             }, version: version)
         })
 
-        router.add(.get, "/v1/browsers/{browserId}/commands", Self.deferred { request in
+        router.add(.get, "/v1/browsers/{browserId}/commands", deferred { request in
             let commands = try await service.commands(of: routes.existingWindow(request.parameter("browserId")))
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
@@ -168,7 +174,7 @@ extension APIRoutes {
             })
         })
 
-        router.add(.post, "/v1/browsers/{browserId}/commands/{name}", Self.deferred { request in
+        router.add(.post, "/v1/browsers/{browserId}/commands/{name}", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["args"])
             var arguments = CommandArguments()
@@ -204,7 +210,7 @@ extension APIRoutes {
             }, version: version)
         })
 
-        router.add(.get, "/v1/browsers/{browserId}/broadcasts", Self.deferred { request in
+        router.add(.get, "/v1/browsers/{browserId}/broadcasts", deferred { request in
             let items = try await service.broadcasts(of: routes.existingWindow(request.parameter("browserId")))
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
@@ -216,7 +222,7 @@ extension APIRoutes {
             })
         })
 
-        router.add(.put, "/v1/browsers/{browserId}/broadcasts/{key}", Self.deferred { request in
+        router.add(.put, "/v1/browsers/{browserId}/broadcasts/{key}", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let key = request.parameter("key")
             guard let declared = BroadcastKey.declared.first(where: { $0.name == key }) else {

@@ -1,5 +1,6 @@
 public import BrowserServices
 import BrowserModel
+import Foundation
 public import HTTPServer
 
 /// The REST API v1: thin handlers that check input, then either dispatch a command through the target
@@ -7,10 +8,24 @@ public import HTTPServer
 /// model.
 public struct APIRoutes: Sendable {
     let service: BrowserService
+    let tokens: TokenStore
+    let idempotency = IdempotencyStore()
 
-    public init(service: BrowserService) { self.service = service }
+    /// - Parameters:
+    ///   - service: the browser model behind the API.
+    ///   - tokens: who may call; an empty store (no admin token) lets everyone in as admin.
+    public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil)) {
+        self.service = service
+        self.tokens = tokens
+    }
+
+    /// Routes only the administrator may call; a profile token gets 403 there.
+    static let adminOnly: Set<String> = [
+        "POST /v1/profiles", "POST /v1/profiles/{profileId}/tokens", "DELETE /v1/profiles/{profileId}/tokens/{tokenId}",
+    ]
 
     public func register(in router: inout Router) {
+        registerTokens(in: &router)
         registerProfiles(in: &router)
         registerWindows(in: &router)
         registerTabs(in: &router)
@@ -19,17 +34,30 @@ public struct APIRoutes: Sendable {
 
     // MARK: Shared helpers
 
-    /// A deferred responder whose model and service errors become their problems.
-    static func deferred(_ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
-        .deferred { request in
-            do { return try await body(request) } catch { throw APIProblem.from(error) }
+    /// A deferred responder behind the API's guard (authentication, tenant scope, idempotency); model
+    /// and service errors become their problems.
+    func deferred(_ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
+        let routes = self
+        return .deferred { request in
+            let principal = try routes.authenticate(request)
+            return try await Principal.$current.withValue(principal) {
+                try routes.checkScope(request, principal: principal)
+                return try await routes.idempotent(request, principal: principal) {
+                    do { return try await body(request) } catch { throw APIProblem.from(error) }
+                }
+            }
         }
     }
 
-    /// An immediate responder whose model and service errors become their problems.
-    static func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
-        .immediate { request in
-            do { return try body(request) } catch { throw APIProblem.from(error) }
+    /// An immediate responder behind the API's guard (authentication, tenant scope).
+    func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
+        let routes = self
+        return .immediate { request in
+            let principal = try routes.authenticate(request)
+            return try Principal.$current.withValue(principal) {
+                try routes.checkScope(request, principal: principal)
+                do { return try body(request) } catch { throw APIProblem.from(error) }
+            }
         }
     }
 

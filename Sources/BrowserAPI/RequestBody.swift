@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 
 /// A JSON object body with typed, checked accessors. Every problem becomes a 400 (not JSON, or not an
@@ -131,10 +132,3 @@ struct RequestBody {
     func value(_ key: String) -> JSONValue? { members[key] }
 }
 
-extension String {
-    func trimmingCharacters(in set: Whitespace) -> String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
-
-    enum Whitespace { case whitespaces }
-}

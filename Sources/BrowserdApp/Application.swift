@@ -42,7 +42,7 @@ public final class Application: Sendable {
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
         let service = BrowserService()
         self.service = service
-        APIRoutes(service: service).register(in: &router)
+        APIRoutes(service: service, tokens: TokenStore(adminToken: configuration.adminToken)).register(in: &router)
         self.routes = router.routes
         self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
                                  observer: MetricsObserver(factory: factory))
@@ -54,6 +54,9 @@ public final class Application: Sendable {
     public func start() throws {
         try DataDirectory(path: configuration.dataDirectory).prepare()
         try server.start()
+        if configuration.adminToken == nil {
+            logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
+        }
         readiness.clear("startup")
         logger.info("browserd started", metadata: [
             "version": "\(BuildInfo.version)",

@@ -8,11 +8,21 @@ public struct BrowserdConfiguration: Sendable {
     /// Where the database lives.
     public var dataDirectory: String
     public var logLevel: Logger.Level
+    /// The administrator's API token; nil turns authentication off (allowed on loopback only).
+    public var adminToken: String?
 
-    public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info) {
+    public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info,
+                adminToken: String? = nil) {
         self.server = server
         self.dataDirectory = dataDirectory
         self.logLevel = logLevel
+        self.adminToken = adminToken
+    }
+
+    /// Whether the server binds only a loopback address.
+    public var isLoopbackOnly: Bool {
+        let host = server.host
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// A problem with the configuration that stops start-up.
@@ -31,5 +41,10 @@ public struct BrowserdConfiguration: Sendable {
         try check((1024...(1 << 30)).contains(server.maxBodyBytes), "--max-body-bytes must be 1 KiB…1 GiB, got \(server.maxBodyBytes)")
         try check(server.streamHeartbeatInterval >= .milliseconds(100), "--heartbeat-interval must be at least 0.1 s")
         try check(!dataDirectory.isEmpty, "--data-dir must not be empty")
+        if let adminToken {
+            try check(adminToken.count >= 16, "the admin token must have at least 16 characters")
+        } else {
+            try check(isLoopbackOnly, "refusing to serve \(server.host) without an admin token: set BROWSERD_ADMIN_TOKEN or --admin-token-file (auth may be off only on a loopback address)")
+        }
     }
 }

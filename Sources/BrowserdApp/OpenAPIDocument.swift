@@ -43,6 +43,7 @@ paths:
                     status: ok
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+      security: []
   /readyz:
     get:
       operationId: getReadiness
@@ -80,6 +81,7 @@ paths:
                     startup: starting up
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+      security: []
   /metrics:
     get:
       operationId: getMetrics
@@ -105,6 +107,7 @@ paths:
                     browserd_http_connections_open 1
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+      security: []
   /openapi.yaml:
     get:
       operationId: getContract
@@ -121,6 +124,7 @@ paths:
                 description: The YAML text of this document.
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+      security: []
   /v1:
     get:
       operationId: getIndex
@@ -137,10 +141,11 @@ paths:
                 $ref: '#/components/schemas/APIIndex'
         '405':
           $ref: '#/components/responses/MethodNotAllowed'
+      security: []
   /v1/profiles:
     post:
       operationId: createProfile
-      summary: Create a profile
+      summary: Create a profile (admin)
       tags:
       - profiles
       responses:
@@ -151,6 +156,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Profile'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             Location:
               $ref: '#/components/headers/Location'
         '400':
@@ -167,6 +176,12 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
+      parameters:
+      - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: true
         content:
@@ -185,8 +200,15 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/ProfileList'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '400':
           $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/limit'
       - $ref: '#/components/parameters/cursor'
@@ -203,8 +225,15 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/Profile'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/profileId'
     delete:
@@ -219,10 +248,14 @@ paths:
           $ref: '#/components/responses/NotFound'
         '409':
           $ref: '#/components/responses/Conflict'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
       parameters:
       - $ref: '#/components/parameters/profileId'
-      description: Closes its windows and deletes its data; for a regular profile, its incognito profile too. For an incognito
-        profile, destroys it and every incognito window.
+      description: Closes its windows and deletes its data; for a regular profile, its incognito profile and tokens too (admin
+        only). For an incognito profile, destroys it and every incognito window.
   /v1/profiles/{profileId}/incognito:
     post:
       operationId: createIncognitoProfile
@@ -237,6 +270,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Profile'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             Location:
               $ref: '#/components/headers/Location'
         '200':
@@ -245,6 +282,11 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/Profile'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '400':
           $ref: '#/components/responses/BadRequest'
         '404':
@@ -259,8 +301,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/profileId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: false
         content:
@@ -280,8 +325,15 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/ClosedTabList'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/profileId'
   /v1/profiles/{profileId}/recently-closed/{entryId}/restore:
@@ -298,6 +350,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
             Location:
@@ -316,9 +372,12 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/profileId'
       - $ref: '#/components/parameters/entryId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: false
         content:
@@ -339,6 +398,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Window'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
             Location:
@@ -357,6 +420,10 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+      parameters:
+      - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: true
         content:
@@ -376,10 +443,17 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/WindowList'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '400':
           $ref: '#/components/responses/BadRequest'
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/profileFilter'
       - $ref: '#/components/parameters/limit'
@@ -398,10 +472,16 @@ paths:
               schema:
                 $ref: '#/components/schemas/Window'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
     delete:
@@ -418,6 +498,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '412':
           $ref: '#/components/responses/PreconditionFailed'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
         '400':
           $ref: '#/components/responses/BadRequest'
       parameters:
@@ -438,10 +520,16 @@ paths:
               schema:
                 $ref: '#/components/schemas/TabList'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
     post:
@@ -457,6 +545,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
             Location:
@@ -475,8 +567,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -498,6 +593,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/CloseTabsResult'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -514,8 +613,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -538,6 +640,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
             Location:
@@ -556,8 +662,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -579,6 +688,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Group'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
             Location:
@@ -597,8 +710,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -620,6 +736,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/TabItems'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -636,8 +756,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -658,8 +781,15 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/CommandList'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
   /v1/browsers/{browserId}/commands/{name}:
@@ -676,6 +806,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/CommandResult'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -692,9 +826,12 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/commandName'
+      - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: true
         content:
@@ -716,8 +853,15 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/BroadcastList'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
   /v1/browsers/{browserId}/broadcasts/{key}:
@@ -734,6 +878,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Broadcast'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -750,9 +898,12 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/broadcastKey'
+      - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
         required: true
         content:
@@ -774,10 +925,16 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
     patch:
@@ -793,6 +950,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -809,8 +970,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -835,6 +999,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '412':
           $ref: '#/components/responses/PreconditionFailed'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
         '400':
           $ref: '#/components/responses/BadRequest'
       parameters:
@@ -854,6 +1020,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -870,8 +1040,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -893,6 +1066,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -909,8 +1086,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -932,6 +1112,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -948,8 +1132,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -971,6 +1158,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -987,8 +1178,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -1010,6 +1204,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1026,8 +1224,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -1049,6 +1250,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1065,8 +1270,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -1088,6 +1296,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
             Location:
@@ -1106,8 +1318,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -1129,6 +1344,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1145,8 +1364,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1168,6 +1390,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1184,8 +1410,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1207,6 +1436,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1223,8 +1456,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1246,6 +1482,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Tab'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1262,8 +1502,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1284,8 +1527,15 @@ paths:
             application/json:
               schema:
                 $ref: '#/components/schemas/History'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/tabId'
   /v1/groups/{groupId}:
@@ -1302,10 +1552,16 @@ paths:
               schema:
                 $ref: '#/components/schemas/Group'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '404':
           $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/groupId'
     patch:
@@ -1321,6 +1577,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Group'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1337,8 +1597,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1363,6 +1626,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '412':
           $ref: '#/components/responses/PreconditionFailed'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
         '400':
           $ref: '#/components/responses/BadRequest'
       parameters:
@@ -1382,6 +1647,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Group'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1398,8 +1667,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1421,6 +1693,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/Group'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1437,8 +1713,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: true
@@ -1460,6 +1739,10 @@ paths:
               schema:
                 $ref: '#/components/schemas/CloseTabsResult'
           headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
             ETag:
               $ref: '#/components/headers/ETag'
         '400':
@@ -1476,8 +1759,11 @@ paths:
           $ref: '#/components/responses/UnsupportedMediaType'
         '422':
           $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
       parameters:
       - $ref: '#/components/parameters/groupId'
+      - $ref: '#/components/parameters/IdempotencyKey'
       - $ref: '#/components/parameters/IfMatch'
       requestBody:
         required: false
@@ -1485,6 +1771,71 @@ paths:
           application/json:
             schema:
               $ref: '#/components/schemas/Empty'
+  /v1/profiles/{profileId}/tokens:
+    post:
+      operationId: createToken
+      summary: Issue a profile token (admin)
+      tags:
+      - auth
+      responses:
+        '201':
+          description: Created
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Token'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
+            Location:
+              $ref: '#/components/headers/Location'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '412':
+          $ref: '#/components/responses/PreconditionFailed'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+  /v1/profiles/{profileId}/tokens/{tokenId}:
+    delete:
+      operationId: revokeToken
+      summary: Revoke a profile token (admin)
+      tags:
+      - auth
+      responses:
+        '204':
+          description: Done.
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '403':
+          $ref: '#/components/responses/Forbidden'
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      - $ref: '#/components/parameters/tokenId'
 components:
   headers:
     RetryAfter:
@@ -1574,6 +1925,23 @@ components:
             $ref: '#/components/schemas/Problem'
     UnsupportedMediaType:
       description: The body is not application/json.
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    Unauthorized:
+      description: No token, or a token that is not valid.
+      headers:
+        WWW-Authenticate:
+          description: Bearer realm="browserd"
+          schema:
+            type: string
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    Forbidden:
+      description: Only the administrator may do this.
       content:
         application/problem+json:
           schema:
@@ -2413,6 +2781,24 @@ components:
       additionalProperties: false
       properties: {}
       description: 'No parameters: an empty body or `{}`.'
+    Token:
+      type: object
+      required:
+      - id
+      - profileId
+      - token
+      - createdAt
+      properties:
+        id:
+          type: string
+        profileId:
+          type: string
+        token:
+          type: string
+          description: Shown once; only its hash is stored.
+        createdAt:
+          type: string
+          format: date-time
   parameters:
     profileId:
       name: profileId
@@ -2511,6 +2897,31 @@ components:
         type: string
         pattern: ^(\*|(W/)?"[!#-~]*"( *, *(W/)?"[!#-~]*")*)$
       description: The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+    tokenId:
+      name: tokenId
+      in: path
+      required: true
+      schema:
+        type: string
+        minLength: 1
+        maxLength: 64
+      description: A token id.
+    IdempotencyKey:
+      name: Idempotency-Key
+      in: header
+      required: false
+      schema:
+        type: string
+        pattern: ^("[!#-~]{1,255}"|[!#-~]{1,255})$
+      description: 'A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key
+        with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller.'
+  securitySchemes:
+    bearer:
+      type: http
+      scheme: bearer
+      description: The admin token (BROWSERD_ADMIN_TOKEN) or a profile token from POST /v1/profiles/{profileId}/tokens. A
+        profile token reaches only its profile, its incognito profile and their windows and tabs; anything else answers 404
+        as if it did not exist. With no admin token configured and a loopback bind, authentication is off.
 tags:
 - name: operations
   description: Health, readiness, metrics and the contract; no token needed.
@@ -2526,5 +2937,9 @@ tags:
   description: The window's dispatcher.
 - name: broadcasts
   description: The window's broadcaster.
+- name: auth
+  description: API tokens.
+security:
+- bearer: []
 """####
 }

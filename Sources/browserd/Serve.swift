@@ -2,6 +2,7 @@ import ArgumentParser
 import BrowserdApp
 import HTTPServer
 import Logging
+import Foundation
 import ServiceLifecycle
 
 #if canImport(Glibc)
@@ -44,6 +45,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: 10).")
     var shutdownGrace: Double?
 
+    @Option(help: "File holding the admin API token [or env: BROWSERD_ADMIN_TOKEN with the token itself]. Without one, auth is off, which is allowed only on loopback.")
+    var adminTokenFile: String?
+
     func run() async throws {
         let configuration = try makeConfiguration()
         let level = configuration.logLevel
@@ -85,7 +89,14 @@ struct Serve: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
             throw ValidationError("log level '\(levelName)' is not one of trace, debug, info, notice, warning, error, critical")
         }
-        let configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level)
+        var adminToken = Environment.value("BROWSERD_ADMIN_TOKEN")
+        if let path = adminTokenFile ?? Environment.value("BROWSERD_ADMIN_TOKEN_FILE") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("cannot read the admin token file \(path)")
+            }
+            adminToken = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
         do {
             try configuration.validate()
         } catch {

@@ -1,0 +1,89 @@
+import BrowserModel
+import BrowserServices
+import Foundation
+import HTTPServer
+
+// The API's guard: who is calling, whether they may reach what the path names, and idempotent
+// retries. A profile token that names another profile's resource gets the same 404 as an id that
+// never existed, so it cannot learn that the resource exists.
+extension APIRoutes {
+    /// The caller of `request`.
+    /// - Throws: 401 with `WWW-Authenticate: Bearer` when authentication is on and the token is missing or unknown.
+    func authenticate(_ request: HTTPRequest) throws -> Principal {
+        guard tokens.isEnabled else { return .admin }
+        guard let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer ") else {
+            throw HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "Send Authorization: Bearer <token>.",
+                            headers: ["WWW-Authenticate": "Bearer realm=\"browserd\""])
+        }
+        let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        guard let principal = tokens.principal(for: token) else {
+            throw HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "The token is not valid.",
+                            headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
+        }
+        return principal
+    }
+
+    /// Refuses admin-only routes to profile tokens (403) and resources of other profiles (404).
+    func checkScope(_ request: HTTPRequest, principal: Principal) throws {
+        guard case .profile = principal else { return }
+        if let template = request.routeTemplate, Self.adminOnly.contains("\(request.method.rawValue) \(template)") {
+            throw HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may do this.")
+        }
+        let parameters = request.pathParameters
+        if let id = parameters["profileId"], !principal.reaches(service.rootProfile(of: ProfileID(rawValue: id))) {
+            throw APIProblem.profileNotFound(id)
+        }
+        if let id = parameters["browserId"], !principal.reaches(service.rootProfile(ofWindow: BrowserID(rawValue: id))) {
+            throw APIProblem.windowNotFound(id)
+        }
+        if let id = parameters["tabId"], let window = service.window(ofTab: TabID(rawValue: id)),
+           !principal.reaches(service.rootProfile(ofWindow: window)) {
+            throw APIProblem.tabNotFound(id)
+        }
+        if let id = parameters["groupId"], let window = service.window(ofGroup: TabGroupID(rawValue: id)),
+           !principal.reaches(service.rootProfile(ofWindow: window)) {
+            throw APIProblem.groupNotFound(id)
+        }
+    }
+
+    /// Runs a POST or PATCH at most once per `Idempotency-Key`: a retry gets the stored answer.
+    func idempotent(_ request: HTTPRequest, principal: Principal,
+                    _ body: () async throws -> HTTPResponse) async throws -> HTTPResponse {
+        guard request.method == .post || request.method == .patch, let header = request.headers["Idempotency-Key"] else {
+            return try await body()
+        }
+        guard let key = IdempotencyStore.parse(header) else {
+            throw HTTPError(400, kind: "invalid-header", title: "Invalid Header",
+                            detail: "Idempotency-Key must be a string of 1 to 255 visible ASCII characters, e.g. \"8e03978e\".",
+                            extensions: ["header": "Idempotency-Key"])
+        }
+        let scoped = principal.scope + "\n" + key
+        switch idempotency.begin(key: scoped, fingerprint: IdempotencyStore.fingerprint(request)) {
+        case .replay(var response):
+            response.headers.set("Idempotent-Replayed", "true")
+            return response
+        case .mismatch:
+            throw HTTPError(422, kind: "idempotency-key-reused", title: "Idempotency Key Reused",
+                            detail: "This Idempotency-Key was used with another request; use a new key.")
+        case .inFlight:
+            throw HTTPError(409, kind: "idempotency-key-in-flight", title: "Request In Progress",
+                            detail: "A request with this Idempotency-Key is still running; retry later.",
+                            headers: ["Retry-After": "1"])
+        case .proceed:
+            do {
+                let response = try await body()
+                idempotency.finish(key: scoped, response: response)
+                return response
+            } catch let error as HTTPError {
+                idempotency.finish(key: scoped, response: error.response(instance: request.path))
+                throw error
+            } catch {
+                idempotency.abandon(key: scoped)
+                throw error
+            }
+        }
+    }
+
+    /// The caller, inside a handler.
+    var caller: Principal { Principal.current }
+}

@@ -1,0 +1,35 @@
+import BrowserModel
+import BrowserServices
+import Foundation
+import HTTPServer
+
+extension APIRoutes {
+    func registerTokens(in router: inout Router) {
+        let service = self.service
+        let tokens = self.tokens
+
+        router.add(.post, "/v1/profiles/{profileId}/tokens", deferred { request in
+            try Self.noParameters(request)
+            let id = ProfileID(rawValue: request.parameter("profileId"))
+            guard let profile = service.profile(id), !profile.incognito else { throw APIProblem.profileNotFound(id.rawValue) }
+            let (record, token) = tokens.create(for: id)
+            return Self.json(APIEncoding.bytes { json in
+                json.beginObject()
+                json.member("id", record.id)
+                json.member("profileId", id.rawValue)
+                json.member("token", token)
+                json.member("createdAt", APIEncoding.timestamp(record.createdAt))
+                json.endObject()
+            }, status: 201, location: "/v1/profiles/\(id)/tokens/\(record.id)")
+        })
+
+        router.add(.delete, "/v1/profiles/{profileId}/tokens/{tokenId}", deferred { request in
+            let id = ProfileID(rawValue: request.parameter("profileId"))
+            guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
+            guard tokens.revoke(request.parameter("tokenId"), of: id) else {
+                throw APIProblem.notFound("token-not-found", "Token \(request.parameter("tokenId")) does not exist.")
+            }
+            return .noContent
+        })
+    }
+}

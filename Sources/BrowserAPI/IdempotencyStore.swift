@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// Answers kept per `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header): a retry with the
+/// same key and body gets the stored answer; the same key with another body is refused (422); a retry
+/// while the first request runs is refused (409). Keys expire after ``lifetime`` (24 h) and are
+/// scoped to the caller.
+final class IdempotencyStore: Sendable {
+    enum Begin {
+        case proceed
+        case replay(HTTPResponse)
+        case mismatch
+        case inFlight
+    }
+
+    private struct Entry {
+        let fingerprint: [UInt8]
+        var response: HTTPResponse?
+        let createdAt: Date
+    }
+
+    static let lifetime: TimeInterval = 24 * 3600
+    let capacity: Int
+    private let entries = Mutex<[String: Entry]>([:])
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    static func fingerprint(_ request: HTTPRequest) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: Array("\(request.method.rawValue) \(request.path)\n".utf8))
+        hasher.update(data: request.body)
+        return Array(hasher.finalize())
+    }
+
+    func begin(key: String, fingerprint: [UInt8], now: Date = Date()) -> Begin {
+        entries.withLock { entries in
+            if let entry = entries[key], now.timeIntervalSince(entry.createdAt) < Self.lifetime {
+                guard entry.fingerprint == fingerprint else { return .mismatch }
+                guard let response = entry.response else { return .inFlight }
+                return .replay(response)
+            }
+            if entries.count >= capacity {
+                entries = entries.filter { now.timeIntervalSince($0.value.createdAt) < Self.lifetime }
+                if entries.count >= capacity, let oldest = entries.min(by: { $0.value.createdAt < $1.value.createdAt })?.key {
+                    entries[oldest] = nil
+                }
+            }
+            entries[key] = Entry(fingerprint: fingerprint, response: nil, createdAt: now)
+            return .proceed
+        }
+    }
+
+    /// Stores the answer for `key`; server errors are not kept, so a retry runs again.
+    func finish(key: String, response: HTTPResponse) {
+        entries.withLock { entries in
+            if response.status >= 500 { entries[key] = nil } else { entries[key]?.response = response }
+        }
+    }
+
+    func abandon(key: String) {
+        _ = entries.withLock { $0.removeValue(forKey: key) }
+    }
+
+    /// The key's value: a structured-field string (`"abc"`) or a bare token; 1 to 255 characters.
+    static func parse(_ header: String) -> String? {
+        var value = header.trimmingCharacters(in: .whitespaces)
+        if value.hasPrefix("\"") {
+            guard value.count >= 2, value.hasSuffix("\"") else { return nil }
+            value = String(value.dropFirst().dropLast())
+            guard !value.contains("\"") && !value.contains("\\") else { return nil }
+        }
+        guard (1...255).contains(value.count),
+              value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value <= 0x7E }) else { return nil }
+        return value
+    }
+}

@@ -1,0 +1,27 @@
+public import BrowserModel
+
+/// Who is calling: the administrator, or a profile's token (which reaches only that profile, its
+/// incognito profile, and their windows and tabs).
+public enum Principal: Sendable, Equatable {
+    case admin
+    case profile(ProfileID)
+
+    /// The caller of the request being handled (set by the API's guard for the handler's duration).
+    @TaskLocal public static var current: Principal = .admin
+
+    /// The key under which this caller's idempotency keys live.
+    var scope: String {
+        switch self {
+        case .admin: "admin"
+        case .profile(let id): "profile:\(id)"
+        }
+    }
+
+    /// Whether the caller may see resources of the regular profile `root`.
+    func reaches(_ root: ProfileID?) -> Bool {
+        switch self {
+        case .admin: true
+        case .profile(let mine): root == nil || root == mine
+        }
+    }
+}

@@ -1,0 +1,90 @@
+public import BrowserModel
+import Crypto
+public import Foundation
+import Synchronization
+
+/// API tokens: the admin token and per-profile tokens. Only SHA-256 hashes are kept; a token is shown
+/// once, when it is created. Lookups compare hashes in constant time.
+public final class TokenStore: Sendable {
+    /// A profile token as stored.
+    public struct Record: Sendable, Equatable {
+        public let id: String
+        public let profileID: ProfileID
+        public let hash: [UInt8]
+        public let createdAt: Date
+
+        public init(id: String, profileID: ProfileID, hash: [UInt8], createdAt: Date) {
+            self.id = id
+            self.profileID = profileID
+            self.hash = hash
+            self.createdAt = createdAt
+        }
+    }
+
+    private let adminHash: [UInt8]?
+    private let records = Mutex<[String: Record]>([:])
+
+    /// - Parameter adminToken: the administrator's token; nil turns authentication off.
+    public init(adminToken: String?) {
+        adminHash = adminToken.map { Self.hash($0) }
+    }
+
+    /// Whether requests must carry a token.
+    public var isEnabled: Bool { adminHash != nil }
+
+    static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
+
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<a.count { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+
+    /// Who `token` belongs to, or nil.
+    public func principal(for token: String) -> Principal? {
+        let hash = Self.hash(token)
+        if let adminHash, Self.constantTimeEquals(hash, adminHash) { return .admin }
+        let all = records.withLock { Array($0.values) }
+        var found: Principal?
+        for record in all where Self.constantTimeEquals(hash, record.hash) { found = .profile(record.profileID) }
+        return found
+    }
+
+    /// Creates a token for a profile.
+    /// - Returns: the record and the token itself (shown once).
+    public func create(for profile: ProfileID) -> (record: Record, token: String) {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var generator = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = generator.next() }
+        let token = "bd_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let record = Record(id: ModelIdentifier.make("k"), profileID: profile, hash: Self.hash(token), createdAt: Date())
+        records.withLock { $0[record.id] = record }
+        return (record, token)
+    }
+
+    /// Revokes a token of a profile.
+    /// - Returns: whether it existed.
+    @discardableResult
+    public func revoke(_ id: String, of profile: ProfileID) -> Bool {
+        records.withLock { records in
+            guard records[id]?.profileID == profile else { return false }
+            records[id] = nil
+            return true
+        }
+    }
+
+    /// Revokes every token of a profile (when it is deleted).
+    public func revokeAll(of profile: ProfileID) {
+        records.withLock { $0 = $0.filter { $0.value.profileID != profile } }
+    }
+
+    /// Every stored record (for persistence).
+    public var allRecords: [Record] { records.withLock { Array($0.values) } }
+
+    /// Restores stored records.
+    public func restore(_ saved: [Record]) {
+        records.withLock { records in for record in saved { records[record.id] = record } }
+    }
+}
