@@ -115,7 +115,7 @@ public final class BrowserService: Sendable {
 
     /// Closes a window; its tabs go to recently closed unless it is incognito.
     public func closeWindow(_ id: BrowserID, ifMatch: Int? = nil) async throws {
-        try await withWindow(id, ifMatch: ifMatch) { session, browser in try session.closeBrowser(browser) }
+        _ = try await dispatch(TabCommands.closeWindow, id, in: id, ifMatch: ifMatch)
     }
 
     // MARK: Lookups
@@ -184,7 +184,7 @@ public final class BrowserService: Sendable {
             guard let target else { throw ModelError.noWindowToRestoreInto }
             let tab = try target.dispatcher.dispatch(TabCommands.restoreClosed, entry)
             ProfileMediator.attach(to: session, directory: directory).publishWindows()
-            return (tab, target.userData.get(WindowMediator.self)!.version)
+            return (tab, target.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }
 
@@ -198,7 +198,7 @@ public final class BrowserService: Sendable {
     ) async throws -> (result: Result, version: Int) {
         try await withWindow(id, ifMatch: ifMatch) { _, browser in
             let result = try browser.dispatcher.dispatch(command, payload)
-            return (result, browser.userData.get(WindowMediator.self)!.version)
+            return (result, browser.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }
 
@@ -210,7 +210,7 @@ public final class BrowserService: Sendable {
                 throw ModelError.invalidCommandArguments(command: name, reason: "this command is reached through its REST endpoint")
             }
             let result = try browser.dispatcher.dispatch(name: name, payload: arguments)
-            return (CommandResult(result), browser.userData.get(WindowMediator.self)!.version)
+            return (CommandResult(result), browser.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }
 

@@ -213,6 +213,8 @@ public enum TabCommands {
     public static let deleteGroup = Command<TabGroupID, TabGroupID>("groups.delete")
     public static let closeGroup = Command<TabGroupID, CloseTabsResult>("groups.close")
     public static let broadcast = Command<BroadcastUpdate, BroadcastSnapshot>("broadcasts.update")
+    /// Closes the window itself (its tabs go to recently closed unless it is incognito).
+    public static let closeWindow = Command<BrowserID, BrowserID>("window.close")
 
     // The UI commands every window has, with run-time arguments.
     public static let openNewTab = Command<CommandArguments, TabSnapshot>("openNewTab")

@@ -38,6 +38,10 @@ extension WindowMediator {
         }
         add(TabCommands.deleteGroup) { m, id in try m.list.deleteGroup(m.group(id)); return id }
         add(TabCommands.closeGroup) { m, id in try m.closeMany(.group(id)) }
+        add(TabCommands.closeWindow) { m, id in
+            try m.session.closeBrowser(m.browser)
+            return id
+        }
         add(TabCommands.broadcast) { m, update in
             try m.browser.broadcaster.update(update.key, to: update.value)
             let key = try m.browser.broadcaster.key(named: update.key)
