@@ -30,7 +30,23 @@ browserd = subprocess.Popen([args.browserd, "serve", "--port", str(bd_port), "--
 nginx = None
 try:
     wait_http(bd_port)
-    bodies = {path: urllib.request.urlopen(f"http://127.0.0.1:{bd_port}{path}").read() for path in ["/healthz", "/v1"]}
+    import json as _json
+
+    def call(method, path, body=None):
+        data = _json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"http://127.0.0.1:{bd_port}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        return _json.loads(urllib.request.urlopen(req).read() or b"{}")
+
+    profile = call("POST", "/v1/profiles", {"name": "bench"})["id"]
+    window = call("POST", "/v1/browsers", {"profileId": profile})["id"]
+    for i in range(50):
+        tab = call("POST", f"/v1/browsers/{window}/tabs", {"url": f"https://site{i}.example/articles/{i}?ref=bench", "activate": i == 0})
+        call("PATCH", f"/v1/tabs/{tab['id']}", {"title": f"Article {i}: a reasonably long page title for the benchmark", "loading": False,
+                                                 "faviconUrl": f"https://site{i}.example/favicon.ico"})
+    pair_window = call("POST", "/v1/browsers", {"profileId": profile})["id"]
+    paths = ["/healthz", "/v1", f"/v1/browsers/{window}"]
+    bodies = {path: urllib.request.urlopen(f"http://127.0.0.1:{bd_port}{path}").read() for path in paths}
 
     def nginx_string(body):
         text = body.decode()
@@ -45,17 +61,25 @@ error_log {work}/nginx-error.log warn;
 events {{ worker_connections 4096; }}
 http {{
   access_log off;
+  sendfile on;
   keepalive_requests 1000000;
   server {{
     listen 127.0.0.1:{ngx_port};
     default_type application/json;
     location = /healthz {{ return 200 {nginx_string(bodies['/healthz'])}; }}
     location = /v1 {{ return 200 {nginx_string(bodies['/v1'])}; }}
+    location = /v1/browsers/{window} {{ alias {work}/window.json; }}
   }}
 }}
 """
+    # nginx's `return` takes at most ~4 KB: the window's bytes are served from a file instead.
+    with open(f"{work}/window.json", "wb") as f:
+        f.write(bodies[paths[2]])
     with open(f"{work}/nginx.conf", "w") as f:
         f.write(conf)
+    check = subprocess.run(["nginx", "-t", "-c", f"{work}/nginx.conf", "-p", work], capture_output=True, text=True)
+    if check.returncode != 0:
+        raise SystemExit(f"nginx refused the benchmark config: {check.stderr}")
     nginx = subprocess.Popen(["nginx", "-c", f"{work}/nginx.conf", "-p", work], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     wait_http(ngx_port)
@@ -73,22 +97,32 @@ http {{
         return result
 
     rows = []
-    for path in ["/healthz", "/v1"]:
+    for path in paths:
         b = run(bd_port, path, lambda: [browserd.pid])
         n = run(ngx_port, path, lambda: [nginx.pid] + children(nginx.pid))
-        rows.append((path, len(bodies[path]), b, n))
+        rows.append(("/v1/browsers/{id}" if path == paths[2] else path, len(bodies[path]), b, n))
+
+    env = dict(os.environ, WINDOW=pair_window)
+    before = cpu_seconds([browserd.pid])
+    out = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.duration}", "--latency", "-s", "bench/tab_pairs.lua",
+                          f"http://127.0.0.1:{bd_port}"], capture_output=True, text=True, env=env).stdout
+    pairs = parse_wrk(out)
+    pairs["cpu_us"] = (cpu_seconds([browserd.pid]) - before) / max(1, pairs["requests"]) * 1e6
 
     print(f"\nHTTP: wrk -t2 -c{args.connections} -d{args.duration} keep-alive, same bytes from both servers, one run")
-    print(f"{'endpoint':<10} {'bytes':>6} | {'browserd req/s':>14} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/req':>10} | "
+    print(f"{'endpoint':<18} {'bytes':>6} | {'browserd req/s':>14} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/req':>10} | "
           f"{'nginx req/s':>11} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/req':>10} | {'ratio':>5}")
     summary = []
     for path, size, b, n in rows:
         ratio = b["rps"] / n["rps"]
-        print(f"{path:<10} {size:>6} | {b['rps']:>14.0f} {b['p50']:>7.2f} {b['p99']:>7.2f} {b['cpu_us']:>10.1f} | "
+        print(f"{path:<18} {size:>6} | {b['rps']:>14.0f} {b['p50']:>7.2f} {b['p99']:>7.2f} {b['cpu_us']:>10.1f} | "
               f"{n['rps']:>11.0f} {n['p50']:>7.2f} {n['p99']:>7.2f} {n['cpu_us']:>10.1f} | {ratio:>5.2f}")
         if b["non2xx"]:
             print(f"  warning: browserd answered {b['non2xx']} non-2xx responses on {path}")
         summary.append({"endpoint": path, "bytes": size, "browserd": b, "nginx": n, "ratio": ratio})
+    print(f"{'POST+DELETE tab':<18} | {pairs['rps']:>14.0f} req/s ({pairs['rps'] / 2:.0f} pairs/s) p50 {pairs['p50']:.2f} ms "
+          f"p99 {pairs['p99']:.2f} ms, CPU {pairs['cpu_us']:.1f} µs/req, non-2xx {pairs['non2xx']} (in memory: persistence is issue 5)")
+    summary.append({"endpoint": "POST+DELETE tab", "browserd": pairs})
     os.makedirs("bench/out", exist_ok=True)
     with open("bench/out/http.json", "w") as f:
         json.dump(summary, f, indent=2)
