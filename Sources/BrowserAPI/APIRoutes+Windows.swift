@@ -44,10 +44,10 @@ extension APIRoutes {
 
         router.add(.get, "/v1/browsers/{browserId}", immediate { request in
             let id = request.parameter("browserId")
-            guard let (window, bytes) = service.encodedWindow(BrowserID(rawValue: id), encode: APIEncoding.windowBytes) else {
+            guard let (_, answer) = service.cachedWindow(BrowserID(rawValue: id), make: Self.windowAnswer) else {
                 throw APIProblem.windowNotFound(id)
             }
-            return Self.json(bytes, version: window.version)
+            return .shared(answer)
         })
 
         router.add(.delete, "/v1/browsers/{browserId}", deferred { request in
@@ -246,7 +246,14 @@ extension APIRoutes {
     }
 
     static func encodeWindow(_ service: BrowserService, _ window: WindowSnapshot) -> [UInt8] {
-        service.encodedWindow(window.id, encode: APIEncoding.windowBytes)?.1 ?? APIEncoding.windowBytes(window)
+        service.cachedWindow(window.id, make: windowAnswer)?.1.body ?? APIEncoding.windowBytes(window)
+    }
+
+    /// A window's answer, built once per version and sent without copying.
+    @Sendable static func windowAnswer(_ window: WindowSnapshot) -> SharedResponse {
+        SharedResponse(status: 200, headers: [
+            "Content-Type": "application/json", "Cache-Control": "no-store", "ETag": "\"v\(window.version)\"",
+        ], body: APIEncoding.windowBytes(window))
     }
 
     static func color(_ body: RequestBody) throws -> TabGroupColor? {

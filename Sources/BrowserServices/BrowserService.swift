@@ -108,9 +108,9 @@ public final class BrowserService: Sendable {
 
     public func window(_ id: BrowserID) -> WindowSnapshot? { directory.window(id)?.snapshot }
 
-    /// The window's snapshot with its encoding, encoded at most once per version.
-    public func encodedWindow(_ id: BrowserID, encode: (WindowSnapshot) -> [UInt8]) -> (WindowSnapshot, [UInt8])? {
-        directory.encodedWindow(id, encode: encode)
+    /// The window's snapshot with a value made from it (its encoded answer), made at most once per version.
+    public func cachedWindow<T: Sendable>(_ id: BrowserID, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
+        directory.cachedWindow(id, make: make)
     }
 
     /// Closes a window; its tabs go to recently closed unless it is incognito.

@@ -17,7 +17,7 @@ final class Directory: Sendable {
     struct WindowEntry {
         var snapshot: WindowSnapshot
         let rootID: ProfileID
-        var encoded: (version: Int, bytes: [UInt8])?
+        var cached: (version: Int, value: any Sendable)?
     }
 
     struct State {
@@ -58,7 +58,7 @@ final class Directory: Sendable {
             }
             for tab in snapshot.tabs { state.tabs[tab.id] = snapshot.id }
             for group in snapshot.groups { state.groups[group.id] = snapshot.id }
-            state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID, encoded: nil)
+            state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID, cached: nil)
         }
     }
 
@@ -70,16 +70,19 @@ final class Directory: Sendable {
         }
     }
 
-    /// The window's snapshot and its encoding, encoding at most once per version.
-    func encodedWindow(_ id: BrowserID, encode: (WindowSnapshot) -> [UInt8]) -> (WindowSnapshot, [UInt8])? {
+    /// The window's snapshot and a value made from it (e.g. its encoded answer), made at most once per
+    /// version.
+    func cachedWindow<T: Sendable>(_ id: BrowserID, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
         guard let entry = window(id) else { return nil }
-        if let encoded = entry.encoded, encoded.version == entry.snapshot.version { return (entry.snapshot, encoded.bytes) }
-        let bytes = encode(entry.snapshot)
+        if let cached = entry.cached, cached.version == entry.snapshot.version, let value = cached.value as? T {
+            return (entry.snapshot, value)
+        }
+        let value = make(entry.snapshot)
         state.withLock { state in
             if state.windows[id]?.snapshot.version == entry.snapshot.version {
-                state.windows[id]?.encoded = (entry.snapshot.version, bytes)
+                state.windows[id]?.cached = (entry.snapshot.version, value)
             }
         }
-        return (entry.snapshot, bytes)
+        return (entry.snapshot, value)
     }
 }

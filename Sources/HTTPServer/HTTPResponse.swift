@@ -6,6 +6,8 @@ public struct HTTPResponse: Sendable {
         case bytes([UInt8])
         /// A long-lived body of unknown length (chunked), fed through a ``StreamWriter``.
         case stream(StreamBody)
+        /// A whole answer built once and shared; its own status and headers are used.
+        case shared(SharedResponse)
     }
 
     public var status: Int
@@ -33,6 +35,11 @@ public struct HTTPResponse: Sendable {
     /// An `application/json` response from bytes that are already JSON.
     public static func json(_ bytes: [UInt8], status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
         HTTPResponse(status: status, contentType: "application/json", body: bytes, headers: headers)
+    }
+
+    /// A shared, prebuilt answer.
+    public static func shared(_ response: SharedResponse) -> HTTPResponse {
+        HTTPResponse(status: response.status, headers: response.headers, body: .shared(response))
     }
 
     /// 204 No Content.

@@ -131,7 +131,13 @@ extension HTTPServer {
         context.status = response.status
         let mhdResponse: OpaquePointer?
         var opened: (StreamWriter, StreamBody)?
+        if case .shared(let shared) = response.body {
+            guard let prebuilt = shared.mhdResponse() else { return .NO }
+            return MHD_queue_response(connection, UInt32(shared.status), prebuilt)
+        }
         switch response.body {
+        case .shared:
+            return .NO
         case .bytes(let bytes):
             mhdResponse = bytes.withUnsafeBytes { buffer in
                 MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
