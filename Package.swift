@@ -36,6 +36,9 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
+        // SQLite persistence of the model's records: schema, migrations, group-committing writer.
+        .target(name: "BrowserPersistence", dependencies: ["SQLite"], swiftSettings: swiftSettings),
+
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
             "HTTPServer", "BrowserServices", "BrowserModel", .product(name: "Crypto", package: "swift-crypto"),
@@ -99,6 +102,7 @@ let package = Package(
         ),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",

@@ -1,0 +1,191 @@
+import Foundation
+import SQLite
+
+/// The database file: opened in WAL mode with `synchronous=FULL` (a commit is on disk when it
+/// returns), foreign keys on, checked with `PRAGMA quick_check`, migrated forward at open.
+///
+/// Not `Sendable`: one writer owns it (see ``StoreWriter``). A corrupt, unreadable or newer database
+/// is never overwritten: opening throws ``OpenError`` naming the file.
+public final class PersistenceStore {
+    /// Why the database could not be opened.
+    public enum OpenError: Error, CustomStringConvertible {
+        case unusable(path: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .unusable(let path, let reason): "cannot use database \(path): \(reason); it was left untouched"
+            }
+        }
+    }
+
+    public let path: String
+    let db: SQLiteConnection
+
+    /// The schema's migrations, oldest first. Never edit a released one: add the next.
+    static var migrator: SQLiteMigrator { SQLiteMigrator([
+        .init("initial schema", sql: """
+            CREATE TABLE profiles (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at REAL NOT NULL);
+            CREATE TABLE windows (
+                id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                version INTEGER NOT NULL, tab_order TEXT NOT NULL, active_index INTEGER NOT NULL,
+                pinned_count INTEGER NOT NULL, created_at REAL NOT NULL, last_active_at REAL NOT NULL);
+            CREATE TABLE groups (
+                id TEXT NOT NULL, window_id TEXT NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+                position INTEGER NOT NULL, title TEXT NOT NULL, color TEXT NOT NULL, collapsed INTEGER NOT NULL,
+                PRIMARY KEY (window_id, id));
+            CREATE TABLE tabs (
+                id TEXT PRIMARY KEY, window_id TEXT NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+                group_id TEXT, opener_id TEXT, opener_navigation_index INTEGER, title TEXT NOT NULL,
+                loading INTEGER NOT NULL, progress REAL NOT NULL, favicon_url TEXT, created_at REAL NOT NULL,
+                last_active_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
+            CREATE INDEX tabs_by_window ON tabs(window_id);
+            CREATE TABLE closed_tabs (
+                id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                position INTEGER NOT NULL, tab_id TEXT NOT NULL, window_id TEXT NOT NULL, tab_index INTEGER NOT NULL,
+                group_id TEXT, was_active INTEGER NOT NULL, was_pinned INTEGER NOT NULL, title TEXT NOT NULL,
+                favicon_url TEXT, closed_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
+            """),
+    ]) }
+
+    /// Opens (creating when missing) the database at `path`.
+    /// - Throws: ``OpenError`` when the file is corrupt, not a database, unreadable, or newer than this program.
+    public init(path: String) throws {
+        self.path = path
+        do {
+            db = try SQLiteConnection(path: path)
+            // Check before changing anything, so a file this program must not touch stays as it was.
+            let check = try db.scalar("PRAGMA quick_check").string ?? "no answer"
+            guard check == "ok" else { throw OpenError.unusable(path: path, reason: "quick_check reports: \(check)") }
+            let version = try SQLiteMigrator.version(of: db)
+            guard version <= Self.migrator.latestVersion else {
+                throw OpenError.unusable(path: path, reason: "it has schema version \(version), newer than this browserd knows (\(Self.migrator.latestVersion)): it was written by a newer browserd")
+            }
+            try db.execute("PRAGMA journal_mode = WAL")
+            try db.execute("PRAGMA synchronous = FULL")
+            try Self.migrator.migrate(db)
+        } catch let error as OpenError {
+            throw error
+        } catch {
+            throw OpenError.unusable(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The schema version of the file.
+    public var schemaVersion: Int { (try? SQLiteMigrator.version(of: db)) ?? 0 }
+
+    /// Applies changes in one transaction; when it returns, they are on disk.
+    public func apply(_ changes: [ChangeSet]) throws {
+        try db.transaction {
+            for change in changes { try write(change) }
+        }
+    }
+
+    private func write(_ change: ChangeSet) throws {
+        for id in change.deletedProfiles { try db.run("DELETE FROM profiles WHERE id = ?", id) }
+        for profile in change.profiles {
+            try db.run("INSERT INTO profiles (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name",
+                       profile.id, profile.name, profile.createdAt.timeIntervalSince1970)
+        }
+        for id in change.deletedWindows { try db.run("DELETE FROM windows WHERE id = ?", id) }
+        for window in change.windows {
+            try db.run("""
+                INSERT INTO windows (id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version,
+                tab_order = excluded.tab_order, active_index = excluded.active_index, pinned_count = excluded.pinned_count,
+                last_active_at = excluded.last_active_at
+                """, window.id, window.profileID, window.version, window.tabOrder.joined(separator: ","), window.activeIndex,
+                       window.pinnedCount, window.createdAt.timeIntervalSince1970, window.lastActiveAt.timeIntervalSince1970)
+            try db.run("DELETE FROM groups WHERE window_id = ?", window.id)
+            for (position, group) in window.groups.enumerated() {
+                try db.run("INSERT INTO groups (id, window_id, position, title, color, collapsed) VALUES (?, ?, ?, ?, ?, ?)",
+                           group.id, window.id, position, group.title, group.color, group.collapsed)
+            }
+        }
+        for id in change.deletedTabs { try db.run("DELETE FROM tabs WHERE id = ?", id) }
+        let upsert = try db.prepare("""
+            INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
+            favicon_url, created_at, last_active_at, history_index, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET window_id = excluded.window_id, group_id = excluded.group_id,
+            opener_id = excluded.opener_id, opener_navigation_index = excluded.opener_navigation_index, title = excluded.title,
+            loading = excluded.loading, progress = excluded.progress, favicon_url = excluded.favicon_url,
+            last_active_at = excluded.last_active_at, history_index = excluded.history_index, history = excluded.history
+            """)
+        for (windowID, tab) in change.tabs {
+            try upsert.run(tab.id, windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading,
+                           tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
+                           tab.historyIndex, HistoryCodec.encode(tab.history))
+        }
+        for (profileID, entries) in change.recentlyClosed {
+            try db.run("DELETE FROM closed_tabs WHERE profile_id = ?", profileID)
+            for (position, entry) in entries.enumerated() {
+                try db.run("""
+                    INSERT INTO closed_tabs (id, profile_id, position, tab_id, window_id, tab_index, group_id, was_active,
+                    was_pinned, title, favicon_url, closed_at, history_index, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, entry.id, profileID, position, entry.tabID, entry.windowID, entry.index, entry.groupID, entry.wasActive,
+                           entry.wasPinned, entry.title, entry.faviconURL, entry.closedAt.timeIntervalSince1970, entry.historyIndex,
+                           HistoryCodec.encode(entry.history))
+            }
+        }
+    }
+
+    /// Loads everything saved.
+    public func load() throws -> StoredState {
+        var state = StoredState()
+        for row in try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id") {
+            state.profiles.append(ProfileRecord(id: row[0].string ?? "", name: row[1].string ?? "",
+                                                createdAt: Date(timeIntervalSince1970: row[2].double ?? 0)))
+        }
+        var groups: [String: [GroupRecord]] = [:]
+        for row in try db.rows("SELECT window_id, id, title, color, collapsed FROM groups ORDER BY window_id, position") {
+            groups[row[0].string ?? "", default: []].append(GroupRecord(
+                id: row[1].string ?? "", title: row[2].string ?? "", color: row[3].string ?? "grey", collapsed: row[4].int == 1))
+        }
+        for row in try db.rows("""
+            SELECT id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at
+            FROM windows ORDER BY created_at, id
+            """) {
+            let id = row[0].string ?? ""
+            let order = row[3].string ?? ""
+            state.windows.append(WindowRecord(
+                id: id, profileID: row[1].string ?? "", version: row[2].int ?? 1,
+                tabOrder: order.isEmpty ? [] : order.split(separator: ",").map(String.init),
+                activeIndex: row[4].int ?? -1, pinnedCount: row[5].int ?? 0, groups: groups[id] ?? [],
+                createdAt: Date(timeIntervalSince1970: row[6].double ?? 0),
+                lastActiveAt: Date(timeIntervalSince1970: row[7].double ?? 0)))
+        }
+        let tabs = try db.prepare("""
+            SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
+            last_active_at, history_index, history FROM tabs
+            """)
+        try tabs.bind([])
+        while try tabs.step() {
+            let id = tabs.column(0).string ?? ""
+            state.tabs[id] = TabRecord(
+                id: id, groupID: tabs.column(1).string, openerID: tabs.column(2).string, openerNavigationIndex: tabs.column(3).int,
+                title: tabs.column(4).string ?? "", loading: tabs.column(5).int == 1, progress: tabs.column(6).double ?? 0,
+                faviconURL: tabs.column(7).string, createdAt: Date(timeIntervalSince1970: tabs.column(8).double ?? 0),
+                lastActiveAt: Date(timeIntervalSince1970: tabs.column(9).double ?? 0), historyIndex: tabs.column(10).int ?? -1,
+                history: try HistoryCodec.decode(tabs.column(11).bytes ?? []))
+        }
+        for row in try db.rows("""
+            SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
+            closed_at, history_index, history FROM closed_tabs ORDER BY profile_id, position
+            """) {
+            state.recentlyClosed[row[0].string ?? "", default: []].append(ClosedTabRecord(
+                id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
+                groupID: row[5].string, wasActive: row[6].int == 1, wasPinned: row[7].int == 1, title: row[8].string ?? "",
+                faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
+                historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? [])))
+        }
+        return state
+    }
+
+    /// Writes a consistent copy of the database to `destination` (which must not exist).
+    /// - Returns: the copy's size in bytes.
+    public func backup(to destination: String) throws -> Int {
+        try db.run("VACUUM INTO ?", destination)
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination)
+        return (attributes[.size] as? NSNumber)?.intValue ?? 0
+    }
+}

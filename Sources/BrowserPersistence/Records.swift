@@ -1,0 +1,176 @@
+public import Foundation
+
+// What the database holds, as plain values. The persistence layer knows these and SQLite; it does
+// not know the model's objects. Mediators turn model changes into these records.
+
+/// One history entry as saved.
+public struct HistoryEntryRecord: Sendable, Equatable {
+    public var url: String
+    public var title: String
+    public var transition: String
+    public var timestamp: Date
+
+    public init(url: String, title: String, transition: String, timestamp: Date) {
+        self.url = url
+        self.title = title
+        self.transition = transition
+        self.timestamp = timestamp
+    }
+}
+
+/// A regular profile.
+public struct ProfileRecord: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var createdAt: Date
+
+    public init(id: String, name: String, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+    }
+}
+
+/// A tab: page state, opener, group, and the saved window of its history (spec §6, at most 75 entries).
+public struct TabRecord: Sendable, Equatable {
+    public var id: String
+    public var groupID: String?
+    public var openerID: String?
+    public var openerNavigationIndex: Int?
+    public var title: String
+    public var loading: Bool
+    public var progress: Double
+    public var faviconURL: String?
+    public var createdAt: Date
+    public var lastActiveAt: Date
+    public var historyIndex: Int
+    public var history: [HistoryEntryRecord]
+
+    public init(id: String, groupID: String?, openerID: String?, openerNavigationIndex: Int?, title: String, loading: Bool,
+                progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date, historyIndex: Int,
+                history: [HistoryEntryRecord]) {
+        self.id = id
+        self.groupID = groupID
+        self.openerID = openerID
+        self.openerNavigationIndex = openerNavigationIndex
+        self.title = title
+        self.loading = loading
+        self.progress = progress
+        self.faviconURL = faviconURL
+        self.createdAt = createdAt
+        self.lastActiveAt = lastActiveAt
+        self.historyIndex = historyIndex
+        self.history = history
+    }
+}
+
+/// A tab group.
+public struct GroupRecord: Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var color: String
+    public var collapsed: Bool
+
+    public init(id: String, title: String, color: String, collapsed: Bool) {
+        self.id = id
+        self.title = title
+        self.color = color
+        self.collapsed = collapsed
+    }
+}
+
+/// A window's list-level state: order, active index, pinned count, groups, version.
+public struct WindowRecord: Sendable, Equatable {
+    public var id: String
+    public var profileID: String
+    public var version: Int
+    public var tabOrder: [String]
+    public var activeIndex: Int
+    public var pinnedCount: Int
+    public var groups: [GroupRecord]
+    public var createdAt: Date
+    public var lastActiveAt: Date
+
+    public init(id: String, profileID: String, version: Int, tabOrder: [String], activeIndex: Int, pinnedCount: Int,
+                groups: [GroupRecord], createdAt: Date, lastActiveAt: Date) {
+        self.id = id
+        self.profileID = profileID
+        self.version = version
+        self.tabOrder = tabOrder
+        self.activeIndex = activeIndex
+        self.pinnedCount = pinnedCount
+        self.groups = groups
+        self.createdAt = createdAt
+        self.lastActiveAt = lastActiveAt
+    }
+}
+
+/// A recently closed tab of a regular profile.
+public struct ClosedTabRecord: Sendable, Equatable {
+    public var id: String
+    public var tabID: String
+    public var windowID: String
+    public var index: Int
+    public var groupID: String?
+    public var wasActive: Bool
+    public var wasPinned: Bool
+    public var title: String
+    public var faviconURL: String?
+    public var closedAt: Date
+    public var historyIndex: Int
+    public var history: [HistoryEntryRecord]
+
+    public init(id: String, tabID: String, windowID: String, index: Int, groupID: String?, wasActive: Bool, wasPinned: Bool,
+                title: String, faviconURL: String?, closedAt: Date, historyIndex: Int, history: [HistoryEntryRecord]) {
+        self.id = id
+        self.tabID = tabID
+        self.windowID = windowID
+        self.index = index
+        self.groupID = groupID
+        self.wasActive = wasActive
+        self.wasPinned = wasPinned
+        self.title = title
+        self.faviconURL = faviconURL
+        self.closedAt = closedAt
+        self.historyIndex = historyIndex
+        self.history = history
+    }
+}
+
+/// One durable change: everything a mutation changed, committed in one transaction with it.
+public struct ChangeSet: Sendable, Equatable {
+    public var profiles: [ProfileRecord] = []
+    public var deletedProfiles: [String] = []
+    public var windows: [WindowRecord] = []
+    public var deletedWindows: [String] = []
+    /// Tabs written, with the window that holds them.
+    public var tabs: [(windowID: String, tab: TabRecord)] = []
+    public var deletedTabs: [String] = []
+    /// A profile's whole recently-closed list (newest first), when it changed.
+    public var recentlyClosed: [(profileID: String, entries: [ClosedTabRecord])] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
+            && deletedTabs.isEmpty && recentlyClosed.isEmpty
+    }
+
+    public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
+        lhs.profiles == rhs.profiles && lhs.deletedProfiles == rhs.deletedProfiles && lhs.windows == rhs.windows
+            && lhs.deletedWindows == rhs.deletedWindows && lhs.deletedTabs == rhs.deletedTabs
+            && lhs.tabs.map(\.windowID) == rhs.tabs.map(\.windowID) && lhs.tabs.map(\.tab) == rhs.tabs.map(\.tab)
+            && lhs.recentlyClosed.map(\.profileID) == rhs.recentlyClosed.map(\.profileID)
+            && lhs.recentlyClosed.map(\.entries) == rhs.recentlyClosed.map(\.entries)
+    }
+}
+
+/// Everything loaded at start.
+public struct StoredState: Sendable, Equatable {
+    public var profiles: [ProfileRecord] = []
+    public var windows: [WindowRecord] = []
+    public var tabs: [String: TabRecord] = [:]
+    public var recentlyClosed: [String: [ClosedTabRecord]] = [:]
+
+    public init() {}
+}

@@ -1,0 +1,156 @@
+@testable import BrowserPersistence
+import Foundation
+import SQLite
+import Synchronization
+import Testing
+
+func temporaryDatabase() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("browserd-store-\(UUID()).sqlite").path
+}
+
+func removeDatabase(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
+func sampleChange(profile: String = "p0000000000000001", window: String = "w0000000000000001") -> ChangeSet {
+    let time = Date(timeIntervalSince1970: 1_700_000_000.5)
+    var change = ChangeSet()
+    change.profiles = [ProfileRecord(id: profile, name: "Work", createdAt: time)]
+    let history = (0..<3).map { HistoryEntryRecord(url: "https://e.example/\($0)", title: "T\($0) ✓", transition: "link", timestamp: time) }
+    let a = TabRecord(id: "t0000000000000001", groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A", loading: false,
+                      progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
+    let b = TabRecord(id: "t0000000000000002", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2, title: "B",
+                      loading: true, progress: 0.25, faviconURL: "https://e.example/f.ico", createdAt: time, lastActiveAt: time,
+                      historyIndex: 0, history: [history[0]])
+    change.windows = [WindowRecord(id: window, profileID: profile, version: 7, tabOrder: [a.id, b.id], activeIndex: 1, pinnedCount: 1,
+                                   groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
+                                   createdAt: time, lastActiveAt: time)]
+    change.tabs = [(window, a), (window, b)]
+    change.recentlyClosed = [(profile, [ClosedTabRecord(id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3,
+                                                          groupID: nil, wasActive: true, wasPinned: false, title: "Gone", faviconURL: nil,
+                                                          closedAt: time, historyIndex: 0, history: [history[1]])])]
+    return change
+}
+
+@Suite struct PersistenceStoreTests {
+    @Test func roundTripsEveryField() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let change = sampleChange()
+        do {
+            let store = try PersistenceStore(path: path)
+            #expect(store.schemaVersion == 1)
+            try store.apply([change])
+        }
+        let loaded = try PersistenceStore(path: path).load()
+        #expect(loaded.profiles == change.profiles)
+        #expect(loaded.windows == change.windows)
+        #expect(loaded.tabs.count == 2)
+        for (_, tab) in change.tabs { #expect(loaded.tabs[tab.id] == tab) }
+        #expect(loaded.recentlyClosed["p0000000000000001"] == change.recentlyClosed[0].entries)
+    }
+
+    @Test func deletesCascade() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let store = try PersistenceStore(path: path)
+        try store.apply([sampleChange()])
+        var delete = ChangeSet()
+        delete.deletedProfiles = ["p0000000000000001"]
+        try store.apply([delete])
+        let loaded = try store.load()
+        #expect(loaded.profiles.isEmpty && loaded.windows.isEmpty && loaded.tabs.isEmpty && loaded.recentlyClosed.isEmpty)
+    }
+
+    @Test func aFailingChangeRollsBackItsWholeTransaction() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let store = try PersistenceStore(path: path)
+        var orphan = sampleChange()
+        orphan.profiles = []
+        #expect(throws: (any Error).self) { try store.apply([sampleChange(profile: "p0000000000000002", window: "w0000000000000002"), orphan]) }
+        #expect(try store.load().profiles.isEmpty)
+    }
+
+    @Test func refusesANewerDatabaseAndLeavesItUntouched() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        do {
+            let db = try SQLiteConnection(path: path)
+            try db.execute("PRAGMA user_version = 99")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: PersistenceStore.OpenError.self) { try PersistenceStore(path: path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test func refusesACorruptFileAndNamesIt() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let garbage = Data(repeating: 0x5A, count: 8192)
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: PersistenceStore.OpenError.self) { try PersistenceStore(path: path) }
+        #expect(error.description.contains(path))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+    }
+
+    @Test func usesWALAndFullSync() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let store = try PersistenceStore(path: path)
+        #expect(try store.db.scalar("PRAGMA journal_mode").string == "wal")
+        #expect(try store.db.scalar("PRAGMA synchronous").int == 2)
+        #expect(try store.db.scalar("PRAGMA foreign_keys").int == 1)
+    }
+
+    @Test func backupIsAConsistentCopy() throws {
+        let path = temporaryDatabase(), copy = temporaryDatabase()
+        defer { removeDatabase(path); removeDatabase(copy) }
+        let store = try PersistenceStore(path: path)
+        try store.apply([sampleChange()])
+        #expect(try store.backup(to: copy) > 0)
+        #expect(try PersistenceStore(path: copy).load().windows == sampleChange().windows)
+    }
+
+    @Test func historyCodecRejectsGarbage() {
+        #expect(throws: (any Error).self) { try HistoryCodec.decode([]) }
+        #expect(throws: (any Error).self) { try HistoryCodec.decode([1, 5]) }
+        #expect(throws: (any Error).self) { try HistoryCodec.decode([2, 0]) }
+        #expect((try? HistoryCodec.decode(HistoryCodec.encode([]))) == [])
+    }
+}
+
+@Suite struct StoreWriterTests {
+    @Test func concurrentSubmitsShareCommits() async throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let writer = StoreWriter(store: try PersistenceStore(path: path))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<64 {
+                group.addTask {
+                    var change = ChangeSet()
+                    change.profiles = [ProfileRecord(id: String(format: "p%016x", i), name: "P\(i)", createdAt: Date())]
+                    try await writer.submit(change)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let stats = writer.statistics
+        #expect(stats.changes == 64)
+        #expect(stats.commits < 64)
+        await writer.stop()
+        #expect(try PersistenceStore(path: path).load().profiles.count == 64)
+        await #expect(throws: StoreError.stopped) { try await writer.submit(ChangeSet()) }
+    }
+
+    @Test func aFailedCommitFailsTheRequestsItCarried() async throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let writer = StoreWriter(store: try PersistenceStore(path: path))
+        var orphan = sampleChange()
+        orphan.profiles = []
+        await #expect(throws: (any Error).self) { try await writer.submit(orphan) }
+        try await writer.submit(sampleChange())
+        await writer.stop()
+    }
+}
