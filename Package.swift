@@ -36,8 +36,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
-        // SQLite persistence of the model's records: schema, migrations, group-committing writer.
-        .target(name: "BrowserPersistence", dependencies: ["SQLite"], swiftSettings: swiftSettings),
+        // The durable form of the model as plain values: what mediators emit and persistence stores.
+        .target(name: "BrowserRecords", swiftSettings: swiftSettings),
+        // SQLite persistence of the records: schema, migrations, group-committing writer.
+        .target(name: "BrowserPersistence", dependencies: ["SQLite", "BrowserRecords"], swiftSettings: swiftSettings),
 
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
@@ -59,7 +61,7 @@ let package = Package(
         // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
         .target(name: "BrowserModel", swiftSettings: swiftSettings),
         // Mediators and the service façade: they watch the model and hand out value snapshots.
-        .target(name: "BrowserServices", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
+        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords"], swiftSettings: swiftSettings),
 
         // The application: configuration, wiring, operations endpoints.
         .target(
@@ -68,6 +70,8 @@ let package = Package(
                 "HTTPServer",
                 "BrowserAPI",
                 "BrowserServices",
+                "BrowserPersistence",
+                "BrowserRecords",
                 "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -102,7 +106,7 @@ let package = Package(
         ),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",

@@ -1,3 +1,4 @@
+public import BrowserRecords
 import Foundation
 import SQLite
 

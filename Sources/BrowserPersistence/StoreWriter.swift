@@ -1,3 +1,4 @@
+public import BrowserRecords
 import Foundation
 import Synchronization
 
@@ -10,7 +11,7 @@ public final class StoreWriter: @unchecked Sendable {
 
     private struct Pending {
         let change: ChangeSet
-        let continuation: CheckedContinuation<Void, any Error>
+        let ticket: CommitTicket
     }
 
     private struct State {
@@ -34,21 +35,23 @@ public final class StoreWriter: @unchecked Sendable {
         thread.start()
     }
 
+    /// Queues `change` for the next commit without waiting: changes commit in the order they are
+    /// queued, so callers queue from their serial executor and wait for the ticket outside it.
+    public func enqueue(_ change: ChangeSet) -> CommitTicket {
+        let ticket = CommitTicket()
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.queue.append(Pending(change: change, ticket: ticket))
+            return true
+        }
+        if accepted { wake() } else { ticket.complete(.failure(StoreError.stopped)) }
+        return ticket
+    }
+
     /// Commits `change`; returns once it is on disk.
     /// - Throws: the commit's error (the change is then not on disk).
     public func submit(_ change: ChangeSet) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopping else { return false }
-                state.queue.append(Pending(change: change, continuation: continuation))
-                return true
-            }
-            guard accepted else {
-                continuation.resume(throwing: StoreError.stopped)
-                return
-            }
-            wake()
-        }
+        try await enqueue(change).wait()
     }
 
     /// Wakes the writer thread (synchronous, so it may take the condition's lock).
@@ -89,7 +92,7 @@ public final class StoreWriter: @unchecked Sendable {
                     $0.commits += 1
                     $0.changes += batch.count
                 }
-                for pending in batch { pending.continuation.resume(with: result) }
+                for pending in batch { pending.ticket.complete(result) }
             }
             if stopping && batch.isEmpty { return }
         }
@@ -99,4 +102,47 @@ public final class StoreWriter: @unchecked Sendable {
 /// Errors of the writer itself.
 public enum StoreError: Error, Equatable {
     case stopped
+}
+
+/// The promise of one queued change: ``wait()`` returns once it is committed, or throws the commit's error.
+public final class CommitTicket: Sendable {
+    private enum State {
+        case pending([CheckedContinuation<Void, any Error>])
+        case done(Result<Void, any Error>)
+    }
+
+    private let state = Mutex<State>(.pending([]))
+
+    init() {}
+
+    /// A ticket that is already done (nothing needed writing).
+    public static let committed: CommitTicket = {
+        let ticket = CommitTicket()
+        ticket.complete(.success(()))
+        return ticket
+    }()
+
+    func complete(_ result: Result<Void, any Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            guard case .pending(let waiters) = state else { return [] }
+            state = .done(result)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    public func wait() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let done = state.withLock { state -> Result<Void, any Error>? in
+                switch state {
+                case .pending(let waiters):
+                    state = .pending(waiters + [continuation])
+                    return nil
+                case .done(let result):
+                    return result
+                }
+            }
+            if let done { continuation.resume(with: done) }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 @testable import BrowserPersistence
+import BrowserRecords
 import Foundation
 import SQLite
 import Synchronization
