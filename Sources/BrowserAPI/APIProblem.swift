@@ -45,6 +45,9 @@ enum APIProblem {
             switch error {
             case .versionMismatch(let current): return preconditionFailed(current: current)
             case .wrongProfileKind(let detail): return HTTPError(422, kind: "wrong-profile-kind", title: "Wrong Kind of Profile", detail: detail)
+            case .storageFailed: return HTTPError(503, kind: "storage-unavailable", title: "Storage Unavailable",
+                                                  detail: "The change could not be saved to disk; it was not acknowledged. Retry later.",
+                                                  headers: ["Retry-After": "5"])
             }
         }
         guard let error = error as? ModelError else { return error }

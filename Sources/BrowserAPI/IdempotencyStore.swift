@@ -72,7 +72,7 @@ final class IdempotencyStore: Sendable {
             guard !value.contains("\"") && !value.contains("\\") else { return nil }
         }
         guard (1...255).contains(value.count),
-              value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value <= 0x7E }) else { return nil }
+              value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value <= 0x7E && $0 != "\"" }) else { return nil }
         return value
     }
 }

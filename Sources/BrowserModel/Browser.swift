@@ -14,8 +14,8 @@ public final class Browser {
     /// Per-window attachments (mediators, agents).
     public let userData = UserData()
     public let createdAt: Date
-    /// When a tab was last activated in this window (or when it was created).
-    public internal(set) var lastActiveAt: Date
+    /// When a tab was last activated in this window (or when it was created); set when restoring.
+    public var lastActiveAt: Date
 
     public init(id: BrowserID = .make(), browserState: BrowserState, maxTabs: Int = ModelLimits().tabsPerWindow,
                 createdAt: Date = Date()) {

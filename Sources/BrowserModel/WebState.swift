@@ -114,7 +114,7 @@ public final class WebState {
     }
 
     /// Records that the tab became the active one.
-    func markActive(at time: Date = Date()) { lastActiveAt = time }
+    public func markActive(at time: Date = Date()) { lastActiveAt = time }
 
     // MARK: Observers
 

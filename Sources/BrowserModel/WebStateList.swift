@@ -475,6 +475,15 @@ public final class WebStateList {
         }
     }
 
+    /// Restores an opener exactly as saved, with the opener's navigation index at the time it opened
+    /// the tab (session restore; spec §8). No notification.
+    /// - Throws: when `index` or the opener is not in this list.
+    public func restoreOpener(_ opener: WebState, navigationIndex: Int, at index: Int) throws {
+        guard containsIndex(index) else { throw outOfRange(index) }
+        guard contains(opener), opener !== entries[index].webState else { throw ModelError.openerNotInList(opener.id) }
+        entries[index].opener = Opener(webState: opener, navigationIndex: navigationIndex)
+    }
+
     func clearOpeners(pointingAt webState: WebState) {
         let key = ObjectIdentifier(webState)
         for entry in entries where entry.openerKey == key { entry.opener = nil }

@@ -2,7 +2,7 @@ import BrowserRecords
 import Foundation
 
 /// A compact binary form of a history: a version byte, the count, then per entry the URL, title and
-/// transition as length-prefixed UTF-8 and the timestamp as milliseconds since 1970.
+/// transition as length-prefixed UTF-8 and the timestamp's exact seconds since 1970 (the Double's bits).
 enum HistoryCodec {
     struct Malformed: Error {}
 
@@ -13,7 +13,7 @@ enum HistoryCodec {
             appendString(entry.url, to: &out)
             appendString(entry.title, to: &out)
             appendString(entry.transition, to: &out)
-            append(UInt64(bitPattern: Int64((entry.timestamp.timeIntervalSince1970 * 1000).rounded())), to: &out)
+            append(entry.timestamp.timeIntervalSince1970.bitPattern, to: &out)
         }
         return out
     }
@@ -46,9 +46,9 @@ enum HistoryCodec {
         entries.reserveCapacity(count)
         for _ in 0..<count {
             let url = try readString(), title = try readString(), transition = try readString()
-            let millis = Int64(bitPattern: try read())
+            let seconds = Double(bitPattern: try read())
             entries.append(HistoryEntryRecord(url: url, title: title, transition: transition,
-                                              timestamp: Date(timeIntervalSince1970: Double(millis) / 1000)))
+                                              timestamp: Date(timeIntervalSince1970: seconds)))
         }
         guard position == bytes.count else { throw Malformed() }
         return entries

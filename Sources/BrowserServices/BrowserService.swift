@@ -1,4 +1,5 @@
 public import BrowserModel
+import BrowserRecords
 import Foundation
 
 /// The façade the HTTP edge talks to: profiles and windows, and every window command.
@@ -9,9 +10,34 @@ import Foundation
 public final class BrowserService: Sendable {
     public let limits: ModelLimits
     let directory = Directory()
+    let sink: (any DurableSink)?
 
-    public init(limits: ModelLimits = ModelLimits()) {
+    /// - Parameters:
+    ///   - limits: the model's caps.
+    ///   - sink: where durable changes go; nil keeps everything in memory only.
+    public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil) {
         self.limits = limits
+        self.sink = sink
+    }
+
+    /// Runs `body` on a profile's executor, then publishes what changed and queues its durable change
+    /// there (so changes queue in executor order); returns once that change is on disk.
+    /// - Throws: `body`'s error, or ``ServiceError/storageFailed(_:)`` when the change could not be saved.
+    func run<T: Sendable>(_ executor: ProfileExecutor, _ body: @escaping @Sendable (ProfileSession) throws -> T) async throws -> T {
+        let directory = self.directory
+        let sink = self.sink
+        let (result, waiter) = await executor.perform { session -> (Result<T, any Error>, (@Sendable () async throws -> Void)?) in
+            let mediator = ProfileMediator.attach(to: session, directory: directory)
+            let result = Result { try body(session) }
+            mediator.publishWindows()
+            mediator.publishProfiles()
+            let change = mediator.collectChanges()
+            return (result, change.isEmpty ? nil : sink?.enqueue(change))
+        }
+        if let waiter {
+            do { try await waiter() } catch { throw ServiceError.storageFailed("\(error)") }
+        }
+        return try result.get()
     }
 
     // MARK: Profiles
@@ -26,7 +52,7 @@ public final class BrowserService: Sendable {
         let id = state.id
         let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
         let directory = self.directory
-        let snapshot = await executor.perform { session in
+        let snapshot = try await run(executor) { session in
             ProfileMediator.attach(to: session, directory: directory).snapshot(of: session.browserState)
         }
         directory.putProfile(snapshot, executor: executor, rootID: id)
@@ -52,14 +78,14 @@ public final class BrowserService: Sendable {
     public func deleteProfile(_ id: ProfileID) async throws {
         guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
         let directory = self.directory
-        let removed: [ProfileID] = try await entry.executor.perform { session in
+        let removed: [ProfileID] = try await run(entry.executor) { session in
             let mediator = ProfileMediator.attach(to: session, directory: directory)
-            defer { mediator.publishProfiles() }
             if session.browserState.id == id {
                 let otr = session.offTheRecord?.id
                 try session.destroyOffTheRecord()
                 for browser in session.browserList.browsers() { try session.closeBrowser(browser) }
                 session.recentlyClosed.removeAll()
+                mediator.deleted = true
                 return [id] + (otr.map { [$0] } ?? [])
             }
             try session.destroyOffTheRecord()
@@ -75,7 +101,7 @@ public final class BrowserService: Sendable {
             throw ServiceError.wrongProfileKind("an off-the-record profile has no off-the-record profile of its own")
         }
         let directory = self.directory
-        let (snapshot, created) = try await entry.executor.perform { session in
+        let (snapshot, created) = try await run(entry.executor) { session in
             let (otr, created) = try session.createOffTheRecord()
             let mediator = ProfileMediator.attach(to: session, directory: directory)
             mediator.publishProfiles()
@@ -91,7 +117,7 @@ public final class BrowserService: Sendable {
     public func createWindow(profile id: ProfileID) async throws -> WindowSnapshot {
         guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
         let incognito = entry.rootID != id
-        let browserID = try await entry.executor.perform { session in
+        let browserID = try await run(entry.executor) { session in
             guard session.profile(withID: id) != nil else { throw ModelError.profileNotFound(id) }
             return try session.createBrowser(incognito: incognito).id
         }
@@ -162,7 +188,7 @@ public final class BrowserService: Sendable {
     public func recentlyClosed(profile id: ProfileID) async throws -> [ClosedTabSnapshot] {
         guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
         guard entry.rootID == id else { return [] }
-        return await entry.executor.perform { session in
+        return try await run(entry.executor) { session in
             session.recentlyClosed.entries.map {
                 ClosedTabSnapshot(id: $0.id, tabID: $0.tabID, url: $0.history.currentItem?.url ?? "", title: $0.title,
                                   browserID: $0.browserID, index: $0.index, groupID: $0.groupID, wasActive: $0.wasActive,
@@ -174,8 +200,7 @@ public final class BrowserService: Sendable {
     /// Restores an entry of a regular profile's recently closed list, through the window it lands in.
     public func restoreClosedTab(profile id: ProfileID, entry: ClosedTabID) async throws -> (tab: TabSnapshot, version: Int) {
         guard let profile = directory.profile(id), profile.rootID == id else { throw ModelError.profileNotFound(id) }
-        let directory = self.directory
-        return try await profile.executor.perform { session in
+        return try await run(profile.executor) { session in
             guard let closed = session.recentlyClosed.entries.first(where: { $0.id == entry }) else {
                 throw ModelError.closedTabNotFound(entry)
             }
@@ -183,7 +208,6 @@ public final class BrowserService: Sendable {
                 ?? session.mostRecentlyActiveRegularBrowser
             guard let target else { throw ModelError.noWindowToRestoreInto }
             let tab = try target.dispatcher.dispatch(TabCommands.restoreClosed, entry)
-            ProfileMediator.attach(to: session, directory: directory).publishWindows()
             return (tab, target.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }
@@ -223,13 +247,11 @@ public final class BrowserService: Sendable {
         guard let window = directory.window(id), let profile = directory.profile(window.rootID) else {
             throw ModelError.browserNotFound(id)
         }
-        let directory = self.directory
-        return try await profile.executor.perform { session in
+        return try await run(profile.executor) { session in
             guard let browser = session.browser(withID: id), let mediator = browser.userData.get(WindowMediator.self) else {
                 throw ModelError.browserNotFound(id)
             }
             if let ifMatch, ifMatch != mediator.version { throw ServiceError.versionMismatch(current: mediator.version) }
-            defer { ProfileMediator.attach(to: session, directory: directory).publishWindows() }
             return try body(session, browser)
         }
     }

@@ -1,10 +1,19 @@
 import BrowserModel
+import BrowserRecords
 
 /// Watches a profile session's windows: gives each new window its `WindowMediator` and retires it
 /// when the window goes; publishes the profile snapshots.
 final class ProfileMediator: BrowserListObserver {
     unowned let session: ProfileSession
     let directory: Directory
+    /// Whether the profile row must be written.
+    var profileDirty = true
+    /// Regular windows closed since the last change set.
+    var deletedWindows: [BrowserID] = []
+    /// The recently-closed ids last written.
+    var savedClosedIDs: [ClosedTabID] = []
+    /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
+    var deleted = false
 
     init(session: ProfileSession, directory: Directory) {
         self.session = session
@@ -28,6 +37,7 @@ final class ProfileMediator: BrowserListObserver {
     }
 
     func browserList(_ list: BrowserList, didRemove browser: Browser) {
+        if !browser.isIncognito { deletedWindows.append(browser.id) }
         browser.userData.get(WindowMediator.self)?.stop()
         browser.userData.set(WindowMediator?.none)
         directory.removeWindow(browser.id)
@@ -48,5 +58,47 @@ final class ProfileMediator: BrowserListObserver {
     func publishProfiles() {
         directory.updateProfile(snapshot(of: session.browserState))
         if let otr = session.offTheRecord { directory.updateProfile(snapshot(of: otr)) }
+    }
+}
+
+// What of the profile must be written: its row, closed windows, every regular window's changes and
+// the recently-closed list. Nothing of the off-the-record profile is ever written.
+extension ProfileMediator {
+    func collectChanges() -> ChangeSet {
+        var change = ChangeSet()
+        let state = session.browserState
+        if deleted {
+            change.deletedProfiles = [state.id.rawValue]
+            return change
+        }
+        if profileDirty {
+            change.profiles = [ProfileRecord(id: state.id.rawValue, name: state.name, createdAt: state.createdAt)]
+            profileDirty = false
+        }
+        change.deletedWindows = deletedWindows.map(\.rawValue)
+        deletedWindows = []
+        for browser in session.browserList.browsers(.regular) {
+            browser.userData.get(WindowMediator.self)?.collectChanges(into: &change)
+        }
+        let closed = session.recentlyClosed.entries
+        if closed.map(\.id) != savedClosedIDs {
+            savedClosedIDs = closed.map(\.id)
+            change.recentlyClosed = [(state.id.rawValue, closed.map(Self.record))]
+        }
+        return change
+    }
+
+    static func record(_ entry: ClosedTab) -> ClosedTabRecord {
+        let (items, current) = entry.history.sessionWindow()
+        return ClosedTabRecord(
+            id: entry.id.rawValue, tabID: entry.tabID.rawValue, windowID: entry.browserID.rawValue, index: entry.index,
+            groupID: entry.groupID?.rawValue, wasActive: entry.wasActive, wasPinned: entry.wasPinned, title: entry.title,
+            faviconURL: entry.faviconURL, closedAt: entry.closedAt, historyIndex: current,
+            history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) })
+    }
+
+    /// Marks everything as written (after a restore).
+    func markPersisted() {
+        _ = collectChanges()
     }
 }

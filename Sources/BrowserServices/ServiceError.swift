@@ -4,11 +4,14 @@ public enum ServiceError: Error, Equatable, Sendable, CustomStringConvertible {
     case versionMismatch(current: Int)
     /// The profile is the off-the-record one where a regular profile is needed, or the reverse.
     case wrongProfileKind(String)
+    /// The change could not be made durable (disk full, I/O error, read-only file).
+    case storageFailed(String)
 
     public var description: String {
         switch self {
         case .versionMismatch(let current): "the window is at version \(current); reload it and try again"
         case .wrongProfileKind(let what): what
+        case .storageFailed(let reason): "the change could not be saved: \(reason)"
         }
     }
 }

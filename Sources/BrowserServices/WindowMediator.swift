@@ -1,4 +1,5 @@
 import BrowserModel
+import BrowserRecords
 
 /// One window's tab mediator: handles the window's tab and group commands, watches its list and tabs,
 /// keeps its version, and publishes a value snapshot of it after every change.
@@ -10,8 +11,10 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     unowned let session: ProfileSession
     let directory: Directory
     /// Bumped by every change of the window or its tabs; a no-op changes nothing and so keeps it.
-    private(set) var version: Int
+    var version: Int
     private var dirty = true
+    /// What must still be written to disk.
+    var persistence = WindowPersistenceState.fresh
     private var observedTabs: [ObjectIdentifier: WebState] = [:]
 
     /// The URL a new tab shows when none is given.
@@ -41,6 +44,9 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         directory.putWindow(browser.snapshot(version: version), rootID: session.browserState.id)
     }
 
+    /// Makes the next publish send a snapshot (after the version was set from storage).
+    func markDirtyForPublish() { dirty = true }
+
     private func changed() {
         version += 1
         dirty = true
@@ -60,6 +66,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
         changed()
+        noteChange(change)
         switch change {
         case .insert(let tab, _, _): observe(tab)
         case .detach(let detach): forget(detach.tab)
@@ -72,6 +79,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
 
     func webStateDidChange(_ webState: WebState, change: WebStateChange) {
         changed()
+        persistence.dirtyTabs.insert(webState.id)
     }
 
     // MARK: Helpers for handlers

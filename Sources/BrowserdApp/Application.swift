@@ -1,4 +1,5 @@
 import BrowserAPI
+import BrowserPersistence
 public import BrowserServices
 import Foundation
 public import HTTPServer
@@ -18,6 +19,7 @@ public final class Application: Sendable {
     /// The browser model behind the API.
     public let service: BrowserService
     let registry: PrometheusCollectorRegistry
+    let sink = StoreSink()
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
     let startedAt = Date()
@@ -40,7 +42,7 @@ public final class Application: Sendable {
         var router = Router()
         let readiness = self.readiness
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
-        let service = BrowserService()
+        let service = BrowserService(sink: sink)
         self.service = service
         APIRoutes(service: service, tokens: TokenStore(adminToken: configuration.adminToken)).register(in: &router)
         self.routes = router.routes
@@ -49,10 +51,24 @@ public final class Application: Sendable {
         Gauge(label: "browserd_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)
     }
 
-    /// Prepares the data directory, binds the server and marks the service ready.
-    /// - Throws: when the data directory cannot be made writable or the address cannot be bound.
-    public func start() throws {
+    /// The database file under the data directory.
+    public var databasePath: String { (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite") }
+
+    /// Prepares the data directory, opens the database and restores what it holds, binds the server
+    /// and marks the service ready.
+    /// - Throws: when the data directory cannot be made writable, the database is unusable (it is
+    ///   never overwritten), or the address cannot be bound.
+    public func start() async throws {
         try DataDirectory(path: configuration.dataDirectory).prepare()
+        let started = ContinuousClock.now
+        let store = try PersistenceStore(path: databasePath)
+        let stored = try store.load()
+        let summary = try await service.restore(stored)
+        sink.attach(StoreWriter(store: store))
+        logger.info("restored", metadata: [
+            "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
+            "tabs": "\(summary.tabs)", "ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000 + (ContinuousClock.now - started).components.seconds * 1000)",
+        ])
         try server.start()
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
@@ -73,6 +89,7 @@ public final class Application: Sendable {
     public func shutdown() async {
         readiness.block("shutdown", reason: "shutting down")
         await server.shutdown()
+        await sink.detach()?.stop()
         logger.info("browserd stopped")
     }
 

@@ -8,7 +8,7 @@ public struct ServerService: Service {
     public init(application: Application) { self.application = application }
 
     public func run() async throws {
-        try application.start()
+        try await application.start()
         try? await gracefulShutdown()
         await application.shutdown()
     }

@@ -7,10 +7,11 @@ import MiniHTTPClient
 /// Runs `body` against an in-process application on 127.0.0.1 with an ephemeral port.
 /// `body` runs on its own thread, so the blocking client never holds the cooperative pool.
 func withApplication<T: Sendable>(
+    dataDirectory given: String? = nil,
     _ configure: (inout BrowserdConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (Application) throws -> T
 ) async throws -> T {
-    let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-test-\(UUID())").path
+    let dataDirectory = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("browserd-test-\(UUID())").path
     var configuration = BrowserdConfiguration(
         server: ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), dataDirectory: dataDirectory)
     configuration.server.shutdownGracePeriod = .seconds(2)
@@ -18,8 +19,8 @@ func withApplication<T: Sendable>(
     var logger = Logger(label: "browserd-test")
     logger.logLevel = .warning
     let application = Application(configuration: configuration, logger: logger)
-    try application.start()
-    defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    try await application.start()
+    defer { if given == nil { try? FileManager.default.removeItem(atPath: dataDirectory) } }
     do {
         let result = try await blocking { try body(application) }
         await application.shutdown()

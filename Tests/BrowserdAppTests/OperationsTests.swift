@@ -60,12 +60,12 @@ import Testing
         }
     }
 
-    @Test func unwritableDataDirectoryStopsStartUp() throws {
+    @Test func unwritableDataDirectoryStopsStartUp() async throws {
         var configuration = BrowserdConfiguration()
         configuration.server.port = 0
         configuration.dataDirectory = "/proc/browserd-cannot-be-here"
         let app = Application(configuration: configuration, logger: .init(label: "t"))
-        #expect(throws: (any Error).self) { try app.start() }
+        await #expect(throws: (any Error).self) { try await app.start() }
     }
 
     @Test func configurationRejectsOutOfRangeValues() {

@@ -1,0 +1,8 @@
+public import BrowserRecords
+
+/// Where mediators send durable changes. `enqueue` is called on the profile's executor, so changes
+/// are queued in the order they happened; the returned waiter is awaited outside the executor and
+/// returns once the change is on disk (or throws the commit's error).
+public protocol DurableSink: Sendable {
+    func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void
+}

@@ -1,0 +1,145 @@
+import BrowserdApp
+import Foundation
+import MiniHTTPClient
+import Testing
+
+/// Restart round trip and crash safety with real files and real processes.
+@Suite(.serialized) struct PersistenceTests {
+    /// Removes `volatile` keys (none today) and returns the JSON for field-by-field comparison.
+    private func document(_ api: APIClient, _ path: String) throws -> NSDictionary {
+        try api.get(path).json as NSDictionary
+    }
+
+    @Test func complexStateComesBackIdenticalAfterRestart() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-restart-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        struct Saved: Sendable { let windows: [String]; let tabs: [String]; let profiles: [String]; let documents: [String: Data] }
+        let saved: Saved = try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            var paths: [String] = []
+            var windows: [String] = [], tabs: [String] = [], profiles: [String] = []
+            for p in 0..<2 {
+                let profile = try api.profile("P\(p)")
+                profiles.append(profile)
+                for _ in 0..<2 {
+                    let window = try api.window(profile)
+                    windows.append(window)
+                    let pinned = try api.tab(window, "https://pinned.example", ["pinned": true, "activate": false])
+                    let a = try api.tab(window, "https://a.example")
+                    for step in 0..<60 { _ = try api.post("/v1/tabs/\(a)/navigate", ["url": "https://a.example/\(step)"]) }
+                    _ = try api.post("/v1/tabs/\(a)/go", ["offset": -10])
+                    let child = try api.tab(window, "https://child.example", ["openerTabId": a, "activate": false])
+                    let other = try api.tab(window, "https://other.example", ["activate": false])
+                    _ = try api.send("PATCH", "/v1/tabs/\(child)", ["title": "Child ✓", "loading": false, "faviconUrl": "https://child.example/f.ico"])
+                    let group = try api.post("/v1/browsers/\(window)/groups", ["tabIds": [child, other], "title": "Work", "color": "purple"]).id
+                    _ = try api.send("PATCH", "/v1/groups/\(group)", ["collapsed": true])
+                    let doomed = try api.tab(window, "https://closed.example", ["activate": false])
+                    _ = try api.send("DELETE", "/v1/tabs/\(doomed)")
+                    tabs += [pinned, a, child, other]
+                    paths += ["/v1/browsers/\(window)", "/v1/tabs/\(a)/history", "/v1/tabs/\(child)"]
+                }
+                paths.append("/v1/profiles/\(profile)/recently-closed")
+            }
+            var documents: [String: Data] = [:]
+            for path in paths { documents[path] = Data(try api.get(path).body) }
+            return Saved(windows: windows, tabs: tabs, profiles: profiles, documents: documents)
+        }
+        try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            for (path, before) in saved.documents {
+                let after = try api.get(path)
+                #expect(after.status == 200, "\(path)")
+                let old = try JSONSerialization.jsonObject(with: before) as? NSDictionary
+                let new = try JSONSerialization.jsonObject(with: Data(after.body)) as? NSDictionary
+                #expect(old == new, "\(path) differs after restart:\nbefore \(String(decoding: before, as: UTF8.self))\nafter  \(after.body.count) bytes \(String(decoding: after.body, as: UTF8.self))")
+            }
+            #expect((try api.get("/v1/profiles")["items"] as? [Any])?.count == 2)
+        }
+    }
+
+    @Test func longHistoriesKeepTheSaveWindowOf75() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-history-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let tab: String = try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            let tab = try api.tab(try api.window(try api.profile()), "https://e.example/start")
+            for step in 0..<80 { _ = try api.post("/v1/tabs/\(tab)/navigate", ["url": "https://e.example/\(step)"]) }
+            _ = try api.post("/v1/tabs/\(tab)/go", ["offset": -10])   // 81 entries, current 70
+            return tab
+        }
+        try await withApplication(dataDirectory: data) { app in
+            let history = try APIClient(app).get("/v1/tabs/\(tab)/history")
+            let entries = history["entries"] as? [[String: Any]] ?? []
+            // offset = max(0, min(70 − 37, 81 − 75)) = 6: entries 6…80 are kept, current 70 − 6 = 64.
+            #expect(entries.count == 75)
+            #expect(history["currentIndex"] as? Int == 64)
+            #expect(entries.first?["url"] as? String == "https://e.example/5")
+        }
+    }
+
+    @Test func incognitoIsNeverWritten() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-incognito-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let marker = "incognito-marker-\(UUID().uuidString.lowercased())"
+        try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            _ = try api.tab(try api.window(profile), "https://regular.example")
+            let incognito = try api.post("/v1/profiles/\(profile)/incognito").id
+            let window = try api.window(incognito)
+            for i in 0..<50 {
+                let tab = try api.tab(window, "https://\(marker).example/\(i)")
+                _ = try api.send("PATCH", "/v1/tabs/\(tab)", ["title": marker])
+                if i % 2 == 0 { _ = try api.send("DELETE", "/v1/tabs/\(tab)") }
+            }
+        }
+        var found: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: data) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: data).appendingPathComponent(name))
+            if bytes.range(of: Data(marker.utf8)) != nil { found.append(name) }
+        }
+        #expect(found.isEmpty, "marker found in \(found)")
+    }
+
+    @Test func acknowledgedMutationsSurviveKillDashNine() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-crash-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        var acknowledged: [String: String] = [:]   // tab id → window id
+        var window = ""
+        for round in 0..<5 {
+            let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+            let port = try server.waitForPort()
+            let known = acknowledged, knownWindow = window
+            let state = try await blocking { () -> ([String: String], String) in
+                let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+                var window = knownWindow
+                if window.isEmpty {
+                    let profile = try api.request("POST", "/v1/profiles", headers: [("Content-Type", "application/json")], body: Array(#"{"name":"crash"}"#.utf8))
+                    let profileID = (try JSONSerialization.jsonObject(with: Data(profile.body)) as? [String: Any])?["id"] as? String ?? ""
+                    let created = try api.request("POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
+                                                  body: Array("{\"profileId\":\"\(profileID)\"}".utf8))
+                    window = (try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])?["id"] as? String ?? ""
+                }
+                // Every tab acknowledged before the kill must be there after it.
+                let listing = try api.request("GET", "/v1/browsers/\(window)/tabs")
+                let present = Set(((try JSONSerialization.jsonObject(with: Data(listing.body)) as? [String: Any])?["items"] as? [[String: Any]] ?? [])
+                    .compactMap { $0["id"] as? String })
+                for (tab, _) in known { #expect(present.contains(tab), "round \(round): acknowledged tab \(tab) lost") }
+                var acked = known
+                for i in 0..<20 {
+                    let reply = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                                                body: Array("{\"url\":\"https://r\(round).example/\(i)\"}".utf8))
+                    if reply.status == 201, let id = (try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])?["id"] as? String {
+                        acked[id] = window
+                    }
+                }
+                return (acked, window)
+            }
+            acknowledged = state.0
+            window = state.1
+            server.signal(SIGKILL)
+            _ = server.waitForExit()
+        }
+        #expect(acknowledged.count == 100)
+    }
+}
