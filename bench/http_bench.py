@@ -121,7 +121,7 @@ http {{
             print(f"  warning: browserd answered {b['non2xx']} non-2xx responses on {path}")
         summary.append({"endpoint": path, "bytes": size, "browserd": b, "nginx": n, "ratio": ratio})
     print(f"{'POST+DELETE tab':<18} | {pairs['rps']:>14.0f} req/s ({pairs['rps'] / 2:.0f} pairs/s) p50 {pairs['p50']:.2f} ms "
-          f"p99 {pairs['p99']:.2f} ms, CPU {pairs['cpu_us']:.1f} µs/req, non-2xx {pairs['non2xx']} (in memory: persistence is issue 5)")
+          f"p99 {pairs['p99']:.2f} ms, CPU {pairs['cpu_us']:.1f} µs/req, non-2xx {pairs['non2xx']} (durable: WAL, synchronous=FULL, group commit)")
     summary.append({"endpoint": "POST+DELETE tab", "browserd": pairs})
     os.makedirs("bench/out", exist_ok=True)
     with open("bench/out/http.json", "w") as f:

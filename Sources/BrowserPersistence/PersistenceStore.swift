@@ -83,28 +83,28 @@ public final class PersistenceStore {
     }
 
     private func write(_ change: ChangeSet) throws {
-        for id in change.deletedProfiles { try db.run("DELETE FROM profiles WHERE id = ?", id) }
+        for id in change.deletedProfiles { try db.cached("DELETE FROM profiles WHERE id = ?").run(id) }
         for profile in change.profiles {
-            try db.run("INSERT INTO profiles (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name",
+            try db.cached("INSERT INTO profiles (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name").run(
                        profile.id, profile.name, profile.createdAt.timeIntervalSince1970)
         }
-        for id in change.deletedWindows { try db.run("DELETE FROM windows WHERE id = ?", id) }
+        for id in change.deletedWindows { try db.cached("DELETE FROM windows WHERE id = ?").run(id) }
         for window in change.windows {
-            try db.run("""
+            try db.cached("""
                 INSERT INTO windows (id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version,
                 tab_order = excluded.tab_order, active_index = excluded.active_index, pinned_count = excluded.pinned_count,
                 last_active_at = excluded.last_active_at
-                """, window.id, window.profileID, window.version, window.tabOrder.joined(separator: ","), window.activeIndex,
+                """).run(window.id, window.profileID, window.version, window.tabOrder.joined(separator: ","), window.activeIndex,
                        window.pinnedCount, window.createdAt.timeIntervalSince1970, window.lastActiveAt.timeIntervalSince1970)
-            try db.run("DELETE FROM groups WHERE window_id = ?", window.id)
+            try db.cached("DELETE FROM groups WHERE window_id = ?").run(window.id)
             for (position, group) in window.groups.enumerated() {
-                try db.run("INSERT INTO groups (id, window_id, position, title, color, collapsed) VALUES (?, ?, ?, ?, ?, ?)",
+                try db.cached("INSERT INTO groups (id, window_id, position, title, color, collapsed) VALUES (?, ?, ?, ?, ?, ?)").run(
                            group.id, window.id, position, group.title, group.color, group.collapsed)
             }
         }
-        for id in change.deletedTabs { try db.run("DELETE FROM tabs WHERE id = ?", id) }
-        let upsert = try db.prepare("""
+        for id in change.deletedTabs { try db.cached("DELETE FROM tabs WHERE id = ?").run(id) }
+        let upsert = try db.cached("""
             INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
             favicon_url, created_at, last_active_at, history_index, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET window_id = excluded.window_id, group_id = excluded.group_id,
@@ -117,16 +117,14 @@ public final class PersistenceStore {
                            tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
                            tab.historyIndex, HistoryCodec.encode(tab.history))
         }
-        for (profileID, entries) in change.recentlyClosed {
-            try db.run("DELETE FROM closed_tabs WHERE profile_id = ?", profileID)
-            for (position, entry) in entries.enumerated() {
-                try db.run("""
-                    INSERT INTO closed_tabs (id, profile_id, position, tab_id, window_id, tab_index, group_id, was_active,
-                    was_pinned, title, favicon_url, closed_at, history_index, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, entry.id, profileID, position, entry.tabID, entry.windowID, entry.index, entry.groupID, entry.wasActive,
-                           entry.wasPinned, entry.title, entry.faviconURL, entry.closedAt.timeIntervalSince1970, entry.historyIndex,
-                           HistoryCodec.encode(entry.history))
-            }
+        for id in change.closedRemoved { try db.cached("DELETE FROM closed_tabs WHERE id = ?").run(id) }
+        for (profileID, entry) in change.closedAdded {
+            try db.cached("""
+                INSERT OR REPLACE INTO closed_tabs (id, profile_id, position, tab_id, window_id, tab_index, group_id, was_active,
+                was_pinned, title, favicon_url, closed_at, history_index, history) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).run(entry.id, profileID, entry.tabID, entry.windowID, entry.index, entry.groupID, entry.wasActive,
+                       entry.wasPinned, entry.title, entry.faviconURL, entry.closedAt.timeIntervalSince1970, entry.historyIndex,
+                       HistoryCodec.encode(entry.history))
         }
     }
 
@@ -171,7 +169,7 @@ public final class PersistenceStore {
         }
         for row in try db.rows("""
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
-            closed_at, history_index, history FROM closed_tabs ORDER BY profile_id, position
+            closed_at, history_index, history FROM closed_tabs ORDER BY profile_id, closed_at DESC, rowid DESC
             """) {
             state.recentlyClosed[row[0].string ?? "", default: []].append(ClosedTabRecord(
                 id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,

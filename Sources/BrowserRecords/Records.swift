@@ -146,22 +146,24 @@ public struct ChangeSet: Sendable, Equatable {
     /// Tabs written, with the window that holds them.
     public var tabs: [(windowID: String, tab: TabRecord)] = []
     public var deletedTabs: [String] = []
-    /// A profile's whole recently-closed list (newest first), when it changed.
-    public var recentlyClosed: [(profileID: String, entries: [ClosedTabRecord])] = []
+    /// Recently closed entries added, with their profile.
+    public var closedAdded: [(profileID: String, entry: ClosedTabRecord)] = []
+    /// Recently closed entries gone (restored, or dropped past the cap).
+    public var closedRemoved: [String] = []
 
     public init() {}
 
     public var isEmpty: Bool {
         profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
-            && deletedTabs.isEmpty && recentlyClosed.isEmpty
+            && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
     public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
         lhs.profiles == rhs.profiles && lhs.deletedProfiles == rhs.deletedProfiles && lhs.windows == rhs.windows
             && lhs.deletedWindows == rhs.deletedWindows && lhs.deletedTabs == rhs.deletedTabs
             && lhs.tabs.map(\.windowID) == rhs.tabs.map(\.windowID) && lhs.tabs.map(\.tab) == rhs.tabs.map(\.tab)
-            && lhs.recentlyClosed.map(\.profileID) == rhs.recentlyClosed.map(\.profileID)
-            && lhs.recentlyClosed.map(\.entries) == rhs.recentlyClosed.map(\.entries)
+            && lhs.closedAdded.map(\.profileID) == rhs.closedAdded.map(\.profileID)
+            && lhs.closedAdded.map(\.entry) == rhs.closedAdded.map(\.entry) && lhs.closedRemoved == rhs.closedRemoved
     }
 }
 

@@ -53,11 +53,21 @@ final class Directory: Sendable {
     func putWindow(_ snapshot: WindowSnapshot, rootID: ProfileID) {
         state.withLock { state in
             if let old = state.windows[snapshot.id]?.snapshot {
-                for tab in old.tabs where state.tabs[tab.id] == snapshot.id { state.tabs[tab.id] = nil }
-                for group in old.groups where state.groups[group.id] == snapshot.id { state.groups[group.id] = nil }
+                // Re-index only what changed: most changes keep the same tabs in the same order.
+                if old.tabs.count != snapshot.tabs.count || !zip(old.tabs, snapshot.tabs).allSatisfy({ $0.id == $1.id }) {
+                    let kept = Set(snapshot.tabs.map(\.id))
+                    for tab in old.tabs where !kept.contains(tab.id) && state.tabs[tab.id] == snapshot.id { state.tabs[tab.id] = nil }
+                    let known = Set(old.tabs.map(\.id))
+                    for tab in snapshot.tabs where !known.contains(tab.id) { state.tabs[tab.id] = snapshot.id }
+                }
+                if old.groups.map(\.id) != snapshot.groups.map(\.id) {
+                    for group in old.groups where state.groups[group.id] == snapshot.id { state.groups[group.id] = nil }
+                    for group in snapshot.groups { state.groups[group.id] = snapshot.id }
+                }
+            } else {
+                for tab in snapshot.tabs { state.tabs[tab.id] = snapshot.id }
+                for group in snapshot.groups { state.groups[group.id] = snapshot.id }
             }
-            for tab in snapshot.tabs { state.tabs[tab.id] = snapshot.id }
-            for group in snapshot.groups { state.groups[group.id] = snapshot.id }
             state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID, cached: nil)
         }
     }

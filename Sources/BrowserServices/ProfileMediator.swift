@@ -81,9 +81,13 @@ extension ProfileMediator {
             browser.userData.get(WindowMediator.self)?.collectChanges(into: &change)
         }
         let closed = session.recentlyClosed.entries
-        if closed.map(\.id) != savedClosedIDs {
-            savedClosedIDs = closed.map(\.id)
-            change.recentlyClosed = [(state.id.rawValue, closed.map(Self.record))]
+        let ids = closed.map(\.id)
+        if ids != savedClosedIDs {
+            let now = Set(ids), before = Set(savedClosedIDs)
+            change.closedRemoved = savedClosedIDs.filter { !now.contains($0) }.map(\.rawValue)
+            // Oldest first, so rows inserted in one commit keep their order by rowid among equal times.
+            change.closedAdded = closed.reversed().filter { !before.contains($0.id) }.map { (state.id.rawValue, Self.record($0)) }
+            savedClosedIDs = ids
         }
         return change
     }

@@ -26,17 +26,20 @@ extension WindowMediator {
         var state = persistence
         // Openers and groups can change without a notification of their own tab (an opener is
         // cleared when its tab leaves): compare with what was last written.
-        var signatures: [TabID: String] = [:]
+        var signatures: [ObjectIdentifier: TabSignature] = [:]
+        signatures.reserveCapacity(list.count)
         for index in 0..<list.count {
             let tab = list.webState(at: index)!
             let opener = list.opener(at: index)
-            let signature = "\(opener?.webState.id.rawValue ?? "")|\(opener?.navigationIndex ?? -1)|\(list.group(at: index)?.id.rawValue ?? "")"
-            signatures[tab.id] = signature
-            if state.savedSignatures[tab.id] != signature { state.dirtyTabs.insert(tab.id) }
+            let signature = TabSignature(opener: opener.map { ObjectIdentifier($0.webState) }, navigationIndex: opener?.navigationIndex ?? -1,
+                                         group: list.group(at: index).map(ObjectIdentifier.init))
+            let key = ObjectIdentifier(tab)
+            signatures[key] = signature
+            if state.savedSignatures[key] != signature { state.dirtyTabs.insert(tab.id) }
         }
         guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty else { return }
         change.windows.append(windowRecord())
-        change.deletedTabs += state.removedTabs.filter { signatures[$0] == nil }.map(\.rawValue).sorted()
+        change.deletedTabs += state.removedTabs.filter { list.index(ofTabWithID: $0) < 0 }.map(\.rawValue).sorted()
         for index in 0..<list.count where state.dirtyTabs.contains(list.webState(at: index)!.id) {
             change.tabs.append((browser.id.rawValue, tabRecord(at: index)))
         }
@@ -79,12 +82,19 @@ struct WindowPersistenceState {
     var windowDirty = true
     var dirtyTabs: Set<TabID> = []
     var removedTabs: Set<TabID> = []
-    var savedSignatures: [TabID: String] = [:]
+    var savedSignatures: [ObjectIdentifier: TabSignature] = [:]
 
-    init(savedSignatures: [TabID: String] = [:], windowDirty: Bool = false) {
+    init(savedSignatures: [ObjectIdentifier: TabSignature] = [:], windowDirty: Bool = false) {
         self.savedSignatures = savedSignatures
         self.windowDirty = windowDirty
     }
 
     static let fresh = WindowPersistenceState(windowDirty: true)
+}
+
+/// What of a tab can change without its own notification: its opener and group.
+struct TabSignature: Equatable {
+    let opener: ObjectIdentifier?
+    let navigationIndex: Int
+    let group: ObjectIdentifier?
 }

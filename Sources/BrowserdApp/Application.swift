@@ -89,7 +89,11 @@ public final class Application: Sendable {
     public func shutdown() async {
         readiness.block("shutdown", reason: "shutting down")
         await server.shutdown()
-        await sink.detach()?.stop()
+        if let writer = sink.detach() {
+            await writer.stop()
+            let stats = writer.statistics
+            logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
+        }
         logger.info("browserd stopped")
     }
 

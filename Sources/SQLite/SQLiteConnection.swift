@@ -18,6 +18,7 @@ public final class SQLiteConnection {
 
     let handle: OpaquePointer
     public let path: String
+    private var statementCache: [String: SQLiteStatement] = [:]
 
     /// Opens a database.
     /// - Parameters:
@@ -46,7 +47,10 @@ public final class SQLiteConnection {
         try execute("PRAGMA foreign_keys = ON")
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
 
     /// Runs one or more statements that return nothing.
     public func execute(_ sql: String) throws {
@@ -62,6 +66,14 @@ public final class SQLiteConnection {
     /// Prepares a statement for repeated use.
     public func prepare(_ sql: String) throws -> SQLiteStatement {
         try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// The prepared statement for `sql`, prepared once per connection and reused (for hot paths).
+    public func cached(_ sql: String) throws -> SQLiteStatement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
     }
 
     /// Runs one statement with `values` bound.

@@ -27,9 +27,9 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
                                    groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
                                    createdAt: time, lastActiveAt: time)]
     change.tabs = [(window, a), (window, b)]
-    change.recentlyClosed = [(profile, [ClosedTabRecord(id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3,
+    change.closedAdded = [(profile, ClosedTabRecord(id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3,
                                                           groupID: nil, wasActive: true, wasPinned: false, title: "Gone", faviconURL: nil,
-                                                          closedAt: time, historyIndex: 0, history: [history[1]])])]
+                                                          closedAt: time, historyIndex: 0, history: [history[1]]))]
     return change
 }
 
@@ -48,7 +48,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         #expect(loaded.windows == change.windows)
         #expect(loaded.tabs.count == 2)
         for (_, tab) in change.tabs { #expect(loaded.tabs[tab.id] == tab) }
-        #expect(loaded.recentlyClosed["p0000000000000001"] == change.recentlyClosed[0].entries)
+        #expect(loaded.recentlyClosed["p0000000000000001"] == [change.closedAdded[0].entry])
     }
 
     @Test func deletesCascade() throws {
