@@ -23,6 +23,21 @@ extension APIRoutes {
             }, status: 201, location: "/v1/profiles/\(id)/tokens/\(record.id)")
         })
 
+        let backup = self.backup
+        router.add(.post, "/v1/admin/backup", deferred { request in
+            try Self.noParameters(request)
+            guard let backup else {
+                throw HTTPError(409, kind: "no-database", title: "No Database", detail: "This server keeps no database to back up.")
+            }
+            let (path, bytes) = try await backup()
+            return Self.json(APIEncoding.bytes { json in
+                json.beginObject()
+                json.member("path", path)
+                json.member("bytes", bytes)
+                json.endObject()
+            }, status: 201)
+        })
+
         router.add(.delete, "/v1/profiles/{profileId}/tokens/{tokenId}", deferred { request in
             let id = ProfileID(rawValue: request.parameter("profileId"))
             guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }

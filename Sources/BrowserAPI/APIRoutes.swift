@@ -10,18 +10,27 @@ public struct APIRoutes: Sendable {
     let service: BrowserService
     let tokens: TokenStore
     let idempotency = IdempotencyStore()
+    let unavailable: @Sendable () -> String?
+    let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
     ///   - tokens: who may call; an empty store (no admin token) lets everyone in as admin.
-    public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil)) {
+    ///   - unavailable: why the API cannot take requests now (e.g. restore in progress), or nil.
+    ///   - backup: writes a consistent copy of the database; nil when there is none.
+    public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
+                unavailable: @escaping @Sendable () -> String? = { nil },
+                backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil) {
         self.service = service
         self.tokens = tokens
+        self.unavailable = unavailable
+        self.backup = backup
     }
 
     /// Routes only the administrator may call; a profile token gets 403 there.
     static let adminOnly: Set<String> = [
         "POST /v1/profiles", "POST /v1/profiles/{profileId}/tokens", "DELETE /v1/profiles/{profileId}/tokens/{tokenId}",
+        "POST /v1/admin/backup",
     ]
 
     public func register(in router: inout Router) {
@@ -39,6 +48,7 @@ public struct APIRoutes: Sendable {
     func deferred(_ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
         let routes = self
         return .deferred { request in
+            try routes.checkAvailable()
             let principal = try routes.authenticate(request)
             return try await Principal.$current.withValue(principal) {
                 try routes.checkScope(request, principal: principal)
@@ -53,12 +63,18 @@ public struct APIRoutes: Sendable {
     func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
         let routes = self
         return .immediate { request in
+            try routes.checkAvailable()
             let principal = try routes.authenticate(request)
             return try Principal.$current.withValue(principal) {
                 try routes.checkScope(request, principal: principal)
                 do { return try body(request) } catch { throw APIProblem.from(error) }
             }
         }
+    }
+
+    /// 503 with Retry-After while the API cannot take requests (restore in progress).
+    func checkAvailable() throws {
+        if let reason = unavailable() { throw HTTPError.unavailable("The service is not ready: \(reason).", retryAfter: 1) }
     }
 
     static func json(_ bytes: [UInt8], status: Int = 200, version: Int? = nil, location: String? = nil) -> HTTPResponse {

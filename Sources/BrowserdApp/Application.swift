@@ -44,7 +44,12 @@ public final class Application: Sendable {
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
         let service = BrowserService(sink: sink)
         self.service = service
-        APIRoutes(service: service, tokens: TokenStore(adminToken: configuration.adminToken)).register(in: &router)
+        let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
+        APIRoutes(
+            service: service, tokens: TokenStore(adminToken: configuration.adminToken),
+            unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
+            backup: { try await DatabaseBackup(databasePath: databasePath).write() }
+        ).register(in: &router)
         self.routes = router.routes
         self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
                                  observer: MetricsObserver(factory: factory))
@@ -62,18 +67,20 @@ public final class Application: Sendable {
         try DataDirectory(path: configuration.dataDirectory).prepare()
         let started = ContinuousClock.now
         let store = try PersistenceStore(path: databasePath)
+        readiness.block("restore", reason: "restoring the saved state")
+        readiness.clear("startup")
+        try server.start()
         let stored = try store.load()
         let summary = try await service.restore(stored)
         sink.attach(StoreWriter(store: store))
+        readiness.clear("restore")
         logger.info("restored", metadata: [
             "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
-            "tabs": "\(summary.tabs)", "ms": "\((ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000 + (ContinuousClock.now - started).components.seconds * 1000)",
+            "tabs": "\(summary.tabs)", "seconds": "\(ContinuousClock.now - started)",
         ])
-        try server.start()
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
         }
-        readiness.clear("startup")
         logger.info("browserd started", metadata: [
             "version": "\(BuildInfo.version)",
             "address": "\(configuration.server.host):\(server.port)",

@@ -178,6 +178,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '403':
           $ref: '#/components/responses/Forbidden'
       parameters:
@@ -209,6 +211,8 @@ paths:
           $ref: '#/components/responses/BadRequest'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/limit'
       - $ref: '#/components/parameters/cursor'
@@ -234,6 +238,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/profileId'
     delete:
@@ -250,6 +256,8 @@ paths:
           $ref: '#/components/responses/Conflict'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '403':
           $ref: '#/components/responses/Forbidden'
       parameters:
@@ -303,6 +311,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/profileId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -334,6 +344,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/profileId'
   /v1/profiles/{profileId}/recently-closed/{entryId}/restore:
@@ -374,6 +386,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/profileId'
       - $ref: '#/components/parameters/entryId'
@@ -422,6 +436,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/IdempotencyKey'
       requestBody:
@@ -454,6 +470,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/profileFilter'
       - $ref: '#/components/parameters/limit'
@@ -482,6 +500,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
     delete:
@@ -500,6 +520,8 @@ paths:
           $ref: '#/components/responses/PreconditionFailed'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '400':
           $ref: '#/components/responses/BadRequest'
       parameters:
@@ -530,6 +552,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
     post:
@@ -569,6 +593,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -615,6 +641,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -664,6 +692,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -712,6 +742,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -758,6 +790,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -790,6 +824,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
   /v1/browsers/{browserId}/commands/{name}:
@@ -828,6 +864,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/commandName'
@@ -862,6 +900,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
   /v1/browsers/{browserId}/broadcasts/{key}:
@@ -900,6 +940,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/broadcastKey'
@@ -935,6 +977,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
     patch:
@@ -972,6 +1016,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1001,6 +1047,8 @@ paths:
           $ref: '#/components/responses/PreconditionFailed'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '400':
           $ref: '#/components/responses/BadRequest'
       parameters:
@@ -1042,6 +1090,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1088,6 +1138,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1134,6 +1186,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1180,6 +1234,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1226,6 +1282,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1272,6 +1330,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1320,6 +1380,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1366,6 +1428,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1412,6 +1476,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1458,6 +1524,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1504,6 +1572,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1536,6 +1606,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/tabId'
   /v1/groups/{groupId}:
@@ -1562,6 +1634,8 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/groupId'
     patch:
@@ -1599,6 +1673,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/groupId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1628,6 +1704,8 @@ paths:
           $ref: '#/components/responses/PreconditionFailed'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '400':
           $ref: '#/components/responses/BadRequest'
       parameters:
@@ -1669,6 +1747,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/groupId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1715,6 +1795,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/groupId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1761,6 +1843,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
       parameters:
       - $ref: '#/components/parameters/groupId'
       - $ref: '#/components/parameters/IdempotencyKey'
@@ -1807,6 +1891,8 @@ paths:
           $ref: '#/components/responses/Unprocessable'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '403':
           $ref: '#/components/responses/Forbidden'
       parameters:
@@ -1831,11 +1917,52 @@ paths:
           $ref: '#/components/responses/NotFound'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
         '403':
           $ref: '#/components/responses/Forbidden'
       parameters:
       - $ref: '#/components/parameters/profileId'
       - $ref: '#/components/parameters/tokenId'
+  /v1/admin/backup:
+    post:
+      operationId: backupDatabase
+      summary: Write a consistent copy of the database (admin)
+      tags:
+      - admin
+      responses:
+        '201':
+          description: Written
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/Backup'
+          headers:
+            Idempotent-Replayed:
+              description: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+              schema:
+                type: string
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '503':
+          $ref: '#/components/responses/Unavailable'
+        '403':
+          $ref: '#/components/responses/Forbidden'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+      parameters:
+      - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/Empty'
+      description: VACUUM INTO a new file next to the database; returns its path and size.
 components:
   headers:
     RetryAfter:
@@ -1942,6 +2069,15 @@ components:
             $ref: '#/components/schemas/Problem'
     Forbidden:
       description: Only the administrator may do this.
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    Unavailable:
+      description: Not ready (restoring saved state), or a change could not be saved to disk (it was not acknowledged).
+      headers:
+        Retry-After:
+          $ref: '#/components/headers/RetryAfter'
       content:
         application/problem+json:
           schema:
@@ -2799,6 +2935,18 @@ components:
         createdAt:
           type: string
           format: date-time
+    Backup:
+      type: object
+      required:
+      - path
+      - bytes
+      properties:
+        path:
+          type: string
+          description: Where the copy was written, next to the database.
+        bytes:
+          type: integer
+          minimum: 0
   parameters:
     profileId:
       name: profileId
@@ -2939,6 +3087,8 @@ tags:
   description: The window's broadcaster.
 - name: auth
   description: API tokens.
+- name: admin
+  description: Administration.
 security:
 - bearer: []
 """####

@@ -143,3 +143,19 @@ import Testing
         #expect(acknowledged.count == 100)
     }
 }
+
+@Suite struct BackupTests {
+    @Test func adminBackupWritesAConsistentCopy() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            _ = try api.tab(try api.window(try api.profile()), "https://backup.example")
+            let reply = try api.post("/v1/admin/backup")
+            #expect(reply.status == 201)
+            let path = try #require(reply["path"] as? String)
+            #expect((reply["bytes"] as? Int ?? 0) > 0)
+            let copy = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(copy.range(of: Data("https://backup.example/".utf8)) != nil)
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+}
