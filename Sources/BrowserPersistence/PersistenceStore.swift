@@ -83,6 +83,7 @@ public final class PersistenceStore {
     }
 
     private func write(_ change: ChangeSet) throws {
+        if change.replacesAll { try db.execute("DELETE FROM profiles") }
         for id in change.deletedProfiles { try db.cached("DELETE FROM profiles WHERE id = ?").run(id) }
         for profile in change.profiles {
             try db.cached("INSERT INTO profiles (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name").run(

@@ -21,7 +21,8 @@ public final class StoreWriter: @unchecked Sendable {
         var changes = 0
     }
 
-    private let store: PersistenceStore
+    private var store: PersistenceStore
+    private var needsReopen = false
     private let state = Mutex(State())
     private let signal = NSCondition()
     private var thread: Thread?
@@ -87,7 +88,15 @@ public final class StoreWriter: @unchecked Sendable {
             }
             signal.unlock()
             if !batch.isEmpty {
-                let result = Result { try store.apply(batch.map(\.change)) }
+                let result = Result {
+                    // After an I/O failure the connection may hold a broken view of the WAL: start afresh.
+                    if needsReopen {
+                        store = try PersistenceStore(path: store.path)
+                        needsReopen = false
+                    }
+                    try store.apply(batch.map(\.change))
+                }
+                if case .failure = result { needsReopen = true }
                 state.withLock {
                     $0.commits += 1
                     $0.changes += batch.count

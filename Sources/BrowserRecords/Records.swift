@@ -150,11 +150,26 @@ public struct ChangeSet: Sendable, Equatable {
     public var closedAdded: [(profileID: String, entry: ClosedTabRecord)] = []
     /// Recently closed entries gone (restored, or dropped past the cap).
     public var closedRemoved: [String] = []
+    /// Replace everything stored with this change (a full resynchronisation after a failed commit).
+    public var replacesAll = false
 
     public init() {}
 
+    /// Adds `other`'s writes after this one's.
+    public mutating func append(_ other: ChangeSet) {
+        profiles += other.profiles
+        deletedProfiles += other.deletedProfiles
+        windows += other.windows
+        deletedWindows += other.deletedWindows
+        tabs += other.tabs
+        deletedTabs += other.deletedTabs
+        closedAdded += other.closedAdded
+        closedRemoved += other.closedRemoved
+        replacesAll = replacesAll || other.replacesAll
+    }
+
     public var isEmpty: Bool {
-        profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
+        !replacesAll && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
             && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
@@ -164,6 +179,7 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.tabs.map(\.windowID) == rhs.tabs.map(\.windowID) && lhs.tabs.map(\.tab) == rhs.tabs.map(\.tab)
             && lhs.closedAdded.map(\.profileID) == rhs.closedAdded.map(\.profileID)
             && lhs.closedAdded.map(\.entry) == rhs.closedAdded.map(\.entry) && lhs.closedRemoved == rhs.closedRemoved
+            && lhs.replacesAll == rhs.replacesAll
     }
 }
 

@@ -1,5 +1,5 @@
 public import BrowserModel
-import BrowserRecords
+public import BrowserRecords
 import Foundation
 
 /// The façade the HTTP edge talks to: profiles and windows, and every window command.
@@ -23,7 +23,10 @@ public final class BrowserService: Sendable {
     /// Runs `body` on a profile's executor, then publishes what changed and queues its durable change
     /// there (so changes queue in executor order); returns once that change is on disk.
     /// - Throws: `body`'s error, or ``ServiceError/storageFailed(_:)`` when the change could not be saved.
-    func run<T: Sendable>(_ executor: ProfileExecutor, _ body: @escaping @Sendable (ProfileSession) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ executor: ProfileExecutor, mutating: Bool = true,
+                          _ body: @escaping @Sendable (ProfileSession) throws -> T) async throws -> T {
+        // While storage is failing, nothing changes, so memory never runs further ahead of the disk.
+        if mutating, let reason = sink?.unavailableReason { throw ServiceError.storageFailed(reason) }
         let directory = self.directory
         let sink = self.sink
         let (result, waiter) = await executor.perform { session -> (Result<T, any Error>, (@Sendable () async throws -> Void)?) in
@@ -164,7 +167,7 @@ public final class BrowserService: Sendable {
     /// A tab's navigation history.
     public func history(of id: TabID) async throws -> HistorySnapshot {
         guard let browserID = directory.browser(ofTab: id) else { throw ModelError.tabNotFound(id) }
-        return try await withWindow(browserID, ifMatch: nil) { _, browser in
+        return try await withWindow(browserID, ifMatch: nil, mutating: false) { _, browser in
             let index = browser.webStateList.index(ofTabWithID: id)
             guard index >= 0 else { throw ModelError.tabNotFound(id) }
             return browser.webStateList.webState(at: index)!.historySnapshot
@@ -173,13 +176,13 @@ public final class BrowserService: Sendable {
 
     /// The commands a window handles, with their handlers.
     public func commands(of id: BrowserID) async throws -> [(name: String, handler: String)] {
-        try await withWindow(id, ifMatch: nil) { _, browser in browser.dispatcher.registeredCommands }
+        try await withWindow(id, ifMatch: nil, mutating: false) { _, browser in browser.dispatcher.registeredCommands }
             .map { ($0.name, $0.handler) }
     }
 
     /// The window's broadcast properties.
     public func broadcasts(of id: BrowserID) async throws -> [BroadcastSnapshot] {
-        try await withWindow(id, ifMatch: nil) { _, browser in
+        try await withWindow(id, ifMatch: nil, mutating: false) { _, browser in
             browser.broadcaster.keys.map { BroadcastSnapshot(key: $0.name, type: $0.type, value: browser.broadcaster.value(of: $0.name)) }
         }
     }
@@ -188,7 +191,7 @@ public final class BrowserService: Sendable {
     public func recentlyClosed(profile id: ProfileID) async throws -> [ClosedTabSnapshot] {
         guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
         guard entry.rootID == id else { return [] }
-        return try await run(entry.executor) { session in
+        return try await run(entry.executor, mutating: false) { session in
             session.recentlyClosed.entries.map {
                 ClosedTabSnapshot(id: $0.id, tabID: $0.tabID, url: $0.history.currentItem?.url ?? "", title: $0.title,
                                   browserID: $0.browserID, index: $0.index, groupID: $0.groupID, wasActive: $0.wasActive,
@@ -242,12 +245,12 @@ public final class BrowserService: Sendable {
     public func version(of id: BrowserID) -> Int? { directory.window(id)?.snapshot.version }
 
     /// Runs `body` on the window's profile executor, checking `ifMatch`, then publishes what changed.
-    func withWindow<T: Sendable>(_ id: BrowserID, ifMatch: Int?,
+    func withWindow<T: Sendable>(_ id: BrowserID, ifMatch: Int?, mutating: Bool = true,
                                  _ body: @escaping @Sendable (ProfileSession, Browser) throws -> T) async throws -> T {
         guard let window = directory.window(id), let profile = directory.profile(window.rootID) else {
             throw ModelError.browserNotFound(id)
         }
-        return try await run(profile.executor) { session in
+        return try await run(profile.executor, mutating: mutating) { session in
             guard let browser = session.browser(withID: id), let mediator = browser.userData.get(WindowMediator.self) else {
                 throw ModelError.browserNotFound(id)
             }
@@ -269,5 +272,29 @@ public enum CommandResult: Sendable, Equatable {
         case let id as TabID: self = .tabID(id)
         default: self = .none
         }
+    }
+}
+
+extension BrowserService {
+    /// Writes the whole state again, replacing what is stored, in one transaction: how storage catches
+    /// up with memory after a failed commit. Mutations are refused meanwhile (the sink is unhealthy).
+    /// - Throws: the commit's error when storage is still failing.
+    public func resynchronize(into commit: @Sendable (ChangeSet) async throws -> Void) async throws {
+        let executors = directory.state.withLock { state in
+            state.profiles.values.filter { $0.rootID == $0.snapshot.id }.map(\.executor)
+        }
+        var whole = ChangeSet()
+        whole.replacesAll = true
+        let directory = self.directory
+        for executor in executors {
+            let part = await executor.perform { session -> ChangeSet in
+                let mediator = ProfileMediator.attach(to: session, directory: directory)
+                guard !mediator.deleted else { return ChangeSet() }
+                mediator.markAllUnwritten()
+                return mediator.collectChanges()
+            }
+            whole.append(part)
+        }
+        try await commit(whole)
     }
 }

@@ -5,4 +5,6 @@ public import BrowserRecords
 /// returns once the change is on disk (or throws the commit's error).
 public protocol DurableSink: Sendable {
     func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void
+    /// Why changes cannot be saved now (a commit failed and storage has not recovered), or nil.
+    var unavailableReason: String? { get }
 }

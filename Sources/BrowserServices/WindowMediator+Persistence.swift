@@ -46,6 +46,10 @@ extension WindowMediator {
         persistence = WindowPersistenceState(savedSignatures: signatures)
     }
 
+    func markAllTabsDirty() {
+        for tab in list.webStates { persistence.dirtyTabs.insert(tab.id) }
+    }
+
     /// Marks everything as written (after a restore).
     func markPersisted() {
         var ignored = ChangeSet()

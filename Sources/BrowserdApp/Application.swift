@@ -19,7 +19,7 @@ public final class Application: Sendable {
     /// The browser model behind the API.
     public let service: BrowserService
     let registry: PrometheusCollectorRegistry
-    let sink = StoreSink()
+    let sink: StoreSink
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
     let startedAt = Date()
@@ -41,6 +41,13 @@ public final class Application: Sendable {
         ]
         var router = Router()
         let readiness = self.readiness
+        let recovery = StorageRecovery(logger: logger)
+        let sink = StoreSink { reason in
+            readiness.block("storage", reason: "the database cannot be written: \(reason)")
+            logger.error("storage failed; refusing changes until it recovers", metadata: ["error": "\(reason)"])
+            recovery.start()
+        }
+        self.sink = sink
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
         let service = BrowserService(sink: sink)
         self.service = service
@@ -51,6 +58,12 @@ public final class Application: Sendable {
             backup: { try await DatabaseBackup(databasePath: databasePath).write() }
         ).register(in: &router)
         self.routes = router.routes
+        recovery.configure { [service, sink] in
+            try await service.resynchronize { try await sink.commit($0) }
+            sink.recovered()
+            readiness.clear("storage")
+            logger.notice("storage recovered: the database holds the current state again")
+        }
         self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
                                  observer: MetricsObserver(factory: factory))
         Gauge(label: "browserd_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)

@@ -3,9 +3,18 @@ import BrowserRecords
 import BrowserServices
 import Synchronization
 
-/// Connects the mediators' durable changes to the store's writer, once the store is open.
+/// Connects the mediators' durable changes to the store's writer, once the store is open, and
+/// watches for failed commits: after one, the sink reports storage as unavailable (mutations are
+/// refused) until a full resynchronisation succeeds.
 final class StoreSink: DurableSink {
     private let writer = Mutex<StoreWriter?>(nil)
+    private let failure = Mutex<String?>(nil)
+    private let onFailure: @Sendable (String) -> Void
+
+    /// - Parameter onFailure: called once when a commit fails while storage was healthy.
+    init(onFailure: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.onFailure = onFailure
+    }
 
     func attach(_ writer: StoreWriter) {
         self.writer.withLock { $0 = writer }
@@ -18,11 +27,39 @@ final class StoreSink: DurableSink {
         }
     }
 
+    var unavailableReason: String? { failure.withLock { $0 } }
+
     func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void {
         guard let writer = writer.withLock({ $0 }) else {
             return { throw StoreError.stopped }
         }
         let ticket = writer.enqueue(change)
-        return { try await ticket.wait() }
+        return { [self] in
+            do {
+                try await ticket.wait()
+            } catch {
+                fail("\(error)")
+                throw error
+            }
+        }
+    }
+
+    /// Commits a change directly (the resynchronisation), whatever the health.
+    func commit(_ change: ChangeSet) async throws {
+        guard let writer = writer.withLock({ $0 }) else { throw StoreError.stopped }
+        try await writer.submit(change)
+    }
+
+    func recovered() {
+        failure.withLock { $0 = nil }
+    }
+
+    private func fail(_ reason: String) {
+        let first = failure.withLock { current -> Bool in
+            guard current == nil else { return false }
+            current = reason
+            return true
+        }
+        if first { onFailure(reason) }
     }
 }

@@ -57,6 +57,8 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "browserd")
+        // A file-size limit must fail writes (EFBIG → 503), not kill the server.
+        signal(SIGXFSZ, SIG_IGN)
         raiseOpenFileLimit(wanted: configuration.server.connectionLimit + 256, logger: logger)
         let application = Application(configuration: configuration, logger: logger)
         let group = ServiceGroup(

@@ -159,3 +159,85 @@ import Testing
         }
     }
 }
+
+@Suite(.serialized) struct StorageFaultTests {
+    /// A file-size limit makes commits fail: answers are 503, nothing crashes, readiness says why; once
+    /// the limit is lifted the state is written again and every acknowledged change survives a crash.
+    @Test func fullDiskGives503AndRecovers() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-full-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+        let port = try server.waitForPort()
+        let pid = server.process.processIdentifier
+        func prlimit(_ value: String) throws {
+            let tool = Process()
+            tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            tool.arguments = ["--pid", String(pid), "--fsize=\(value)"]
+            try tool.run()
+            tool.waitUntilExit()
+        }
+        let (acknowledged, window): ([String], String) = try await blocking {
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+            func post(_ path: String, _ json: String) throws -> HTTPClientConnection.Response {
+                try api.request("POST", path, headers: [("Content-Type", "application/json")], body: Array(json.utf8))
+            }
+            func id(_ r: HTTPClientConnection.Response) -> String {
+                ((try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any])?["id"] as? String ?? ""
+            }
+            let profile = id(try post("/v1/profiles", #"{"name":"full"}"#))
+            let window = id(try post("/v1/browsers", "{\"profileId\":\"\(profile)\"}"))
+            return ([], window)
+        }
+        // Cap files at their current size plus a little: the WAL soon cannot grow.
+        let sizes = try FileManager.default.contentsOfDirectory(atPath: data).compactMap {
+            try FileManager.default.attributesOfItem(atPath: data + "/" + $0)[.size] as? Int
+        }
+        try prlimit(String((sizes.max() ?? 0) + 64 * 1024) + ":unlimited")   // soft only: it can be raised again
+        let outcome: ([String], Bool, Bool) = try await blocking {
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+            var acked = acknowledged
+            var saw503 = false
+            for i in 0..<400 {
+                let reply = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                                            body: Array("{\"url\":\"https://full.example/\(i)/\(String(repeating: "x", count: 2000))\"}".utf8))
+                if reply.status == 201 {
+                    acked.append(((try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any])?["id"] as? String ?? "")
+                } else {
+                    #expect(reply.status == 503, "\(reply.status)")
+                    saw503 = true
+                    break
+                }
+            }
+            let ready = try api.request("GET", "/readyz")
+            let refused = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                                          body: Array(#"{"url":"https://refused.example"}"#.utf8))
+            #expect(ready.status == 503 && ready.text.contains("storage"))
+            #expect(refused.status == 503)
+            #expect(try api.request("GET", "/v1/browsers/\(window)").status == 200)
+            return (acked, saw503, refused.status == 503)
+        }
+        #expect(outcome.1)
+        try prlimit("unlimited:unlimited")
+        let recovered: Bool = try await blocking {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if (try? HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/readyz"))?.status == 200 { return true }
+                usleep(100_000)
+            }
+            return false
+        }
+        #expect(recovered, "log:\n\(server.log.suffix(3000))")
+        server.signal(SIGKILL)
+        _ = server.waitForExit()
+        let again = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+        let againPort = try again.waitForPort()
+        try await blocking {
+            let listing = try HTTPClientConnection(host: "127.0.0.1", port: againPort).request("GET", "/v1/browsers/\(window)/tabs")
+            let present = Set((((try? JSONSerialization.jsonObject(with: Data(listing.body))) as? [String: Any])?["items"] as? [[String: Any]] ?? [])
+                .compactMap { $0["id"] as? String })
+            for tab in outcome.0 { #expect(present.contains(tab), "acknowledged tab \(tab) lost") }
+        }
+        again.signal(SIGTERM)
+        #expect(again.waitForExit() == 0)
+    }
+}

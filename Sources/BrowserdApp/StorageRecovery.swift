@@ -1,0 +1,43 @@
+import Logging
+import Synchronization
+
+/// Retries the resynchronisation after a failed commit, once a second, until it succeeds.
+final class StorageRecovery: Sendable {
+    private let attempt = Mutex<(@Sendable () async throws -> Void)?>(nil)
+    private let running = Mutex<Task<Void, Never>?>(nil)
+    private let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    func configure(_ attempt: @escaping @Sendable () async throws -> Void) {
+        self.attempt.withLock { $0 = attempt }
+    }
+
+    func start() {
+        guard let attempt = attempt.withLock({ $0 }) else { return }
+        running.withLock { task in
+            guard task == nil else { return }
+            let logger = self.logger
+            task = Task { [weak self] in
+                var attempts = 0
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    attempts += 1
+                    do {
+                        try await attempt()
+                        break
+                    } catch {
+                        if attempts == 1 || attempts % 30 == 0 {
+                            logger.warning("storage still failing", metadata: ["attempts": "\(attempts)", "error": "\(error)"])
+                        }
+                    }
+                }
+                self?.running.withLock { $0 = nil }
+            }
+        }
+    }
+
+    func stop() {
+        running.withLock { $0?.cancel() }
+    }
+}
