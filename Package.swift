@@ -99,6 +99,10 @@ let package = Package(
         .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "Sources/ModelBench",
                           swiftSettings: swiftSettings),
 
+        // Persistence throughput and restore time, for bench/run.sh.
+        .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
+                          path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
+
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "MiniHTTPClient"],

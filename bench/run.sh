@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 swift build -c release --product browserd >/dev/null
 swift build -c release --product StreamBench >/dev/null
 swift build -c release --product ModelBench >/dev/null
+swift build -c release --product PersistenceBench >/dev/null
 bin=$(swift build -c release --show-bin-path)
 mkdir -p bench/out
 "$bin/ModelBench"
+"$bin/PersistenceBench" "${BENCH_DIR:-$PWD/bench/out}"
 python3 bench/http_bench.py --browserd "$bin/browserd" "$@"
 python3 bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"

@@ -114,6 +114,9 @@ extension ProfileMediator {
 
     /// Marks everything as written (after a restore).
     func markPersisted() {
-        _ = collectChanges()
+        profileDirty = false
+        deletedWindows = []
+        savedClosedIDs = session.recentlyClosed.entries.map(\.id)
+        for browser in session.browserList.browsers(.regular) { browser.userData.get(WindowMediator.self)?.markPersisted() }
     }
 }

@@ -50,11 +50,17 @@ extension WindowMediator {
         for tab in list.webStates { persistence.dirtyTabs.insert(tab.id) }
     }
 
-    /// Marks everything as written (after a restore).
+    /// Marks everything as written (after a restore), without building records.
     func markPersisted() {
-        var ignored = ChangeSet()
-        let wasIncognito = browser.isIncognito
-        if !wasIncognito { collectChanges(into: &ignored) }
+        var signatures: [ObjectIdentifier: TabSignature] = [:]
+        signatures.reserveCapacity(list.count)
+        for index in 0..<list.count {
+            let opener = list.opener(at: index)
+            signatures[ObjectIdentifier(list.webState(at: index)!)] = TabSignature(
+                opener: opener.map { ObjectIdentifier($0.webState) }, navigationIndex: opener?.navigationIndex ?? -1,
+                group: list.group(at: index).map(ObjectIdentifier.init))
+        }
+        persistence = WindowPersistenceState(savedSignatures: signatures)
     }
 
     func windowRecord() -> WindowRecord {

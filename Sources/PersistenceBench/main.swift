@@ -1,0 +1,119 @@
+// Persistence benchmark: durable change throughput of the group-committing writer with 64 concurrent
+// clients, side by side with two raw SQLite baselines on the same disk (one transaction per insert,
+// all inserts in one transaction), then restore of 100,000 tabs with 10 history entries each.
+// Run in release: `swift run -c release PersistenceBench [directory]`.
+import BrowserPersistence
+import BrowserRecords
+import BrowserServices
+import Foundation
+import SQLite
+
+let directory = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : FileManager.default.temporaryDirectory.path
+func scratch(_ name: String) -> String {
+    let path = (directory as NSString).appendingPathComponent("bench-\(name)-\(UUID().uuidString).sqlite")
+    return path
+}
+func cleanup(_ path: String) { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+func peakRSSMiB() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kb / 1024
+}
+
+let clock = ContinuousClock()
+let time = Date()
+let history = (0..<10).map { HistoryEntryRecord(url: "https://site.example/article/\($0)?ref=bench", title: "Article \($0)", transition: "link", timestamp: time) }
+func tab(_ id: String) -> TabRecord {
+    TabRecord(id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A reasonably long page title", loading: false,
+              progress: 1, faviconURL: "https://site.example/favicon.ico", createdAt: time, lastActiveAt: time, historyIndex: 9, history: history)
+}
+
+// Baselines: raw SQLite, WAL + synchronous=FULL, one row of similar size per insert.
+let blob = [UInt8](repeating: 7, count: 600)
+var baselineOne = 0.0, baselineAll = 0.0
+do {
+    let path = scratch("baseline")
+    defer { cleanup(path) }
+    let db = try SQLiteConnection(path: path)
+    try db.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; CREATE TABLE t (id TEXT PRIMARY KEY, body BLOB)")
+    let insert = try db.prepare("INSERT INTO t (id, body) VALUES (?, ?)")
+    let n1 = 1_000
+    var start = clock.now
+    for i in 0..<n1 { try db.transaction { try insert.run("a\(i)", blob) } }
+    baselineOne = Double(n1) / seconds(clock.now - start)
+    let n2 = 50_000
+    start = clock.now
+    try db.transaction { for i in 0..<n2 { try insert.run("b\(i)", blob) } }
+    baselineAll = Double(n2) / seconds(clock.now - start)
+}
+
+// The writer: 64 concurrent clients, each change = a window row + one tab upsert (an open-tab).
+var writerRate = 0.0, perCommit = 0.0
+do {
+    let path = scratch("writer")
+    defer { cleanup(path) }
+    let writer = StoreWriter(store: try PersistenceStore(path: path))
+    var setup = ChangeSet()
+    setup.profiles = [ProfileRecord(id: "p0", name: "bench", createdAt: time)]
+    setup.windows = (0..<64).map { WindowRecord(id: "w\($0)", profileID: "p0", version: 1, tabOrder: [], activeIndex: -1, pinnedCount: 0,
+                                                groups: [], createdAt: time, lastActiveAt: time) }
+    try await writer.submit(setup)
+    let perClient = 150
+    let start = clock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for client in 0..<64 {
+            group.addTask {
+                for i in 0..<perClient {
+                    var change = ChangeSet()
+                    let id = "t\(client)-\(i)"
+                    change.windows = [WindowRecord(id: "w\(client)", profileID: "p0", version: i + 2, tabOrder: [id], activeIndex: 0,
+                                                   pinnedCount: 0, groups: [], createdAt: time, lastActiveAt: time)]
+                    change.tabs = [("w\(client)", tab(id))]
+                    try await writer.submit(change)
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    writerRate = Double(64 * perClient) / seconds(clock.now - start)
+    let stats = writer.statistics
+    perCommit = Double(stats.changes) / Double(max(1, stats.commits))
+    await writer.stop()
+}
+
+print("\nPersistence: durable changes on this disk (WAL, synchronous=FULL), one run")
+print(String(format: "  group-commit writer, 64 clients: %8.0f changes/s (%.1f changes per commit)", writerRate, perCommit))
+print(String(format: "  baseline, one transaction per insert: %8.0f inserts/s   -> writer is %.1fx", baselineOne, writerRate / baselineOne))
+print(String(format: "  baseline, all inserts in one transaction: %8.0f inserts/s", baselineAll))
+
+// Restore: 100,000 tabs with 10 history entries each (1,000 windows × 100 tabs).
+do {
+    let path = scratch("restore")
+    defer { cleanup(path) }
+    do {
+        let store = try PersistenceStore(path: path)
+        var change = ChangeSet()
+        change.profiles = [ProfileRecord(id: "p0000000000000001", name: "bench", createdAt: time)]
+        for w in 0..<1_000 {
+            let window = String(format: "w%016x", w)
+            let ids = (0..<100).map { String(format: "t%08x%08x", w, $0) }
+            change.windows.append(WindowRecord(id: window, profileID: "p0000000000000001", version: 1, tabOrder: ids, activeIndex: 0,
+                                               pinnedCount: 0, groups: [], createdAt: time, lastActiveAt: time))
+            change.tabs += ids.map { (window, tab($0)) }
+        }
+        try store.apply([change])
+    }
+    let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.doubleValue ?? 0
+    let before = peakRSSMiB()
+    let start = clock.now
+    let stored = try PersistenceStore(path: path).load()
+    let loaded = clock.now
+    let service = BrowserService(limits: .init(windowsPerProfile: 10_000))
+    let summary = try await service.restore(stored)
+    let done = clock.now
+    print(String(format: "\nRestore: %d tabs in %d windows, 10 history entries each (database %.0f MiB)", summary.tabs, summary.windows, size / 1_048_576))
+    print(String(format: "  load %.2f s + rebuild %.2f s = %.2f s; peak RSS %.0f MiB (%.0f MiB before)",
+                 seconds(loaded - start), seconds(done - loaded), seconds(done - start), peakRSSMiB(), before))
+}
