@@ -155,3 +155,19 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         await writer.stop()
     }
 }
+
+@Suite struct MigrationTests {
+    /// A database made by the first schema version opens, upgrades to the latest and keeps its data.
+    @Test func firstSchemaVersionOpensAndUpgrades() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        do {
+            let db = try SQLiteConnection(path: path)
+            try SQLiteMigrator(Array(PersistenceStore.migrator.migrations.prefix(1))).migrate(db)
+            try db.run("INSERT INTO profiles (id, name, created_at) VALUES ('p0000000000000009', 'Old', 0)")
+        }
+        let store = try PersistenceStore(path: path)
+        #expect(store.schemaVersion == PersistenceStore.migrator.latestVersion)
+        #expect(try store.load().profiles.map(\.name) == ["Old"])
+    }
+}
