@@ -69,6 +69,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "BrowserAPI",
+                "BrowserModel",
                 "BrowserServices",
                 "BrowserPersistence",
                 "BrowserRecords",

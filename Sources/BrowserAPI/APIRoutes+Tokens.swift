@@ -7,12 +7,19 @@ extension APIRoutes {
     func registerTokens(in router: inout Router) {
         let service = self.service
         let tokens = self.tokens
+        let saveToken = self.saveToken
 
         router.add(.post, "/v1/profiles/{profileId}/tokens", deferred { request in
             try Self.noParameters(request)
             let id = ProfileID(rawValue: request.parameter("profileId"))
             guard let profile = service.profile(id), !profile.incognito else { throw APIProblem.profileNotFound(id.rawValue) }
             let (record, token) = tokens.create(for: id)
+            do {
+                try await saveToken?(record, nil)
+            } catch {
+                tokens.revoke(record.id, of: id)
+                throw HTTPError.unavailable("The token could not be saved; it was not issued.", retryAfter: 5)
+            }
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
                 json.member("id", record.id)
@@ -41,9 +48,11 @@ extension APIRoutes {
         router.add(.delete, "/v1/profiles/{profileId}/tokens/{tokenId}", deferred { request in
             let id = ProfileID(rawValue: request.parameter("profileId"))
             guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
-            guard tokens.revoke(request.parameter("tokenId"), of: id) else {
+            guard let revoked = tokens.record(request.parameter("tokenId")), revoked.profileID == id else {
                 throw APIProblem.notFound("token-not-found", "Token \(request.parameter("tokenId")) does not exist.")
             }
+            try await saveToken?(nil, revoked.id)
+            tokens.revoke(revoked.id, of: id)
             return .noContent
         })
     }

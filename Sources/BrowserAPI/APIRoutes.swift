@@ -12,19 +12,23 @@ public struct APIRoutes: Sendable {
     let idempotency = IdempotencyStore()
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
+    let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
     ///   - tokens: who may call; an empty store (no admin token) lets everyone in as admin.
     ///   - unavailable: why the API cannot take requests now (e.g. restore in progress), or nil.
     ///   - backup: writes a consistent copy of the database; nil when there is none.
+    ///   - saveToken: makes an issued or revoked token durable before it is answered.
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
                 unavailable: @escaping @Sendable () -> String? = { nil },
-                backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil) {
+                backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
+                saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)? = nil) {
         self.service = service
         self.tokens = tokens
         self.unavailable = unavailable
         self.backup = backup
+        self.saveToken = saveToken
     }
 
     /// Routes only the administrator may call; a profile token gets 403 there.

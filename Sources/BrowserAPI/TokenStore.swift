@@ -64,6 +64,9 @@ public final class TokenStore: Sendable {
         return (record, token)
     }
 
+    /// The stored record of token `id`.
+    public func record(_ id: String) -> Record? { records.withLock { $0[id] } }
+
     /// Revokes a token of a profile.
     /// - Returns: whether it existed.
     @discardableResult

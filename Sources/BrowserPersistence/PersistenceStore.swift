@@ -47,6 +47,11 @@ public final class PersistenceStore {
                 group_id TEXT, was_active INTEGER NOT NULL, was_pinned INTEGER NOT NULL, title TEXT NOT NULL,
                 favicon_url TEXT, closed_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
             """),
+        .init("API tokens", sql: """
+            CREATE TABLE tokens (
+                id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                hash BLOB NOT NULL, created_at REAL NOT NULL);
+            """),
     ]) }
 
     /// Opens (creating when missing) the database at `path`.
@@ -118,6 +123,11 @@ public final class PersistenceStore {
                            tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
                            tab.historyIndex, HistoryCodec.encode(tab.history))
         }
+        for id in change.deletedTokens { try db.cached("DELETE FROM tokens WHERE id = ?").run(id) }
+        for token in change.tokens {
+            try db.cached("INSERT OR REPLACE INTO tokens (id, profile_id, hash, created_at) VALUES (?, ?, ?, ?)").run(
+                token.id, token.profileID, token.hash, token.createdAt.timeIntervalSince1970)
+        }
         for id in change.closedRemoved { try db.cached("DELETE FROM closed_tabs WHERE id = ?").run(id) }
         for (profileID, entry) in change.closedAdded {
             try db.cached("""
@@ -177,6 +187,10 @@ public final class PersistenceStore {
                 groupID: row[5].string, wasActive: row[6].int == 1, wasPinned: row[7].int == 1, title: row[8].string ?? "",
                 faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
                 historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? [])))
+        }
+        for row in try db.rows("SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id") {
+            state.tokens.append(TokenRecord(id: row[0].string ?? "", profileID: row[1].string ?? "", hash: row[2].bytes ?? [],
+                                            createdAt: Date(timeIntervalSince1970: row[3].double ?? 0)))
         }
         return state
     }

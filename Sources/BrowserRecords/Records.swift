@@ -137,6 +137,21 @@ public struct ClosedTabRecord: Sendable, Equatable {
     }
 }
 
+/// An API token of a profile, stored only as a hash.
+public struct TokenRecord: Sendable, Equatable {
+    public var id: String
+    public var profileID: String
+    public var hash: [UInt8]
+    public var createdAt: Date
+
+    public init(id: String, profileID: String, hash: [UInt8], createdAt: Date) {
+        self.id = id
+        self.profileID = profileID
+        self.hash = hash
+        self.createdAt = createdAt
+    }
+}
+
 /// One durable change: everything a mutation changed, committed in one transaction with it.
 public struct ChangeSet: Sendable, Equatable {
     public var profiles: [ProfileRecord] = []
@@ -150,6 +165,9 @@ public struct ChangeSet: Sendable, Equatable {
     public var closedAdded: [(profileID: String, entry: ClosedTabRecord)] = []
     /// Recently closed entries gone (restored, or dropped past the cap).
     public var closedRemoved: [String] = []
+    /// API tokens issued and revoked.
+    public var tokens: [TokenRecord] = []
+    public var deletedTokens: [String] = []
     /// Replace everything stored with this change (a full resynchronisation after a failed commit).
     public var replacesAll = false
 
@@ -165,11 +183,13 @@ public struct ChangeSet: Sendable, Equatable {
         deletedTabs += other.deletedTabs
         closedAdded += other.closedAdded
         closedRemoved += other.closedRemoved
+        tokens += other.tokens
+        deletedTokens += other.deletedTokens
         replacesAll = replacesAll || other.replacesAll
     }
 
     public var isEmpty: Bool {
-        !replacesAll && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
+        !replacesAll && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
             && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
@@ -179,7 +199,7 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.tabs.map(\.windowID) == rhs.tabs.map(\.windowID) && lhs.tabs.map(\.tab) == rhs.tabs.map(\.tab)
             && lhs.closedAdded.map(\.profileID) == rhs.closedAdded.map(\.profileID)
             && lhs.closedAdded.map(\.entry) == rhs.closedAdded.map(\.entry) && lhs.closedRemoved == rhs.closedRemoved
-            && lhs.replacesAll == rhs.replacesAll
+            && lhs.replacesAll == rhs.replacesAll && lhs.tokens == rhs.tokens && lhs.deletedTokens == rhs.deletedTokens
     }
 }
 
@@ -189,6 +209,7 @@ public struct StoredState: Sendable, Equatable {
     public var windows: [WindowRecord] = []
     public var tabs: [String: TabRecord] = [:]
     public var recentlyClosed: [String: [ClosedTabRecord]] = [:]
+    public var tokens: [TokenRecord] = []
 
     public init() {}
 }

@@ -279,7 +279,7 @@ extension BrowserService {
     /// Writes the whole state again, replacing what is stored, in one transaction: how storage catches
     /// up with memory after a failed commit. Mutations are refused meanwhile (the sink is unhealthy).
     /// - Throws: the commit's error when storage is still failing.
-    public func resynchronize(into commit: @Sendable (ChangeSet) async throws -> Void) async throws {
+    public func resynchronize(extra: ChangeSet = ChangeSet(), into commit: @Sendable (ChangeSet) async throws -> Void) async throws {
         let executors = directory.state.withLock { state in
             state.profiles.values.filter { $0.rootID == $0.snapshot.id }.map(\.executor)
         }
@@ -295,6 +295,7 @@ extension BrowserService {
             }
             whole.append(part)
         }
+        whole.append(extra)
         try await commit(whole)
     }
 }

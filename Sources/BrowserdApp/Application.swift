@@ -1,5 +1,7 @@
 import BrowserAPI
+import BrowserModel
 import BrowserPersistence
+import BrowserRecords
 public import BrowserServices
 import Foundation
 public import HTTPServer
@@ -18,6 +20,7 @@ public final class Application: Sendable {
     public let server: HTTPServer
     /// The browser model behind the API.
     public let service: BrowserService
+    let tokens: TokenStore
     let registry: PrometheusCollectorRegistry
     let sink: StoreSink
     /// Every (method, template) the server answers, for the contract check.
@@ -52,14 +55,24 @@ public final class Application: Sendable {
         let service = BrowserService(sink: sink)
         self.service = service
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
+        let tokens = TokenStore(adminToken: configuration.adminToken)
+        self.tokens = tokens
         APIRoutes(
-            service: service, tokens: TokenStore(adminToken: configuration.adminToken),
+            service: service, tokens: tokens,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
-            backup: { try await DatabaseBackup(databasePath: databasePath).write() }
+            backup: { try await DatabaseBackup(databasePath: databasePath).write() },
+            saveToken: { issued, revoked in
+                var change = ChangeSet()
+                if let issued { change.tokens = [Self.tokenRecord(issued)] }
+                if let revoked { change.deletedTokens = [revoked] }
+                try await sink.commit(change)
+            }
         ).register(in: &router)
         self.routes = router.routes
         recovery.configure { [service, sink] in
-            try await service.resynchronize { try await sink.commit($0) }
+            var extra = ChangeSet()
+            extra.tokens = tokens.allRecords.map(Self.tokenRecord)
+            try await service.resynchronize(extra: extra) { try await sink.commit($0) }
             sink.recovered()
             readiness.clear("storage")
             logger.notice("storage recovered: the database holds the current state again")
@@ -85,6 +98,9 @@ public final class Application: Sendable {
         try server.start()
         let stored = try store.load()
         let summary = try await service.restore(stored)
+        tokens.restore(stored.tokens.map {
+            TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
+        })
         sink.attach(StoreWriter(store: store))
         readiness.clear("restore")
         logger.info("restored", metadata: [
@@ -115,6 +131,10 @@ public final class Application: Sendable {
             logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
         }
         logger.info("browserd stopped")
+    }
+
+    static func tokenRecord(_ record: TokenStore.Record) -> TokenRecord {
+        TokenRecord(id: record.id, profileID: record.profileID.rawValue, hash: record.hash, createdAt: record.createdAt)
     }
 
     /// The bound port (useful with port 0).

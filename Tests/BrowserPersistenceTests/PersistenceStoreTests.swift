@@ -40,7 +40,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         let change = sampleChange()
         do {
             let store = try PersistenceStore(path: path)
-            #expect(store.schemaVersion == 1)
+            #expect(store.schemaVersion == PersistenceStore.migrator.latestVersion)
             try store.apply([change])
         }
         let loaded = try PersistenceStore(path: path).load()

@@ -294,3 +294,30 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
         #expect(again.waitForExit() == 0)
     }
 }
+
+@Suite struct TokenPersistenceTests {
+    @Test func issuedAndRevokedTokensSurviveRestarts() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-tokens-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let admin = [("Authorization", "Bearer \(APIAuthTests.admin)")]
+        let configure: (inout BrowserdConfiguration) -> Void = { $0.adminToken = APIAuthTests.admin }
+        let (token, tokenID, profile): (String, String, String) = try await withApplication(dataDirectory: data, configure) { app in
+            let api = try APIClient(app)
+            let profile = try api.send("POST", "/v1/profiles", ["name": "T"], headers: admin).id
+            let issued = try api.send("POST", "/v1/profiles/\(profile)/tokens", headers: admin)
+            return (issued["token"] as? String ?? "", issued.id, profile)
+        }
+        try await withApplication(dataDirectory: data, configure) { app in
+            let api = try APIClient(app)
+            #expect(try api.send("GET", "/v1/profiles/\(profile)", headers: [("Authorization", "Bearer \(token)")]).status == 200)
+            #expect(try api.send("DELETE", "/v1/profiles/\(profile)/tokens/\(tokenID)", headers: admin).status == 204)
+        }
+        try await withApplication(dataDirectory: data, configure) { app in
+            let reply = try APIClient(app).send("GET", "/v1/profiles/\(profile)", headers: [("Authorization", "Bearer \(token)")])
+            #expect(reply.status == 401)
+        }
+        // Only the hash is on disk.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: data).appendingPathComponent("browserd.sqlite"))
+        #expect(bytes.range(of: Data(token.utf8)) == nil)
+    }
+}
