@@ -102,6 +102,20 @@ enum APIEncoding {
         return json.bytes
     }
 
+    /// `{"items": [...]}`, with `nextCursor` when the list is paged (`paged` true; nil cursor = last page).
+    static func list<S: Sequence>(_ items: S, paged: Bool = false, nextCursor: String? = nil,
+                                  write: (S.Element, inout JSONText) -> Void) -> [UInt8] {
+        bytes { json in
+            json.beginObject()
+            json.key("items")
+            json.beginArray()
+            for item in items { write(item, &json) }
+            json.endArray()
+            if paged { json.member("nextCursor", nextCursor) }
+            json.endObject()
+        }
+    }
+
     static func windowBytes(_ window: WindowSnapshot) -> [UInt8] {
         var json = JSONText(capacity: 512 + window.tabs.count * 420)
         write(window, to: &json)

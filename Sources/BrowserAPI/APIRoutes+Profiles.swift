@@ -19,15 +19,7 @@ extension APIRoutes {
             let caller = Principal.current
             let visible = service.profiles().filter { caller.reaches(service.rootProfile(of: $0.id)) }
             let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
-            return Self.json(APIEncoding.bytes { json in
-                json.beginObject()
-                json.key("items")
-                json.beginArray()
-                for profile in items { APIEncoding.write(profile, to: &json) }
-                json.endArray()
-                json.member("nextCursor", next)
-                json.endObject()
-            })
+            return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { APIEncoding.write($0, to: &$1) })
         })
 
         router.add(.get, "/v1/profiles/{profileId}", immediate { request in
@@ -56,14 +48,7 @@ extension APIRoutes {
 
         router.add(.get, "/v1/profiles/{profileId}/recently-closed", deferred { request in
             let entries = try await service.recentlyClosed(profile: ProfileID(rawValue: request.parameter("profileId")))
-            return Self.json(APIEncoding.bytes { json in
-                json.beginObject()
-                json.key("items")
-                json.beginArray()
-                for entry in entries { APIEncoding.closedTab(entry, to: &json) }
-                json.endArray()
-                json.endObject()
-            })
+            return Self.json(APIEncoding.list(entries) { APIEncoding.closedTab($0, to: &$1) })
         })
 
         router.add(.post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore", deferred { request in

@@ -31,15 +31,7 @@ extension APIRoutes {
             }
             let visible = service.windows(profile: profile).filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }
             let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
-            return Self.json(APIEncoding.bytes { json in
-                json.beginObject()
-                json.key("items")
-                json.beginArray()
-                for window in items { json.raw(APIRoutes.encodeWindow(service, window)) }
-                json.endArray()
-                json.member("nextCursor", next)
-                json.endObject()
-            })
+            return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { $1.raw(APIRoutes.encodeWindow(service, $0)) })
         })
 
         router.add(.get, "/v1/browsers/{browserId}", immediate { request in
@@ -147,29 +139,15 @@ extension APIRoutes {
             let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", in: window)
             let (tabs, version) = try await service.dispatch(TabCommands.ungroup, GroupTabsRequest(tabIDs: ids), in: window,
                                                              ifMatch: try Self.ifMatch(request))
-            return Self.json(APIEncoding.bytes { json in
-                json.beginObject()
-                json.key("items")
-                json.beginArray()
-                for tab in tabs { APIEncoding.write(tab, to: &json) }
-                json.endArray()
-                json.endObject()
-            }, version: version)
+            return Self.json(APIEncoding.list(tabs) { APIEncoding.write($0, to: &$1) }, version: version)
         })
 
         router.add(.get, "/v1/browsers/{browserId}/commands", deferred { request in
             let commands = try await service.commands(of: routes.existingWindow(request.parameter("browserId")))
-            return Self.json(APIEncoding.bytes { json in
+            return Self.json(APIEncoding.list(commands) { command, json in
                 json.beginObject()
-                json.key("items")
-                json.beginArray()
-                for command in commands {
-                    json.beginObject()
-                    json.member("name", command.name)
-                    json.member("handler", command.handler)
-                    json.endObject()
-                }
-                json.endArray()
+                json.member("name", command.name)
+                json.member("handler", command.handler)
                 json.endObject()
             })
         })
@@ -212,14 +190,7 @@ extension APIRoutes {
 
         router.add(.get, "/v1/browsers/{browserId}/broadcasts", deferred { request in
             let items = try await service.broadcasts(of: routes.existingWindow(request.parameter("browserId")))
-            return Self.json(APIEncoding.bytes { json in
-                json.beginObject()
-                json.key("items")
-                json.beginArray()
-                for item in items { APIEncoding.broadcast(item, to: &json) }
-                json.endArray()
-                json.endObject()
-            })
+            return Self.json(APIEncoding.list(items) { APIEncoding.broadcast($0, to: &$1) })
         })
 
         router.add(.put, "/v1/browsers/{browserId}/broadcasts/{key}", deferred { request in
