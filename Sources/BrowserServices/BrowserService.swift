@@ -11,13 +11,18 @@ public final class BrowserService: Sendable {
     public let limits: ModelLimits
     let directory = Directory()
     let sink: (any DurableSink)?
+    /// Whether answers wait for the commit (durable) or only for the change to be queued (relaxed).
+    let waitsForCommit: Bool
 
     /// - Parameters:
     ///   - limits: the model's caps.
     ///   - sink: where durable changes go; nil keeps everything in memory only.
-    public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil) {
+    ///   - waitsForCommit: false answers once a change is queued for the next commit (`--durability
+    ///     relaxed`): a crash loses at most what was queued, i.e. the changes of the last commit interval.
+    public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true) {
         self.limits = limits
         self.sink = sink
+        self.waitsForCommit = waitsForCommit
     }
 
     /// Runs `body` on a profile's executor, then publishes what changed and queues its durable change
@@ -38,7 +43,12 @@ public final class BrowserService: Sendable {
             return (result, change.isEmpty ? nil : sink?.enqueue(change))
         }
         if let waiter {
-            do { try await waiter() } catch { throw ServiceError.storageFailed("\(error)") }
+            if waitsForCommit {
+                do { try await waiter() } catch { throw ServiceError.storageFailed("\(error)") }
+            } else {
+                // Still waited for, so a failed commit turns storage unhealthy as in durable mode.
+                Task { try? await waiter() }
+            }
         }
         return try result.get()
     }

@@ -52,7 +52,7 @@ public final class Application: Sendable {
         }
         self.sink = sink
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
-        let service = BrowserService(sink: sink)
+        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability)
         self.service = service
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
         let tokens = TokenStore(adminToken: configuration.adminToken)

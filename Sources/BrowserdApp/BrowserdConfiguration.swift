@@ -10,6 +10,9 @@ public struct BrowserdConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// The administrator's API token; nil turns authentication off (allowed on loopback only).
     public var adminToken: String?
+    /// `durable` (default): a 2xx means committed to disk. `relaxed`: answered once queued for the
+    /// next group commit; a crash can lose the changes of the last commit (milliseconds).
+    public var relaxedDurability = false
 
     public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info,
                 adminToken: String? = nil) {

@@ -45,6 +45,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: 10).")
     var shutdownGrace: Double?
 
+    @Option(help: "durable (a 2xx means on disk) or relaxed (answer once queued for the next commit; a crash may lose the last few milliseconds of changes) [env: BROWSERD_DURABILITY] (default: durable).")
+    var durability: String?
+
     @Option(help: "File holding the admin API token [or env: BROWSERD_ADMIN_TOKEN with the token itself]. Without one, auth is off, which is allowed only on loopback.")
     var adminTokenFile: String?
 
@@ -98,7 +101,12 @@ struct Serve: AsyncParsableCommand {
             }
             adminToken = text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
+        var configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
+        let durabilityMode = try resolve(durability, "BROWSERD_DURABILITY", default: "durable") { $0 }
+        guard durabilityMode == "durable" || durabilityMode == "relaxed" else {
+            throw ValidationError("durability must be durable or relaxed, got '\(durabilityMode)'")
+        }
+        configuration.relaxedDurability = durabilityMode == "relaxed"
         do {
             try configuration.validate()
         } catch {

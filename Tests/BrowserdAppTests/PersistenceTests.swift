@@ -321,3 +321,20 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
         #expect(bytes.range(of: Data(token.utf8)) == nil)
     }
 }
+
+@Suite struct RelaxedDurabilityTests {
+    /// Relaxed mode answers before the commit, and a graceful stop still writes everything queued.
+    @Test func relaxedModeStillSavesOnAGracefulStop() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-relaxed-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (window, tabs): (String, [String]) = try await withApplication(dataDirectory: data, { $0.relaxedDurability = true }) { app in
+            let api = try APIClient(app)
+            let window = try api.window(try api.profile())
+            return (window, try (0..<20).map { try api.tab(window, "https://relaxed.example/\($0)") })
+        }
+        try await withApplication(dataDirectory: data) { app in
+            let listed = try APIClient(app).get("/v1/browsers/\(window)/tabs")["items"] as? [[String: Any]]
+            #expect(listed?.compactMap { $0["id"] as? String } == tabs)
+        }
+    }
+}
