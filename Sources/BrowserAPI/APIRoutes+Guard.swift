@@ -83,7 +83,4 @@ extension APIRoutes {
             }
         }
     }
-
-    /// The caller, inside a handler.
-    var caller: Principal { Principal.current }
 }

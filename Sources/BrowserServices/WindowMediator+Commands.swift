@@ -156,7 +156,11 @@ extension WindowMediator {
                 return list.webState(at: openerIndex)!
             }
         }
-        if let opener { try list.setOpener(opener, at: index) }
+        if let opener {
+            try list.setOpener(opener, at: index)
+            // Setting an opener tells no observer (as in Chromium): the window must still be written.
+            persistence.windowDirty = true
+        }
         tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon)
         return list.tabSnapshot(at: index, browserID: browser.id)
     }

@@ -22,22 +22,17 @@ extension WindowMediator {
     /// Adds this window's pending writes to `change` and starts clean.
     func collectChanges(into change: inout ChangeSet) {
         guard !browser.isIncognito else { return }
-        let list = self.list
         var state = persistence
+        // A window nothing happened to is skipped without looking at its tabs (this runs after
+        // every operation on the profile).
+        guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty else { return }
+        let list = self.list
         // Openers and groups can change without a notification of their own tab (an opener is
         // cleared when its tab leaves): compare with what was last written.
-        var signatures: [ObjectIdentifier: TabSignature] = [:]
-        signatures.reserveCapacity(list.count)
-        for index in 0..<list.count {
-            let tab = list.webState(at: index)!
-            let opener = list.opener(at: index)
-            let signature = TabSignature(opener: opener.map { ObjectIdentifier($0.webState) }, navigationIndex: opener?.navigationIndex ?? -1,
-                                         group: list.group(at: index).map(ObjectIdentifier.init))
-            let key = ObjectIdentifier(tab)
-            signatures[key] = signature
-            if state.savedSignatures[key] != signature { state.dirtyTabs.insert(tab.id) }
+        let signatures = currentSignatures()
+        for tab in list.webStates where state.savedSignatures[ObjectIdentifier(tab)] != signatures[ObjectIdentifier(tab)] {
+            state.dirtyTabs.insert(tab.id)
         }
-        guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty else { return }
         change.windows.append(windowRecord())
         change.deletedTabs += state.removedTabs.filter { list.index(ofTabWithID: $0) < 0 }.map(\.rawValue).sorted()
         for index in 0..<list.count where state.dirtyTabs.contains(list.webState(at: index)!.id) {
@@ -52,6 +47,12 @@ extension WindowMediator {
 
     /// Marks everything as written (after a restore), without building records.
     func markPersisted() {
+        persistence = WindowPersistenceState(savedSignatures: currentSignatures())
+    }
+
+    /// Each tab's opener and group now, keyed by tab identity.
+    private func currentSignatures() -> [ObjectIdentifier: TabSignature] {
+        let list = self.list
         var signatures: [ObjectIdentifier: TabSignature] = [:]
         signatures.reserveCapacity(list.count)
         for index in 0..<list.count {
@@ -60,7 +61,7 @@ extension WindowMediator {
                 opener: opener.map { ObjectIdentifier($0.webState) }, navigationIndex: opener?.navigationIndex ?? -1,
                 group: list.group(at: index).map(ObjectIdentifier.init))
         }
-        persistence = WindowPersistenceState(savedSignatures: signatures)
+        return signatures
     }
 
     func windowRecord() -> WindowRecord {

@@ -105,7 +105,7 @@ public final class Application: Sendable {
         readiness.clear("restore")
         logger.info("restored", metadata: [
             "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
-            "tabs": "\(summary.tabs)", "seconds": "\(ContinuousClock.now - started)",
+            "tabs": "\(summary.tabs)", "duration": "\(ContinuousClock.now - started)",
         ])
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")

@@ -131,13 +131,11 @@ extension HTTPServer {
         context.status = response.status
         let mhdResponse: OpaquePointer?
         var opened: (StreamWriter, StreamBody)?
-        if case .shared(let shared) = response.body {
+        switch response.body {
+        case .shared(let shared):
+            // Built once with its own headers, owned by the SharedResponse: queued, not destroyed here.
             guard let prebuilt = shared.mhdResponse() else { return .NO }
             return MHD_queue_response(connection, UInt32(shared.status), prebuilt)
-        }
-        switch response.body {
-        case .shared:
-            return .NO
         case .bytes(let bytes):
             mhdResponse = bytes.withUnsafeBytes { buffer in
                 MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
