@@ -43,7 +43,7 @@ let package = Package(
 
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
-            "HTTPServer", "BrowserServices", "BrowserModel", .product(name: "Crypto", package: "swift-crypto"),
+            "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: swiftSettings),
 
         // Infrastructure layers: they know nothing of browsers.

@@ -70,17 +70,30 @@ extension APIRoutes {
                             detail: "A request with this Idempotency-Key is still running; retry later.",
                             headers: ["Retry-After": "1"])
         case .proceed:
+            // The change the request makes and its answer are committed together (IdempotentRequest).
+            let durable = IdempotentRequest()
+            let fingerprint = IdempotencyStore.fingerprint(request)
+            let response: HTTPResponse
+            var failure: HTTPError?
             do {
-                let response = try await body()
-                idempotency.finish(key: scoped, response: response)
-                return response
+                response = try await IdempotentRequest.$current.withValue(durable) { try await body() }
             } catch let error as HTTPError {
-                idempotency.finish(key: scoped, response: error.response(instance: request.path))
-                throw error
+                failure = error
+                response = error.response(instance: request.path)
             } catch {
+                try? await durable.finish(nil)
                 idempotency.abandon(key: scoped)
                 throw error
             }
+            do {
+                try await durable.finish(IdempotencyStore.record(key: scoped, fingerprint: fingerprint, response: response))
+            } catch {
+                idempotency.abandon(key: scoped)
+                throw APIProblem.from(error)
+            }
+            idempotency.finish(key: scoped, response: response)
+            if let failure { throw failure }
+            return response
         }
     }
 }

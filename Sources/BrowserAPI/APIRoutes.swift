@@ -9,7 +9,7 @@ public import HTTPServer
 public struct APIRoutes: Sendable {
     let service: BrowserService
     let tokens: TokenStore
-    let idempotency = IdempotencyStore()
+    let idempotency: IdempotencyStore
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
     let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)?
@@ -20,7 +20,9 @@ public struct APIRoutes: Sendable {
     ///   - unavailable: why the API cannot take requests now (e.g. restore in progress), or nil.
     ///   - backup: writes a consistent copy of the database; nil when there is none.
     ///   - saveToken: makes an issued or revoked token durable before it is answered.
+    ///   - idempotency: the answers kept per `Idempotency-Key`.
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
+                idempotency: IdempotencyStore = IdempotencyStore(),
                 unavailable: @escaping @Sendable () -> String? = { nil },
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
                 saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)? = nil) {
@@ -29,6 +31,7 @@ public struct APIRoutes: Sendable {
         self.unavailable = unavailable
         self.backup = backup
         self.saveToken = saveToken
+        self.idempotency = idempotency
     }
 
     /// Routes only the administrator may call; a profile token gets 403 there.

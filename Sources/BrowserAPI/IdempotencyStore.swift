@@ -1,13 +1,17 @@
+public import BrowserRecords
 import Crypto
-import Foundation
-import HTTPServer
+public import Foundation
+public import HTTPServer
 import Synchronization
 
 /// Answers kept per `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header): a retry with the
 /// same key and body gets the stored answer; the same key with another body is refused (422); a retry
 /// while the first request runs is refused (409). Keys expire after ``lifetime`` (24 h) and are
 /// scoped to the caller.
-final class IdempotencyStore: Sendable {
+///
+/// This is the fast path: answers of requests that changed durable state are also committed with
+/// their change (``IdempotentRequest``) and come back here at start through ``restore(_:)``.
+public final class IdempotencyStore: Sendable {
     enum Begin {
         case proceed
         case replay(HTTPResponse)
@@ -21,11 +25,40 @@ final class IdempotencyStore: Sendable {
         let createdAt: Date
     }
 
-    static let lifetime: TimeInterval = 24 * 3600
+    static let lifetime: TimeInterval = IdempotencyRecord.lifetime
     let capacity: Int
     private let entries = Mutex<[String: Entry]>([:])
 
-    init(capacity: Int = 100_000) { self.capacity = capacity }
+    public init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    /// Takes back the answers stored in the database (newest kept when there are more than fit).
+    public func restore(_ records: [IdempotencyRecord], now: Date = Date()) {
+        entries.withLock { entries in
+            for record in records.suffix(capacity) where now.timeIntervalSince(record.createdAt) < Self.lifetime {
+                let headers = HTTPHeaders(record.headers.map { (name: $0.name, value: $0.value) })
+                entries[record.key] = Entry(fingerprint: record.fingerprint,
+                                            response: HTTPResponse(status: record.status, headers: headers, body: .bytes(record.body)),
+                                            createdAt: record.createdAt)
+            }
+        }
+    }
+
+    /// The record to store for `response`, or nil when it cannot or must not be kept (server errors,
+    /// streams).
+    static func record(key: String, fingerprint: [UInt8], response: HTTPResponse, now: Date = Date()) -> IdempotencyRecord? {
+        guard response.status < 500 else { return nil }
+        let body: [UInt8]
+        var headers = response.headers
+        switch response.body {
+        case .bytes(let bytes): body = bytes
+        case .shared(let shared):
+            body = shared.body
+            headers = shared.headers
+        case .stream: return nil
+        }
+        return IdempotencyRecord(key: key, fingerprint: fingerprint, status: response.status,
+                                 headers: headers.map { .init(name: $0.name, value: $0.value) }, body: body, createdAt: now)
+    }
 
     static func fingerprint(_ request: HTTPRequest) -> [UInt8] {
         var hasher = SHA256()

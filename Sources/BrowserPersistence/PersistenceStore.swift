@@ -1,5 +1,5 @@
 public import BrowserRecords
-import Foundation
+public import Foundation
 import SQLite
 
 /// The database file: opened in WAL mode with `synchronous=FULL` (a commit is on disk when it
@@ -51,6 +51,12 @@ public final class PersistenceStore {
             CREATE TABLE tokens (
                 id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
                 hash BLOB NOT NULL, created_at REAL NOT NULL);
+            """),
+        .init("idempotency keys", sql: """
+            CREATE TABLE idempotency_keys (
+                key TEXT PRIMARY KEY, fingerprint BLOB NOT NULL, status INTEGER NOT NULL, headers TEXT NOT NULL,
+                body BLOB NOT NULL, created_at REAL NOT NULL);
+            CREATE INDEX idempotency_keys_by_time ON idempotency_keys(created_at);
             """),
     ]) }
 
@@ -128,6 +134,13 @@ public final class PersistenceStore {
             try db.cached("INSERT OR REPLACE INTO tokens (id, profile_id, hash, created_at) VALUES (?, ?, ?, ?)").run(
                 token.id, token.profileID, token.hash, token.createdAt.timeIntervalSince1970)
         }
+        for answer in change.idempotency {
+            try db.cached("""
+                INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
+                """).run(answer.key, answer.fingerprint, answer.status,
+                          answer.headers.map { "\($0.name): \($0.value)\n" }.joined(), answer.body,
+                          answer.createdAt.timeIntervalSince1970)
+        }
         for id in change.closedRemoved { try db.cached("DELETE FROM closed_tabs WHERE id = ?").run(id) }
         for (profileID, entry) in change.closedAdded {
             try db.cached("""
@@ -139,8 +152,16 @@ public final class PersistenceStore {
         }
     }
 
-    /// Loads everything saved.
-    public func load() throws -> StoredState {
+    /// Deletes stored answers of idempotent requests older than `date`.
+    /// - Returns: how many were deleted.
+    @discardableResult
+    public func purgeIdempotency(before date: Date) throws -> Int {
+        try db.cached("DELETE FROM idempotency_keys WHERE created_at < ?").run(date.timeIntervalSince1970)
+        return db.changes
+    }
+
+    /// Loads everything saved (idempotency answers only while younger than their lifetime at `now`).
+    public func load(now: Date = Date()) throws -> StoredState {
         var state = StoredState()
         for row in try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id") {
             state.profiles.append(ProfileRecord(id: row[0].string ?? "", name: row[1].string ?? "",
@@ -191,6 +212,17 @@ public final class PersistenceStore {
         for row in try db.rows("SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id") {
             state.tokens.append(TokenRecord(id: row[0].string ?? "", profileID: row[1].string ?? "", hash: row[2].bytes ?? [],
                                             createdAt: Date(timeIntervalSince1970: row[3].double ?? 0)))
+        }
+        for row in try db.rows("""
+            SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys WHERE created_at >= ? ORDER BY created_at
+            """, now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970) {
+            let headers = (row[3].string ?? "").split(separator: "\n").compactMap { line -> IdempotencyRecord.HeaderField? in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return .init(name: String(line[..<colon]), value: String(line[line.index(after: colon)...].dropFirst()))
+            }
+            state.idempotency.append(IdempotencyRecord(
+                key: row[0].string ?? "", fingerprint: row[1].bytes ?? [], status: row[2].int ?? 200, headers: headers,
+                body: row[4].bytes ?? [], createdAt: Date(timeIntervalSince1970: row[5].double ?? 0)))
         }
         return state
     }

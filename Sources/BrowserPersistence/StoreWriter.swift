@@ -1,4 +1,5 @@
 public import BrowserRecords
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -23,6 +24,11 @@ public final class StoreWriter: @unchecked Sendable {
 
     private var store: PersistenceStore
     private var needsReopen = false
+    /// When expired idempotency answers were last deleted.
+    private var lastPurge = Date.distantPast
+    /// How long the writer waits for a handler to give the answer of a change it queued. Handlers give
+    /// it right after the change is made, so this is only reached when one fails without saying so.
+    static let answerTimeout = DispatchTimeInterval.seconds(5)
     private let state = Mutex(State())
     private let signal = NSCondition()
     private var thread: Thread?
@@ -94,7 +100,11 @@ public final class StoreWriter: @unchecked Sendable {
                         store = try PersistenceStore(path: store.path)
                         needsReopen = false
                     }
-                    try store.apply(batch.map(\.change))
+                    try store.apply(batch.map(Self.withAnswers))
+                    if Date().timeIntervalSince(lastPurge) > 60 {
+                        lastPurge = Date()
+                        try store.purgeIdempotency(before: lastPurge.addingTimeInterval(-IdempotencyRecord.lifetime))
+                    }
                 }
                 if case .failure = result { needsReopen = true }
                 state.withLock {
@@ -105,6 +115,17 @@ public final class StoreWriter: @unchecked Sendable {
             }
             if stopping && batch.isEmpty { return }
         }
+    }
+}
+
+extension StoreWriter {
+    /// The change with the answers of its idempotent requests, waited for if still being made.
+    private static func withAnswers(_ pending: Pending) -> ChangeSet {
+        guard !pending.change.pendingAnswers.isEmpty else { return pending.change }
+        var change = pending.change
+        change.idempotency += change.pendingAnswers.compactMap { $0.wait(timeout: answerTimeout) }
+        change.pendingAnswers = []
+        return change
     }
 }
 

@@ -170,6 +170,11 @@ public struct ChangeSet: Sendable, Equatable {
     public var deletedTokens: [String] = []
     /// Replace everything stored with this change (a full resynchronisation after a failed commit).
     public var replacesAll = false
+    /// Answers to idempotent requests, stored with this change.
+    public var idempotency: [IdempotencyRecord] = []
+    /// Answers still being made when the change was queued; the writer waits for them and stores them
+    /// in ``idempotency`` before it commits.
+    public var pendingAnswers: [PendingAnswer] = []
 
     public init() {}
 
@@ -185,11 +190,13 @@ public struct ChangeSet: Sendable, Equatable {
         closedRemoved += other.closedRemoved
         tokens += other.tokens
         deletedTokens += other.deletedTokens
+        idempotency += other.idempotency
+        pendingAnswers += other.pendingAnswers
         replacesAll = replacesAll || other.replacesAll
     }
 
     public var isEmpty: Bool {
-        !replacesAll && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
+        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
             && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
@@ -200,6 +207,7 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.closedAdded.map(\.profileID) == rhs.closedAdded.map(\.profileID)
             && lhs.closedAdded.map(\.entry) == rhs.closedAdded.map(\.entry) && lhs.closedRemoved == rhs.closedRemoved
             && lhs.replacesAll == rhs.replacesAll && lhs.tokens == rhs.tokens && lhs.deletedTokens == rhs.deletedTokens
+            && lhs.idempotency == rhs.idempotency
     }
 }
 
@@ -210,6 +218,8 @@ public struct StoredState: Sendable, Equatable {
     public var tabs: [String: TabRecord] = [:]
     public var recentlyClosed: [String: [ClosedTabRecord]] = [:]
     public var tokens: [TokenRecord] = []
+    /// Stored answers of idempotent requests that have not expired.
+    public var idempotency: [IdempotencyRecord] = []
 
     public init() {}
 }

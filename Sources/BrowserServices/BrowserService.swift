@@ -34,20 +34,30 @@ public final class BrowserService: Sendable {
         if mutating, let reason = sink?.unavailableReason { throw ServiceError.storageFailed(reason) }
         let directory = self.directory
         let sink = self.sink
+        let request = IdempotentRequest.current
         let (result, waiter) = await executor.perform { session -> (Result<T, any Error>, (@Sendable () async throws -> Void)?) in
             let mediator = ProfileMediator.attach(to: session, directory: directory)
             let result = Result { try body(session) }
             mediator.publishWindows()
             mediator.publishProfiles()
-            let change = mediator.collectChanges()
-            return (result, change.isEmpty ? nil : sink?.enqueue(change))
+            var change = mediator.collectChanges()
+            guard !change.isEmpty, let sink else { return (result, nil) }
+            // An idempotent request's answer goes into the same transaction; the edge gives it next.
+            if let request { change.pendingAnswers = [request.attach()] }
+            return (result, sink.enqueue(change))
         }
         if let waiter {
-            if waitsForCommit {
+            let durable: @Sendable () async throws -> Void = {
                 do { try await waiter() } catch { throw ServiceError.storageFailed("\(error)") }
-            } else {
+            }
+            if !waitsForCommit {
                 // Still waited for, so a failed commit turns storage unhealthy as in durable mode.
-                Task { try? await waiter() }
+                Task { try? await durable() }
+            } else if let request {
+                // The answer must be given before the commit can happen: the edge waits in `finish`.
+                request.setWaiter(durable)
+            } else {
+                try await durable()
             }
         }
         return try result.get()

@@ -21,8 +21,12 @@ public final class Application: Sendable {
     /// The browser model behind the API.
     public let service: BrowserService
     let tokens: TokenStore
+    /// Answers kept per Idempotency-Key (also stored with their changes and restored at start).
+    let idempotency = IdempotencyStore()
     let registry: PrometheusCollectorRegistry
     let sink: StoreSink
+    /// Retries a failed storage until it is healthy again; stopped at shutdown.
+    let recovery: StorageRecovery
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
     let startedAt = Date()
@@ -45,6 +49,7 @@ public final class Application: Sendable {
         var router = Router()
         let readiness = self.readiness
         let recovery = StorageRecovery(logger: logger)
+        self.recovery = recovery
         let sink = StoreSink { reason in
             readiness.block("storage", reason: "the database cannot be written: \(reason)")
             logger.error("storage failed; refusing changes until it recovers", metadata: ["error": "\(reason)"])
@@ -58,7 +63,7 @@ public final class Application: Sendable {
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens
         APIRoutes(
-            service: service, tokens: tokens,
+            service: service, tokens: tokens, idempotency: idempotency,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
             backup: { try await DatabaseBackup(databasePath: databasePath).write() },
             saveToken: { issued, revoked in
@@ -101,6 +106,7 @@ public final class Application: Sendable {
         tokens.restore(stored.tokens.map {
             TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
         })
+        idempotency.restore(stored.idempotency)
         sink.attach(StoreWriter(store: store))
         readiness.clear("restore")
         logger.info("restored", metadata: [
@@ -125,6 +131,7 @@ public final class Application: Sendable {
     public func shutdown() async {
         readiness.block("shutdown", reason: "shutting down")
         await server.shutdown()
+        recovery.stop()
         if let writer = sink.detach() {
             await writer.stop()
             let stats = writer.statistics

@@ -3062,7 +3062,8 @@ components:
         type: string
         pattern: ^("[!#-~]{1,255}"|[!#-~]{1,255})$
       description: 'A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key
-        with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller.'
+        with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller.
+        The answer of a request that changed saved state is committed with the change, so it survives a crash.'
   securitySchemes:
     bearer:
       type: http

@@ -171,3 +171,44 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         #expect(try store.load().profiles.map(\.name) == ["Old"])
     }
 }
+
+@Suite struct IdempotencyStorageTests {
+    private func record(_ key: String, at date: Date) -> IdempotencyRecord {
+        IdempotencyRecord(key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,
+                          headers: [.init(name: "Content-Type", value: "application/json"), .init(name: "Location", value: "/v1/tabs/t1")],
+                          body: Array(#"{"id":"t1"}"#.utf8), createdAt: date)
+    }
+
+    /// An answer is written with its change, loaded back field by field, and dropped once expired.
+    @Test func answersRoundTripAndExpire() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let now = Date(timeIntervalSince1970: Double(Int(Date().timeIntervalSince1970)))
+        let fresh = record("fresh", at: now)
+        let old = record("old", at: now.addingTimeInterval(-IdempotencyRecord.lifetime - 10))
+        let store = try PersistenceStore(path: path)
+        var change = sampleChange()
+        change.idempotency = [fresh, old]
+        try store.apply([change])
+        #expect(try store.load(now: now).idempotency == [fresh])
+        #expect(try store.purgeIdempotency(before: now.addingTimeInterval(-IdempotencyRecord.lifetime)) == 1)
+        #expect(try store.load(now: now.addingTimeInterval(IdempotencyRecord.lifetime + 1)).idempotency.isEmpty)
+    }
+
+    /// The writer waits for an answer still being made, and commits it with its change.
+    @Test func writerCommitsAPendingAnswerWithItsChange() async throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let writer = StoreWriter(store: try PersistenceStore(path: path))
+        let answer = PendingAnswer()
+        var change = sampleChange()
+        change.pendingAnswers = [answer]
+        let ticket = writer.enqueue(change)
+        let given = record("late", at: Date(timeIntervalSince1970: 1_800_000_000))
+        try await Task.sleep(for: .milliseconds(50))
+        answer.resolve(given)
+        try await ticket.wait()
+        await writer.stop()
+        #expect(try PersistenceStore(path: path).load(now: given.createdAt).idempotency == [given])
+    }
+}

@@ -90,7 +90,11 @@ import Testing
             let window = try api.window(incognito)
             for i in 0..<50 {
                 let tab = try api.tab(window, "https://\(marker).example/\(i)")
-                _ = try api.send("PATCH", "/v1/tabs/\(tab)", ["title": marker])
+                // Answers of idempotent incognito requests (which carry the marker) are never stored either.
+                let keyed = try api.send("PATCH", "/v1/tabs/\(tab)", ["title": marker], headers: [("Idempotency-Key", "\(marker)-\(i)")])
+                #expect(keyed.status == 200)
+                _ = try api.post("/v1/browsers/\(window)/tabs", ["url": "https://\(marker).example/k\(i)"],
+                                 headers: [("Idempotency-Key", "k-\(marker)-\(i)")])
                 if i % 2 == 0 { _ = try api.send("DELETE", "/v1/tabs/\(tab)") }
             }
         }
@@ -104,14 +108,16 @@ import Testing
 
     /// Concurrent clients open, close and move tabs while the server is killed with SIGKILL at random
     /// moments and restarted: every acknowledged open is there afterwards, every acknowledged close is
-    /// gone, and the window's invariants hold. `BROWSERD_CRASH_ROUNDS` sets the number of kills (CI: 6).
+    /// gone, and the window's invariants hold. Every open carries an `Idempotency-Key`; an open whose
+    /// answer was lost is retried after the restart and must never make a second tab.
+    /// `BROWSERD_CRASH_ROUNDS` sets the number of kills (CI: 6).
     @Test func acknowledgedMutationsSurviveKillDashNine() async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["BROWSERD_CRASH_ROUNDS"] ?? "") ?? 6
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-crash-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
         let ledger = CrashLedger()
         var window = ""
-        for round in 0..<rounds {
+        for round in 0...rounds {
             let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
             let port = try server.waitForPort()
             if window.isEmpty {
@@ -123,8 +129,15 @@ import Testing
                 }
             }
             let target = window
-            // Check what survived the previous kill.
+            // Check what survived the previous kill; retry the opens whose answers were lost, with their keys.
             try await blocking {
+                let retry = try HTTPClientConnection(host: "127.0.0.1", port: port)
+                for (key, body) in ledger.takeUnanswered() {
+                    let reply = try retry.request("POST", "/v1/browsers/\(target)/tabs",
+                                                  headers: crashJSONHeaders + [("Idempotency-Key", key)], body: Array(body.utf8))
+                    #expect(reply.status == 201, "round \(round): retry of \(key) got \(reply.status)")
+                    if let id = crashJSON(reply)["id"] as? String { ledger.open(id) }
+                }
                 let listing = try crashJSON(HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/browsers/\(target)"))
                 let tabs = listing["tabs"] as? [[String: Any]] ?? []
                 let present = Set(tabs.compactMap { $0["id"] as? String })
@@ -138,6 +151,13 @@ import Testing
                 #expect(active >= -1 && active < max(1, tabs.count), "round \(round): active index \(active)")
                 #expect(pinned >= 0 && pinned <= tabs.count)
                 #expect(tabs.enumerated().allSatisfy { ($0.element["index"] as? Int) == $0.offset })
+                let urls = tabs.compactMap { $0["url"] as? String }
+                #expect(Set(urls).count == urls.count, "round \(round): a retried open made a second tab")
+            }
+            if round == rounds {
+                server.signal(SIGTERM)
+                _ = server.waitForExit()
+                break
             }
             // Mutate from four clients; kill at a random moment.
             let stop = Date().addingTimeInterval(Double.random(in: 0.15...0.6))
@@ -156,8 +176,13 @@ import Testing
                                     if reply.status == 204 { ledger.close(victim) }
                                 } else {
                                     let body = "{\"url\":\"https://crash.example/\(round)/\(client)/\(i)\",\"activate\":\(i % 2 == 0)}"
-                                    guard let reply = try? api.request("POST", "/v1/browsers/\(target)/tabs", headers: crashJSONHeaders,
-                                                                       body: Array(body.utf8)) else { return }
+                                    let key = "open-\(round)-\(client)-\(i)"
+                                    guard let reply = try? api.request("POST", "/v1/browsers/\(target)/tabs",
+                                                                       headers: crashJSONHeaders + [("Idempotency-Key", key)],
+                                                                       body: Array(body.utf8)) else {
+                                        ledger.unanswered(key: key, body: body)
+                                        return
+                                    }
                                     if reply.status == 201, let id = crashJSON(reply)["id"] as? String {
                                         ledger.open(id)
                                         mine.append(id)
@@ -180,12 +205,63 @@ import Testing
     }
 }
 
+@Suite(.serialized) struct IdempotencyDurabilityTests {
+    /// A keyed request answered 201 before a SIGKILL gets the same answer after the restart, and the
+    /// tab exists once; the same key with another body is still refused.
+    @Test func retryAfterKillDashNineGetsTheStoredAnswer() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-idem-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let killed = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+        let firstPort = try killed.waitForPort()
+        let body = Array(#"{"url":"https://once.example/"}"#.utf8)
+        let key = crashJSONHeaders + [("Idempotency-Key", "\"open-once\"")]
+        let (window, first) = try await blocking {
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: firstPort)
+            let profile = try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"i"}"#.utf8)))["id"] as? String ?? ""
+            let window = try crashJSON(api.request("POST", "/v1/browsers", headers: crashJSONHeaders,
+                                                   body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
+            let first = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: key, body: body)
+            return (window, first)
+        }
+        #expect(first.status == 201)
+        killed.signal(SIGKILL)
+        _ = killed.waitForExit()
+        let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+        let port = try server.waitForPort()
+        defer {
+            server.signal(SIGTERM)
+            _ = server.waitForExit()
+        }
+        try await blocking {
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+            let retry = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: key, body: body)
+            #expect(retry.status == 201)
+            #expect(retry.body == first.body)
+            #expect(retry.headers.first { $0.name.lowercased() == "idempotent-replayed" }?.value == "true")
+            #expect(retry.headers.first { $0.name.lowercased() == "location" }?.value
+                    == first.headers.first { $0.name.lowercased() == "location" }?.value)
+            let tabs = crashJSON(try api.request("GET", "/v1/browsers/\(window)"))["tabs"] as? [[String: Any]] ?? []
+            #expect(tabs.count == 1)
+            let other = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: key,
+                                        body: Array(#"{"url":"https://twice.example/"}"#.utf8))
+            #expect(other.status == 422)
+        }
+    }
+}
+
 /// What the crash test's clients got acknowledged.
 final class CrashLedger: Sendable {
-    private let state = Mutex<(opened: [String], closing: Set<String>, closed: Set<String>)>(([], [], []))
+    private let state = Mutex<(opened: [String], closing: Set<String>, closed: Set<String>, unanswered: [(String, String)])>(([], [], [], []))
     func open(_ id: String) { state.withLock { $0.opened.append(id) } }
     func attemptClose(_ id: String) { state.withLock { _ = $0.closing.insert(id) } }
     func close(_ id: String) { state.withLock { _ = $0.closed.insert(id) } }
+    func unanswered(key: String, body: String) { state.withLock { $0.unanswered.append((key, body)) } }
+    func takeUnanswered() -> [(key: String, body: String)] {
+        state.withLock { state in
+            defer { state.unanswered = [] }
+            return state.unanswered.map { (key: $0.0, body: $0.1) }
+        }
+    }
     var opened: [String] { state.withLock { $0.opened } }
     var closing: Set<String> { state.withLock { $0.closing } }
     var closed: Set<String> { state.withLock { $0.closed } }

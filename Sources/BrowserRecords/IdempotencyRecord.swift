@@ -1,0 +1,76 @@
+public import Foundation
+import Synchronization
+import Dispatch
+
+/// The stored answer to a request that carried an `Idempotency-Key`, committed in the same
+/// transaction as the change the request made, so a retry after a crash gets this answer.
+public struct IdempotencyRecord: Sendable, Equatable {
+    /// How long a key is kept: 24 hours after its first use.
+    public static let lifetime: TimeInterval = 24 * 3600
+
+    /// The caller's scope and the key, e.g. `"admin\n8e03978e"`.
+    public var key: String
+    /// SHA-256 of the request's method, path and body.
+    public var fingerprint: [UInt8]
+    public var status: Int
+    /// Header fields of the answer, in order.
+    public var headers: [HeaderField]
+    public var body: [UInt8]
+    public var createdAt: Date
+
+    public struct HeaderField: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public init(key: String, fingerprint: [UInt8], status: Int, headers: [HeaderField], body: [UInt8], createdAt: Date) {
+        self.key = key
+        self.fingerprint = fingerprint
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.createdAt = createdAt
+    }
+}
+
+/// An answer that is not known yet when its change is queued: the request's handler fills it in right
+/// after the change is made, and the writer waits for it before committing that change.
+///
+/// Resolved exactly once; later calls to ``resolve(_:)`` are ignored.
+public final class PendingAnswer: Sendable {
+    private enum State {
+        case pending
+        case resolved(IdempotencyRecord?)
+    }
+
+    private let state = Mutex(State.pending)
+    // DispatchSemaphore is thread-safe; it is only signalled once, by the first resolve.
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    /// Gives the answer (nil: keep none, e.g. the request failed in a way that must run again).
+    public func resolve(_ record: IdempotencyRecord?) {
+        let first = state.withLock { state -> Bool in
+            guard case .pending = state else { return false }
+            state = .resolved(record)
+            return true
+        }
+        if first { semaphore.signal() }
+    }
+
+    /// Blocks until the answer is given or `timeout` passes (then no answer is kept).
+    public func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord? {
+        if case .resolved(let record) = state.withLock({ $0 }) { return record }
+        _ = semaphore.wait(timeout: .now() + timeout)
+        return state.withLock { state in
+            if case .resolved(let record) = state { return record }
+            state = .resolved(nil)
+            return nil
+        }
+    }
+}
