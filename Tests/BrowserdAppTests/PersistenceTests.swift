@@ -202,6 +202,7 @@ import Testing
             _ = server.waitForExit()
         }
         #expect(ledger.opened.count > rounds * 10)
+        print("crash test: \(rounds) SIGKILLs, \(ledger.opened.count) acknowledged opens, \(ledger.closed.count) acknowledged closes, \(ledger.retried) lost answers retried by key")
     }
 }
 
@@ -256,8 +257,11 @@ final class CrashLedger: Sendable {
     func attemptClose(_ id: String) { state.withLock { _ = $0.closing.insert(id) } }
     func close(_ id: String) { state.withLock { _ = $0.closed.insert(id) } }
     func unanswered(key: String, body: String) { state.withLock { $0.unanswered.append((key, body)) } }
+    private let retries = Mutex(0)
+    var retried: Int { retries.withLock { $0 } }
     func takeUnanswered() -> [(key: String, body: String)] {
-        state.withLock { state in
+        retries.withLock { $0 += state.withLock { $0.unanswered.count } }
+        return state.withLock { state in
             defer { state.unanswered = [] }
             return state.unanswered.map { (key: $0.0, body: $0.1) }
         }
