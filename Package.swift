@@ -50,18 +50,20 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "CMicroHTTPD",
+                "CMicroHTTPD", "JSONWriter",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        // A fast JSON writer, shared by the HTTP edge and the event mediators.
+        .target(name: "JSONWriter", swiftSettings: swiftSettings),
         .target(name: "MiniHTTPClient", swiftSettings: swiftSettings),
 
         // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
         .target(name: "BrowserModel", swiftSettings: swiftSettings),
         // Mediators and the service façade: they watch the model and hand out value snapshots.
-        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords"], swiftSettings: swiftSettings),
+        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords", "JSONWriter"], swiftSettings: swiftSettings),
 
         // The application: configuration, wiring, operations endpoints.
         .target(
@@ -84,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "browserd",
             dependencies: [
-                "BrowserdApp",
+                "BrowserdApp", "BrowserServices",
                 "MiniHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

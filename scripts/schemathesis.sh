@@ -5,6 +5,8 @@
 # valid-looking ids and If-Match tags that name nothing are rightly refused (404/412/422), which no
 # schema can express; and `ensure_resource_availability`, because a retried Idempotency-Key rightly
 # replays a stored 201 whose resource may have been deleted since.
+# The two event-stream operations are left out too: their 200 answer never ends, which schemathesis
+# cannot read; tests/sse_client_test.py and the Swift stream tests check them against the contract.
 # Usage: scripts/schemathesis.sh PATH_TO_BROWSERD [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,7 @@ for _ in $(seq 100); do
 done
 status=0
 st run openapi.yaml --url "http://127.0.0.1:$port" --header "Authorization: Bearer $token" --checks all --exclude-checks positive_data_acceptance,ensure_resource_availability \
+  --exclude-path-regex '/events$' \
   --max-time "$seconds" --workers 1 --seed 20261121 --no-color > "$data/st.log" 2>&1 || status=$?
 tail -n 25 "$data/st.log"; cp "$data/st.log" /tmp/st-last.log 2>/dev/null || true
 if ! kill -0 "$server" 2>/dev/null; then

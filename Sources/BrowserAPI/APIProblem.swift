@@ -48,6 +48,12 @@ enum APIProblem {
             case .storageFailed: return HTTPError(503, kind: "storage-unavailable", title: "Storage Unavailable",
                                                   detail: "The change could not be saved to disk; it was not acknowledged. Retry later.",
                                                   headers: ["Retry-After": "5"])
+            case .tooManyStreams:
+                return HTTPError(503, kind: "too-many-streams", title: "Too Many Streams", detail: error.description.capitalizedFirst + ".",
+                                 headers: ["Retry-After": "10"])
+            case .tooManyProfileStreams:
+                return HTTPError(429, kind: "too-many-profile-streams", title: "Too Many Streams for This Profile",
+                                 detail: error.description.capitalizedFirst + ".", headers: ["Retry-After": "10"])
             }
         }
         guard let error = error as? ModelError else { return error }
@@ -81,4 +87,8 @@ enum APIProblem {
             return HTTPError(409, kind: "conflict", title: "Conflict", detail: detail)
         }
     }
+}
+
+extension String {
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }

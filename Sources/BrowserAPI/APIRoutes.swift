@@ -46,6 +46,7 @@ public struct APIRoutes: Sendable {
         registerWindows(in: &router)
         registerTabs(in: &router)
         registerGroups(in: &router)
+        registerEvents(in: &router)
     }
 
     // MARK: Shared helpers

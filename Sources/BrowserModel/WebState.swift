@@ -15,7 +15,8 @@ public final class WebState {
     public private(set) var faviconURL: String?
     public let createdAt: Date
     public private(set) var lastActiveAt: Date
-    private var observers: [ObjectIdentifier: WeakWebStateObserver] = [:]
+    /// In the order they were added, so every change reaches observers in a known order.
+    private var observers: [WeakWebStateObserver] = []
 
     /// Creates a tab.
     /// - Parameters:
@@ -118,16 +119,20 @@ public final class WebState {
 
     // MARK: Observers
 
+    /// Adds an observer (once; adding it again keeps its place). Observers are held weakly and told
+    /// in the order they were added.
     public func addObserver(_ observer: any WebStateObserver) {
-        observers[ObjectIdentifier(observer)] = WeakWebStateObserver(observer: observer)
+        observers.removeAll { $0.observer == nil }
+        guard !observers.contains(where: { $0.observer === observer }) else { return }
+        observers.append(WeakWebStateObserver(observer: observer))
     }
 
     public func removeObserver(_ observer: any WebStateObserver) {
-        observers[ObjectIdentifier(observer)] = nil
+        observers.removeAll { $0.observer === observer || $0.observer == nil }
     }
 
     private func notify(_ change: WebStateChange) {
-        for box in observers.values { box.observer?.webStateDidChange(self, change: change) }
+        for box in observers { box.observer?.webStateDidChange(self, change: change) }
     }
 }
 

@@ -9,7 +9,7 @@ import Foundation
 /// value type.
 public final class BrowserService: Sendable {
     public let limits: ModelLimits
-    let directory = Directory()
+    let directory: Directory
     let sink: (any DurableSink)?
     /// Whether answers wait for the commit (durable) or only for the change to be queued (relaxed).
     let waitsForCommit: Bool
@@ -19,8 +19,11 @@ public final class BrowserService: Sendable {
     ///   - sink: where durable changes go; nil keeps everything in memory only.
     ///   - waitsForCommit: false answers once a change is queued for the next commit (`--durability
     ///     relaxed`): a crash loses at most what was queued, i.e. the changes of the last commit interval.
-    public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true) {
+    ///   - events: bounds of the event streams.
+    public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
+                events: EventStreamLimits = EventStreamLimits()) {
         self.limits = limits
+        self.directory = Directory(events: EventHub(limits: events))
         self.sink = sink
         self.waitsForCommit = waitsForCommit
     }
@@ -61,6 +64,23 @@ public final class BrowserService: Sendable {
             }
         }
         return try result.get()
+    }
+
+    // MARK: Event streams
+
+    /// The event stream sources and their caps.
+    public var events: EventHub { directory.events }
+
+    /// Starts a window's event stream into `sink`: the snapshot, the missed events, or a `reset`.
+    /// - Returns: how it started, or nil when the window does not exist.
+    public func watchWindow(_ id: BrowserID, sink: any EventSink, lastEventID: String?, filter: TopicFilter) -> EventStreamStart? {
+        directory.events.window(id)?.subscribe(sink, lastEventID: lastEventID, filter: filter)
+    }
+
+    /// Starts a profile's window-list stream into `sink`.
+    /// - Returns: how it started, or nil when the profile does not exist.
+    public func watchProfile(_ id: ProfileID, sink: any EventSink, lastEventID: String?) -> EventStreamStart? {
+        directory.events.profile(id)?.subscribe(sink, lastEventID: lastEventID, filter: .all)
     }
 
     // MARK: Profiles

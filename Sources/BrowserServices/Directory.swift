@@ -28,6 +28,10 @@ final class Directory: Sendable {
     }
 
     let state = Mutex(State())
+    /// The event stream sources of every window and profile.
+    let events: EventHub
+
+    init(events: EventHub) { self.events = events }
 
     func profile(_ id: ProfileID) -> ProfileEntry? { state.withLock { $0.profiles[id] } }
 

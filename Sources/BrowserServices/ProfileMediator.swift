@@ -14,11 +14,38 @@ final class ProfileMediator: BrowserListObserver {
     var savedClosedIDs: [ClosedTabID] = []
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
+    /// The window-list consumers of the regular profile and its off-the-record one (event streams).
+    private var browserLists: [ProfileID: ProfileEventRecorder] = [:]
 
     init(session: ProfileSession, directory: Directory) {
         self.session = session
         self.directory = directory
         session.browserList.addObserver(self)
+        updateBrowserListConsumers()
+    }
+
+    private static func item(_ browser: Browser) -> BrowserItem {
+        BrowserItem(id: browser.id, profileID: browser.browserState.id, incognito: browser.isIncognito, createdAt: browser.createdAt)
+    }
+
+    /// Opens the stream source of each profile of the session that has none, and ends those of
+    /// profiles that are gone (a destroyed off-the-record profile, a deleted profile).
+    private func updateBrowserListConsumers() {
+        var live: [BrowserState] = deleted ? [] : [session.browserState]
+        if !deleted, let otr = session.offTheRecord { live.append(otr) }
+        for state in live where browserLists[state.id] == nil {
+            let browsers = session.browserList.browsers(state.isOffTheRecord ? .incognito : .regular).map(Self.item)
+            let snapshot = ProfileStreamSnapshot(profileID: state.id, browsers: browsers)
+            let recorder = ProfileEventRecorder(profileID: state.id, channel: directory.events.openProfile(state.id, snapshot: snapshot))
+            recorder.populate(browsers: browsers)
+            browserLists[state.id] = recorder
+        }
+        let ids = Set(live.map(\.id))
+        for (id, recorder) in browserLists where !ids.contains(id) {
+            recorder.close()
+            directory.events.closeProfile(id)
+            browserLists[id] = nil
+        }
     }
 
     /// Attaches a mediator to a session (once).
@@ -33,6 +60,11 @@ final class ProfileMediator: BrowserListObserver {
         let mediator = WindowMediator(browser: browser, session: session, directory: directory)
         browser.userData.set(mediator)
         mediator.publish()
+        if let window = directory.window(browser.id)?.snapshot {
+            browser.userData.set(WindowEventMediators(browser: browser, hub: directory.events, window: window))
+        }
+        updateBrowserListConsumers()
+        browserLists[browser.browserState.id]?.browserAdded(Self.item(browser))
         publishProfiles()
     }
 
@@ -40,13 +72,19 @@ final class ProfileMediator: BrowserListObserver {
         if !browser.isIncognito { deletedWindows.append(browser.id) }
         browser.userData.get(WindowMediator.self)?.stop()
         browser.userData.set(WindowMediator?.none)
+        browser.userData.get(WindowEventMediators.self)?.stop(directory.window(browser.id)?.snapshot)
+        browser.userData.set(WindowEventMediators?.none)
+        browserLists[browser.browserState.id]?.browserRemoved(id: browser.id)
         directory.removeWindow(browser.id)
         publishProfiles()
     }
 
-    /// Publishes every dirty window of the session.
+    /// Publishes every dirty window of the session, and hands each window's events to its stream.
     func publishWindows() {
-        for browser in session.browserList.browsers() { browser.userData.get(WindowMediator.self)?.publish() }
+        for browser in session.browserList.browsers() {
+            browser.userData.get(WindowMediator.self)?.publish()
+            browser.userData.get(WindowEventMediators.self)?.flush { directory.window(browser.id)?.snapshot }
+        }
     }
 
     func snapshot(of state: BrowserState) -> ProfileSnapshot {
@@ -58,6 +96,8 @@ final class ProfileMediator: BrowserListObserver {
     func publishProfiles() {
         directory.updateProfile(snapshot(of: session.browserState))
         if let otr = session.offTheRecord { directory.updateProfile(snapshot(of: otr)) }
+        updateBrowserListConsumers()
+        for recorder in browserLists.values { recorder.flush() }
     }
 }
 

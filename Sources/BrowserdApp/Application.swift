@@ -57,7 +57,7 @@ public final class Application: Sendable {
         }
         self.sink = sink
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
-        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability)
+        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability, events: configuration.events)
         self.service = service
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
         let tokens = TokenStore(adminToken: configuration.adminToken)
@@ -131,6 +131,7 @@ public final class Application: Sendable {
     public func shutdown() async {
         readiness.block("shutdown", reason: "shutting down")
         await server.shutdown()
+        service.events.stop()
         recovery.stop()
         if let writer = sink.detach() {
             await writer.stop()

@@ -1,5 +1,6 @@
 public import HTTPServer
 public import Logging
+public import BrowserServices
 
 /// Everything browserd is configured with, after command line, environment and defaults are merged.
 public struct BrowserdConfiguration: Sendable {
@@ -13,6 +14,8 @@ public struct BrowserdConfiguration: Sendable {
     /// `durable` (default): a 2xx means committed to disk. `relaxed`: answered once queued for the
     /// next group commit; a crash can lose the changes of the last commit (milliseconds).
     public var relaxedDurability = false
+    /// Replay buffers, queues, tick and caps of the event streams.
+    public var events = EventStreamLimits()
 
     public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info,
                 adminToken: String? = nil) {
@@ -44,6 +47,12 @@ public struct BrowserdConfiguration: Sendable {
         try check((1024...(1 << 30)).contains(server.maxBodyBytes), "--max-body-bytes must be 1 KiB…1 GiB, got \(server.maxBodyBytes)")
         try check(server.streamHeartbeatInterval >= .milliseconds(100), "--heartbeat-interval must be at least 0.1 s")
         try check(!dataDirectory.isEmpty, "--data-dir must not be empty")
+        try check((1...1_000_000).contains(events.replayEvents), "--replay-events must be 1…1000000, got \(events.replayEvents)")
+        try check((1024...(1 << 30)).contains(events.replayBytes), "--replay-bytes must be 1 KiB…1 GiB, got \(events.replayBytes)")
+        try check((1024...(1 << 30)).contains(events.queueBytes), "--stream-queue-bytes must be 1 KiB…1 GiB, got \(events.queueBytes)")
+        try check(events.tick >= .milliseconds(1) && events.tick <= .seconds(1), "--event-tick-ms must be 1…1000")
+        try check(events.maxStreams >= 1, "--max-streams must be at least 1, got \(events.maxStreams)")
+        try check(events.maxStreamsPerProfile >= 1, "--max-streams-per-profile must be at least 1, got \(events.maxStreamsPerProfile)")
         if let adminToken {
             try check(adminToken.count >= 16, "the admin token must have at least 16 characters")
         } else {

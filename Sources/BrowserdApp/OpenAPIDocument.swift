@@ -1963,6 +1963,81 @@ paths:
             schema:
               $ref: '#/components/schemas/Empty'
       description: VACUUM INTO a new file next to the database; returns its path and size.
+  /v1/browsers/{browserId}/events:
+    get:
+      operationId: watchWindow
+      summary: Watch a window (server-sent events)
+      description: 'Everything a window''s UI shows, as consumer updates: a snapshot first, then live changes with no gap
+        and no duplicate between the two. Events of one operation arrive together; a client is woken at most once per tick
+        (--event-tick-ms). A client that does not read falls behind its queue (--stream-queue-bytes): its queue is not grown,
+        it gets a reset once it has caught up. 503 past --max-streams, 429 past --max-streams-per-profile.'
+      tags:
+      - events
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/topics'
+      - $ref: '#/components/parameters/lastEventIdQuery'
+      - $ref: '#/components/parameters/LastEventID'
+      responses:
+        '200':
+          description: The stream; it stays open until the source ends, the client leaves or the server stops.
+          headers: &id001
+            Cache-Control:
+              description: no-store
+              schema:
+                type: string
+            X-Accel-Buffering:
+              description: no (proxies must not buffer the stream)
+              schema:
+                type: string
+          content:
+            text/event-stream:
+              schema:
+                $ref: '#/components/schemas/WindowEventStream'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '429':
+          $ref: '#/components/responses/TooManyStreams'
+        '503':
+          $ref: '#/components/responses/Unavailable'
+  /v1/events:
+    get:
+      operationId: watchProfile
+      summary: Watch a profile's windows (server-sent events)
+      description: Windows added to and removed from a profile. Same framing, resume and limits as a window's stream.
+      tags:
+      - events
+      parameters:
+      - name: profileId
+        in: query
+        required: true
+        schema:
+          type: string
+        description: The profile (regular or off-the-record).
+      - $ref: '#/components/parameters/lastEventIdQuery'
+      - $ref: '#/components/parameters/LastEventID'
+      responses:
+        '200':
+          description: The stream; it stays open until the source ends, the client leaves or the server stops.
+          headers: *id001
+          content:
+            text/event-stream:
+              schema:
+                $ref: '#/components/schemas/ProfileEventStream'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401':
+          $ref: '#/components/responses/Unauthorized'
+        '404':
+          $ref: '#/components/responses/NotFound'
+        '429':
+          $ref: '#/components/responses/TooManyStreams'
+        '503':
+          $ref: '#/components/responses/Unavailable'
 components:
   headers:
     RetryAfter:
@@ -2075,6 +2150,15 @@ components:
             $ref: '#/components/schemas/Problem'
     Unavailable:
       description: Not ready (restoring saved state), or a change could not be saved to disk (it was not acknowledged).
+      headers:
+        Retry-After:
+          $ref: '#/components/headers/RetryAfter'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    TooManyStreams:
+      description: This profile already has its maximum of event streams open (--max-streams-per-profile).
       headers:
         Retry-After:
           $ref: '#/components/headers/RetryAfter'
@@ -2947,6 +3031,507 @@ components:
         bytes:
           type: integer
           minimum: 0
+    TabItem:
+      type: object
+      properties:
+        id:
+          type: string
+        url:
+          type: string
+        title:
+          type: string
+        loading: &id002
+          type: boolean
+        progress:
+          type: number
+          minimum: 0
+          maximum: 1
+        faviconUrl: &id003
+          type:
+          - string
+          - 'null'
+        pinned: *id002
+        groupId: *id003
+      required:
+      - id
+      - url
+      - title
+      - loading
+      - progress
+      - faviconUrl
+      - pinned
+      - groupId
+      description: A tab as a tab strip shows it.
+    GroupItem:
+      type: object
+      properties:
+        id:
+          type: string
+        title:
+          type: string
+        color:
+          type: string
+          enum:
+          - grey
+          - blue
+          - red
+          - yellow
+          - green
+          - pink
+          - purple
+          - cyan
+          - orange
+        collapsed: *id002
+        start: &id004
+          type: integer
+        count: *id004
+      required:
+      - id
+      - title
+      - color
+      - collapsed
+      - start
+      - count
+      description: A tab group with its range of tab indices.
+    BrowserItem:
+      type: object
+      properties:
+        id:
+          type: string
+        profileId:
+          type: string
+        incognito: *id002
+        createdAt:
+          type: string
+          format: date-time
+      required:
+      - id
+      - profileId
+      - incognito
+      - createdAt
+      description: A window in a profile's window list.
+    ToolbarState:
+      type: object
+      properties:
+        canGoBack: *id002
+        canGoForward: *id002
+        loading: *id002
+        progress: &id006
+          type: number
+        tabCount: *id004
+        incognito: *id002
+      required:
+      - canGoBack
+      - canGoForward
+      - loading
+      - progress
+      - tabCount
+      - incognito
+      description: 'What the toolbar shows: the active tab''s navigation and loading state, the tab count.'
+    LocationBarState:
+      type: object
+      properties:
+        displayUrl: &id007
+          type: string
+        secure: *id002
+      required:
+      - displayUrl
+      - secure
+      description: 'What the location bar shows: the active tab''s URL and whether it is https.'
+    TabsPopulateEvent:
+      type: object
+      properties:
+        browserId: &id005
+          type: string
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/TabItem'
+        selectedId: *id003
+      required:
+      - browserId
+      - items
+      - selectedId
+      description: 'First event of a new stream (topic tabs): every tab in order and the active one.'
+    GroupsPopulateEvent:
+      type: object
+      properties:
+        browserId: *id005
+        groups:
+          type: array
+          items:
+            $ref: '#/components/schemas/GroupItem'
+      required:
+      - browserId
+      - groups
+      description: 'First event of a new stream (topic groups): every group in tab order.'
+    TabsInsertEvent:
+      type: object
+      properties:
+        browserId: *id005
+        item:
+          $ref: '#/components/schemas/TabItem'
+        index: *id004
+        selectedId: *id003
+      required:
+      - browserId
+      - item
+      - index
+      - selectedId
+      description: A tab was inserted at index.
+    TabsRemoveEvent:
+      type: object
+      properties:
+        browserId: *id005
+        tabId:
+          type: string
+        selectedId: *id003
+      required:
+      - browserId
+      - tabId
+      - selectedId
+      description: A tab left the window (closed or moved to another).
+    TabsMoveEvent:
+      type: object
+      properties:
+        browserId: *id005
+        tabId:
+          type: string
+        index: *id004
+      required:
+      - browserId
+      - tabId
+      - index
+      description: A tab moved to index.
+    TabsReplaceEvent:
+      type: object
+      properties:
+        browserId: *id005
+        oldTabId:
+          type: string
+        item:
+          $ref: '#/components/schemas/TabItem'
+      required:
+      - browserId
+      - oldTabId
+      - item
+      description: A tab was replaced in place by another.
+    TabsSelectEvent:
+      type: object
+      properties:
+        browserId: *id005
+        tabId: *id003
+      required:
+      - browserId
+      - tabId
+      description: 'The active tab changed (null: none).'
+    TabsUpdateEvent:
+      type: object
+      properties:
+        browserId: *id005
+        item:
+          $ref: '#/components/schemas/TabItem'
+      required:
+      - browserId
+      - item
+      description: A tab's URL, title, loading state, progress, favicon, pinned state or group changed.
+    GroupsCreateEvent:
+      type: object
+      properties:
+        browserId: *id005
+        group:
+          $ref: '#/components/schemas/GroupItem'
+      required:
+      - browserId
+      - group
+      description: A group was created (empty; members follow as groups.membership).
+    GroupsUpdateEvent:
+      type: object
+      properties:
+        browserId: *id005
+        group:
+          $ref: '#/components/schemas/GroupItem'
+      required:
+      - browserId
+      - group
+      description: A group's title, colour or collapsed state changed.
+    GroupsMoveEvent:
+      type: object
+      properties:
+        browserId: *id005
+        group:
+          $ref: '#/components/schemas/GroupItem'
+      required:
+      - browserId
+      - group
+      description: A group moved; its new range is in group.
+    GroupsDeleteEvent:
+      type: object
+      properties:
+        browserId: *id005
+        groupId:
+          type: string
+      required:
+      - browserId
+      - groupId
+      description: A group is gone.
+    GroupsMembershipEvent:
+      type: object
+      properties:
+        browserId: *id005
+        tabId:
+          type: string
+        groupId: *id003
+        previousGroupId: *id003
+      required:
+      - browserId
+      - tabId
+      - groupId
+      - previousGroupId
+      description: A tab joined a group, left one, or both.
+    ToolbarUpdateEvent:
+      type: object
+      properties:
+        browserId: *id005
+        canGoBack: *id002
+        canGoForward: *id002
+        loading: *id002
+        progress: *id006
+        tabCount: *id004
+        incognito: *id002
+      required:
+      - browserId
+      - canGoBack
+      - canGoForward
+      - loading
+      - progress
+      - tabCount
+      - incognito
+      description: The toolbar's state changed (never sent twice with the same values).
+    LocationUpdateEvent:
+      type: object
+      properties:
+        browserId: *id005
+        displayUrl: *id007
+        secure: *id002
+      required:
+      - browserId
+      - displayUrl
+      - secure
+      description: The location bar's state changed (never sent twice with the same values).
+    BroadcastEvent:
+      type: object
+      properties:
+        browserId: *id005
+        key:
+          type: string
+        value:
+          type:
+          - number
+          - boolean
+      required:
+      - browserId
+      - key
+      - value
+      description: 'A broadcast property''s value: its current value when the stream starts, then every change, never the
+        same value twice.'
+    BatchBeginEvent:
+      type: object
+      properties:
+        browserId: *id005
+      required:
+      - browserId
+      description: The events up to batch.end are one change of the model (e.g. close all); they arrive in one piece.
+    BatchEndEvent:
+      type: object
+      properties:
+        browserId: *id005
+      required:
+      - browserId
+      description: Ends the batch begun by batch.begin.
+    BrowserClosedEvent:
+      type: object
+      properties:
+        browserId: *id005
+      required:
+      - browserId
+      description: The window was closed; the stream ends after this event.
+    WindowResetEvent:
+      type: object
+      properties:
+        browserId: *id005
+        reason:
+          type: string
+          enum:
+          - restarted
+          - expired
+          - unknown-id
+          - slow-consumer
+        tabs:
+          type: object
+          properties:
+            items:
+              type: array
+              items:
+                $ref: '#/components/schemas/TabItem'
+            selectedId: *id003
+          required:
+          - items
+          - selectedId
+        groups:
+          type: array
+          items:
+            $ref: '#/components/schemas/GroupItem'
+        toolbar:
+          $ref: '#/components/schemas/ToolbarState'
+        location:
+          $ref: '#/components/schemas/LocationBarState'
+        broadcasts:
+          type: array
+          items:
+            type: object
+            properties:
+              key:
+                type: string
+              value:
+                type:
+                - number
+                - boolean
+            required:
+            - key
+            - value
+      required:
+      - browserId
+      - reason
+      - tabs
+      - groups
+      - toolbar
+      - location
+      - broadcasts
+      description: 'The client''s position is lost (an id from an earlier run, older than the replay buffer, unknown, or the
+        client fell behind its queue): forget what you have and start from this state; live events follow.'
+    WindowEventStream:
+      type: string
+      description: 'A text/event-stream (WHATWG server-sent events). Each event has `id: <epoch>-<seq>` (seq counts this window''s
+        events; the epoch changes with every server run), `event:` one of the names in x-events, and one `data:` line of JSON
+        whose schema x-events gives. A new stream starts with tabs.populate, groups.populate, toolbar.update, location.update
+        and one broadcast per broadcast property (those the topics admit), all with the id of the current position; then live
+        events. Comments (`: ping`) are heartbeats.'
+      x-events:
+        tabs.populate:
+          $ref: '#/components/schemas/TabsPopulateEvent'
+        groups.populate:
+          $ref: '#/components/schemas/GroupsPopulateEvent'
+        tabs.insert:
+          $ref: '#/components/schemas/TabsInsertEvent'
+        tabs.remove:
+          $ref: '#/components/schemas/TabsRemoveEvent'
+        tabs.move:
+          $ref: '#/components/schemas/TabsMoveEvent'
+        tabs.replace:
+          $ref: '#/components/schemas/TabsReplaceEvent'
+        tabs.select:
+          $ref: '#/components/schemas/TabsSelectEvent'
+        tabs.update:
+          $ref: '#/components/schemas/TabsUpdateEvent'
+        groups.create:
+          $ref: '#/components/schemas/GroupsCreateEvent'
+        groups.update:
+          $ref: '#/components/schemas/GroupsUpdateEvent'
+        groups.move:
+          $ref: '#/components/schemas/GroupsMoveEvent'
+        groups.delete:
+          $ref: '#/components/schemas/GroupsDeleteEvent'
+        groups.membership:
+          $ref: '#/components/schemas/GroupsMembershipEvent'
+        toolbar.update:
+          $ref: '#/components/schemas/ToolbarUpdateEvent'
+        location.update:
+          $ref: '#/components/schemas/LocationUpdateEvent'
+        broadcast:
+          $ref: '#/components/schemas/BroadcastEvent'
+        batch.begin:
+          $ref: '#/components/schemas/BatchBeginEvent'
+        batch.end:
+          $ref: '#/components/schemas/BatchEndEvent'
+        browser.closed:
+          $ref: '#/components/schemas/BrowserClosedEvent'
+        reset:
+          $ref: '#/components/schemas/WindowResetEvent'
+    BrowsersPopulateEvent:
+      type: object
+      properties:
+        profileId: &id008
+          type: string
+        browsers:
+          type: array
+          items:
+            $ref: '#/components/schemas/BrowserItem'
+      required:
+      - profileId
+      - browsers
+      description: 'First event of a new stream: the profile''s windows.'
+    BrowsersAddEvent:
+      type: object
+      properties:
+        profileId: *id008
+        browser:
+          $ref: '#/components/schemas/BrowserItem'
+      required:
+      - profileId
+      - browser
+      description: A window was opened in the profile.
+    BrowsersRemoveEvent:
+      type: object
+      properties:
+        profileId: *id008
+        browserId:
+          type: string
+      required:
+      - profileId
+      - browserId
+      description: A window of the profile was closed.
+    ProfileDeletedEvent:
+      type: object
+      properties:
+        profileId: *id008
+      required:
+      - profileId
+      description: The profile is gone (deleted, or an off-the-record profile destroyed); the stream ends.
+    ProfileResetEvent:
+      type: object
+      properties:
+        profileId: *id008
+        reason:
+          type: string
+          enum:
+          - restarted
+          - expired
+          - unknown-id
+          - slow-consumer
+        browsers:
+          type: array
+          items:
+            $ref: '#/components/schemas/BrowserItem'
+      required:
+      - profileId
+      - reason
+      - browsers
+      description: 'The client''s position is lost: start from this list of windows.'
+    ProfileEventStream:
+      type: string
+      description: A text/event-stream of a profile's window list, framed like WindowEventStream; starts with browsers.populate.
+      x-events:
+        browsers.populate:
+          $ref: '#/components/schemas/BrowsersPopulateEvent'
+        browsers.add:
+          $ref: '#/components/schemas/BrowsersAddEvent'
+        browsers.remove:
+          $ref: '#/components/schemas/BrowsersRemoveEvent'
+        profile.deleted:
+          $ref: '#/components/schemas/ProfileDeletedEvent'
+        reset:
+          $ref: '#/components/schemas/ProfileResetEvent'
   parameters:
     profileId:
       name: profileId
@@ -3062,8 +3647,33 @@ components:
         type: string
         pattern: ^("[!#-~]{1,255}"|[!#-~]{1,255})$
       description: 'A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key
-        with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller.
-        The answer of a request that changed saved state is committed with the change, so it survives a crash.'
+        with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The
+        answer of a request that changed saved state is committed with the change, so it survives a crash.'
+    topics:
+      name: topics
+      in: query
+      required: false
+      schema:
+        type: string
+        pattern: ^(tabs|groups|toolbar|location|ui|actions|broadcasts)(,(tabs|groups|toolbar|location|ui|actions|broadcasts))*$
+      description: Only these topics (comma-separated). batch.begin, batch.end, browser.closed and reset always come.
+    lastEventIdQuery:
+      name: lastEventId
+      in: query
+      required: false
+      schema:
+        type: string
+        maxLength: 128
+      description: Where to resume, for a browser's first request (which cannot set Last-Event-ID); the header wins.
+    LastEventID:
+      name: Last-Event-ID
+      in: header
+      required: false
+      schema:
+        type: string
+        maxLength: 128
+      description: 'The id of the last event the client has. Still in the replay buffer: exactly the missed events follow.
+        Otherwise (too old, an earlier run, unknown): a reset event with the whole state.'
   securitySchemes:
     bearer:
       type: http
@@ -3090,6 +3700,8 @@ tags:
   description: API tokens.
 - name: admin
   description: Administration.
+- name: events
+  description: Server-sent event streams of consumer updates.
 security:
 - bearer: []
 """####

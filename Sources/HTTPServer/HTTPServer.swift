@@ -63,6 +63,9 @@ public final class HTTPServer: Sendable {
     /// Open streaming responses.
     public var openStreams: Int { streams.withLock { $0.count } }
 
+    /// Bytes each open stream holds for its client (for tests and diagnostics).
+    public var streamBufferedBytes: [Int] { streams.withLock { Array($0.values) }.map(\.bufferedByteCount) }
+
     /// Binds the address and starts the worker threads.
     /// - Throws: ``StartError`` when the address is not an IP literal or cannot be bound.
     public func start() throws {

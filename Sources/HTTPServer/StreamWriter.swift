@@ -48,11 +48,13 @@ public final class StreamWriter: Sendable {
 
     /// Queues bytes for the client and wakes its connection.
     /// - Returns: whether the bytes were taken; nothing is taken on overflow or once closed.
+    /// - Parameter evenIfFull: take the bytes when nothing is buffered even if they are more than the
+    ///   bound (a snapshot larger than the bound must still reach the client once).
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> WriteResult {
+    public func write(_ bytes: [UInt8], evenIfFull: Bool = false) -> WriteResult {
         state.withLock { s in
             if s.closed || s.finishing || s.aborting { return .closed }
-            if s.pending + bytes.count > maxBufferedBytes { return .overflow }
+            if s.pending + bytes.count > maxBufferedBytes && !(evenIfFull && s.pending == 0) { return .overflow }
             if s.offset > 0 && s.offset >= s.buffer.count / 2 {
                 s.buffer.removeFirst(s.offset)
                 s.offset = 0

@@ -47,8 +47,10 @@ public final class HTTPClientConnection {
     public private(set) var isOpen = true
 
     /// Connects to `host:port` (an IPv4 or IPv6 literal).
-    /// - Parameter timeout: for connect and for every later read.
-    public init(host: String, port: Int, timeout: Duration = .seconds(10)) throws {
+    /// - Parameters:
+    ///   - timeout: for connect and for every later read.
+    ///   - receiveBufferSize: a small kernel receive buffer (`SO_RCVBUF`), to play a slow client.
+    public init(host: String, port: Int, timeout: Duration = .seconds(10), receiveBufferSize: Int? = nil) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.connectFailed(String(cString: strerror(errno))) }
@@ -57,6 +59,10 @@ public final class HTTPClientConnection {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let receiveBufferSize {
+            var size = Int32(receiveBufferSize)
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var storage = sockaddr_storage()
         let length: socklen_t
         if isIPv6 {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BrowserdApp
+import BrowserServices
 import HTTPServer
 import Logging
 import Foundation
@@ -47,6 +48,24 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "durable (a 2xx means on disk) or relaxed (answer once queued for the next commit; a crash may lose the last few milliseconds of changes) [env: BROWSERD_DURABILITY] (default: durable).")
     var durability: String?
+
+    @Option(help: "Events kept per window for resuming a stream [env: BROWSERD_REPLAY_EVENTS] (default: 1000).")
+    var replayEvents: Int?
+
+    @Option(help: "Bytes of events kept per window for resuming a stream [env: BROWSERD_REPLAY_BYTES] (default: 1048576).")
+    var replayBytes: Int?
+
+    @Option(help: "Bytes queued for one slow stream client before it is reset [env: BROWSERD_STREAM_QUEUE_BYTES] (default: 1048576).")
+    var streamQueueBytes: Int?
+
+    @Option(help: "Milliseconds events gather before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: 20).")
+    var eventTickMs: Int?
+
+    @Option(help: "Most event streams at once, in all (503 past it) [env: BROWSERD_MAX_STREAMS] (default: 12000).")
+    var maxStreams: Int?
+
+    @Option(help: "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: 2000).")
+    var maxStreamsPerProfile: Int?
 
     @Option(help: "File holding the admin API token [or env: BROWSERD_ADMIN_TOKEN with the token itself]. Without one, auth is off, which is allowed only on loopback.")
     var adminTokenFile: String?
@@ -107,6 +126,15 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("durability must be durable or relaxed, got '\(durabilityMode)'")
         }
         configuration.relaxedDurability = durabilityMode == "relaxed"
+        var events = EventStreamLimits()
+        events.replayEvents = try resolve(replayEvents, "BROWSERD_REPLAY_EVENTS", default: events.replayEvents) { Int($0) }
+        events.replayBytes = try resolve(replayBytes, "BROWSERD_REPLAY_BYTES", default: events.replayBytes) { Int($0) }
+        events.queueBytes = try resolve(streamQueueBytes, "BROWSERD_STREAM_QUEUE_BYTES", default: events.queueBytes) { Int($0) }
+        events.tick = .milliseconds(try resolve(eventTickMs, "BROWSERD_EVENT_TICK_MS", default: 20) { Int($0) })
+        events.maxStreams = try resolve(maxStreams, "BROWSERD_MAX_STREAMS", default: events.maxStreams) { Int($0) }
+        events.maxStreamsPerProfile = try resolve(maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
+                                                  default: events.maxStreamsPerProfile) { Int($0) }
+        configuration.events = events
         do {
             try configuration.validate()
         } catch {

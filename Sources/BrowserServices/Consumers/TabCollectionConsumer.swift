@@ -1,0 +1,30 @@
+public import BrowserModel
+
+/// A tab as a tab strip or grid shows it.
+public struct TabItem: Sendable, Equatable {
+    public var id: TabID
+    public var url: String
+    public var title: String
+    public var loading: Bool
+    public var progress: Double
+    public var faviconURL: String?
+    public var pinned: Bool
+    public var groupID: TabGroupID?
+}
+
+/// What shows a window's tabs (Chromium's `TabCollectionConsumer`): told every change of the list
+/// and of its tabs' page state, in order. Changes of one model batch arrive between ``beginBatch()``
+/// and ``endBatch()``.
+public protocol TabCollectionConsumer: AnyObject {
+    /// Replaces everything shown.
+    func populate(items: [TabItem], selectedID: TabID?)
+    func insert(item: TabItem, index: Int, selectedID: TabID?)
+    func remove(id: TabID, selectedID: TabID?)
+    func move(id: TabID, index: Int)
+    func replace(oldID: TabID, item: TabItem)
+    func select(id: TabID?)
+    /// A tab's title, URL, loading state, progress, favicon, pinned state or group changed.
+    func update(item: TabItem)
+    func beginBatch()
+    func endBatch()
+}

@@ -1,0 +1,97 @@
+public import BrowserModel
+import Foundation
+import Synchronization
+
+/// Every event stream source of the service (one channel per window and per profile), the pump that
+/// delivers their events in ticks, and the caps on open streams.
+public final class EventHub: Sendable {
+    /// New on every run: event ids of an earlier run are recognised as such.
+    public let epoch: String
+    public let limits: EventStreamLimits
+    let pump: EventPump
+
+    private struct State {
+        var windows: [BrowserID: EventChannel] = [:]
+        var profiles: [ProfileID: EventChannel] = [:]
+        var streams = 0
+        var perProfile: [ProfileID: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init(limits: EventStreamLimits = EventStreamLimits()) {
+        self.limits = limits
+        self.epoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+        self.pump = EventPump(tick: limits.tick)
+    }
+
+    private func makeChannel(_ snapshot: any StreamSnapshot) -> EventChannel {
+        let pump = self.pump
+        return EventChannel(epoch: epoch, limits: limits, snapshot: snapshot) { pump.markDirty($0) }
+    }
+
+    func openWindow(_ id: BrowserID, snapshot: any StreamSnapshot) -> EventChannel {
+        let channel = makeChannel(snapshot)
+        state.withLock { $0.windows[id] = channel }
+        return channel
+    }
+
+    func closeWindow(_ id: BrowserID) { _ = state.withLock { $0.windows.removeValue(forKey: id) } }
+
+    func openProfile(_ id: ProfileID, snapshot: any StreamSnapshot) -> EventChannel {
+        let channel = makeChannel(snapshot)
+        state.withLock { $0.profiles[id] = channel }
+        return channel
+    }
+
+    func closeProfile(_ id: ProfileID) { _ = state.withLock { $0.profiles.removeValue(forKey: id) } }
+
+    func window(_ id: BrowserID) -> EventChannel? { state.withLock { $0.windows[id] } }
+    func profile(_ id: ProfileID) -> EventChannel? { state.withLock { $0.profiles[id] } }
+
+    /// Streams open now.
+    public var openStreams: Int { state.withLock { $0.streams } }
+
+    /// Takes a place for one stream of a regular profile's resources.
+    /// - Throws: ``ServiceError/tooManyStreams(_:)`` past the total cap, ``ServiceError/tooManyProfileStreams(_:)``
+    ///   past the profile's.
+    public func reserveStream(root: ProfileID) throws -> StreamReservation {
+        try state.withLock { state in
+            guard state.streams < limits.maxStreams else { throw ServiceError.tooManyStreams(limits.maxStreams) }
+            guard state.perProfile[root, default: 0] < limits.maxStreamsPerProfile else {
+                throw ServiceError.tooManyProfileStreams(limits.maxStreamsPerProfile)
+            }
+            state.streams += 1
+            state.perProfile[root, default: 0] += 1
+        }
+        return StreamReservation { [self] in
+            state.withLock { state in
+                state.streams -= 1
+                state.perProfile[root, default: 1] -= 1
+                if state.perProfile[root] == 0 { state.perProfile[root] = nil }
+            }
+        }
+    }
+
+    /// Ends every stream and stops the pump (server shutdown).
+    public func stop() {
+        pump.stop()
+        let channels = state.withLock { Array($0.windows.values) + Array($0.profiles.values) }
+        for channel in channels { channel.finishAll() }
+    }
+}
+
+/// A place taken for one stream; released once, when the stream ends.
+public final class StreamReservation: Sendable {
+    private let release: Mutex<(@Sendable () -> Void)?>
+
+    init(release: @escaping @Sendable () -> Void) { self.release = Mutex(release) }
+
+    public func end() {
+        let action = release.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+}

@@ -1,0 +1,73 @@
+import BrowserModel
+import JSONWriter
+
+// The JSON of every event's `data` line. Every payload names the window (or profile) it is about,
+// and every tab event carries the tab's id (in its `item` or as `tabId`).
+
+extension JSONText {
+    mutating func tabItem(_ item: TabItem) {
+        beginObject()
+        member("id", item.id.rawValue)
+        member("url", item.url)
+        member("title", item.title)
+        member("loading", item.loading)
+        member("progress", item.progress)
+        member("faviconUrl", item.faviconURL)
+        member("pinned", item.pinned)
+        member("groupId", item.groupID?.rawValue)
+        endObject()
+    }
+
+    mutating func groupItem(_ group: GroupItem) {
+        beginObject()
+        member("id", group.id.rawValue)
+        member("title", group.title)
+        member("color", group.color.rawValue)
+        member("collapsed", group.collapsed)
+        member("start", group.start)
+        member("count", group.count)
+        endObject()
+    }
+
+    mutating func toolbar(_ state: ToolbarState) {
+        member("canGoBack", state.canGoBack)
+        member("canGoForward", state.canGoForward)
+        member("loading", state.loading)
+        member("progress", state.progress)
+        member("tabCount", state.tabCount)
+        member("incognito", state.incognito)
+    }
+
+    mutating func location(_ state: LocationBarState) {
+        member("displayUrl", state.displayURL)
+        member("secure", state.secure)
+    }
+
+    mutating func broadcastValue(_ value: BroadcastValue) {
+        switch value {
+        case .number(let number): self.value(number)
+        case .boolean(let flag): self.value(flag)
+        }
+    }
+
+    mutating func browserItem(_ item: BrowserItem) {
+        beginObject()
+        member("id", item.id.rawValue)
+        member("profileId", item.profileID.rawValue)
+        member("incognito", item.incognito)
+        member("createdAt", JSONText.timestamp(item.createdAt))
+        endObject()
+    }
+}
+
+/// Builds one payload: an object that starts with the member naming its source.
+enum EventJSON {
+    static func object(_ sourceKey: String, _ sourceID: String, _ body: (inout JSONText) -> Void) -> [UInt8] {
+        var json = JSONText(capacity: 192)
+        json.beginObject()
+        json.member(sourceKey, sourceID)
+        body(&json)
+        json.endObject()
+        return json.bytes
+    }
+}

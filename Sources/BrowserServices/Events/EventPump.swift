@@ -1,0 +1,69 @@
+import Foundation
+import Synchronization
+
+/// Delivers new events in ticks: a channel that got events is pumped once per tick, so each client
+/// is woken at most once per tick with everything since its last wake-up, however many events came.
+/// (libmicrohttpd walks every suspended connection on each wake-up; one wake-up per event would cost
+/// O(events × streams).)
+final class EventPump: Sendable {
+    private struct State {
+        var dirty: [ObjectIdentifier: EventChannel] = [:]
+        var stopping = false
+        var ticks = 0
+    }
+
+    private let tick: Duration
+    private let state = Mutex(State())
+    // NSCondition is thread-safe; it only guards the wait for work.
+    private let signal = NSCondition()
+
+    init(tick: Duration) {
+        self.tick = tick
+        let thread = Thread { [self] in run() }
+        thread.name = "browserd-event-pump"
+        thread.start()
+    }
+
+    /// Pumps `channel` at the next tick.
+    func markDirty(_ channel: EventChannel) {
+        let first = state.withLock { state -> Bool in
+            let wasEmpty = state.dirty.isEmpty
+            state.dirty[ObjectIdentifier(channel)] = channel
+            return wasEmpty
+        }
+        if first {
+            signal.lock()
+            signal.signal()
+            signal.unlock()
+        }
+    }
+
+    /// Ticks that delivered something, for metrics.
+    var ticks: Int { state.withLock { $0.ticks } }
+
+    func stop() {
+        state.withLock { $0.stopping = true }
+        signal.lock()
+        signal.signal()
+        signal.unlock()
+    }
+
+    private func run() {
+        while true {
+            signal.lock()
+            while state.withLock({ $0.dirty.isEmpty && !$0.stopping }) { signal.wait() }
+            signal.unlock()
+            if state.withLock({ $0.stopping }) { return }
+            // Let the tick's events gather, then deliver them together.
+            Thread.sleep(forTimeInterval: Double(tick.components.attoseconds) / 1e18 + Double(tick.components.seconds))
+            let channels = state.withLock { state -> [EventChannel] in
+                defer {
+                    state.dirty = [:]
+                    state.ticks += 1
+                }
+                return Array(state.dirty.values)
+            }
+            for channel in channels where channel.pump() { markDirty(channel) }
+        }
+    }
+}
