@@ -21,12 +21,13 @@ release: deps openapi
 run: release
 	exec $$($(SWIFT) build -c release --show-bin-path)/browserd serve --data-dir $(DATA_DIR)
 
-## Runs every test: the Swift suites (unit, live-server and process tests), the contract check, and
-## schemathesis against a live server (60 s; SCHEMATHESIS_SECONDS changes it).
+## Runs every test: the Swift suites (unit, live-server and process tests), the contract check, the
+## event streams with a real SSE client (httpx-sse), and schemathesis against a live server (60 s; SCHEMATHESIS_SECONDS changes it).
 test: deps openapi
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	python3 scripts/validate-openapi.py
+	python3 tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).

@@ -29,4 +29,8 @@ python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-
 import openapi_spec_validator, yaml
 PY
 command -v st >/dev/null 2>&1 || python3 -m pip install -q --disable-pip-version-check "schemathesis>=4,<5"
+# The end-to-end event-stream test's real SSE client, and the schema check of its events.
+python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "httpx>=0.27" "httpx-sse>=0.4" "jsonschema>=4"
+import httpx, httpx_sse, jsonschema
+PY
 command -v st >/dev/null 2>&1 || { echo "schemathesis installed but 'st' is not on PATH" >&2; exit 1; }
