@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark: HTTP throughput against nginx, then 10,000 idle streams.
+# Runs every benchmark: the model, persistence, HTTP throughput against nginx, 10,000 idle streams,
+# then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s).
 # Numbers print side by side with their baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,4 @@ mkdir -p bench/out
 "$bin/PersistenceBench" "${BENCH_DIR:-$PWD/bench/out}"
 python3 bench/http_bench.py --browserd "$bin/browserd" "$@"
 python3 bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
+python3 bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2}"
