@@ -328,3 +328,29 @@ extension SSEClient {
         return nil
     }
 }
+
+@Suite struct EventStreamShutdownTests {
+    /// SIGTERM with streams open: each stream ends cleanly (the chunked body's last chunk) and the
+    /// process exits 0.
+    @Test func serverShutdownEndsStreamsCleanly() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-sse-stop-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+        let port = try server.waitForPort()
+        let ended = try await blocking {
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+            let profile = try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"s"}"#.utf8)))["id"] as? String ?? ""
+            let window = try crashJSON(api.request("POST", "/v1/browsers", headers: crashJSONHeaders,
+                                                   body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
+            let streams = try (0..<3).map { _ in try SSEClient(port: port, path: "/v1/browsers/\(window)/events") }
+            for stream in streams { _ = try stream.until("location.update") }
+            server.signal(SIGTERM)
+            return try streams.map { stream -> Bool in
+                while try stream.next() != nil {}
+                return stream.ended
+            }
+        }
+        #expect(ended == [true, true, true])
+        #expect(server.waitForExit() == 0)
+    }
+}
