@@ -8,6 +8,24 @@ enum APIEncoding {
     /// RFC 3339 UTC with milliseconds, e.g. `2026-11-21T22:19:31.123Z`.
     static func timestamp(_ date: Date) -> String { JSONText.timestamp(date) }
 
+    /// `{tree, changes: [{op, nodeId, kind}]}`.
+    static func write(_ presentation: PresentationResult, to json: inout JSONText) {
+        json.beginObject()
+        json.key("tree")
+        json.uiNode(presentation.tree)
+        json.key("changes")
+        json.beginArray()
+        for change in presentation.changes {
+            json.beginObject()
+            json.member("op", change.op.rawValue)
+            json.member("nodeId", change.nodeID)
+            json.member("kind", change.kind)
+            json.endObject()
+        }
+        json.endArray()
+        json.endObject()
+    }
+
     static func write(_ tab: TabSnapshot, to json: inout JSONText) {
         json.beginObject()
         json.member("id", tab.id.rawValue)

@@ -56,6 +56,21 @@ enum APIProblem {
                                  detail: error.description.capitalizedFirst + ".", headers: ["Retry-After": "10"])
             }
         }
+        if let error = error as? RoutingError {
+            let detail = error.description.capitalizedFirst + "."
+            switch error {
+            case .invalidRoute: return HTTPError(422, kind: "invalid-route", title: "Invalid Route", detail: detail)
+            case .notHandled: return HTTPError(422, kind: "route-not-handled", title: "Route Not Handled", detail: detail)
+            case .compositionFailed: return HTTPError(409, kind: "composition-failed", title: "Composition Failed", detail: detail)
+            case .cannotBeDismissed: return HTTPError(409, kind: "cannot-be-dismissed", title: "Cannot Be Dismissed", detail: detail)
+            case .interceptorRejected: return HTTPError(423, kind: "interceptor-rejected", title: "Locked", detail: detail)
+            case .navigationInProgress:
+                return HTTPError(409, kind: "navigation-in-progress", title: "Navigation In Progress", detail: detail,
+                                 headers: ["Retry-After": "1"])
+            case .notInNavigator: return HTTPError(409, kind: "not-in-navigator", title: "Not In Navigator", detail: detail)
+            case .unknownNode: return HTTPError(409, kind: "node-not-presented", title: "Node Not Presented", detail: detail)
+            }
+        }
         guard let error = error as? ModelError else { return error }
         let detail = error.description.prefix(1).uppercased() + error.description.dropFirst() + "."
         switch error {

@@ -154,7 +154,13 @@ extension APIRoutes {
 
         router.add(.post, "/v1/browsers/{browserId}/commands/{name}", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
-            let body = try RequestBody(request, allowed: ["args"])
+            let body = try RequestBody(request, allowed: ["args", "from"])
+            var from: String?
+            switch body.value("from") {
+            case nil, .null?: break
+            case .string(let node)?: from = node
+            case let other?: throw APIProblem.invalidField("from", "must be a node id string, not \(other.typeName)")
+            }
             var arguments = CommandArguments()
             switch body.value("args") {
             case nil: break
@@ -170,7 +176,8 @@ extension APIRoutes {
                 }
             case let other?: throw APIProblem.invalidField("args", "must be an object, not \(other.typeName)")
             }
-            let (result, version) = try await service.dispatch(name: request.parameter("name"), arguments: arguments, in: window)
+            let (result, version) = try await service.dispatch(name: request.parameter("name"), arguments: arguments, in: window,
+                                                               from: from)
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
                 json.member("command", request.parameter("name"))
@@ -181,6 +188,7 @@ extension APIRoutes {
                     json.beginObject()
                     json.member("tabId", id.rawValue)
                     json.endObject()
+                case .presentation(let presentation): APIEncoding.write(presentation, to: &json)
                 case .none: json.null()
                 }
                 json.member("version", version)

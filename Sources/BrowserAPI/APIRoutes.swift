@@ -47,16 +47,19 @@ public struct APIRoutes: Sendable {
         registerTabs(in: &router)
         registerGroups(in: &router)
         registerEvents(in: &router)
+        registerPresentation(in: &router)
     }
 
     // MARK: Shared helpers
 
     /// A deferred responder behind the API's guard (authentication, tenant scope, idempotency); model
     /// and service errors become their problems.
-    func deferred(_ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
+    /// - Parameter duringRestore: the handler also runs while the state is restored (it must check
+    ///   ``unavailable`` itself; a route is then saved for later).
+    func deferred(duringRestore: Bool = false, _ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
         let routes = self
         return .deferred { request in
-            try routes.checkAvailable()
+            if !duringRestore { try routes.checkAvailable() }
             let principal = try routes.authenticate(request)
             return try await Principal.$current.withValue(principal) {
                 try routes.checkScope(request, principal: principal)

@@ -1,6 +1,7 @@
 public import BrowserModel
 public import BrowserRecords
 import Foundation
+import Synchronization
 
 /// The façade the HTTP edge talks to: profiles and windows, and every window command.
 ///
@@ -13,6 +14,8 @@ public final class BrowserService: Sendable {
     let sink: (any DurableSink)?
     /// Whether answers wait for the commit (durable) or only for the change to be queued (relaxed).
     let waitsForCommit: Bool
+    /// Routes that arrived while the state was being restored, one per window (the newest).
+    let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
 
     /// - Parameters:
     ///   - limits: the model's caps.
@@ -20,10 +23,11 @@ public final class BrowserService: Sendable {
     ///   - waitsForCommit: false answers once a change is queued for the next commit (`--durability
     ///     relaxed`): a crash loses at most what was queued, i.e. the changes of the last commit interval.
     ///   - events: bounds of the event streams.
+    ///   - onAction: told of every action a window's dispatcher ran, by name and outcome (metrics).
     public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
-                events: EventStreamLimits = EventStreamLimits()) {
+                events: EventStreamLimits = EventStreamLimits(), onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil) {
         self.limits = limits
-        self.directory = Directory(events: EventHub(limits: events))
+        self.directory = Directory(events: EventHub(limits: events), onAction: onAction)
         self.sink = sink
         self.waitsForCommit = waitsForCommit
     }
@@ -269,13 +273,17 @@ public final class BrowserService: Sendable {
         }
     }
 
-    /// Dispatches a command named at run time with JSON-like arguments.
-    public func dispatch(name: String, arguments: CommandArguments, in id: BrowserID) async throws -> (result: CommandResult, version: Int) {
+    /// Dispatches a command named at run time with JSON-like arguments, as a screen's request: it must
+    /// be registered, in the sending screen's navigator, and let through by the interceptors.
+    /// - Parameter from: the sending screen's node id; nil judges against the top-most screen.
+    public func dispatch(name: String, arguments: CommandArguments, in id: BrowserID,
+                         from: String? = nil) async throws -> (result: CommandResult, version: Int) {
         try await withWindow(id, ifMatch: nil) { _, browser in
             guard browser.dispatcher.isRegistered(name) else { throw ModelError.commandNotRegistered(name) }
             guard browser.dispatcher.payloadType(of: name) == CommandArguments.self else {
                 throw ModelError.invalidCommandArguments(command: name, reason: "this command is reached through its REST endpoint")
             }
+            try browser.userData.get(BrowserCoordinator.self)?.checkCommand(name, arguments: arguments, from: from)
             let result = try browser.dispatcher.dispatch(name: name, payload: arguments)
             return (CommandResult(result), browser.userData.get(WindowMediator.self)?.version ?? 0)
         }
@@ -304,12 +312,16 @@ public final class BrowserService: Sendable {
 public enum CommandResult: Sendable, Equatable {
     case tab(TabSnapshot)
     case tabID(TabID)
+    /// A presentation command: the window's tree and what changed.
+    case presentation(PresentationResult)
     case none
 
     init(_ value: Any) {
         switch value {
+        case let result as CommandResult: self = result
         case let tab as TabSnapshot: self = .tab(tab)
         case let id as TabID: self = .tabID(id)
+        case let presentation as PresentationResult: self = .presentation(presentation)
         default: self = .none
         }
     }

@@ -31,7 +31,13 @@ final class Directory: Sendable {
     /// The event stream sources of every window and profile.
     let events: EventHub
 
-    init(events: EventHub) { self.events = events }
+    /// Told of every action a window's dispatcher ran (for metrics).
+    let onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)?
+
+    init(events: EventHub, onAction: (@Sendable (String, Bool) -> Void)? = nil) {
+        self.events = events
+        self.onAction = onAction
+    }
 
     func profile(_ id: ProfileID) -> ProfileEntry? { state.withLock { $0.profiles[id] } }
 

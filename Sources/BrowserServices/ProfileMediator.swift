@@ -14,6 +14,8 @@ final class ProfileMediator: BrowserListObserver {
     var savedClosedIDs: [ClosedTabID] = []
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
+    /// The incognito lock of the profile (the interceptor of every window's coordinator reads it).
+    let incognitoLock = IncognitoLock()
     /// The window-list consumers of the regular profile and its off-the-record one (event streams).
     private var browserLists: [ProfileID: ProfileEventRecorder] = [:]
 
@@ -61,7 +63,17 @@ final class ProfileMediator: BrowserListObserver {
         browser.userData.set(mediator)
         mediator.publish()
         if let window = directory.window(browser.id)?.snapshot {
-            browser.userData.set(WindowEventMediators(browser: browser, hub: directory.events, window: window))
+            let events = WindowEventMediators(browser: browser, hub: directory.events, window: window)
+            browser.userData.set(events)
+            let recorder = events.recorder
+            browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: directory.onAction))
+            let coordinator = BrowserCoordinator(browser: browser, consumer: recorder,
+                                                 interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
+            coordinator.start()
+            browser.userData.set(coordinator)
+            recorder.tree = { [weak coordinator] in coordinator?.node }
+            recorder.discardPending()
+            recorder.channel.setSnapshot(recorder.snapshot(window))
         }
         updateBrowserListConsumers()
         browserLists[browser.browserState.id]?.browserAdded(Self.item(browser))
@@ -72,6 +84,10 @@ final class ProfileMediator: BrowserListObserver {
         if !browser.isIncognito { deletedWindows.append(browser.id) }
         browser.userData.get(WindowMediator.self)?.stop()
         browser.userData.set(WindowMediator?.none)
+        browser.userData.get(BrowserCoordinator.self)?.stop()
+        browser.userData.set(BrowserCoordinator?.none)
+        browser.userData.get(ActionLog.self)?.stop()
+        browser.userData.set(ActionLog?.none)
         browser.userData.get(WindowEventMediators.self)?.stop(directory.window(browser.id)?.snapshot)
         browser.userData.set(WindowEventMediators?.none)
         browserLists[browser.browserState.id]?.browserRemoved(id: browser.id)
@@ -95,7 +111,14 @@ final class ProfileMediator: BrowserListObserver {
 
     func publishProfiles() {
         directory.updateProfile(snapshot(of: session.browserState))
-        if let otr = session.offTheRecord { directory.updateProfile(snapshot(of: otr)) }
+        if let otr = session.offTheRecord {
+            if directory.profile(otr.id) == nil, let root = directory.profile(session.browserState.id) {
+                // Made by a command (an incognito tab opened from a regular window): list it too.
+                directory.putProfile(snapshot(of: otr), executor: root.executor, rootID: root.snapshot.id)
+            } else {
+                directory.updateProfile(snapshot(of: otr))
+            }
+        }
         updateBrowserListConsumers()
         for recorder in browserLists.values { recorder.flush() }
     }

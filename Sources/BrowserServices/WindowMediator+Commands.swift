@@ -52,12 +52,14 @@ extension WindowMediator {
         add(TabCommands.openNewTab) { m, args in
             try args.only(["url", "incognito", "inBackground"], command: "openNewTab")
             let url = try args.string("url", command: "openNewTab") ?? WindowMediator.newTabURL
-            if let incognito = try args.bool("incognito", command: "openNewTab"), incognito != m.browser.isIncognito {
-                throw ModelError.incognitoMismatch(incognito
-                    ? "this window is not incognito: send openNewTab to an incognito window"
-                    : "this window is incognito: send openNewTab to a regular window")
-            }
             let background = try args.bool("inBackground", command: "openNewTab") ?? false
+            if let incognito = try args.bool("incognito", command: "openNewTab"), incognito != m.browser.isIncognito {
+                // The other kind of tab opens in the profile's window of that kind (made when missing).
+                let other = try m.session.windowForOpening(incognito: incognito)
+                var forwarded = args
+                forwarded["incognito"] = nil
+                return try other.dispatcher.dispatch(TabCommands.openNewTab, forwarded)
+            }
             return try m.open(OpenTabRequest(url: url, activate: !background))
         }
         add(TabCommands.closeTab) { m, args in

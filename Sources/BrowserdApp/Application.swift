@@ -8,6 +8,7 @@ public import HTTPServer
 public import Logging
 import Metrics
 import Prometheus
+import Synchronization
 
 /// browserd assembled: configuration, metrics, readiness, the route table and the HTTP server.
 ///
@@ -25,6 +26,8 @@ public final class Application: Sendable {
     let idempotency = IdempotencyStore()
     let registry: PrometheusCollectorRegistry
     let sink: StoreSink
+    /// Awaited before the saved state is loaded (tests hold restore open with it).
+    let restoreGate = Mutex<(@Sendable () async -> Void)?>(nil)
     /// Retries a failed storage until it is healthy again; stopped at shutdown.
     let recovery: StorageRecovery
     /// Every (method, template) the server answers, for the contract check.
@@ -57,7 +60,11 @@ public final class Application: Sendable {
         }
         self.sink = sink
         OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
-        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability, events: configuration.events)
+        let actionsFactory = factory
+        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability, events: configuration.events) { name, ok in
+            Counter(label: "browserd_actions_total", dimensions: [("name", name), ("result", ok ? "ok" : "error")],
+                    factory: actionsFactory).increment()
+        }
         self.service = service
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
         let tokens = TokenStore(adminToken: configuration.adminToken)
@@ -101,6 +108,7 @@ public final class Application: Sendable {
         readiness.block("restore", reason: "restoring the saved state")
         readiness.clear("startup")
         try server.start()
+        if let gate = restoreGate.withLock({ $0 }) { await gate() }
         let stored = try store.load()
         let summary = try await service.restore(stored)
         tokens.restore(stored.tokens.map {
@@ -109,6 +117,11 @@ public final class Application: Sendable {
         idempotency.restore(stored.idempotency)
         sink.attach(StoreWriter(store: store))
         readiness.clear("restore")
+        for (window, route, outcome) in await service.runSavedRoutes() {
+            logger.notice("followed a route saved during restore", metadata: [
+                "window": "\(window)", "savedRoute": "\(route.id)", "outcome": "\(outcome)",
+            ])
+        }
         logger.info("restored", metadata: [
             "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
             "tabs": "\(summary.tabs)", "duration": "\(ContinuousClock.now - started)",

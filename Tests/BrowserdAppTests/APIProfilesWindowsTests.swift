@@ -139,7 +139,12 @@ import Testing
             #expect(try api.post("/v1/browsers/\(window)/commands/closeTab", ["args": ["tabId": tab!]]).status == 200)
             #expect(try api.post("/v1/browsers/\(window)/commands/nope", ["args": [:]]).problemType == "/problems/command-not-found")
             #expect(try api.post("/v1/browsers/\(window)/commands/activateTab", ["args": [:]]).status == 422)
-            #expect(try api.post("/v1/browsers/\(window)/commands/openNewTab", ["args": ["incognito": true]]).status == 409)
+            // An incognito tab asked for from a regular window opens in the profile's incognito window.
+            let incognito = try api.post("/v1/browsers/\(window)/commands/openNewTab", ["args": ["incognito": true, "url": "https://i.example"]])
+            #expect(incognito.status == 200)
+            let other = (incognito["result"] as? [String: Any])?["browserId"] as? String ?? ""
+            #expect(other != window)
+            #expect(try api.get("/v1/browsers/\(other)")["incognito"] as? Bool == true)
             #expect(try api.post("/v1/browsers/\(window)/commands/openNewTab", ["args": ["bogus": 1]]).status == 422)
             #expect(try api.post("/v1/browsers/\(window)/commands/tabs.open", ["args": [:]]).status == 422)
         }

@@ -7,6 +7,10 @@ import Testing
 /// Server-sent event streams over real sockets: snapshot then updates, resume, reset, batches,
 /// slow clients, filters, closing, caps and tenant isolation.
 @Suite struct EventStreamTests {
+    /// The consumer topics, without the presentation tree and action log (their tests are elsewhere),
+    /// so sequences here are exact.
+    static let topics = "?topics=tabs,groups,toolbar,location,broadcasts"
+
     private func names(_ events: [SSEClient.Event]) -> [String] { events.map(\.name) }
 
     @Test func newStreamStartsWithTheSnapshotThenLiveUpdates() async throws {
@@ -14,7 +18,7 @@ import Testing
             let api = try APIClient(app)
             let window = try api.window(try api.profile())
             let first = try api.tab(window, "https://a.example/")
-            let stream = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             #expect(stream.status == 200)
             #expect(stream.response.header("content-type") == "text/event-stream")
             #expect(stream.response.header("cache-control") == "no-store")
@@ -49,7 +53,7 @@ import Testing
             let window = try api.window(try api.profile())
             let a = try api.tab(window, "https://a.example/")
             let b = try api.tab(window, "https://b.example/", ["activate": false])
-            let stream = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             _ = try stream.until("location.update")
 
             try api.send("PATCH", "/v1/tabs/\(a)", ["title": "Hello", "progress": 0.5])
@@ -109,18 +113,18 @@ import Testing
         try await withApplication { app in
             let api = try APIClient(app)
             let window = try api.window(try api.profile())
-            let watcher = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let watcher = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             _ = try watcher.until("location.update")
             let tab = try api.tab(window, "https://a.example/")
             let seen = try watcher.until("location.update")
             let leftAt = seen.last!.id!
             watcher.close()
             // Meanwhile another watcher sees everything.
-            let witness = try SSEClient(app, "/v1/browsers/\(window)/events", headers: [("Last-Event-ID", leftAt)])
+            let witness = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)", headers: [("Last-Event-ID", leftAt)])
             for i in 0..<3 { try api.send("PATCH", "/v1/tabs/\(tab)", ["title": "t\(i)"]) }
             try api.send("DELETE", "/v1/tabs/\(tab)")
             let missed = try witness.until("tabs.remove")
-            let resumed = try SSEClient(app, "/v1/browsers/\(window)/events?lastEventId=\(leftAt)")
+            let resumed = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)&lastEventId=\(leftAt)")
             let replay = try resumed.until("tabs.remove")
             #expect(replay.map(\.description) == missed.map(\.description))
             #expect(replay.first?.name == "tabs.update", "no snapshot, no duplicate of what was seen")
@@ -131,13 +135,13 @@ import Testing
         try await withApplication({ $0.events.replayEvents = 5 }) { app in
             let api = try APIClient(app)
             let window = try api.window(try api.profile())
-            let watcher = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let watcher = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             let start = try watcher.until("location.update").last!.id!
             let tab = try api.tab(window, "https://a.example/")
             for i in 0..<10 { try api.send("PATCH", "/v1/tabs/\(tab)", ["title": "t\(i)"]) }
             var title = "t9"
             for (id, reason) in [(start, "expired"), ("0badc0de-3", "restarted"), ("nonsense", "unknown-id")] {
-                let stream = try SSEClient(app, "/v1/browsers/\(window)/events", headers: [("Last-Event-ID", id)])
+                let stream = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)", headers: [("Last-Event-ID", id)])
                 let reset = try #require(try stream.next())
                 #expect(reset.name == "reset")
                 #expect(reset.json["reason"] as? String == reason)
@@ -159,11 +163,11 @@ import Testing
             let api = try APIClient(app)
             let window = try api.window(try api.profile())
             _ = try api.tab(window, "https://kept.example/")
-            let stream = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             return (window, try stream.until("location.update").last!.id!)
         }
         try await withApplication(dataDirectory: data) { app in
-            let stream = try SSEClient(app, "/v1/browsers/\(window)/events", headers: [("Last-Event-ID", lastID)])
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)", headers: [("Last-Event-ID", lastID)])
             let reset = try #require(try stream.next())
             #expect(reset.name == "reset" && reset.json["reason"] as? String == "restarted")
             let items = (reset.json["tabs"] as? [String: Any])?["items"] as? [[String: Any]]
@@ -176,8 +180,8 @@ import Testing
             let api = try APIClient(app)
             let window = try api.window(try api.profile())
             for i in 0..<5 { _ = try api.tab(window, "https://t\(i).example/") }
-            let one = try SSEClient(app, "/v1/browsers/\(window)/events")
-            let two = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let one = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
+            let two = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             _ = try one.until("location.update")
             _ = try two.until("location.update")
             let closed = try api.post("/v1/browsers/\(window)/close-tabs", ["all": true])
@@ -213,7 +217,7 @@ import Testing
             let api = try APIClient(app)
             let profile = try api.profile()
             let window = try api.window(profile)
-            let stream = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             let windows = try SSEClient(app, "/v1/events?profileId=\(profile)")
             let populate = try #require(try windows.next())
             #expect(populate.name == "browsers.populate")
@@ -228,8 +232,8 @@ import Testing
             let added = try #require(try windows.next())
             #expect(added.name == "browsers.add")
             #expect((added.json["browser"] as? [String: Any])?["id"] as? String == other)
-            #expect(try SSEClient(app, "/v1/browsers/\(window)/events").status == 404)
-            #expect(try SSEClient(app, "/v1/events").status == 400)
+            #expect(try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)").status == 404)
+            #expect(try SSEClient(app, "/v1/events\(Self.topics)").status == 400)
             #expect(try SSEClient(app, "/v1/events?profileId=pnope").status == 404)
         }
     }
@@ -239,8 +243,8 @@ import Testing
             let api = try APIClient(app)
             let window = try api.window(try api.profile())
             let tab = try api.tab(window)
-            let stuck = try SSEClient(app, "/v1/browsers/\(window)/events", receiveBufferSize: 4096)
-            let reader = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let stuck = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)", receiveBufferSize: 4096)
+            let reader = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             _ = try reader.until("location.update")
             let title = String(repeating: "x", count: 1000)
             for i in 0..<600 {
@@ -276,19 +280,19 @@ import Testing
             let api = try APIClient(app)
             let window = try api.window(try api.profile("A"))
             let other = try api.window(try api.profile("B"))
-            let open = try (0..<2).map { _ in try SSEClient(app, "/v1/browsers/\(window)/events") }
+            let open = try (0..<2).map { _ in try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)") }
             #expect(open.allSatisfy { $0.status == 200 })
-            let third = try SSEClient(app, "/v1/browsers/\(window)/events")
+            let third = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)")
             #expect(third.status == 429)
             #expect(third.response.header("retry-after") != nil)
-            #expect(try SSEClient(app, "/v1/browsers/\(other)/events").status == 200)
-            #expect(try SSEClient(app, "/v1/browsers/\(other)/events").status == 503)
+            #expect(try SSEClient(app, "/v1/browsers/\(other)/events\(Self.topics)").status == 200)
+            #expect(try SSEClient(app, "/v1/browsers/\(other)/events\(Self.topics)").status == 503)
             // A stream that ends gives its place back.
             open[0].close()
             var status = 0
             for _ in 0..<50 where status != 200 {
                 Thread.sleep(forTimeInterval: 0.05)
-                status = try SSEClient(app, "/v1/browsers/\(window)/events").status
+                status = try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)").status
             }
             #expect(status == 200)
         }
@@ -305,11 +309,11 @@ import Testing
             let theirWindow = try api.post("/v1/browsers", ["profileId": theirs], headers: auth).id
             let token = try api.post("/v1/profiles/\(mine)/tokens", [String: Any](), headers: auth).json["token"] as? String ?? ""
             let bearer = [("Authorization", "Bearer \(token)")]
-            #expect(try SSEClient(app, "/v1/browsers/\(myWindow)/events", headers: bearer).status == 200)
+            #expect(try SSEClient(app, "/v1/browsers/\(myWindow)/events\(Self.topics)", headers: bearer).status == 200)
             #expect(try SSEClient(app, "/v1/events?profileId=\(mine)", headers: bearer).status == 200)
-            #expect(try SSEClient(app, "/v1/browsers/\(theirWindow)/events", headers: bearer).status == 404)
+            #expect(try SSEClient(app, "/v1/browsers/\(theirWindow)/events\(Self.topics)", headers: bearer).status == 404)
             #expect(try SSEClient(app, "/v1/events?profileId=\(theirs)", headers: bearer).status == 404)
-            #expect(try SSEClient(app, "/v1/browsers/\(myWindow)/events").status == 401)
+            #expect(try SSEClient(app, "/v1/browsers/\(myWindow)/events\(Self.topics)").status == 401)
         }
     }
 }
@@ -342,7 +346,7 @@ extension SSEClient {
             let profile = try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"s"}"#.utf8)))["id"] as? String ?? ""
             let window = try crashJSON(api.request("POST", "/v1/browsers", headers: crashJSONHeaders,
                                                    body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
-            let streams = try (0..<3).map { _ in try SSEClient(port: port, path: "/v1/browsers/\(window)/events") }
+            let streams = try (0..<3).map { _ in try SSEClient(port: port, path: "/v1/browsers/\(window)/events\(EventStreamTests.topics)") }
             for stream in streams { _ = try stream.until("location.update") }
             server.signal(SIGTERM)
             return try streams.map { stream -> Bool in

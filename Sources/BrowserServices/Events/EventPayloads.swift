@@ -1,5 +1,5 @@
 import BrowserModel
-import JSONWriter
+public import JSONWriter
 
 // The JSON of every event's `data` line. Every payload names the window (or profile) it is about,
 // and every tab event carries the tab's id (in its `item` or as `tabId`).
@@ -56,6 +56,43 @@ extension JSONText {
         member("profileId", item.profileID.rawValue)
         member("incognito", item.incognito)
         member("createdAt", JSONText.timestamp(item.createdAt))
+        endObject()
+    }
+}
+
+extension JSONText {
+    /// A presentation node and its subtree.
+    public mutating func uiNode(_ node: UINode) {
+        beginObject()
+        member("id", node.id)
+        member("kind", node.kind)
+        key("params")
+        beginObject()
+        for (name, value) in node.params.sorted(by: { $0.key < $1.key }) { member(name, value) }
+        endObject()
+        key("children")
+        beginArray()
+        for child in node.children { uiNode(child) }
+        endArray()
+        key("navigator")
+        beginArray()
+        for command in node.navigator { value(command) }
+        endArray()
+        endObject()
+    }
+
+    /// One action log entry.
+    public mutating func actionEntry(_ entry: ActionEntry) {
+        beginObject()
+        member("seq", entry.seq)
+        member("time", JSONText.timestamp(entry.time))
+        member("name", entry.name)
+        key("arguments")
+        beginObject()
+        for (name, value) in entry.arguments.sorted(by: { $0.key < $1.key }) { member(name, value) }
+        endObject()
+        member("result", entry.result)
+        member("durationMicroseconds", entry.durationMicroseconds)
         endObject()
     }
 }

@@ -4,13 +4,16 @@ import JSONWriter
 /// The event-stream implementation of a window's consumers: each consumer call becomes one event
 /// (`tabs.insert`, `toolbar.update`, …), gathered during an operation and handed to the window's
 /// channel in one piece when the operation ends (``flush(_:)``).
-final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, ToolbarConsumer, LocationBarConsumer, BroadcastConsumer {
+final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, ToolbarConsumer, LocationBarConsumer, BroadcastConsumer,
+    PresentationConsumer, ActionLogConsumer {
     let browserID: BrowserID
     let channel: EventChannel
     private var pending: [PendingEvent] = []
     private var toolbar = ToolbarState(canGoBack: false, canGoForward: false, loading: false, progress: 0, tabCount: 0, incognito: false)
     private var location = LocationBarState(displayURL: "", secure: false)
     private var broadcasts: [(key: String, value: BroadcastValue)] = []
+    /// The window's presentation tree now (set once its root coordinator exists).
+    var tree: (() -> UINode?)?
 
     init(browserID: BrowserID, channel: EventChannel) {
         self.browserID = browserID
@@ -33,7 +36,7 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
 
     /// The state the window's watchers start from, given its latest snapshot.
     func snapshot(_ window: WindowSnapshot) -> WindowStreamSnapshot {
-        WindowStreamSnapshot(window: window, toolbar: toolbar, location: location, broadcasts: broadcasts)
+        WindowStreamSnapshot(window: window, toolbar: toolbar, location: location, broadcasts: broadcasts, tree: tree?() ?? nil)
     }
 
     var hasPending: Bool { !pending.isEmpty }
@@ -173,6 +176,52 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
             $0.member("key", key)
             $0.key("value")
             $0.broadcastValue(value)
+        }
+    }
+
+    // MARK: Presentation and actions
+
+    func presented(_ node: UINode, parentID: String) {
+        record(.ui, "ui.presented") {
+            $0.member("parentId", parentID)
+            $0.key("node")
+            $0.uiNode(node)
+        }
+    }
+
+    func dismissed(nodeID: String, kind: String) {
+        record(.ui, "ui.dismissed") {
+            $0.member("nodeId", nodeID)
+            $0.member("kind", kind)
+        }
+    }
+
+    func pushed(_ node: UINode, parentID: String) {
+        record(.ui, "ui.pushed") {
+            $0.member("parentId", parentID)
+            $0.key("node")
+            $0.uiNode(node)
+        }
+    }
+
+    func popped(nodeID: String, kind: String) {
+        record(.ui, "ui.popped") {
+            $0.member("nodeId", nodeID)
+            $0.member("kind", kind)
+        }
+    }
+
+    func changed(_ node: UINode) {
+        record(.ui, "ui.changed") {
+            $0.key("node")
+            $0.uiNode(node)
+        }
+    }
+
+    func appended(_ entry: ActionEntry) {
+        record(.actions, "actions.append") {
+            $0.key("action")
+            $0.actionEntry(entry)
         }
     }
 }

@@ -7,6 +7,7 @@ struct WindowStreamSnapshot: StreamSnapshot {
     var toolbar: ToolbarState
     var location: LocationBarState
     var broadcasts: [(key: String, value: BroadcastValue)]
+    var tree: UINode?
 
     private var items: [TabItem] {
         window.tabs.map {
@@ -46,6 +47,7 @@ struct WindowStreamSnapshot: StreamSnapshot {
         add(.groups, "groups.populate") { groupsArray(&$0) }
         add(.toolbar, "toolbar.update") { $0.toolbar(toolbar) }
         add(.location, "location.update") { $0.location(location) }
+        if let tree { add(.ui, "ui.tree") { $0.key("tree"); $0.uiNode(tree) } }
         for (key, value) in broadcasts {
             add(.broadcasts, "broadcast") {
                 $0.member("key", key)
@@ -72,6 +74,10 @@ struct WindowStreamSnapshot: StreamSnapshot {
             json.beginObject()
             json.location(location)
             json.endObject()
+            if let tree {
+                json.key("ui")
+                json.uiNode(tree)
+            }
             json.key("broadcasts")
             json.beginArray()
             for (key, value) in broadcasts {

@@ -15,7 +15,7 @@ final class WindowEventMediators {
         self.hub = hub
         let first = WindowStreamSnapshot(
             window: window, toolbar: ToolbarState(canGoBack: false, canGoForward: false, loading: false, progress: 0, tabCount: 0, incognito: false),
-            location: LocationBarState(displayURL: "", secure: false), broadcasts: [])
+            location: LocationBarState(displayURL: "", secure: false), broadcasts: [], tree: nil)
         let recorder = WindowEventRecorder(browserID: browser.id, channel: hub.openWindow(browser.id, snapshot: first))
         self.recorder = recorder
         tabs = TabCollectionMediator(list: browser.webStateList, consumer: recorder)

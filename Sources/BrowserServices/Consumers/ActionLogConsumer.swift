@@ -1,0 +1,19 @@
+public import Foundation
+
+/// One entry of a window's action log: a command, route or REST mutation that went through the
+/// window's dispatcher. For debugging and telemetry, never for authorization.
+public struct ActionEntry: Sendable, Equatable {
+    public var seq: Int
+    public var time: Date
+    public var name: String
+    /// Arguments as short strings (URLs cut to scheme, host and path); empty in incognito windows.
+    public var arguments: [String: String]
+    /// `ok`, or the error's kind (e.g. `tabNotFound`).
+    public var result: String
+    public var durationMicroseconds: Int
+}
+
+/// What shows or streams a window's action log.
+public protocol ActionLogConsumer: AnyObject {
+    func appended(_ entry: ActionEntry)
+}

@@ -1,0 +1,117 @@
+import BrowserModel
+import Foundation
+
+/// A window's action log (Flux's "every action through one dispatcher"): it watches the window's
+/// dispatcher and keeps the last ``capacity`` actions with their arguments, result and duration.
+/// Incognito windows keep names and results only.
+final class ActionLog: DispatchObserver {
+    static let capacity = 1_000
+    private unowned let browser: Browser
+    private weak var consumer: (any ActionLogConsumer)?
+    private let onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)?
+    private(set) var entries: [ActionEntry] = []
+    private var nextSeq = 1
+
+    init(browser: Browser, consumer: (any ActionLogConsumer)?, onAction: (@Sendable (String, Bool) -> Void)?) {
+        self.browser = browser
+        self.consumer = consumer
+        self.onAction = onAction
+        browser.dispatcher.addObserver(self)
+    }
+
+    func stop() {
+        browser.dispatcher.removeObserver(self)
+        consumer = nil
+    }
+
+    /// Entries after `seq`, oldest first, at most `limit`.
+    func entries(after seq: Int, limit: Int) -> [ActionEntry] {
+        Array(entries.lazy.filter { $0.seq > seq }.prefix(limit))
+    }
+
+    func dispatcher(_ dispatcher: Dispatcher, didDispatch record: DispatchRecord) {
+        let result: String
+        switch record.outcome {
+        case .success: result = "ok"
+        case .failure(let error): result = Self.kind(of: error)
+        }
+        let entry = ActionEntry(
+            seq: nextSeq, time: Date(), name: record.name,
+            arguments: browser.isIncognito ? [:] : Self.arguments(record.payload), result: result,
+            durationMicroseconds: Int(record.duration.components.seconds * 1_000_000 + record.duration.components.attoseconds / 1_000_000_000_000))
+        nextSeq += 1
+        entries.append(entry)
+        if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
+        onAction?(record.name, result == "ok")
+        consumer?.appended(entry)
+    }
+
+    /// The error's case name: `tabNotFound`, `interceptorRejected`, …
+    static func kind(of error: any Error) -> String {
+        let text = String(describing: error)
+        return String(text.prefix { $0 != "(" && $0 != ":" && $0 != " " }).prefix(64).description
+    }
+
+    /// A payload as short strings: ids by value, URLs without query or fragment, long text cut.
+    static func arguments(_ payload: Any) -> [String: String] {
+        if let route = payload as? Route { return ["route": describe(route)] }
+        if let arguments = payload as? CommandArguments {
+            return arguments.mapValues { value in
+                switch value {
+                case .string(let text): shorten(text)
+                case .number(let number): String(number)
+                case .bool(let flag): String(flag)
+                case .null: "null"
+                }
+            }
+        }
+        var out: [String: String] = [:]
+        let mirror = Mirror(reflecting: payload)
+        if mirror.children.isEmpty {
+            let single = scalar(payload)
+            if !single.isEmpty { out["value"] = single }
+            return out
+        }
+        for child in mirror.children.prefix(16) {
+            guard let label = child.label else { continue }
+            let text = scalar(child.value)
+            if !text.isEmpty { out[label] = text }
+        }
+        return out
+    }
+
+    private static func scalar(_ value: Any) -> String {
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return "" }
+            return scalar(wrapped)
+        }
+        if let raw = mirror.children.first(where: { $0.label == "rawValue" })?.value, mirror.children.count == 1 {
+            return shorten(String(describing: raw))
+        }
+        if let text = value as? String { return shorten(text) }
+        return shorten(String(describing: value))
+    }
+
+    /// URLs keep scheme, host and path (no query, fragment or credentials); other text is cut at 80.
+    static func shorten(_ text: String) -> String {
+        if let components = URLComponents(string: text), let scheme = components.scheme, components.host != nil || scheme == "browserd" {
+            var short = "\(scheme)://\(components.host ?? "")\(components.path)"
+            if short.count > 80 { short = String(short.prefix(79)) + "…" }
+            return short
+        }
+        return text.count > 80 ? String(text.prefix(79)) + "…" : text
+    }
+
+    private static func describe(_ route: Route) -> String {
+        switch route {
+        case .tabGrid(let page): "browserd://tab-grid?page=\(page)"
+        case .settings(let section): "browserd://settings" + (section.map { "/\($0)" } ?? "")
+        case .history: "browserd://history"
+        case .tab(let id): "browserd://tab/\(id.rawValue)"
+        case .open(let url, let incognito, let background):
+            "browserd://open (\(shorten(url))\(incognito ? ", incognito" : "")\(background ? ", background" : ""))"
+        case .search: "browserd://search"
+        }
+    }
+}
