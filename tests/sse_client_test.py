@@ -143,6 +143,9 @@ def main():
 
         snapshot = watch.until("location.update")
         assert [e[1] for e in snapshot] == ["tabs.populate", "groups.populate", "toolbar.update", "location.update"], snapshot
+        tree = watch.take(1)
+        assert tree[0][1] == "ui.tree", tree
+        check(tree, window_schemas)
         check(snapshot, window_schemas)
         assert watch.retry == 2000, watch.retry
 
@@ -154,12 +157,16 @@ def main():
         group = api.post(f"/v1/browsers/{window}/groups", json={"tabIds": [a], "title": "G", "color": "green"}).json()["id"]
         api.patch(f"/v1/groups/{group}", json={"collapsed": True})
         api.put(f"/v1/browsers/{window}/broadcasts/content.isScrolling", json={"value": True})
+        routed = api.post(f"/v1/browsers/{window}/route", json={"url": "browserd://settings/privacy"})
+        assert routed.status_code == 200 and [c["op"] for c in routed.json()["changes"]] == ["presented", "pushed"], routed.text
+        api.post(f"/v1/browsers/{window}/route", json={"url": "browserd://tab-grid"})
         api.post(f"/v1/tabs/{a}/replace", json={"url": "https://c.example/"})
         live = watch.until("tabs.replace")
         check(live, window_schemas)
         names = [e[1] for e in live]
         for expected in ["tabs.insert", "tabs.update", "tabs.select", "tabs.move", "groups.create", "groups.membership",
-                         "groups.update", "broadcast", "tabs.replace", "toolbar.update", "location.update"]:
+                         "groups.update", "broadcast", "tabs.replace", "toolbar.update", "location.update", "actions.append",
+                         "ui.changed", "ui.presented", "ui.pushed", "ui.dismissed"]:
             assert expected in names, f"{expected} missing from {names}"
         checked += len(snapshot) + len(live)
 
@@ -176,7 +183,10 @@ def main():
         # A batch arrives framed; closing the window ends the stream.
         api.post(f"/v1/browsers/{window}/close-tabs", json={"all": True})
         batch = watch.until("batch.end")
-        assert batch[0][1] == "batch.begin", batch
+        names = [e[1] for e in batch]
+        assert "batch.begin" in names, names
+        framed = names[names.index("batch.begin"):]
+        assert framed.count("tabs.remove") == 2 and framed.count("batch.end") == 1, framed
         check(batch, window_schemas)
         api.delete(f"/v1/browsers/{window}")
         closed = watch.until("browser.closed")

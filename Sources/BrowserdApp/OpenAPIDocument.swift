@@ -866,6 +866,8 @@ paths:
           $ref: '#/components/responses/Unauthorized'
         '503':
           $ref: '#/components/responses/Unavailable'
+        '423':
+          $ref: '#/components/responses/Locked'
       parameters:
       - $ref: '#/components/parameters/browserId'
       - $ref: '#/components/parameters/commandName'
@@ -876,8 +878,12 @@ paths:
           application/json:
             schema:
               $ref: '#/components/schemas/CommandRequest'
-      description: Every window has openNewTab {url?, incognito?, inBackground?}, closeTab {tabId}, activateTab {tabId} and
-        loadURL {url}. Not registered → 404; bad args → 422.
+      description: A screen's request. Every window has openNewTab {url?, incognito?, inBackground?} (an incognito tab asked
+        for from a regular window opens in the profile's incognito window), closeTab {tabId}, activateTab {tabId} and loadURL
+        {url}; its coordinators register showTabGrid {page?}, showSettings {section?}, showHistory, share {tabId}, dismissModal,
+        focusOmnibox, and while shown hideTabGrid and popSettings. Not registered → 404; not in the sending screen's navigator
+        → 409 (not-in-navigator, or node-not-presented for an unknown from); refused by the incognito lock → 423; bad args
+        → 422.
   /v1/browsers/{browserId}/broadcasts:
     get:
       operationId: listBroadcasts
@@ -2038,6 +2044,168 @@ paths:
           $ref: '#/components/responses/TooManyStreams'
         '503':
           $ref: '#/components/responses/Unavailable'
+  /v1/browsers/{browserId}/ui:
+    get:
+      operationId: getPresentation
+      summary: A window's presentation tree
+      tags:
+      - presentation
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/UINode'
+        '401': &id002
+          $ref: '#/components/responses/Unauthorized'
+        '404': &id003
+          $ref: '#/components/responses/NotFound'
+        '503': &id004
+          $ref: '#/components/responses/Unavailable'
+  /v1/browsers/{browserId}/route:
+    post:
+      operationId: followRoute
+      summary: Follow a deep link
+      tags:
+      - presentation
+      description: 'RouteComposer-style: every step is prepared and every interceptor asked first (any refusal: 4xx, nothing
+        changed); then the deepest screen already presented is found, what covers it dismissed, only the missing part built.
+        422 invalid-route or route-not-handled; 409 cannot-be-dismissed (a share sheet), composition-failed, navigation-in-progress;
+        423 interceptor-rejected (incognito lock).'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - $ref: '#/components/parameters/IdempotencyKey'
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              $ref: '#/components/schemas/RouteRequest'
+      responses:
+        '200':
+          description: Followed (changes is empty when the window was already there).
+          headers:
+            ETag:
+              $ref: '#/components/headers/ETag'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/PresentationResult'
+        '202':
+          description: 'Saved: the state is being restored; the route runs once the window is ready.'
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/SavedRoute'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '409':
+          $ref: '#/components/responses/Conflict'
+        '413':
+          $ref: '#/components/responses/PayloadTooLarge'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+        '423':
+          $ref: '#/components/responses/Locked'
+        '401': *id002
+        '404': *id003
+        '503': *id004
+  /v1/profiles/{profileId}/incognito/lock:
+    post:
+      operationId: incognitoLock
+      summary: Lock incognito for a regular profile
+      tags:
+      - presentation
+      description: While locked, any route or command that would show incognito content is refused with 423 and nothing changes.
+        Kept in memory (incognito content does not outlive the process either). Takes the regular profile's id (422 otherwise).
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      - $ref: '#/components/parameters/IdempotencyKey'
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/IncognitoLock'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+        '401': *id002
+        '404': *id003
+        '503': *id004
+  /v1/profiles/{profileId}/incognito/unlock:
+    post:
+      operationId: incognitoUnlock
+      summary: Unlock incognito for a regular profile
+      tags:
+      - presentation
+      description: While locked, any route or command that would show incognito content is refused with 423 and nothing changes.
+        Kept in memory (incognito content does not outlive the process either). Takes the regular profile's id (422 otherwise).
+      parameters:
+      - $ref: '#/components/parameters/profileId'
+      - $ref: '#/components/parameters/IdempotencyKey'
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/IncognitoLock'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '415':
+          $ref: '#/components/responses/UnsupportedMediaType'
+        '422':
+          $ref: '#/components/responses/Unprocessable'
+        '401': *id002
+        '404': *id003
+        '503': *id004
+  /v1/browsers/{browserId}/actions:
+    get:
+      operationId: listActions
+      summary: A window's action log
+      tags:
+      - presentation
+      description: 'Every command, route and REST mutation that went through the window''s dispatcher (the last 1,000): time,
+        name, shortened arguments, result, duration. For debugging and telemetry, never authorization. Also streamed (topic
+        actions) and counted in /metrics as browserd_actions_total{name,result}.'
+      parameters:
+      - $ref: '#/components/parameters/browserId'
+      - name: after
+        in: query
+        required: false
+        schema:
+          type: integer
+          minimum: 0
+        description: Entries after this seq.
+      - name: limit
+        in: query
+        required: false
+        schema:
+          type: integer
+          minimum: 1
+          maximum: 1000
+      responses:
+        '200':
+          description: OK
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/ActionList'
+        '400':
+          $ref: '#/components/responses/BadRequest'
+        '401': *id002
+        '404': *id003
+        '503': *id004
 components:
   headers:
     RetryAfter:
@@ -2162,6 +2330,12 @@ components:
       headers:
         Retry-After:
           $ref: '#/components/headers/RetryAfter'
+      content:
+        application/problem+json:
+          schema:
+            $ref: '#/components/schemas/Problem'
+    Locked:
+      description: An interceptor refused (the profile's incognito lock); nothing changed.
       content:
         application/problem+json:
           schema:
@@ -2668,6 +2842,7 @@ components:
             properties:
               tabId:
                 type: string
+          - $ref: '#/components/schemas/PresentationResult'
           - type: 'null'
         version:
           type: integer
@@ -2984,6 +3159,12 @@ components:
             - number
             - boolean
             - 'null'
+        from:
+          type:
+          - string
+          - 'null'
+          description: The sending screen's node id; the command must be in its navigator (else 409). Without it, the top-most
+            presented screen is the sender.
     BroadcastValue:
       type: object
       additionalProperties: false
@@ -3040,18 +3221,18 @@ components:
           type: string
         title:
           type: string
-        loading: &id002
+        loading: &id005
           type: boolean
         progress:
           type: number
           minimum: 0
           maximum: 1
-        faviconUrl: &id003
+        faviconUrl: &id006
           type:
           - string
           - 'null'
-        pinned: *id002
-        groupId: *id003
+        pinned: *id005
+        groupId: *id006
       required:
       - id
       - url
@@ -3081,10 +3262,10 @@ components:
           - purple
           - cyan
           - orange
-        collapsed: *id002
-        start: &id004
+        collapsed: *id005
+        start: &id007
           type: integer
-        count: *id004
+        count: *id007
       required:
       - id
       - title
@@ -3100,7 +3281,7 @@ components:
           type: string
         profileId:
           type: string
-        incognito: *id002
+        incognito: *id005
         createdAt:
           type: string
           format: date-time
@@ -3113,13 +3294,13 @@ components:
     ToolbarState:
       type: object
       properties:
-        canGoBack: *id002
-        canGoForward: *id002
-        loading: *id002
-        progress: &id006
+        canGoBack: *id005
+        canGoForward: *id005
+        loading: *id005
+        progress: &id009
           type: number
-        tabCount: *id004
-        incognito: *id002
+        tabCount: *id007
+        incognito: *id005
       required:
       - canGoBack
       - canGoForward
@@ -3131,9 +3312,9 @@ components:
     LocationBarState:
       type: object
       properties:
-        displayUrl: &id007
+        displayUrl: &id010
           type: string
-        secure: *id002
+        secure: *id005
       required:
       - displayUrl
       - secure
@@ -3141,13 +3322,13 @@ components:
     TabsPopulateEvent:
       type: object
       properties:
-        browserId: &id005
+        browserId: &id008
           type: string
         items:
           type: array
           items:
             $ref: '#/components/schemas/TabItem'
-        selectedId: *id003
+        selectedId: *id006
       required:
       - browserId
       - items
@@ -3156,7 +3337,7 @@ components:
     GroupsPopulateEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         groups:
           type: array
           items:
@@ -3168,11 +3349,11 @@ components:
     TabsInsertEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         item:
           $ref: '#/components/schemas/TabItem'
-        index: *id004
-        selectedId: *id003
+        index: *id007
+        selectedId: *id006
       required:
       - browserId
       - item
@@ -3182,10 +3363,10 @@ components:
     TabsRemoveEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         tabId:
           type: string
-        selectedId: *id003
+        selectedId: *id006
       required:
       - browserId
       - tabId
@@ -3194,10 +3375,10 @@ components:
     TabsMoveEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         tabId:
           type: string
-        index: *id004
+        index: *id007
       required:
       - browserId
       - tabId
@@ -3206,7 +3387,7 @@ components:
     TabsReplaceEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         oldTabId:
           type: string
         item:
@@ -3219,8 +3400,8 @@ components:
     TabsSelectEvent:
       type: object
       properties:
-        browserId: *id005
-        tabId: *id003
+        browserId: *id008
+        tabId: *id006
       required:
       - browserId
       - tabId
@@ -3228,7 +3409,7 @@ components:
     TabsUpdateEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         item:
           $ref: '#/components/schemas/TabItem'
       required:
@@ -3238,7 +3419,7 @@ components:
     GroupsCreateEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         group:
           $ref: '#/components/schemas/GroupItem'
       required:
@@ -3248,7 +3429,7 @@ components:
     GroupsUpdateEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         group:
           $ref: '#/components/schemas/GroupItem'
       required:
@@ -3258,7 +3439,7 @@ components:
     GroupsMoveEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         group:
           $ref: '#/components/schemas/GroupItem'
       required:
@@ -3268,7 +3449,7 @@ components:
     GroupsDeleteEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         groupId:
           type: string
       required:
@@ -3278,11 +3459,11 @@ components:
     GroupsMembershipEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         tabId:
           type: string
-        groupId: *id003
-        previousGroupId: *id003
+        groupId: *id006
+        previousGroupId: *id006
       required:
       - browserId
       - tabId
@@ -3292,13 +3473,13 @@ components:
     ToolbarUpdateEvent:
       type: object
       properties:
-        browserId: *id005
-        canGoBack: *id002
-        canGoForward: *id002
-        loading: *id002
-        progress: *id006
-        tabCount: *id004
-        incognito: *id002
+        browserId: *id008
+        canGoBack: *id005
+        canGoForward: *id005
+        loading: *id005
+        progress: *id009
+        tabCount: *id007
+        incognito: *id005
       required:
       - browserId
       - canGoBack
@@ -3311,9 +3492,9 @@ components:
     LocationUpdateEvent:
       type: object
       properties:
-        browserId: *id005
-        displayUrl: *id007
-        secure: *id002
+        browserId: *id008
+        displayUrl: *id010
+        secure: *id005
       required:
       - browserId
       - displayUrl
@@ -3322,7 +3503,7 @@ components:
     BroadcastEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         key:
           type: string
         value:
@@ -3338,28 +3519,28 @@ components:
     BatchBeginEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
       required:
       - browserId
       description: The events up to batch.end are one change of the model (e.g. close all); they arrive in one piece.
     BatchEndEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
       required:
       - browserId
       description: Ends the batch begun by batch.begin.
     BrowserClosedEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
       required:
       - browserId
       description: The window was closed; the stream ends after this event.
     WindowResetEvent:
       type: object
       properties:
-        browserId: *id005
+        browserId: *id008
         reason:
           type: string
           enum:
@@ -3374,7 +3555,7 @@ components:
               type: array
               items:
                 $ref: '#/components/schemas/TabItem'
-            selectedId: *id003
+            selectedId: *id006
           required:
           - items
           - selectedId
@@ -3400,6 +3581,8 @@ components:
             required:
             - key
             - value
+        ui:
+          $ref: '#/components/schemas/UINode'
       required:
       - browserId
       - reason
@@ -3414,9 +3597,9 @@ components:
       type: string
       description: 'A text/event-stream (WHATWG server-sent events). Each event has `id: <epoch>-<seq>` (seq counts this window''s
         events; the epoch changes with every server run), `event:` one of the names in x-events, and one `data:` line of JSON
-        whose schema x-events gives. A new stream starts with tabs.populate, groups.populate, toolbar.update, location.update
-        and one broadcast per broadcast property (those the topics admit), all with the id of the current position; then live
-        events. Comments (`: ping`) are heartbeats.'
+        whose schema x-events gives. A new stream starts with tabs.populate, groups.populate, toolbar.update, location.update,
+        ui.tree and one broadcast per broadcast property (those the topics admit), all with the id of the current position;
+        then live events. Comments (`: ping`) are heartbeats.'
       x-events:
         tabs.populate:
           $ref: '#/components/schemas/TabsPopulateEvent'
@@ -3458,10 +3641,24 @@ components:
           $ref: '#/components/schemas/BrowserClosedEvent'
         reset:
           $ref: '#/components/schemas/WindowResetEvent'
+        ui.tree:
+          $ref: '#/components/schemas/UITreeEvent'
+        ui.presented:
+          $ref: '#/components/schemas/UIPresentedEvent'
+        ui.dismissed:
+          $ref: '#/components/schemas/UIDismissedEvent'
+        ui.pushed:
+          $ref: '#/components/schemas/UIPushedEvent'
+        ui.popped:
+          $ref: '#/components/schemas/UIPoppedEvent'
+        ui.changed:
+          $ref: '#/components/schemas/UIChangedEvent'
+        actions.append:
+          $ref: '#/components/schemas/ActionsAppendEvent'
     BrowsersPopulateEvent:
       type: object
       properties:
-        profileId: &id008
+        profileId: &id011
           type: string
         browsers:
           type: array
@@ -3474,7 +3671,7 @@ components:
     BrowsersAddEvent:
       type: object
       properties:
-        profileId: *id008
+        profileId: *id011
         browser:
           $ref: '#/components/schemas/BrowserItem'
       required:
@@ -3484,7 +3681,7 @@ components:
     BrowsersRemoveEvent:
       type: object
       properties:
-        profileId: *id008
+        profileId: *id011
         browserId:
           type: string
       required:
@@ -3494,14 +3691,14 @@ components:
     ProfileDeletedEvent:
       type: object
       properties:
-        profileId: *id008
+        profileId: *id011
       required:
       - profileId
       description: The profile is gone (deleted, or an off-the-record profile destroyed); the stream ends.
     ProfileResetEvent:
       type: object
       properties:
-        profileId: *id008
+        profileId: *id011
         reason:
           type: string
           enum:
@@ -3532,6 +3729,236 @@ components:
           $ref: '#/components/schemas/ProfileDeletedEvent'
         reset:
           $ref: '#/components/schemas/ProfileResetEvent'
+    UINode:
+      type: object
+      properties:
+        id:
+          type: string
+        kind:
+          type: string
+          enum:
+          - browser
+          - content
+          - ntp
+          - toolbar
+          - locationBar
+          - tabGrid
+          - settings
+          - settings.page
+          - history
+          - share
+        params:
+          type: object
+          additionalProperties:
+            type: string
+          description: 'tabGrid: page (regular, incognito, recent); settings.page: section; share, content, ntp: tabId; locationBar:
+            focused.'
+        children:
+          type: array
+          items:
+            $ref: '#/components/schemas/UINode'
+        navigator:
+          type: array
+          items:
+            type: string
+          description: The commands this screen may send (POST …/commands/{name} with from = this id).
+      required:
+      - id
+      - kind
+      - params
+      - children
+      - navigator
+      description: A node of the window's presentation tree (a coordinator).
+    UIChange:
+      type: object
+      properties:
+        op:
+          type: string
+          enum:
+          - presented
+          - dismissed
+          - pushed
+          - popped
+          - changed
+        nodeId:
+          type: string
+        kind:
+          type: string
+      required:
+      - op
+      - nodeId
+      - kind
+    PresentationResult:
+      type: object
+      properties:
+        tree:
+          $ref: '#/components/schemas/UINode'
+        changes:
+          type: array
+          items:
+            $ref: '#/components/schemas/UIChange'
+      required:
+      - tree
+      - changes
+      description: The tree after a navigation and what changed, in order (empty when the window was already there).
+    RouteRequest:
+      type: object
+      additionalProperties: false
+      required:
+      - url
+      properties:
+        url:
+          type: string
+          maxLength: 4096
+          description: 'A browserd:// route: tab-grid?page=regular|incognito|recent, settings[/privacy|search-engine|clear-browsing-data|appearance],
+            history, tab/{tabId}, open?url=…&incognito=1&background=1, search?q=…'
+    SavedRoute:
+      type: object
+      properties:
+        savedRouteId:
+          type: string
+        url:
+          type: string
+      required:
+      - savedRouteId
+      - url
+      description: 'The route arrived while the state was being restored: it runs once the window is ready (its outcome goes
+        to the action log and the ui stream). A newer one for the same window replaces it.'
+    IncognitoLock:
+      type: object
+      properties:
+        profileId:
+          type: string
+        incognitoLocked:
+          type: boolean
+      required:
+      - profileId
+      - incognitoLocked
+    ActionEntry:
+      type: object
+      properties:
+        seq:
+          type: integer
+        time:
+          type: string
+          format: date-time
+        name:
+          type: string
+        arguments:
+          type: object
+          additionalProperties:
+            type: string
+          description: Shortened (URLs without query); empty in incognito windows.
+        result:
+          type: string
+          description: ok, or the error's kind
+        durationMicroseconds:
+          type: integer
+      required:
+      - seq
+      - time
+      - name
+      - arguments
+      - result
+      - durationMicroseconds
+    ActionList:
+      type: object
+      properties:
+        items:
+          type: array
+          items:
+            $ref: '#/components/schemas/ActionEntry'
+        nextAfter:
+          type:
+          - integer
+          - 'null'
+      required:
+      - items
+      - nextAfter
+      description: 'A page of the action log; pass nextAfter as after for the next page (null: none yet).'
+    UITreeEvent:
+      type: object
+      properties:
+        browserId: &id012
+          type: string
+        tree:
+          $ref: '#/components/schemas/UINode'
+      required:
+      - browserId
+      - tree
+      description: 'First event of a new stream (topic ui): the presentation tree.'
+    UIPresentedEvent:
+      type: object
+      properties:
+        browserId: *id012
+        parentId:
+          type: string
+        node:
+          $ref: '#/components/schemas/UINode'
+      required:
+      - browserId
+      - parentId
+      - node
+      description: A modal screen was presented.
+    UIDismissedEvent:
+      type: object
+      properties:
+        browserId: *id012
+        nodeId:
+          type: string
+        kind:
+          type: string
+      required:
+      - browserId
+      - nodeId
+      - kind
+      description: A modal screen was dismissed (with its pages).
+    UIPushedEvent:
+      type: object
+      properties:
+        browserId: *id012
+        parentId:
+          type: string
+        node:
+          $ref: '#/components/schemas/UINode'
+      required:
+      - browserId
+      - parentId
+      - node
+      description: A settings page was pushed.
+    UIPoppedEvent:
+      type: object
+      properties:
+        browserId: *id012
+        nodeId:
+          type: string
+        kind:
+          type: string
+      required:
+      - browserId
+      - nodeId
+      - kind
+      description: A settings page was popped.
+    UIChangedEvent:
+      type: object
+      properties:
+        browserId: *id012
+        node:
+          $ref: '#/components/schemas/UINode'
+      required:
+      - browserId
+      - node
+      description: A screen's kind or parameters changed (content ↔ new-tab page, tab grid page, omnibox focus).
+    ActionsAppendEvent:
+      type: object
+      properties:
+        browserId: *id012
+        action:
+          $ref: '#/components/schemas/ActionEntry'
+      required:
+      - browserId
+      - action
+      description: An action was logged (topic actions).
   parameters:
     profileId:
       name: profileId
@@ -3702,6 +4129,8 @@ tags:
   description: Administration.
 - name: events
   description: Server-sent event streams of consumer updates.
+- name: presentation
+  description: Coordinators, routes, navigators, the incognito lock and the action log.
 security:
 - bearer: []
 """####

@@ -2,7 +2,8 @@ import BrowserModel
 import Foundation
 
 /// A window's action log (Flux's "every action through one dispatcher"): it watches the window's
-/// dispatcher and keeps the last ``capacity`` actions with their arguments, result and duration.
+/// dispatcher and keeps the last ``capacity`` actions with their arguments, result and duration, in
+/// the order they finished (a command sent from another's handler comes before it).
 /// Incognito windows keep names and results only.
 final class ActionLog: DispatchObserver {
     static let capacity = 1_000
@@ -46,10 +47,12 @@ final class ActionLog: DispatchObserver {
         consumer?.appended(entry)
     }
 
-    /// The error's case name: `tabNotFound`, `interceptorRejected`, …
+    /// The error's case name: `tabNotFound`, `interceptorRejected`, … (its type's name for a case
+    /// without a payload whose description is prose).
     static func kind(of error: any Error) -> String {
+        if let label = Mirror(reflecting: error).children.first?.label { return label }
         let text = String(describing: error)
-        return String(text.prefix { $0 != "(" && $0 != ":" && $0 != " " }).prefix(64).description
+        return text.contains(" ") ? String(describing: type(of: error)) : String(text.prefix(64))
     }
 
     /// A payload as short strings: ids by value, URLs without query or fragment, long text cut.
