@@ -3,6 +3,8 @@
 /// their types.
 public final class UserData {
     private var values: [String: AnyObject] = [:]
+    /// Attachments keyed by their type (looked up after every operation: no type-name strings).
+    private var typed: [ObjectIdentifier: AnyObject] = [:]
 
     public init() {}
 
@@ -11,9 +13,9 @@ public final class UserData {
         set { values[key] = newValue }
     }
 
-    /// The attachment stored under `T`'s name.
-    public func get<T: AnyObject>(_ type: T.Type) -> T? { values[String(reflecting: type)] as? T }
+    /// The attachment stored under `T`.
+    public func get<T: AnyObject>(_ type: T.Type) -> T? { typed[ObjectIdentifier(type)] as? T }
 
-    /// Stores `value` under its type's name.
-    public func set<T: AnyObject>(_ value: T?) { values[String(reflecting: T.self)] = value }
+    /// Stores `value` under its type.
+    public func set<T: AnyObject>(_ value: T?) { typed[ObjectIdentifier(T.self)] = value }
 }

@@ -60,22 +60,32 @@ final class Directory: Sendable {
     }
 
     /// Publishes a window's snapshot, re-indexing its tabs and groups.
-    func putWindow(_ snapshot: WindowSnapshot, rootID: ProfileID) {
+    /// - Parameter tabMoves: tabs that joined (true) or left (false) the window since its last
+    ///   snapshot, in order; nil re-indexes every tab.
+    func putWindow(_ snapshot: WindowSnapshot, rootID: ProfileID, tabMoves: [(TabID, joined: Bool)]? = nil) {
         state.withLock { state in
-            if let old = state.windows[snapshot.id]?.snapshot {
-                // Re-index only what changed: most changes keep the same tabs in the same order.
-                if old.tabs.count != snapshot.tabs.count || !zip(old.tabs, snapshot.tabs).allSatisfy({ $0.id == $1.id }) {
-                    let kept = Set(snapshot.tabs.map(\.id))
-                    for tab in old.tabs where !kept.contains(tab.id) && state.tabs[tab.id] == snapshot.id { state.tabs[tab.id] = nil }
-                    let known = Set(old.tabs.map(\.id))
-                    for tab in snapshot.tabs where !known.contains(tab.id) { state.tabs[tab.id] = snapshot.id }
+            let old = state.windows[snapshot.id]?.snapshot
+            if let tabMoves, old != nil {
+                for (id, joined) in tabMoves {
+                    if joined {
+                        state.tabs[id] = snapshot.id
+                    } else if state.tabs[id] == snapshot.id {
+                        // A tab that moved on may already be indexed in its new window: only unindex our own.
+                        state.tabs[id] = nil
+                    }
                 }
-                if old.groups.map(\.id) != snapshot.groups.map(\.id) {
+            } else {
+                if let old {
+                    for tab in old.tabs where state.tabs[tab.id] == snapshot.id { state.tabs[tab.id] = nil }
+                }
+                for tab in snapshot.tabs { state.tabs[tab.id] = snapshot.id }
+            }
+            if let old {
+                if old.groups.count != snapshot.groups.count || !zip(old.groups, snapshot.groups).allSatisfy({ $0.id == $1.id }) {
                     for group in old.groups where state.groups[group.id] == snapshot.id { state.groups[group.id] = nil }
                     for group in snapshot.groups { state.groups[group.id] = snapshot.id }
                 }
             } else {
-                for tab in snapshot.tabs { state.tabs[tab.id] = snapshot.id }
                 for group in snapshot.groups { state.groups[group.id] = snapshot.id }
             }
             state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID, cached: nil)

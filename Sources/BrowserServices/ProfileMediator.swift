@@ -33,6 +33,14 @@ final class ProfileMediator: BrowserListObserver {
     /// Opens the stream source of each profile of the session that has none, and ends those of
     /// profiles that are gone (a destroyed off-the-record profile, a deleted profile).
     private func updateBrowserListConsumers() {
+        // The common case (runs after every operation): the same profiles as last time.
+        if !deleted, browserLists[session.browserState.id] != nil {
+            if let otr = session.offTheRecord {
+                if browserLists.count == 2 && browserLists[otr.id] != nil { return }
+            } else if browserLists.count == 1 {
+                return
+            }
+        }
         var live: [BrowserState] = deleted ? [] : [session.browserState]
         if !deleted, let otr = session.offTheRecord { live.append(otr) }
         for state in live where browserLists[state.id] == nil {

@@ -16,6 +16,10 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     /// What must still be written to disk.
     var persistence = WindowPersistenceState.fresh
     private var observedTabs: [ObjectIdentifier: WebState] = [:]
+    /// Tabs that joined (true) and left (false) since the last publish, in order: the directory's tab
+    /// index is updated from these instead of comparing whole tab lists. Nil until the first publish,
+    /// which indexes every tab.
+    private var tabMoves: [(TabID, joined: Bool)]?
 
     /// The URL a new tab shows when none is given.
     static let newTabURL = "browserd://newtab"
@@ -41,11 +45,16 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     func publish() {
         guard dirty else { return }
         dirty = false
-        directory.putWindow(browser.snapshot(version: version), rootID: session.browserState.id)
+        directory.putWindow(browser.snapshot(version: version), rootID: session.browserState.id, tabMoves: tabMoves)
+        tabMoves = []
     }
 
-    /// Makes the next publish send a snapshot (after the version was set from storage).
-    func markDirtyForPublish() { dirty = true }
+    /// Makes the next publish send a snapshot (after the version was set from storage) and index
+    /// every tab again.
+    func markDirtyForPublish() {
+        dirty = true
+        tabMoves = nil
+    }
 
     private func changed() {
         version += 1
@@ -68,11 +77,17 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         changed()
         noteChange(change)
         switch change {
-        case .insert(let tab, _, _): observe(tab)
-        case .detach(let detach): forget(detach.tab)
+        case .insert(let tab, _, _):
+            observe(tab)
+            tabMoves?.append((tab.id, true))
+        case .detach(let detach):
+            forget(detach.tab)
+            tabMoves?.append((detach.tab.id, false))
         case .replace(let replaced, let inserted, _):
             forget(replaced)
             observe(inserted)
+            tabMoves?.append((replaced.id, false))
+            tabMoves?.append((inserted.id, true))
         default: break
         }
     }

@@ -27,7 +27,7 @@ final class ActionLog: DispatchObserver {
 
     /// Entries after `seq`, oldest first, at most `limit`.
     func entries(after seq: Int, limit: Int) -> [ActionEntry] {
-        Array(entries.lazy.filter { $0.seq > seq }.prefix(limit))
+        Array(entries.suffix(Self.capacity).lazy.filter { $0.seq > seq }.prefix(limit))
     }
 
     func dispatcher(_ dispatcher: Dispatcher, didDispatch record: DispatchRecord) {
@@ -42,7 +42,8 @@ final class ActionLog: DispatchObserver {
             durationMicroseconds: Int(record.duration.components.seconds * 1_000_000 + record.duration.components.attoseconds / 1_000_000_000_000))
         nextSeq += 1
         entries.append(entry)
-        if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
+        // Trim in steps, not on every action.
+        if entries.count >= Self.capacity + Self.capacity / 4 { entries.removeFirst(entries.count - Self.capacity) }
         onAction?(record.name, result == "ok")
         consumer?.appended(entry)
     }
@@ -57,6 +58,7 @@ final class ActionLog: DispatchObserver {
 
     /// A payload as short strings: ids by value, URLs without query or fragment, long text cut.
     static func arguments(_ payload: Any) -> [String: String] {
+        if let describable = payload as? any ActionDescribable { return describable.actionArguments }
         if let route = payload as? Route { return ["route": describe(route)] }
         if let arguments = payload as? CommandArguments {
             return arguments.mapValues { value in
@@ -98,12 +100,16 @@ final class ActionLog: DispatchObserver {
 
     /// URLs keep scheme, host and path (no query, fragment or credentials); other text is cut at 80.
     static func shorten(_ text: String) -> String {
-        if let components = URLComponents(string: text), let scheme = components.scheme, components.host != nil || scheme == "browserd" {
-            var short = "\(scheme)://\(components.host ?? "")\(components.path)"
-            if short.count > 80 { short = String(short.prefix(79)) + "…" }
-            return short
+        var short = Substring(text)
+        if let scheme = short.range(of: "://") {
+            let rest = short[scheme.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+            if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+                short = short[..<scheme.upperBound] + rest[rest.index(after: at)...]
+            }
+            if let cut = short.firstIndex(where: { $0 == "?" || $0 == "#" }) { short = short[..<cut] }
         }
-        return text.count > 80 ? String(text.prefix(79)) + "…" : text
+        return short.count > 80 ? String(short.prefix(79)) + "…" : String(short)
     }
 
     private static func describe(_ route: Route) -> String {
@@ -116,5 +122,25 @@ final class ActionLog: DispatchObserver {
             "browserd://open (\(shorten(url))\(incognito ? ", incognito" : "")\(background ? ", background" : ""))"
         case .search: "browserd://search"
         }
+    }
+}
+
+/// A payload that says what to log of itself (faster than reflection, and chooses what is shown).
+protocol ActionDescribable {
+    var actionArguments: [String: String] { get }
+}
+
+extension TabID: ActionDescribable {
+    var actionArguments: [String: String] { ["tabId": rawValue] }
+}
+
+extension OpenTabRequest: ActionDescribable {
+    var actionArguments: [String: String] {
+        var out = ["url": ActionLog.shorten(url), "activate": String(activate)]
+        if let index { out["index"] = String(index) }
+        if pinned { out["pinned"] = "true" }
+        if let groupID { out["groupId"] = groupID.rawValue }
+        if let openerID { out["openerId"] = openerID.rawValue }
+        return out
     }
 }
