@@ -24,7 +24,7 @@ from common import cpu_seconds, free_port, rss_kib, wait_http
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--browserd", required=True)
-parser.add_argument("--scenarios", default="1000x100,10000x2")
+parser.add_argument("--scenarios", default="1000x100,10000x2,200x300")
 parser.add_argument("--seconds", type=float, default=10)
 parser.add_argument("--ticks", default="20,1")
 args = parser.parse_args()

@@ -27,12 +27,15 @@ extension BrowserService {
             let directory = self.directory
             let (snapshot, restoredTabs) = try await executor.perform { session -> (ProfileSnapshot, Int) in
                 let mediator = ProfileMediator.attach(to: session, directory: directory)
+                mediator.isRestoring = true
                 var count = 0
                 for record in windows {
                     count += try Self.restoreWindow(record, tabs: tabs, into: session)
                 }
                 session.recentlyClosed.restore(closed.map(Self.closedTab))
                 mediator.publishWindows()
+                mediator.isRestoring = false
+                for browser in session.browserList.browsers() { mediator.attachConsumers(to: browser) }
                 mediator.publishProfiles()
                 mediator.profileDirty = false
                 mediator.markPersisted()

@@ -14,6 +14,8 @@ final class ProfileMediator: BrowserListObserver {
     var savedClosedIDs: [ClosedTabID] = []
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
+    /// While set, new windows get only their tab mediator; ``attachConsumers(to:)`` follows.
+    var isRestoring = false
     /// The incognito lock of the profile (the interceptor of every window's coordinator reads it).
     let incognitoLock = IncognitoLock()
     /// The window-list consumers of the regular profile and its off-the-record one (event streams).
@@ -70,19 +72,7 @@ final class ProfileMediator: BrowserListObserver {
         let mediator = WindowMediator(browser: browser, session: session, directory: directory)
         browser.userData.set(mediator)
         mediator.publish()
-        if let window = directory.window(browser.id)?.snapshot {
-            let events = WindowEventMediators(browser: browser, hub: directory.events, window: window)
-            browser.userData.set(events)
-            let recorder = events.recorder
-            browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: directory.onAction))
-            let coordinator = BrowserCoordinator(browser: browser, consumer: recorder,
-                                                 interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
-            coordinator.start()
-            browser.userData.set(coordinator)
-            recorder.tree = { [weak coordinator] in coordinator?.node }
-            recorder.discardPending()
-            recorder.channel.setSnapshot(recorder.snapshot(window))
-        }
+        if !isRestoring { attachConsumers(to: browser) }
         updateBrowserListConsumers()
         browserLists[browser.browserState.id]?.browserAdded(Self.item(browser))
         publishProfiles()
@@ -101,6 +91,23 @@ final class ProfileMediator: BrowserListObserver {
         browserLists[browser.browserState.id]?.browserRemoved(id: browser.id)
         directory.removeWindow(browser.id)
         publishProfiles()
+    }
+
+    /// Gives a window its consumer-facing mediators, event recorder, action log and root coordinator
+    /// (after a restore, once its tabs are back: nobody can watch it before).
+    func attachConsumers(to browser: Browser) {
+        guard browser.userData.get(BrowserCoordinator.self) == nil, let window = directory.window(browser.id)?.snapshot else { return }
+        let events = WindowEventMediators(browser: browser, hub: directory.events, window: window)
+        browser.userData.set(events)
+        let recorder = events.recorder
+        browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: directory.onAction))
+        let coordinator = BrowserCoordinator(browser: browser, consumer: recorder,
+                                             interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
+        coordinator.start()
+        browser.userData.set(coordinator)
+        recorder.tree = { [weak coordinator] in coordinator?.node }
+        recorder.discardPending()
+        recorder.channel.setSnapshot(recorder.snapshot(window))
     }
 
     /// Publishes every dirty window of the session, and hands each window's events to its stream.

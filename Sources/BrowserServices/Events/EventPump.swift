@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Delivers new events in ticks: a channel that got events is pumped once per tick, so each client
-/// is woken at most once per tick with everything since its last wake-up, however many events came.
+/// Delivers new events in ticks: a channel that got events is pumped at most once per tick, so each
+/// client is woken at most once per tick with everything since its last wake-up, however many events
+/// came. The first events after a quiet spell go out at once (no tick of delay when it is calm).
 /// (libmicrohttpd walks every suspended connection on each wake-up; one wake-up per event would cost
 /// O(events × streams).)
 final class EventPump: Sendable {
@@ -49,13 +50,17 @@ final class EventPump: Sendable {
     }
 
     private func run() {
+        var lastPump = ContinuousClock.now - tick
         while true {
             signal.lock()
             while state.withLock({ $0.dirty.isEmpty && !$0.stopping }) { signal.wait() }
             signal.unlock()
             if state.withLock({ $0.stopping }) { return }
-            // Let the tick's events gather, then deliver them together.
-            Thread.sleep(forTimeInterval: Double(tick.components.attoseconds) / 1e18 + Double(tick.components.seconds))
+            // At most one pump per tick: events after a quiet spell go out at once; events that come
+            // sooner gather until the tick since the last pump is over, then go out together.
+            let wait = tick - (ContinuousClock.now - lastPump)
+            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+            lastPump = ContinuousClock.now
             let channels = state.withLock { state -> [EventChannel] in
                 defer {
                     state.dirty = [:]
