@@ -93,6 +93,18 @@ import Testing
             #expect(names(events) == ["groups.update"])
             #expect((events[0].json["group"] as? [String: Any])?["collapsed"] as? Bool == true)
 
+            // A second tab in a group of its own, moved before the first group, then deleted.
+            let c = try api.tab(window, "https://grouped.example/")
+            let other = try api.post("/v1/browsers/\(window)/groups", ["tabIds": [c]]).id
+            events = try stream.until("groups.membership")
+            #expect(events.contains { $0.name == "groups.create" && ($0.json["group"] as? [String: Any])?["id"] as? String == other })
+            #expect(try api.post("/v1/groups/\(other)/move", ["beforeIndex": 1]).status == 200)
+            events = try stream.until("groups.move")
+            #expect((events.last?.json["group"] as? [String: Any])?["start"] as? Int == 1)
+            #expect(try api.send("DELETE", "/v1/groups/\(other)").status == 204)
+            events = try stream.until("groups.delete")
+            #expect(events.last?.json["groupId"] as? String == other)
+            #expect(events.contains { $0.name == "groups.membership" && $0.json["tabId"] as? String == c && $0.json["groupId"] is NSNull })
             let replaced = try api.post("/v1/tabs/\(b)/replace", ["url": "https://c.example/"]).id
             events = try stream.until("tabs.replace")
             #expect(events.last?.json["oldTabId"] as? String == b)
