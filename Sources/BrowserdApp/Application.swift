@@ -59,13 +59,18 @@ public final class Application: Sendable {
             recovery.start()
         }
         self.sink = sink
-        OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration).register(in: &router)
+        var operations = OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration)
+        let streamsGauge = registry.makeGauge(name: "browserd_event_streams", labels: [], help: "Event streams open now.")
+        let serviceForMetrics = Mutex<BrowserService?>(nil)
+        operations.beforeScrape = { if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) } }
+        operations.register(in: &router)
         let actionsFactory = factory
         let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability, events: configuration.events) { name, ok in
             Counter(label: "browserd_actions_total", dimensions: [("name", name), ("result", ok ? "ok" : "error")],
                     factory: actionsFactory).increment()
         }
         self.service = service
+        serviceForMetrics.withLock { $0 = service }
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens

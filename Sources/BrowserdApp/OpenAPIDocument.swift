@@ -89,8 +89,9 @@ paths:
       description: |
         Prometheus text exposition. Every metric is prefixed `browserd_`: requests by route template,
         method and status (`browserd_http_requests_total`), request duration
-        (`browserd_http_request_duration_seconds`), open connections and streams. No label carries a
-        tab, window or profile id.
+        (`browserd_http_request_duration_seconds`), open connections and streams, open event streams
+        (`browserd_event_streams`), actions run by windows' dispatchers by command name and result
+        (`browserd_actions_total{name,result}`). No label carries a tab, window or profile id.
       tags:
       - operations
       responses:

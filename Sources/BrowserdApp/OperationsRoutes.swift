@@ -7,6 +7,8 @@ struct OperationsRoutes {
     let readiness: Readiness
     let registry: PrometheusCollectorRegistry
     let configuration: BrowserdConfiguration
+    /// Gauges read at scrape time (open event streams, …).
+    var beforeScrape: @Sendable () -> Void = {}
 
     func register(in router: inout Router) {
         let healthy = HTTPResponse.json(Array(#"{"status":"ok"}"#.utf8), headers: ["Cache-Control": "no-store"])
@@ -27,8 +29,10 @@ struct OperationsRoutes {
         }
 
         let registry = self.registry
+        let beforeScrape = self.beforeScrape
         router.get("/metrics") { _ in
-            HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer(),
+            beforeScrape()
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer(),
                          headers: ["Cache-Control": "no-store"])
         }
 

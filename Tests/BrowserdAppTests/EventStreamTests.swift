@@ -32,6 +32,7 @@ import Testing
             #expect(snapshot[0].json["selectedId"] as? String == first)
             #expect(snapshot[3].json["displayUrl"] as? String == "https://a.example/")
             #expect(snapshot[3].json["secure"] as? Bool == true)
+            #expect(String(decoding: try app.get("/metrics").body, as: UTF8.self).contains("browserd_event_streams 1"))
             // Every broadcast property with a value comes in the snapshot too; none has one yet.
             let second = try api.tab(window, "http://b.example/")
             let live = try stream.until("location.update")
