@@ -28,17 +28,8 @@ extension APIRoutes {
                 }, status: 202)
             }
             _ = try routes.existingWindow(id.rawValue)
-            switch try await service.route(url, in: id) {
-            case .done(let result, let version):
-                return Self.json(APIEncoding.bytes { APIEncoding.write(result, to: &$0) }, version: version)
-            case .saved(let saved):
-                return Self.json(APIEncoding.bytes { json in
-                    json.beginObject()
-                    json.member("savedRouteId", saved.id)
-                    json.member("url", saved.url)
-                    json.endObject()
-                }, status: 202)
-            }
+            let (result, version) = try await service.route(url, in: id)
+            return Self.json(APIEncoding.bytes { APIEncoding.write(result, to: &$0) }, version: version)
         })
 
         for (action, locked) in [("lock", true), ("unlock", false)] {

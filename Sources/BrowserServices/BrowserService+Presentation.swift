@@ -8,14 +8,6 @@ public struct SavedRoute: Sendable, Equatable {
     public var route: Route
 }
 
-/// What became of a route.
-public enum RouteOutcome: Sendable, Equatable {
-    /// Followed: the tree and its changes, and the window's version.
-    case done(PresentationResult, version: Int)
-    /// Kept until the window is ready.
-    case saved(SavedRoute)
-}
-
 // Presentation: the coordinators' tree, routes, presentation commands, the incognito lock and the
 // action log, all through the window's dispatcher on the profile's executor.
 extension BrowserService {
@@ -28,12 +20,13 @@ extension BrowserService {
     }
 
     /// Takes a window to a `browserd://` route, through its dispatcher (so the action log has it).
+    /// - Returns: the tree and its changes, and the window's version.
     /// - Throws: ``RoutingError`` (nothing changed), or a model error of the tab change it asked for.
-    public func route(_ url: String, in id: BrowserID) async throws -> RouteOutcome {
+    public func route(_ url: String, in id: BrowserID) async throws -> (result: PresentationResult, version: Int) {
         let route = try RouteBuilder.route(from: url)
         return try await withWindow(id, ifMatch: nil) { _, browser in
             let result = try browser.dispatcher.dispatch(UICommands.route, route)
-            return .done(result, version: browser.userData.get(WindowMediator.self)?.version ?? 0)
+            return (result, browser.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }
 

@@ -10,6 +10,7 @@ final class EventPump: Sendable {
     private struct State {
         var dirty: [ObjectIdentifier: EventChannel] = [:]
         var stopping = false
+        var started = false
         var ticks = 0
     }
 
@@ -20,17 +21,20 @@ final class EventPump: Sendable {
 
     init(tick: Duration) {
         self.tick = tick
-        let thread = Thread { [self] in run() }
-        thread.name = "browserd-event-pump"
-        thread.start()
     }
 
-    /// Pumps `channel` at the next tick.
+    /// Pumps `channel` at the next tick (the pump's thread starts with the first call).
     func markDirty(_ channel: EventChannel) {
-        let first = state.withLock { state -> Bool in
+        let (first, start) = state.withLock { state -> (Bool, Bool) in
             let wasEmpty = state.dirty.isEmpty
             state.dirty[ObjectIdentifier(channel)] = channel
-            return wasEmpty
+            defer { state.started = true }
+            return (wasEmpty, !state.started && !state.stopping)
+        }
+        if start {
+            let thread = Thread { [self] in run() }
+            thread.name = "browserd-event-pump"
+            thread.start()
         }
         if first {
             signal.lock()
