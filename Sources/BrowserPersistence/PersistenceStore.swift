@@ -160,8 +160,37 @@ public final class PersistenceStore {
         return db.changes
     }
 
+    /// The tabs of one window, by id (what ``load(now:includingTabs:)`` leaves out when asked).
+    public func loadTabs(ofWindow id: String) throws -> [String: TabRecord] {
+        let statement = try db.cached(Self.tabColumns + " WHERE window_id = ?")
+        try statement.bind([id])
+        var tabs: [String: TabRecord] = [:]
+        while try statement.step() {
+            let tab = try Self.tab(statement)
+            tabs[tab.id] = tab
+        }
+        return tabs
+    }
+
+    private static let tabColumns = """
+        SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
+        last_active_at, history_index, history FROM tabs
+        """
+
+    private static func tab(_ row: SQLiteStatement) throws -> TabRecord {
+        TabRecord(
+            id: row.column(0).string ?? "", groupID: row.column(1).string, openerID: row.column(2).string,
+            openerNavigationIndex: row.column(3).int, title: row.column(4).string ?? "", loading: row.column(5).int == 1,
+            progress: row.column(6).double ?? 0, faviconURL: row.column(7).string,
+            createdAt: Date(timeIntervalSince1970: row.column(8).double ?? 0),
+            lastActiveAt: Date(timeIntervalSince1970: row.column(9).double ?? 0), historyIndex: row.column(10).int ?? -1,
+            history: try HistoryCodec.decode(row.column(11).bytes ?? []))
+    }
+
     /// Loads everything saved (idempotency answers only while younger than their lifetime at `now`).
-    public func load(now: Date = Date()) throws -> StoredState {
+    /// - Parameter includingTabs: false leaves the tabs out, for ``TabFeed`` to read them while the
+    ///   model is rebuilt.
+    public func load(now: Date = Date(), includingTabs: Bool = true) throws -> StoredState {
         var state = StoredState()
         for row in try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id") {
             state.profiles.append(ProfileRecord(id: row[0].string ?? "", name: row[1].string ?? "",
@@ -185,19 +214,13 @@ public final class PersistenceStore {
                 createdAt: Date(timeIntervalSince1970: row[6].double ?? 0),
                 lastActiveAt: Date(timeIntervalSince1970: row[7].double ?? 0)))
         }
-        let tabs = try db.prepare("""
-            SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
-            last_active_at, history_index, history FROM tabs
-            """)
-        try tabs.bind([])
-        while try tabs.step() {
-            let id = tabs.column(0).string ?? ""
-            state.tabs[id] = TabRecord(
-                id: id, groupID: tabs.column(1).string, openerID: tabs.column(2).string, openerNavigationIndex: tabs.column(3).int,
-                title: tabs.column(4).string ?? "", loading: tabs.column(5).int == 1, progress: tabs.column(6).double ?? 0,
-                faviconURL: tabs.column(7).string, createdAt: Date(timeIntervalSince1970: tabs.column(8).double ?? 0),
-                lastActiveAt: Date(timeIntervalSince1970: tabs.column(9).double ?? 0), historyIndex: tabs.column(10).int ?? -1,
-                history: try HistoryCodec.decode(tabs.column(11).bytes ?? []))
+        if includingTabs {
+            let tabs = try db.prepare(Self.tabColumns)
+            try tabs.bind([])
+            while try tabs.step() {
+                let tab = try Self.tab(tabs)
+                state.tabs[tab.id] = tab
+            }
         }
         for row in try db.rows("""
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,

@@ -12,10 +12,21 @@ extension BrowserService {
         public var profiles = 0
         public var windows = 0
         public var tabs = 0
+
+        public init() {}
+    }
+
+    /// The windows in the order ``restore(_:tabs:)`` rebuilds them (and asks for their tabs).
+    public static func restoreOrder(_ stored: StoredState) -> [String] {
+        let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
+        return stored.profiles.flatMap { (windowsByProfile[$0.id] ?? []).map(\.id) }
     }
 
     /// Rebuilds every profile from stored records. Call once, before serving.
-    public func restore(_ stored: StoredState) async throws -> RestoreSummary {
+    /// - Parameter tabs: the tabs of a window by id, asked for in ``restoreOrder(_:)``; nil takes them
+    ///   from `stored.tabs`.
+    public func restore(_ stored: StoredState,
+                        tabs provider: (@Sendable (_ windowID: String) throws -> [String: TabRecord])? = nil) async throws -> RestoreSummary {
         var summary = RestoreSummary()
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
         for profile in stored.profiles {
@@ -23,14 +34,15 @@ extension BrowserService {
             let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
             let windows = windowsByProfile[profile.id] ?? []
             let closed = stored.recentlyClosed[profile.id] ?? []
-            let tabs = stored.tabs
+            let allTabs = stored.tabs
+            let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
             let directory = self.directory
             let (snapshot, restoredTabs) = try await executor.perform { session -> (ProfileSnapshot, Int) in
                 let mediator = ProfileMediator.attach(to: session, directory: directory)
                 mediator.isRestoring = true
                 var count = 0
                 for record in windows {
-                    count += try Self.restoreWindow(record, tabs: tabs, into: session)
+                    count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session)
                 }
                 session.recentlyClosed.restore(closed.map(Self.closedTab))
                 mediator.publishWindows()

@@ -114,8 +114,17 @@ public final class Application: Sendable {
         readiness.clear("startup")
         try server.start()
         if let gate = restoreGate.withLock({ $0 }) { await gate() }
-        let stored = try store.load()
-        let summary = try await service.restore(stored)
+        // Tabs are read on their own thread while the model is rebuilt.
+        let stored = try store.load(includingTabs: false)
+        let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(stored))
+        let summary: BrowserService.RestoreSummary
+        do {
+            summary = try await service.restore(stored) { try feed.tabs(ofWindow: $0) }
+            feed.finish()
+        } catch {
+            feed.finish()
+            throw error
+        }
         tokens.restore(stored.tokens.map {
             TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
         })

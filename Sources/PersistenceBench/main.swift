@@ -107,13 +107,26 @@ do {
     }
     let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.doubleValue ?? 0
     let before = peakRSSMiB()
+    // As browserd does it: the windows first, their tabs read on another thread while the model is rebuilt.
+    let startOverlapped = clock.now
+    var summary = BrowserService.RestoreSummary()
+    do {
+        let store = try PersistenceStore(path: path)
+        let structure = try store.load(includingTabs: false)
+        let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(structure))
+        summary = try await BrowserService(limits: .init(windowsPerProfile: 10_000)).restore(structure) { try feed.tabs(ofWindow: $0) }
+        feed.finish()
+    }
+    let overlapped = clock.now - startOverlapped
+    let peak = peakRSSMiB()
+    // Baseline in the same run: read everything, then rebuild.
     let start = clock.now
     let stored = try PersistenceStore(path: path).load()
     let loaded = clock.now
-    let service = BrowserService(limits: .init(windowsPerProfile: 10_000))
-    let summary = try await service.restore(stored)
-    let done = clock.now
+    _ = try await BrowserService(limits: .init(windowsPerProfile: 10_000)).restore(stored)
+    let sequential = clock.now
     print(String(format: "\nRestore: %d tabs in %d windows, 10 history entries each (database %.0f MiB)", summary.tabs, summary.windows, size / 1_048_576))
-    print(String(format: "  load %.2f s + rebuild %.2f s = %.2f s; peak RSS %.0f MiB (%.0f MiB before)",
-                 seconds(loaded - start), seconds(done - loaded), seconds(done - start), peakRSSMiB(), before))
+    print(String(format: "  overlapped (as browserd starts): %.2f s, peak RSS %.0f MiB (%.0f MiB before)", seconds(overlapped), peak, before))
+    print(String(format: "  baseline, read then rebuild: load %.2f s + rebuild %.2f s = %.2f s",
+                 seconds(loaded - start), seconds(sequential - loaded), seconds(sequential - start)))
 }
