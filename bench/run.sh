@@ -15,3 +15,4 @@ mkdir -p bench/out
 python3 bench/http_bench.py --browserd "$bin/browserd" "$@"
 python3 bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
 python3 bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
+bash bench/slow_disk.sh "$bin"
