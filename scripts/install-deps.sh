@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing browserd needs on Debian/Ubuntu, only when missing:
 # the C libraries (libmicrohttpd, libsqlite3) with pkg-config, and the Python checkers of the
-# contract. Pass "bench" to add the benchmark tools (wrk, nginx-light).
+# contract. Pass "bench" to add the benchmark tools (wrk, nginx-light, gcc for the slow-disk shim).
 set -euo pipefail
 packages=(libmicrohttpd-dev libsqlite3-dev pkg-config python3 python3-pip curl)
-if [ "${1:-}" = "bench" ]; then packages+=(wrk nginx-light procps); fi
+if [ "${1:-}" = "bench" ]; then packages+=(wrk nginx-light procps gcc libc6-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do
