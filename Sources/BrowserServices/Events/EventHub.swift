@@ -87,6 +87,9 @@ public final class StreamReservation: Sendable {
 
     init(release: @escaping @Sendable () -> Void) { self.release = Mutex(release) }
 
+    /// A stream whose response was dropped before it opened gives its place back too.
+    deinit { end() }
+
     public func end() {
         let action = release.withLock { action -> (@Sendable () -> Void)? in
             defer { action = nil }
