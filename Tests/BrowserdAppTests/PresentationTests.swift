@@ -51,11 +51,13 @@ import Testing
             let settings = try #require(modal(reply["tree"] as? [String: Any] ?? [:]))
             #expect((settings["children"] as? [[String: Any]])?.map { ($0["params"] as? [String: String])?["section"] } == ["privacy"])
             // From settings/privacy: nothing changes, and the ui stream says nothing.
-            let stream = try SSEClient(app, "/v1/browsers/\(window)/events?topics=ui", timeout: .milliseconds(400))
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events?topics=ui")
             _ = try stream.until("ui.tree")
+            let quiet = try SSEClient(app, "/v1/browsers/\(window)/events?topics=ui", timeout: .milliseconds(400))
+            _ = try quiet.until("ui.tree")
             reply = try route(api, window, "browserd://settings/privacy")
             #expect(reply.status == 200 && changes(reply).isEmpty)
-            #expect(stream.isQuiet(for: .milliseconds(300)))
+            #expect(quiet.isQuiet(for: .milliseconds(300)))
             // From settings root: only privacy pushed.
             reply = try route(api, window, "browserd://settings")
             #expect(changes(reply) == ["popped settings.page"])
