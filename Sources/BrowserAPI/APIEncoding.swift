@@ -6,8 +6,6 @@ import HTTPServer
 /// The JSON form of every snapshot, written with the fast writer (a window is encoded once per version).
 enum APIEncoding {
     /// RFC 3339 UTC with milliseconds, e.g. `2026-11-21T22:19:31.123Z`.
-    static func timestamp(_ date: Date) -> String { JSONText.timestamp(date) }
-
     /// `{tree, changes: [{op, nodeId, kind}]}`.
     static func write(_ presentation: PresentationResult, to json: inout JSONText) {
         json.beginObject()
@@ -44,8 +42,8 @@ enum APIEncoding {
         json.member("canGoForward", tab.canGoForward)
         json.member("historyIndex", tab.historyIndex)
         json.member("historyCount", tab.historyCount)
-        json.member("createdAt", timestamp(tab.createdAt))
-        json.member("lastActiveAt", timestamp(tab.lastActiveAt))
+        json.member("createdAt", JSONText.timestamp(tab.createdAt))
+        json.member("lastActiveAt", JSONText.timestamp(tab.lastActiveAt))
         json.endObject()
     }
 
@@ -83,7 +81,7 @@ enum APIEncoding {
         json.beginArray()
         for group in window.groups { write(group, to: &json) }
         json.endArray()
-        json.member("createdAt", timestamp(window.createdAt))
+        json.member("createdAt", JSONText.timestamp(window.createdAt))
         json.endObject()
     }
 
@@ -95,7 +93,7 @@ enum APIEncoding {
         json.member("parentId", profile.parentID?.rawValue)
         json.member("incognitoProfileId", profile.offTheRecordID?.rawValue)
         json.member("windowCount", profile.windowCount)
-        json.member("createdAt", timestamp(profile.createdAt))
+        json.member("createdAt", JSONText.timestamp(profile.createdAt))
         json.endObject()
     }
 
@@ -150,7 +148,7 @@ enum APIEncoding {
                 json.member("url", entry.url)
                 json.member("title", entry.title)
                 json.member("transition", entry.transition.rawValue)
-                json.member("timestamp", timestamp(entry.timestamp))
+                json.member("timestamp", JSONText.timestamp(entry.timestamp))
                 json.endObject()
             }
             json.endArray()
@@ -168,7 +166,7 @@ enum APIEncoding {
         json.member("index", entry.index)
         json.member("groupId", entry.groupID?.rawValue)
         json.member("wasActive", entry.wasActive)
-        json.member("closedAt", timestamp(entry.closedAt))
+        json.member("closedAt", JSONText.timestamp(entry.closedAt))
         json.endObject()
     }
 

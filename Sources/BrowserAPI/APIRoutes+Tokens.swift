@@ -25,7 +25,7 @@ extension APIRoutes {
                 json.member("id", record.id)
                 json.member("profileId", id.rawValue)
                 json.member("token", token)
-                json.member("createdAt", APIEncoding.timestamp(record.createdAt))
+                json.member("createdAt", JSONText.timestamp(record.createdAt))
                 json.endObject()
             }, status: 201, location: "/v1/profiles/\(id)/tokens/\(record.id)")
         })

@@ -38,9 +38,6 @@ public final class IdempotentRequest: Sendable {
         state.withLock { $0.waiter = waiter }
     }
 
-    /// Whether the request changed durable state (its answer is then stored with the change).
-    public var madeDurableChange: Bool { state.withLock { $0.pending != nil } }
-
     /// Gives the answer to store (nil: none) and returns once the change it answers is on disk.
     /// - Throws: ``ServiceError/storageFailed(_:)`` when that commit failed.
     public func finish(_ answer: IdempotencyRecord?) async throws {

@@ -105,9 +105,7 @@ final class ProfileMediator: BrowserListObserver {
                                              interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
         coordinator.start()
         browser.userData.set(coordinator)
-        recorder.tree = { [weak coordinator] in coordinator?.node }
-        recorder.discardPending()
-        recorder.channel.setSnapshot(recorder.snapshot(window))
+        events.begin(window) { [weak coordinator] in coordinator?.node }
     }
 
     /// Publishes every dirty window of the session, and hands each window's events to its stream.

@@ -66,9 +66,6 @@ final class EventChannel: Sendable {
 
     private func id(_ seq: Int) -> String { "\(epoch)-\(seq)" }
 
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-    var lastEventID: String { state.withLock { id($0.lastSeq) } }
-
     /// Numbers and keeps `events`, which brought the source to `snapshot`.
     func append(_ events: [PendingEvent], snapshot: any StreamSnapshot) {
         guard !events.isEmpty else { return }
@@ -123,15 +120,13 @@ final class EventChannel: Sendable {
             var cursor = state.lastSeq
             let start: Start
             if let lastEventID, !lastEventID.isEmpty {
-                let parts = lastEventID.split(separator: "-", maxSplits: 1)
-                if parts.count == 2, parts[0] == epoch, let seq = Int(parts[1]), seq <= state.lastSeq, seq >= state.firstSeq - 1 {
+                switch position(of: lastEventID, in: state) {
+                case .success(let seq):
                     cursor = seq
                     start = .replay(missed: state.events[state.head...].filter { $0.seq > seq && filter.admits($0.topic) }.count)
-                } else {
-                    let reason = parts.count == 2 && parts[0] != epoch ? "restarted"
-                        : (parts.count == 2 && Int(parts[1]).map { $0 < state.firstSeq - 1 } == true ? "expired" : "unknown-id")
-                    _ = sink.write(state.snapshot.resetEvent(id: current, reason: reason), evenIfFull: true)
-                    start = .reset(reason: reason)
+                case .failure(let lost):
+                    _ = sink.write(state.snapshot.resetEvent(id: current, reason: lost.reason), evenIfFull: true)
+                    start = .reset(reason: lost.reason)
                 }
             } else {
                 _ = sink.write(state.snapshot.initialEvents(id: current, filter: filter), evenIfFull: true)
@@ -142,6 +137,22 @@ final class EventChannel: Sendable {
         }
         if wake { onDirty(self) }
         return start
+    }
+
+    /// Why a client's last event id gives no position to resume from.
+    private struct LostPosition: Error {
+        /// `restarted` (an id of an earlier run), `expired` (older than the buffer) or `unknown-id`.
+        let reason: String
+    }
+
+    /// The sequence number a client's last event id stands for, if the missed events are still buffered.
+    private func position(of lastEventID: String, in state: borrowing State) -> Result<Int, LostPosition> {
+        let parts = lastEventID.split(separator: "-", maxSplits: 1)
+        guard parts.count == 2, let seq = Int(parts[1]) else { return .failure(LostPosition(reason: "unknown-id")) }
+        guard parts[0] == epoch else { return .failure(LostPosition(reason: "restarted")) }
+        guard seq <= state.lastSeq else { return .failure(LostPosition(reason: "unknown-id")) }
+        guard seq >= state.firstSeq - 1 else { return .failure(LostPosition(reason: "expired")) }
+        return .success(seq)
     }
 
     /// Hands every subscriber the events it has not had, in one write each; resets clients that fell

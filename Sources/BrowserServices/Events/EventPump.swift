@@ -11,7 +11,6 @@ final class EventPump: Sendable {
         var dirty: [ObjectIdentifier: EventChannel] = [:]
         var stopping = false
         var started = false
-        var ticks = 0
     }
 
     private let tick: Duration
@@ -43,9 +42,6 @@ final class EventPump: Sendable {
         }
     }
 
-    /// Ticks that delivered something, for metrics.
-    var ticks: Int { state.withLock { $0.ticks } }
-
     func stop() {
         state.withLock { $0.stopping = true }
         signal.lock()
@@ -66,10 +62,7 @@ final class EventPump: Sendable {
             if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
             lastPump = ContinuousClock.now
             let channels = state.withLock { state -> [EventChannel] in
-                defer {
-                    state.dirty = [:]
-                    state.ticks += 1
-                }
+                defer { state.dirty = [:] }
                 return Array(state.dirty.values)
             }
             for channel in channels where channel.pump() { markDirty(channel) }

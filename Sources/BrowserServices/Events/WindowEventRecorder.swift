@@ -181,35 +181,27 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
 
     // MARK: Presentation and actions
 
-    func presented(_ node: UINode, parentID: String) {
-        record(.ui, "ui.presented") {
+    /// A node that joined the tree (`ui.presented`, `ui.pushed`).
+    private func recordAdded(_ name: String, _ node: UINode, parentID: String) {
+        record(.ui, name) {
             $0.member("parentId", parentID)
             $0.key("node")
             $0.uiNode(node)
         }
     }
 
-    func dismissed(nodeID: String, kind: String) {
-        record(.ui, "ui.dismissed") {
+    /// A node that left the tree (`ui.dismissed`, `ui.popped`).
+    private func recordRemoved(_ name: String, nodeID: String, kind: String) {
+        record(.ui, name) {
             $0.member("nodeId", nodeID)
             $0.member("kind", kind)
         }
     }
 
-    func pushed(_ node: UINode, parentID: String) {
-        record(.ui, "ui.pushed") {
-            $0.member("parentId", parentID)
-            $0.key("node")
-            $0.uiNode(node)
-        }
-    }
-
-    func popped(nodeID: String, kind: String) {
-        record(.ui, "ui.popped") {
-            $0.member("nodeId", nodeID)
-            $0.member("kind", kind)
-        }
-    }
+    func presented(_ node: UINode, parentID: String) { recordAdded("ui.presented", node, parentID: parentID) }
+    func dismissed(nodeID: String, kind: String) { recordRemoved("ui.dismissed", nodeID: nodeID, kind: kind) }
+    func pushed(_ node: UINode, parentID: String) { recordAdded("ui.pushed", node, parentID: parentID) }
+    func popped(nodeID: String, kind: String) { recordRemoved("ui.popped", nodeID: nodeID, kind: kind) }
 
     func changed(_ node: UINode) {
         record(.ui, "ui.changed") {

@@ -23,7 +23,12 @@ final class WindowEventMediators {
         toolbar = ToolbarMediator(browser: browser, consumer: recorder)
         location = LocationBarMediator(browser: browser, consumer: recorder)
         broadcasts = BroadcastMediator(broadcaster: browser.broadcaster, consumer: recorder)
-        // What the mediators said on starting is the window's first state, not news.
+    }
+
+    /// Makes the window as it is now the stream's first state: what the mediators (and the
+    /// coordinator, given as `tree`) said on starting is not news.
+    func begin(_ window: WindowSnapshot, tree: @escaping () -> UINode?) {
+        recorder.tree = tree
         recorder.discardPending()
         recorder.channel.setSnapshot(recorder.snapshot(window))
     }
