@@ -7,7 +7,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Package.swift ./
+COPY Package.swift openapi.yaml ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib --product browserd \

@@ -1,39 +1,46 @@
 # browserd — the two commands that matter: `make run` and `make test`.
 SWIFT ?= swift
 DATA_DIR ?= ./data
+VENV := .venv
+PYTHON := $(VENV)/bin/python
 
-.PHONY: deps openapi build release run test bench container clean
+.PHONY: deps test-deps build release run test bench container clean
 
+## System packages for building and running (apt, only when missing). No Python involved.
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh run
 
-# The contract is served from the binary: embed it before every build.
-openapi:
-	@scripts/embed-openapi.sh
+## System packages for the tests, then the pinned Python test tools in ./.venv.
+test-deps:
+	@scripts/install-deps.sh test
+	@scripts/venv.sh
 
-build: deps openapi
+build: deps
 	$(SWIFT) build
 
-release: deps openapi
-	$(SWIFT) build -c release
+release: deps
+	$(SWIFT) build -c release --product browserd
 
 ## Runs the service on 127.0.0.1:8080 with its database under ./data.
 run: release
 	exec $$($(SWIFT) build -c release --show-bin-path)/browserd serve --data-dir $(DATA_DIR)
 
-## Runs every test: the Swift suites (unit, live-server and process tests), the contract check, the
-## event streams with a real SSE client (httpx-sse), and schemathesis against a live server (60 s; SCHEMATHESIS_SECONDS changes it).
-test: deps openapi
+## Runs every test: the Swift suites (unit, in-process router, live-server and process tests), the
+## contract check, the README quickstart as written, the event streams with a real SSE client
+## (httpx-sse), and schemathesis against a live server, streams and stateful phase included (60 s;
+## SCHEMATHESIS_SECONDS changes it). Python tools run from ./.venv.
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	python3 scripts/validate-openapi.py
-	python3 tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
+	$(PYTHON) scripts/validate-openapi.py
+	$(PYTHON) tests/quickstart_test.py $$($(SWIFT) build --show-bin-path)/browserd
+	$(PYTHON) tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).
 bench:
 	@scripts/install-deps.sh bench
-	@scripts/embed-openapi.sh
+	@scripts/venv.sh
 	bench/run.sh
 
 ## Builds and runs the container image with podman (no Docker engine needed).

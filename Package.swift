@@ -11,7 +11,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "browserd",
-    platforms: [.macOS(.v15)],
+    // Linux only (Debian 12, Ubuntu 24.04): the HTTP edge, the SQLite wrapper and MiniHTTPClient call Glibc.
     products: [
         .executable(name: "browserd", targets: ["browserd"]),
     ],
@@ -81,15 +81,18 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The contract is compiled in from the top-level openapi.yaml (a link to it): one source of truth.
+            resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "browserd",
             dependencies: [
-                "BrowserdApp", "BrowserServices",
+                "BrowserdApp", "BrowserServices", "HTTPServer",
                 "MiniHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -108,16 +111,19 @@ let package = Package(
 
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "MiniHTTPClient"],
+            dependencies: ["HTTPServer", "MiniHTTPClient", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
-            dependencies: ["BrowserdApp", "MiniHTTPClient"],
+            dependencies: [
+                "BrowserdApp", "BrowserServices", "HTTPServer", "MiniHTTPClient",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -4,6 +4,8 @@
 # Numbers print side by side with their baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The checkout's virtual environment (scripts/venv.sh); the bench scripts need only the standard library.
+PY=${PY:-.venv/bin/python}
 swift build -c release --product browserd >/dev/null
 swift build -c release --product StreamBench >/dev/null
 swift build -c release --product ModelBench >/dev/null
@@ -12,7 +14,7 @@ bin=$(swift build -c release --show-bin-path)
 mkdir -p bench/out
 "$bin/ModelBench"
 "$bin/PersistenceBench" "${BENCH_DIR:-$PWD/bench/out}"
-python3 bench/http_bench.py --browserd "$bin/browserd" "$@"
-python3 bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
-python3 bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
+"$PY" bench/http_bench.py --browserd "$bin/browserd" "$@"
+"$PY" bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
+"$PY" bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
 bash bench/slow_disk.sh "$bin"

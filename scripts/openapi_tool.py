@@ -5,7 +5,7 @@ Edit the contract either by hand or from Python:
     from openapi_tool import load, save
     doc = load(); doc["paths"][...] = ...; save(doc)
 
-then run scripts/embed-openapi.sh.
+the next build compiles it into the binary (SwiftPM `.embedInCode`).
 """
 import os
 import yaml

@@ -5,7 +5,7 @@ Starts the browserd binary on a free port with a fresh data directory, watches a
 profile with httpx-sse while it drives the REST API, and checks:
   - the stream's headers and framing (text/event-stream, id/event/data, retry);
   - the snapshot first, then one event per consumer call, in order;
-  - every event's data against its schema in openapi.yaml (x-events), so the contract and the
+  - every event's data against its schema in openapi.yaml (the stream schemas' contentSchema per event), so the contract and the
     server agree;
   - resume with Last-Event-ID gets exactly the missed events, an id of an earlier run a reset.
 
@@ -46,9 +46,12 @@ def contract():
         schema = {"$ref": f"#/components/schemas/{name}", "components": {"schemas": schemas}}
         return jsonschema.Draft202012Validator(schema)
 
-    window = {n: validator(r) for n, r in schemas["WindowEventStream"]["x-events"].items()}
-    profile = {n: validator(r) for n, r in schemas["ProfileEventStream"]["x-events"].items()}
-    return window, profile
+    def payloads(stream):
+        # One variant per event name: `event` is its const, `data` JSON whose contentSchema is the payload's.
+        return {v["properties"]["event"]["const"]: validator(v["properties"]["data"]["contentSchema"])
+                for v in schemas[stream]["oneOf"]}
+
+    return payloads("WindowEvent"), payloads("ProfileEvent")
 
 
 class Watcher:

@@ -38,12 +38,18 @@ extension APIRoutes {
 
     /// The position a reconnecting client had: `Last-Event-ID`, or `lastEventId` for a browser's
     /// first request (which cannot set headers).
+    /// The header wins, but each that is present must be valid (at most 128 characters, as the contract says).
     static func lastEventID(_ request: HTTPRequest) throws -> String? {
-        let value = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
-        if let value, value.utf8.count > 128 {
+        let query = request.queryValue("lastEventId")
+        if let query, query.unicodeScalars.count > 128 {
             throw APIProblem.invalidQuery("lastEventId", "must be at most 128 characters")
         }
-        return value
+        let header = request.headers["Last-Event-ID"]
+        if let header, header.unicodeScalars.count > 128 {
+            throw HTTPError(400, kind: "invalid-header", title: "Invalid Header", detail: "Last-Event-ID must be at most 128 characters.",
+                            extensions: ["header": "Last-Event-ID"])
+        }
+        return header ?? query
     }
 
     /// A `text/event-stream` answer whose writer is handed to `open` as an ``EventSink``.

@@ -46,10 +46,10 @@ extension APIRoutes {
         }
     }
 
-    /// Runs a POST or PATCH at most once per `Idempotency-Key`: a retry gets the stored answer.
+    /// Runs a POST, PATCH or PUT at most once per `Idempotency-Key`: a retry gets the stored answer.
     func idempotent(_ request: HTTPRequest, principal: Principal,
                     _ body: () async throws -> HTTPResponse) async throws -> HTTPResponse {
-        guard request.method == .post || request.method == .patch, let header = request.headers["Idempotency-Key"] else {
+        guard request.method == .post || request.method == .patch || request.method == .put, let header = request.headers["Idempotency-Key"] else {
             return try await body()
         }
         guard let key = IdempotencyStore.parse(header) else {

@@ -98,14 +98,10 @@ public final class IdempotencyStore: Sendable {
 
     /// The key's value: a structured-field string (`"abc"`) or a bare token; 1 to 255 characters.
     static func parse(_ header: String) -> String? {
-        var value = header.trimmingCharacters(in: .whitespaces)
-        if value.hasPrefix("\"") {
-            guard value.count >= 2, value.hasSuffix("\"") else { return nil }
-            value = String(value.dropFirst().dropLast())
-            guard !value.contains("\"") && !value.contains("\\") else { return nil }
-        }
-        guard (1...255).contains(value.count),
-              value.unicodeScalars.allSatisfy({ $0.value >= 0x21 && $0.value <= 0x7E && $0 != "\"" }) else { return nil }
+        let value = header.trimmingCharacters(in: .whitespaces)
+        guard (1...255).contains(value.utf8.count), value.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else { return nil }
+        // The structured-field string form ("8e03978e") names the same key as the bare token.
+        if value.utf8.count >= 3, value.hasPrefix("\""), value.hasSuffix("\"") { return String(value.dropFirst().dropLast()) }
         return value
     }
 }

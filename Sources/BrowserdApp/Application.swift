@@ -60,7 +60,8 @@ public final class Application: Sendable {
         }
         self.sink = sink
         var operations = OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration)
-        let streamsGauge = registry.makeGauge(name: "browserd_event_streams", labels: [], help: "Event streams open now.")
+        let streamsGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "browserd", metricName: "event", unitName: "streams", helpText: "Event streams open now."))
         let serviceForMetrics = Mutex<BrowserService?>(nil)
         operations.beforeScrape = { if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) } }
         operations.register(in: &router)

@@ -36,7 +36,7 @@ struct OperationsRoutes {
                          headers: ["Cache-Control": "no-store"])
         }
 
-        let contract = HTTPResponse(status: 200, contentType: "application/yaml", body: Array(OpenAPIDocument.yaml.utf8))
+        let contract = HTTPResponse(status: 200, contentType: "application/yaml", body: PackageResources.openapi_yaml)
         router.get("/openapi.yaml") { _ in contract }
 
         let index = HTTPResponse.json(APIIndex(configuration: configuration).jsonBytes)

@@ -98,4 +98,27 @@ import Testing
             #expect(try api.post("/v1/browsers/\(window)/tabs", ["url": "nope"], headers: bad).header("idempotent-replayed") == "true")
         }
     }
+
+    /// Every operation that declares Idempotency-Key honours it, PUT included; the contract's pattern
+    /// (1 to 255 visible ASCII characters) is exactly what the server accepts.
+    @Test func putHonoursTheKeyAndTheHeaderFollowsTheContractPattern() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let window = try api.window(try api.profile())
+            let path = "/v1/browsers/\(window)/broadcasts/toolbar.topHeight"
+            let key = [("Idempotency-Key", "put-1")]
+            #expect(try api.send("PUT", path, ["value": 40], headers: key).status == 200)
+            let replay = try api.send("PUT", path, ["value": 40], headers: key)
+            #expect(replay.status == 200 && replay.header("idempotent-replayed") == "true")
+            #expect(try api.send("PUT", path, ["value": 41], headers: key).problemType == "/problems/idempotency-key-reused")
+            #expect(try api.send("PUT", path, ["value": 42], headers: [("Idempotency-Key", "bad key")]).status == 400)
+            // Visible ASCII, quotes and backslashes included, is a valid key; a control character or 256 characters are not.
+            for good in ["a", "\"", "a\"b", "\\", "~!", String(repeating: "k", count: 255)] {
+                #expect(try api.send("PUT", path, ["value": 1], headers: [("Idempotency-Key", good)]).status == 200, "\(good)")
+            }
+            for bad in [String(repeating: "k", count: 256), "caf\u{e9}"] {
+                #expect(try api.send("PUT", path, ["value": 1], headers: [("Idempotency-Key", bad)]).status == 400, "\(bad)")
+            }
+        }
+    }
 }

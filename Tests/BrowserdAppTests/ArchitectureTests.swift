@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// The layers as the compiler sees them: every module a file imports is declared in `Package.swift`,
+/// and `docs/architecture.md`'s import table lists exactly what `Package.swift` declares.
+@Suite struct ArchitectureTests {
+    /// Modules every target may import without declaring them.
+    static let system: Set<String> = ["Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Testing", "XCTest"]
+
+    /// Each target of `Package.swift` with the names it depends on (targets and products).
+    static func declaredDependencies() throws -> [String: Set<String>] {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var result: [String: Set<String>] = [:]
+        let starts = ["\n        .target(", "\n        .executableTarget(", "\n        .testTarget(", "\n        .systemLibrary("]
+        var pieces: [Substring] = []
+        var rest = text[...]
+        while let next = starts.compactMap({ rest.range(of: $0) }).min(by: { $0.lowerBound < $1.lowerBound }) {
+            pieces.append(rest[..<next.lowerBound])
+            rest = rest[next.upperBound...]
+        }
+        pieces.append(rest)
+        for piece in pieces.dropFirst() {
+            guard let name = piece.firstMatch(of: /name: "([^"]+)"/)?.1 else { continue }
+            var dependencies: Set<String> = []
+            if let list = piece.firstMatch(of: /dependencies: \[([^\]]*)\]/)?.1 {
+                let withoutPackages = list.replacing(/package: "[^"]+"/, with: "")
+                for match in withoutPackages.matches(of: /"([^"]+)"/) { dependencies.insert(String(match.1)) }
+            }
+            result[String(name)] = dependencies
+        }
+        return result
+    }
+
+    /// The modules the Swift files under `folder` import.
+    static func imports(under folder: URL) throws -> [String: Set<String>] {
+        var result: [String: Set<String>] = [:]
+        guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return result }
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for line in text.split(separator: "\n") where line.contains("import ") {
+                guard let match = line.firstMatch(of: /^(?:@_exported |@testable )?(?:public |internal |package )?import ([A-Za-z_][A-Za-z0-9_]*)/) else { continue }
+                result[file.lastPathComponent, default: []].insert(String(match.1))
+            }
+        }
+        return result
+    }
+
+    @Test func everyImportIsDeclaredInPackageSwift() throws {
+        let declared = try Self.declaredDependencies()
+        #expect(declared.count > 15, "Package.swift's targets were not found: \(declared.keys.sorted())")
+        var undeclared: [String] = []
+        for (target, dependencies) in declared {
+            let folder = target.hasSuffix("Tests") ? "Tests" : "Sources"
+            for (file, modules) in try Self.imports(under: repositoryRoot.appendingPathComponent("\(folder)/\(target)")) {
+                for module in modules.subtracting(dependencies).subtracting(Self.system).sorted() {
+                    undeclared.append("\(target)/\(file) imports \(module)")
+                }
+            }
+        }
+        #expect(undeclared.isEmpty, "imports missing from Package.swift: \(undeclared.sorted())")
+    }
+
+    @Test func theDocumentedImportTableIsPackageSwift() throws {
+        let declared = try Self.declaredDependencies()
+        let doc = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        guard let tableStart = doc.range(of: "| module | depends on (exactly as in `Package.swift`) |") else {
+            Issue.record("docs/architecture.md has no import table")
+            return
+        }
+        var documented: [String: Set<String>] = [:]
+        for line in doc[tableStart.upperBound...].split(separator: "\n").dropFirst() {
+            guard line.hasPrefix("|") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3 else { continue }
+            let modules = cells[1].matches(of: /`([^`]+)`/).map { String($0.1) }
+            let dependencies = Set(cells[2].matches(of: /`([^`]+)`/).map { String($0.1) })
+            for module in modules { documented[module] = dependencies }
+        }
+        let libraries = declared.filter { !$0.key.hasSuffix("Tests") }
+        #expect(Set(documented.keys) == Set(libraries.keys),
+                "targets missing from the table: \(Set(libraries.keys).subtracting(documented.keys).sorted()); not in Package.swift: \(Set(documented.keys).subtracting(libraries.keys).sorted())")
+        for (module, dependencies) in libraries {
+            guard let row = documented[module] else { continue }
+            #expect(row == dependencies, "\(module): the table says \(row.sorted()), Package.swift \(dependencies.sorted())")
+        }
+    }
+}
