@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: [

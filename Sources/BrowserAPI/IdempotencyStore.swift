@@ -1,7 +1,7 @@
 public import BrowserRecords
 import Crypto
 public import Foundation
-public import HTTPServer
+import HTTPServer
 import Synchronization
 
 /// Answers kept per `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header): a retry with the

@@ -1,6 +1,5 @@
 public import Foundation
-import Synchronization
-import Dispatch
+public import Dispatch
 
 /// The stored answer to a request that carried an `Idempotency-Key`, committed in the same
 /// transaction as the change the request made, so a retry after a crash gets this answer.
@@ -37,40 +36,11 @@ public struct IdempotencyRecord: Sendable, Equatable {
     }
 }
 
-/// An answer that is not known yet when its change is queued: the request's handler fills it in right
-/// after the change is made, and the writer waits for it before committing that change.
-///
-/// Resolved exactly once; later calls to ``resolve(_:)`` are ignored.
-public final class PendingAnswer: Sendable {
-    private enum State {
-        case pending
-        case resolved(IdempotencyRecord?)
-    }
-
-    private let state = Mutex(State.pending)
-    // DispatchSemaphore is thread-safe; it is only signalled once, by the first resolve.
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    public init() {}
-
-    /// Gives the answer (nil: keep none, e.g. the request failed in a way that must run again).
-    public func resolve(_ record: IdempotencyRecord?) {
-        let first = state.withLock { state -> Bool in
-            guard case .pending = state else { return false }
-            state = .resolved(record)
-            return true
-        }
-        if first { semaphore.signal() }
-    }
-
-    /// Blocks until the answer is given or `timeout` passes (then no answer is kept).
-    public func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord? {
-        if case .resolved(let record) = state.withLock({ $0 }) { return record }
-        _ = semaphore.wait(timeout: .now() + timeout)
-        return state.withLock { state in
-            if case .resolved(let record) = state { return record }
-            state = .resolved(nil)
-            return nil
-        }
-    }
+/// The answer to an idempotent request that is not known yet when its change is queued: the
+/// request's handler gives it right after the change is made, and the writer waits for it before
+/// committing that change, so change and answer commit together. (Its implementation, a one-shot
+/// slot, lives with the idempotent request in BrowserServices.)
+public protocol AwaitedAnswer: Sendable {
+    /// Blocks until the answer is given or `timeout` passes (then no answer is kept); nil: keep none.
+    func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord?
 }

@@ -174,7 +174,7 @@ public struct ChangeSet: Sendable, Equatable {
     public var idempotency: [IdempotencyRecord] = []
     /// Answers still being made when the change was queued; the writer waits for them and stores them
     /// in ``idempotency`` before it commits.
-    public var pendingAnswers: [PendingAnswer] = []
+    public var pendingAnswers: [any AwaitedAnswer] = []
 
     public init() {}
 

@@ -12,6 +12,9 @@ extension BrowserService {
         public var profiles = 0
         public var windows = 0
         public var tabs = 0
+        /// Every stored value that did not fit the model and was repaired or left out, one sentence
+        /// each (e.g. a history index past the end): the application logs them.
+        public var repairs: [String] = []
 
         public init() {}
     }
@@ -37,22 +40,24 @@ extension BrowserService {
             let allTabs = stored.tabs
             let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
             let directory = self.directory
-            let (snapshot, restoredTabs) = try await executor.perform { session -> (ProfileSnapshot, Int) in
+            let (snapshot, restoredTabs, repairs) = try await executor.perform { session -> (ProfileSnapshot, Int, [String]) in
                 let mediator = ProfileMediator.attach(to: session, directory: directory)
                 mediator.isRestoring = true
                 var count = 0
+                var repairs: [String] = []
                 for record in windows {
-                    count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session)
+                    count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs)
                 }
-                session.recentlyClosed.restore(closed.map(Self.closedTab))
+                session.recentlyClosed.restore(closed.map { Self.closedTab($0, repairs: &repairs) })
                 mediator.publishWindows()
                 mediator.isRestoring = false
                 for browser in session.browserList.browsers() { mediator.attachConsumers(to: browser) }
                 mediator.publishProfiles()
                 mediator.profileDirty = false
                 mediator.markPersisted()
-                return (mediator.snapshot(of: session.browserState), count)
+                return (mediator.snapshot(of: session.browserState), count, repairs)
             }
+            summary.repairs += repairs
             directory.putProfile(snapshot, executor: executor, rootID: state.id)
             summary.profiles += 1
             summary.windows += windows.count
@@ -61,18 +66,17 @@ extension BrowserService {
         return summary
     }
 
-    private static func restoreWindow(_ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession) throws -> Int {
+    private static func restoreWindow(_ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
+                                      repairs: inout [String]) throws -> Int {
         let browser = try session.createBrowser(id: BrowserID(rawValue: record.id), createdAt: record.createdAt)
         let list = browser.webStateList
         var restored: [(WebState, TabRecord)] = []
         for id in record.tabOrder {
-            guard let tab = tabs[id] else { continue }
-            let items = tab.history.map {
-                NavigationItem(url: $0.url, title: $0.title, transition: PageTransition(rawValue: $0.transition) ?? .link,
-                               timestamp: $0.timestamp)
+            guard let tab = tabs[id] else {
+                repairs.append("window \(record.id): tab \(id) is in the tab order but not stored; left out")
+                continue
             }
-            let history = (try? NavigationHistory(items: items, currentIndex: tab.historyIndex))
-                ?? ((try? NavigationHistory(items: items, currentIndex: items.count - 1)) ?? NavigationHistory())
+            let history = restoredHistory(tab.history, currentIndex: tab.historyIndex, of: "tab \(tab.id)", repairs: &repairs)
             let webState = WebState(id: TabID(rawValue: tab.id), history: history, title: tab.title, isLoading: tab.loading,
                                     progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
                                     lastActiveAt: tab.lastActiveAt)
@@ -83,21 +87,32 @@ extension BrowserService {
         for group in record.groups {
             let indices = restored.indices.filter { restored[$0].1.groupID == group.id }
             guard let first = indices.first, let last = indices.last, first >= list.pinnedCount,
-                  last - first + 1 == indices.count, list.group(withID: TabGroupID(rawValue: group.id)) == nil else { continue }
-            let data = TabGroupVisualData(title: group.title, color: TabGroupColor(rawValue: group.color) ?? .grey,
-                                          collapsed: group.collapsed)
+                  last - first + 1 == indices.count, list.group(withID: TabGroupID(rawValue: group.id)) == nil else {
+                repairs.append("window \(record.id): group \(group.id) has no contiguous regular tabs (or is stored twice); left out")
+                continue
+            }
+            let color = TabGroupColor(rawValue: group.color) ?? .grey
+            if TabGroupColor(rawValue: group.color) == nil {
+                repairs.append("group \(group.id): unknown colour \(group.color.debugDescription); grey")
+            }
+            let data = TabGroupVisualData(title: group.title, color: color, collapsed: group.collapsed)
             try list.createGroup(indices: Set(indices), visualData: data, id: TabGroupID(rawValue: group.id))
         }
         for (index, (_, tab)) in restored.enumerated() {
             guard let openerID = tab.openerID, let navigationIndex = tab.openerNavigationIndex else { continue }
             let openerIndex = list.index(ofTabWithID: TabID(rawValue: openerID))
-            guard openerIndex >= 0, openerIndex != index else { continue }
+            guard openerIndex >= 0, openerIndex != index else {
+                repairs.append("tab \(tab.id): its opener \(openerID) is not in window \(record.id); no opener")
+                continue
+            }
             try list.restoreOpener(list.webState(at: openerIndex)!, navigationIndex: navigationIndex, at: index)
         }
         if list.containsIndex(record.activeIndex) {
             try list.activate(at: record.activeIndex)
             let (webState, tab) = restored[record.activeIndex]
             webState.markActive(at: tab.lastActiveAt)
+        } else if record.activeIndex >= 0 {
+            repairs.append("window \(record.id): active index \(record.activeIndex) is past its \(list.count) tabs; no active tab")
         }
         browser.lastActiveAt = record.lastActiveAt
         if let mediator = browser.userData.get(WindowMediator.self) {
@@ -107,11 +122,28 @@ extension BrowserService {
         return restored.count
     }
 
-    private static func closedTab(_ record: ClosedTabRecord) -> ClosedTab {
-        let items = record.history.map {
-            NavigationItem(url: $0.url, title: $0.title, transition: PageTransition(rawValue: $0.transition) ?? .link, timestamp: $0.timestamp)
+    /// A stored history as the model's; an unknown transition reads as a link, a current index past the
+    /// entries as the last entry, and entries the model refuses as an empty history (each logged).
+    private static func restoredHistory(_ entries: [HistoryEntryRecord], currentIndex: Int, of owner: String,
+                                        repairs: inout [String]) -> NavigationHistory {
+        let items = entries.map { entry in
+            if PageTransition(rawValue: entry.transition) == nil {
+                repairs.append("\(owner): unknown transition \(entry.transition.debugDescription) reads as a link")
+            }
+            return NavigationItem(url: entry.url, title: entry.title, transition: PageTransition(rawValue: entry.transition) ?? .link,
+                                  timestamp: entry.timestamp)
         }
-        let history = (try? NavigationHistory(items: items, currentIndex: record.historyIndex)) ?? NavigationHistory()
+        if let history = try? NavigationHistory(items: items, currentIndex: currentIndex) { return history }
+        if let history = try? NavigationHistory(items: items, currentIndex: items.count - 1) {
+            repairs.append("\(owner): history index \(currentIndex) is outside its \(items.count) entries; the last entry is current")
+            return history
+        }
+        repairs.append("\(owner): its \(items.count) history entries do not form a history; restored empty")
+        return NavigationHistory()
+    }
+
+    private static func closedTab(_ record: ClosedTabRecord, repairs: inout [String]) -> ClosedTab {
+        let history = restoredHistory(record.history, currentIndex: record.historyIndex, of: "closed tab \(record.id)", repairs: &repairs)
         return ClosedTab(id: ClosedTabID(rawValue: record.id), tabID: TabID(rawValue: record.tabID), history: history, title: record.title,
                          faviconURL: record.faviconURL, browserID: BrowserID(rawValue: record.windowID), index: record.index,
                          groupID: record.groupID.map { TabGroupID(rawValue: $0) }, wasActive: record.wasActive,

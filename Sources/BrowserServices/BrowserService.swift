@@ -23,11 +23,13 @@ public final class BrowserService: Sendable {
     ///   - waitsForCommit: false answers once a change is queued for the next commit (`--durability
     ///     relaxed`): a crash loses at most what was queued, i.e. the changes of the last commit interval.
     ///   - events: bounds of the event streams.
+    ///   - framing: the event streams' wire format (the HTTP edge gives server-sent events).
     ///   - onAction: told of every action a window's dispatcher ran, by name and outcome (metrics).
     public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
-                events: EventStreamLimits = EventStreamLimits(), onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil) {
+                events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
+                onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil) {
         self.limits = limits
-        self.directory = Directory(events: EventHub(limits: events), onAction: onAction)
+        self.directory = Directory(events: EventHub(limits: events, framing: framing), onAction: onAction)
         self.sink = sink
         self.waitsForCommit = waitsForCommit
     }

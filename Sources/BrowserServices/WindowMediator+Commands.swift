@@ -7,7 +7,7 @@ extension WindowMediator {
         let d = browser.dispatcher
         let name = "TabsMediator"
         func add<P, R>(_ command: Command<P, R>, _ handler: @escaping (WindowMediator, P) throws -> R) {
-            try? d.register(command, owner: self, handlerName: name) { [unowned self] payload in try handler(self, payload) }
+            d.install(command, owner: self, handlerName: name) { [unowned self] payload in try handler(self, payload) }
         }
         add(TabCommands.open) { try $0.open($1) }
         add(TabCommands.close) { m, id in try m.list.close(at: m.index(of: id), flags: .userAction); return id }

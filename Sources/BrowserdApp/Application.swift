@@ -66,7 +66,8 @@ public final class Application: Sendable {
         operations.beforeScrape = { if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) } }
         operations.register(in: &router)
         let actionsFactory = factory
-        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability, events: configuration.events) { name, ok in
+        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability,
+                                     events: configuration.events, framing: SSEFraming()) { name, ok in
             Counter(label: "browserd_actions_total", dimensions: [("name", name), ("result", ok ? "ok" : "error")],
                     factory: actionsFactory).increment()
         }
@@ -137,9 +138,16 @@ public final class Application: Sendable {
                 "window": "\(window)", "savedRoute": "\(route.id)", "outcome": "\(outcome)",
             ])
         }
+        // Stored values the model could not take as they were: each is said once (the first 100).
+        for repair in summary.repairs.prefix(100) {
+            logger.warning("restore repaired a stored value", metadata: ["repair": "\(repair)"])
+        }
+        if summary.repairs.count > 100 {
+            logger.warning("restore repaired more stored values", metadata: ["more": "\(summary.repairs.count - 100)"])
+        }
         logger.info("restored", metadata: [
             "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
-            "tabs": "\(summary.tabs)", "duration": "\(ContinuousClock.now - started)",
+            "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
         ])
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")

@@ -200,15 +200,32 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         let path = temporaryDatabase()
         defer { removeDatabase(path) }
         let writer = StoreWriter(store: try PersistenceStore(path: path))
-        let answer = PendingAnswer()
+        let answer = LateAnswer()
         var change = sampleChange()
         change.pendingAnswers = [answer]
         let ticket = writer.enqueue(change)
         let given = record("late", at: Date(timeIntervalSince1970: 1_800_000_000))
         try await Task.sleep(for: .milliseconds(50))
-        answer.resolve(given)
+        answer.give(given)
         try await ticket.wait()
         await writer.stop()
         #expect(try PersistenceStore(path: path).load(now: given.createdAt).idempotency == [given])
+    }
+}
+
+/// An answer given later by the test, as a request handler gives it after queuing its change.
+final class LateAnswer: AwaitedAnswer {
+    private let answer = Mutex<IdempotencyRecord?>(nil)
+    // Signalled once, by `give`; DispatchSemaphore is thread-safe.
+    private let given = DispatchSemaphore(value: 0)
+
+    func give(_ record: IdempotencyRecord) {
+        answer.withLock { $0 = record }
+        given.signal()
+    }
+
+    func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord? {
+        _ = given.wait(timeout: .now() + timeout)
+        return answer.withLock { $0 }
     }
 }

@@ -1,10 +1,12 @@
 import BrowserModel
+import BrowserRecords
+import Foundation
 import BrowserServices
 import Testing
 
 @Suite struct BrowserServiceTests {
     @Test func windowLifecycleThroughCommands() async throws {
-        let service = BrowserService()
+        let service = BrowserService(framing: TestFraming())
         let profile = try await service.createProfile(name: "Work")
         let window = try await service.createWindow(profile: profile.id)
         #expect(window.tabs.isEmpty && window.activeIndex == -1)
@@ -19,7 +21,7 @@ import Testing
     }
 
     @Test func noOpKeepsTheVersion() async throws {
-        let service = BrowserService()
+        let service = BrowserService(framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         let (tab, version) = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
@@ -31,7 +33,7 @@ import Testing
     }
 
     @Test func closedTabsGoToRecentlyClosedAndRestore() async throws {
-        let service = BrowserService()
+        let service = BrowserService(framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         let (tab, _) = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
@@ -43,7 +45,7 @@ import Testing
     }
 
     @Test func incognitoProfileAndItsWindows() async throws {
-        let service = BrowserService()
+        let service = BrowserService(framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let (otr, created) = try await service.offTheRecordProfile(of: profile.id)
         #expect(created && otr.incognito && otr.parentID == profile.id)
@@ -54,5 +56,45 @@ import Testing
         #expect(service.window(window.id) == nil)
         #expect(service.profile(otr.id) == nil)
         #expect(service.profile(profile.id)?.offTheRecordID == nil)
+    }
+}
+
+@Suite struct RestoreRepairTests {
+    /// Stored values the model cannot take as they are are repaired or left out, and each is reported
+    /// (the application logs the list) instead of being fixed silently.
+    @Test func repairsAreReported() async throws {
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        func entry(_ url: String, _ transition: String = "link") -> HistoryEntryRecord {
+            HistoryEntryRecord(url: url, title: "", transition: transition, timestamp: at)
+        }
+        var stored = StoredState()
+        stored.profiles = [ProfileRecord(id: "p0000000000000001", name: "p", createdAt: at)]
+        stored.windows = [WindowRecord(id: "w0000000000000001", profileID: "p0000000000000001", version: 3,
+                                       tabOrder: ["t0000000000000001", "t0000000000000009", "t0000000000000002"],
+                                       activeIndex: 7, pinnedCount: 0,
+                                       groups: [GroupRecord(id: "g0000000000000001", title: "", color: "mauve", collapsed: false)],
+                                       createdAt: at, lastActiveAt: at)]
+        stored.tabs = [
+            "t0000000000000001": TabRecord(id: "t0000000000000001", groupID: "g0000000000000001", openerID: nil,
+                                           openerNavigationIndex: nil, title: "", loading: false, progress: 1, faviconURL: nil,
+                                           createdAt: at, lastActiveAt: at, historyIndex: 5,
+                                           history: [entry("https://a.example/"), entry("https://b.example/", "teleport")]),
+            "t0000000000000002": TabRecord(id: "t0000000000000002", groupID: nil, openerID: "t0000000000000042",
+                                           openerNavigationIndex: 0, title: "", loading: false, progress: 1, faviconURL: nil,
+                                           createdAt: at, lastActiveAt: at, historyIndex: 0, history: [entry("https://c.example/")]),
+        ]
+        let service = BrowserService(framing: TestFraming())
+        let summary = try await service.restore(stored)
+        #expect(summary.tabs == 2)
+        let repairs = summary.repairs.joined(separator: "\n")
+        #expect(summary.repairs.count == 6, "\(repairs)")
+        #expect(repairs.contains("tab t0000000000000009 is in the tab order but not stored"))
+        #expect(repairs.contains("history index 5 is outside its 2 entries"))
+        #expect(repairs.contains("unknown transition \"teleport\""))
+        #expect(repairs.contains("unknown colour \"mauve\""))
+        #expect(repairs.contains("its opener t0000000000000042 is not in window"))
+        #expect(repairs.contains("active index 7 is past its 2 tabs"))
+        let tab = try #require(service.tab(TabID(rawValue: "t0000000000000001")))
+        #expect(tab.tab.url == "https://b.example/")
     }
 }

@@ -50,7 +50,7 @@ final class LifecycleProbe: Coordinator {
 
     @Test func coordinatorsStoppedWithTheirWindowUnregisterTheirCommands() throws {
         let session = ProfileSession(browserState: BrowserState(name: "w"))
-        let directory = Directory(events: EventHub())
+        let directory = Directory(events: EventHub(framing: TestFraming()))
         _ = ProfileMediator.attach(to: session, directory: directory)
         let window = try session.createBrowser()
         let registered = Set(window.dispatcher.registeredCommands.map(\.name))

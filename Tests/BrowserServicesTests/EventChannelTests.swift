@@ -46,13 +46,13 @@ final class FakeSink: EventSink {
 
 struct FixedSnapshot: StreamSnapshot {
     var label: String
-    func initialEvents(id: String, filter: TopicFilter) -> [UInt8] { SSEFrame.event(id: id, name: "snapshot", json: Array("\"\(label)\"".utf8)) }
-    func resetEvent(id: String, reason: String) -> [UInt8] { SSEFrame.event(id: id, name: "reset", json: Array("\"\(reason)\"".utf8)) }
+    func initialEvents(filter: TopicFilter) -> [StreamEvent] { [StreamEvent(name: "snapshot", json: Array("\"\(label)\"".utf8))] }
+    func resetEvent(reason: String) -> StreamEvent { StreamEvent(name: "reset", json: Array("\"\(reason)\"".utf8)) }
 }
 
 @Suite struct EventChannelTests {
     private func channel(_ limits: EventStreamLimits = EventStreamLimits()) -> EventChannel {
-        EventChannel(epoch: "e1", limits: limits, snapshot: FixedSnapshot(label: "s0")) { _ in }
+        EventChannel(epoch: "e1", limits: limits, framing: TestFraming(), snapshot: FixedSnapshot(label: "s0")) { _ in }
     }
 
     private func event(_ name: String, _ size: Int = 10, topic: EventTopic = .tabs) -> PendingEvent {

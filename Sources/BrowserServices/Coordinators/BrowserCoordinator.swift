@@ -91,7 +91,7 @@ final class BrowserCoordinator: Coordinator, PresentationChanges, WebStateListOb
             try args.only([], command: "dismissModal")
             return .presentation(collectingChanges { if let modal { dismiss(modal) } })
         }
-        try? browser.dispatcher.register(UICommands.route, owner: self, handlerName: "BrowserCoordinator") { [unowned self] route in
+        browser.dispatcher.install(UICommands.route, owner: self, handlerName: "BrowserCoordinator") { [unowned self] route in
             try navigate(to: route)
         }
     }

@@ -67,7 +67,7 @@ class Coordinator {
 
     /// Registers a UI command on the window's dispatcher, owned by this coordinator.
     func handle(_ command: Command<CommandArguments, CommandResult>, _ handler: @escaping (CommandArguments) throws -> CommandResult) {
-        try? browser.dispatcher.register(command, owner: self, handlerName: String(describing: type(of: self)), handler)
+        browser.dispatcher.install(command, owner: self, handlerName: String(describing: type(of: self)), handler)
     }
 
     /// Depth-first search of the subtree.

@@ -1,5 +1,5 @@
 public import BrowserModel
-public import Foundation
+import Foundation
 
 /// A deep link into a window, parsed (Firefox for iOS's `Route`): where to take the window.
 public enum Route: Sendable, Equatable {

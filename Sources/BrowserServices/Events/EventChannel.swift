@@ -54,17 +54,31 @@ final class EventChannel: Sendable {
 
     let epoch: String
     private let limits: EventStreamLimits
+    private let framing: any EventFraming
     private let state: Mutex<State>
     private let onDirty: @Sendable (EventChannel) -> Void
 
-    init(epoch: String, limits: EventStreamLimits, snapshot: any StreamSnapshot, onDirty: @escaping @Sendable (EventChannel) -> Void) {
+    init(epoch: String, limits: EventStreamLimits, framing: any EventFraming, snapshot: any StreamSnapshot,
+         onDirty: @escaping @Sendable (EventChannel) -> Void) {
         self.epoch = epoch
         self.limits = limits
+        self.framing = framing
         self.state = Mutex(State(snapshot: snapshot))
         self.onDirty = onDirty
     }
 
     private func id(_ seq: Int) -> String { "\(epoch)-\(seq)" }
+
+    /// The snapshot's first events, all at position `id`.
+    private func initialBytes(_ snapshot: any StreamSnapshot, id: String, filter: TopicFilter) -> [UInt8] {
+        snapshot.initialEvents(filter: filter).reduce(into: []) { $0 += framing.frame(id: id, event: $1.name, json: $1.json) }
+    }
+
+    /// The snapshot as one `reset` event at position `id`.
+    private func resetBytes(_ snapshot: any StreamSnapshot, id: String, reason: String) -> [UInt8] {
+        let event = snapshot.resetEvent(reason: reason)
+        return framing.frame(id: id, event: event.name, json: event.json)
+    }
 
     /// Numbers and keeps `events`, which brought the source to `snapshot`.
     func append(_ events: [PendingEvent], snapshot: any StreamSnapshot) {
@@ -73,7 +87,7 @@ final class EventChannel: Sendable {
             guard !state.closed else { return false }
             for event in events {
                 state.lastSeq += 1
-                let bytes = SSEFrame.event(id: id(state.lastSeq), name: event.name, json: event.json)
+                let bytes = framing.frame(id: id(state.lastSeq), event: event.name, json: event.json)
                 state.events.append(Stored(seq: state.lastSeq, topic: event.topic, bytes: bytes))
                 state.bytes += bytes.count
             }
@@ -125,11 +139,11 @@ final class EventChannel: Sendable {
                     cursor = seq
                     start = .replay(missed: state.events[state.head...].filter { $0.seq > seq && filter.admits($0.topic) }.count)
                 case .failure(let lost):
-                    _ = sink.write(state.snapshot.resetEvent(id: current, reason: lost.reason), evenIfFull: true)
+                    _ = sink.write(resetBytes(state.snapshot, id: current, reason: lost.reason), evenIfFull: true)
                     start = .reset(reason: lost.reason)
                 }
             } else {
-                _ = sink.write(state.snapshot.initialEvents(id: current, filter: filter), evenIfFull: true)
+                _ = sink.write(initialBytes(state.snapshot, id: current, filter: filter), evenIfFull: true)
                 start = .snapshot
             }
             state.subscribers[ObjectIdentifier(sink)] = Subscriber(sink: sink, filter: filter, cursor: cursor, lagging: false)
@@ -175,7 +189,7 @@ final class EventChannel: Sendable {
                     // what is queued, one reset brings it to the current state.
                     if subscriber.sink.bufferedByteCount == 0 || state.closed {
                         if !state.closed {
-                            _ = subscriber.sink.write(state.snapshot.resetEvent(id: current, reason: lost ? "expired" : "slow-consumer"), evenIfFull: true)
+                            _ = subscriber.sink.write(resetBytes(state.snapshot, id: current, reason: lost ? "expired" : "slow-consumer"), evenIfFull: true)
                         }
                         subscriber.cursor = state.lastSeq
                         subscriber.lagging = false

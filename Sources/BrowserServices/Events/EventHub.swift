@@ -18,16 +18,21 @@ public final class EventHub: Sendable {
     }
 
     private let state = Mutex(State())
+    private let framing: any EventFraming
 
-    public init(limits: EventStreamLimits = EventStreamLimits()) {
+    /// - Parameters:
+    ///   - limits: replay, queue and stream limits.
+    ///   - framing: the wire format of the streams (the HTTP edge's server-sent events).
+    public init(limits: EventStreamLimits = EventStreamLimits(), framing: any EventFraming) {
         self.limits = limits
+        self.framing = framing
         self.epoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
         self.pump = EventPump(tick: limits.tick)
     }
 
     private func makeChannel(_ snapshot: any StreamSnapshot) -> EventChannel {
         let pump = self.pump
-        return EventChannel(epoch: epoch, limits: limits, snapshot: snapshot) { pump.markDirty($0) }
+        return EventChannel(epoch: epoch, limits: limits, framing: framing, snapshot: snapshot) { pump.markDirty($0) }
     }
 
     func openWindow(_ id: BrowserID, snapshot: any StreamSnapshot) -> EventChannel {

@@ -37,11 +37,11 @@ struct WindowStreamSnapshot: StreamSnapshot {
         json.endArray()
     }
 
-    func initialEvents(id: String, filter: TopicFilter) -> [UInt8] {
-        var bytes: [UInt8] = []
+    func initialEvents(filter: TopicFilter) -> [StreamEvent] {
+        var events: [StreamEvent] = []
         func add(_ topic: EventTopic, _ name: String, _ body: (inout JSONText) -> Void) {
             guard filter.admits(topic) else { return }
-            bytes += SSEFrame.event(id: id, name: name, json: EventJSON.object("browserId", browserID, body))
+            events.append(StreamEvent(name: name, json: EventJSON.object("browserId", browserID, body)))
         }
         add(.tabs, "tabs.populate") { tabsMembers(&$0) }
         add(.groups, "groups.populate") { groupsArray(&$0) }
@@ -55,11 +55,11 @@ struct WindowStreamSnapshot: StreamSnapshot {
                 $0.broadcastValue(value)
             }
         }
-        return bytes
+        return events
     }
 
-    func resetEvent(id: String, reason: String) -> [UInt8] {
-        SSEFrame.event(id: id, name: "reset", json: EventJSON.object("browserId", browserID) { json in
+    func resetEvent(reason: String) -> StreamEvent {
+        StreamEvent(name: "reset", json: EventJSON.object("browserId", browserID) { json in
             json.member("reason", reason)
             json.key("tabs")
             json.beginObject()
@@ -104,12 +104,12 @@ struct ProfileStreamSnapshot: StreamSnapshot {
         json.endArray()
     }
 
-    func initialEvents(id: String, filter: TopicFilter) -> [UInt8] {
-        SSEFrame.event(id: id, name: "browsers.populate", json: EventJSON.object("profileId", profileID.rawValue) { browsersArray(&$0) })
+    func initialEvents(filter: TopicFilter) -> [StreamEvent] {
+        [StreamEvent(name: "browsers.populate", json: EventJSON.object("profileId", profileID.rawValue) { browsersArray(&$0) })]
     }
 
-    func resetEvent(id: String, reason: String) -> [UInt8] {
-        SSEFrame.event(id: id, name: "reset", json: EventJSON.object("profileId", profileID.rawValue) { json in
+    func resetEvent(reason: String) -> StreamEvent {
+        StreamEvent(name: "reset", json: EventJSON.object("profileId", profileID.rawValue) { json in
             json.member("reason", reason)
             browsersArray(&json)
         })
