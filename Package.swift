@@ -105,6 +105,9 @@ let package = Package(
         .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "Sources/ModelBench",
                           swiftSettings: swiftSettings),
 
+        // JSONText against Foundation's JSONEncoder, for bench/run.sh.
+        .executableTarget(name: "JSONBench", dependencies: ["JSONWriter"], path: "Sources/JSONBench", swiftSettings: swiftSettings),
+
         // Persistence throughput and restore time, for bench/run.sh.
         .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
                           path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
@@ -114,9 +117,11 @@ let package = Package(
             dependencies: ["HTTPServer", "MiniHTTPClient", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "JSONWriterTests", dependencies: ["JSONWriter"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",

@@ -10,9 +10,11 @@ swift build -c release --product browserd >/dev/null
 swift build -c release --product StreamBench >/dev/null
 swift build -c release --product ModelBench >/dev/null
 swift build -c release --product PersistenceBench >/dev/null
+swift build -c release --product JSONBench >/dev/null
 bin=$(swift build -c release --show-bin-path)
 mkdir -p bench/out
 "$bin/ModelBench"
+"$bin/JSONBench"
 "$bin/PersistenceBench" "${BENCH_DIR:-$PWD/bench/out}"
 "$PY" bench/http_bench.py --browserd "$bin/browserd" "$@"
 "$PY" bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"

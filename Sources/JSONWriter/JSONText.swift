@@ -1,7 +1,8 @@
 /// A small, fast JSON writer: objects, arrays, strings escaped per RFC 8259, numbers, booleans, null.
 ///
-/// Callers write keys and values in order; the writer places commas. Several times faster than
-/// Foundation's `JSONEncoder` for the server's answers.
+/// Callers write keys and values in order; the writer places commas. Faster than Foundation's
+/// `JSONEncoder` for the server's answers, with no reflection: `JSONBench` measures both on a tab
+/// (`make bench`).
 public struct JSONText: Sendable {
     public private(set) var bytes: [UInt8] = []
     private var needsComma = false
@@ -63,6 +64,15 @@ public struct JSONText: Sendable {
     /// Appends `string` as a JSON string literal: quotes, backslashes and control characters escaped.
     public static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings (ids, URLs, keys) need no escape: copy their bytes in one go.
+        let clean = string.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        if clean == true {
+            out.append(contentsOf: string.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         let hex: StaticString = "0123456789abcdef"
         for byte in string.utf8 {
             switch byte {
