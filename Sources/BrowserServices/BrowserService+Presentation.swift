@@ -63,22 +63,22 @@ extension BrowserService {
 
     /// Locks or unlocks incognito for a regular profile (and its off-the-record one).
     public func setIncognitoLock(profile id: ProfileID, locked: Bool) async throws {
-        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         guard entry.rootID == id else {
             throw ServiceError.wrongProfileKind("the incognito lock belongs to the regular profile; use its id")
         }
-        let directory = self.directory
+        let snapshots = self.snapshots
         try await run(entry.executor, mutating: false) { session in
-            ProfileMediator.attach(to: session, directory: directory).incognitoLock.isLocked = locked
+            ProfileMediator.attach(to: session, snapshots: snapshots).incognitoLock.isLocked = locked
         }
     }
 
     /// Whether a regular profile's incognito is locked.
     public func isIncognitoLocked(profile id: ProfileID) async throws -> Bool {
-        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
-        let directory = self.directory
+        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        let snapshots = self.snapshots
         return try await run(entry.executor, mutating: false) { session in
-            ProfileMediator.attach(to: session, directory: directory).incognitoLock.isLocked
+            ProfileMediator.attach(to: session, snapshots: snapshots).incognitoLock.isLocked
         }
     }
 

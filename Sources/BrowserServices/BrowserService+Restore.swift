@@ -39,9 +39,9 @@ extension BrowserService {
             let closed = stored.recentlyClosed[profile.id] ?? []
             let allTabs = stored.tabs
             let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
-            let directory = self.directory
+            let snapshots = self.snapshots
             let (snapshot, restoredTabs, repairs) = try await executor.perform { session -> (ProfileSnapshot, Int, [String]) in
-                let mediator = ProfileMediator.attach(to: session, directory: directory)
+                let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
                 mediator.isRestoring = true
                 var count = 0
                 var repairs: [String] = []
@@ -58,7 +58,7 @@ extension BrowserService {
                 return (mediator.snapshot(of: session.browserState), count, repairs)
             }
             summary.repairs += repairs
-            directory.putProfile(snapshot, executor: executor, rootID: state.id)
+            snapshots.putProfile(snapshot, executor: executor, rootID: state.id)
             summary.profiles += 1
             summary.windows += windows.count
             summary.tabs += restoredTabs

@@ -10,7 +10,7 @@ import Synchronization
 /// value type.
 public final class BrowserService: Sendable {
     public let limits: ModelLimits
-    let directory: Directory
+    let snapshots: SnapshotIndex
     let sink: (any DurableSink)?
     /// Whether answers wait for the commit (durable) or only for the change to be queued (relaxed).
     let waitsForCommit: Bool
@@ -29,7 +29,7 @@ public final class BrowserService: Sendable {
                 events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
                 onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil) {
         self.limits = limits
-        self.directory = Directory(events: EventHub(limits: events, framing: framing), onAction: onAction)
+        self.snapshots = SnapshotIndex(events: EventHub(limits: events, framing: framing), onAction: onAction)
         self.sink = sink
         self.waitsForCommit = waitsForCommit
     }
@@ -41,11 +41,11 @@ public final class BrowserService: Sendable {
                           _ body: @escaping @Sendable (ProfileSession) throws -> T) async throws -> T {
         // While storage is failing, nothing changes, so memory never runs further ahead of the disk.
         if mutating, let reason = sink?.unavailableReason { throw ServiceError.storageFailed(reason) }
-        let directory = self.directory
+        let snapshots = self.snapshots
         let sink = self.sink
         let request = IdempotentRequest.current
         let (result, waiter) = await executor.perform { session -> (Result<T, any Error>, (@Sendable () async throws -> Void)?) in
-            let mediator = ProfileMediator.attach(to: session, directory: directory)
+            let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
             let result = Result { try body(session) }
             mediator.publishWindows()
             mediator.publishProfiles()
@@ -75,18 +75,18 @@ public final class BrowserService: Sendable {
     // MARK: Event streams
 
     /// The event stream sources and their caps.
-    public var events: EventHub { directory.events }
+    public var events: EventHub { snapshots.events }
 
     /// Starts a window's event stream into `sink`: the snapshot, the missed events, or a `reset`.
     /// - Returns: how it started, or nil when the window does not exist.
     public func watchWindow(_ id: BrowserID, sink: any EventSink, lastEventID: String?, filter: TopicFilter) -> EventStreamStart? {
-        directory.events.window(id)?.subscribe(sink, lastEventID: lastEventID, filter: filter)
+        snapshots.events.window(id)?.subscribe(sink, lastEventID: lastEventID, filter: filter)
     }
 
     /// Starts a profile's window-list stream into `sink`.
     /// - Returns: how it started, or nil when the profile does not exist.
     public func watchProfile(_ id: ProfileID, sink: any EventSink, lastEventID: String?) -> EventStreamStart? {
-        directory.events.profile(id)?.subscribe(sink, lastEventID: lastEventID, filter: .all)
+        snapshots.events.profile(id)?.subscribe(sink, lastEventID: lastEventID, filter: .all)
     }
 
     // MARK: Profiles
@@ -100,35 +100,35 @@ public final class BrowserService: Sendable {
         let state = BrowserState(name: trimmed)
         let id = state.id
         let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
-        let directory = self.directory
+        let snapshots = self.snapshots
         let snapshot = try await run(executor) { session in
-            ProfileMediator.attach(to: session, directory: directory).snapshot(of: session.browserState)
+            ProfileMediator.attach(to: session, snapshots: snapshots).snapshot(of: session.browserState)
         }
-        directory.putProfile(snapshot, executor: executor, rootID: id)
+        snapshots.putProfile(snapshot, executor: executor, rootID: id)
         return snapshot
     }
 
     /// Every profile, regular and off-the-record, ordered by creation then id.
     public func profiles() -> [ProfileSnapshot] {
-        directory.state.withLock { Array($0.profiles.values.map(\.snapshot)) }
+        snapshots.profileSnapshots()
             .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
-    public func profile(_ id: ProfileID) -> ProfileSnapshot? { directory.profile(id)?.snapshot }
+    public func profile(_ id: ProfileID) -> ProfileSnapshot? { snapshots.profile(id)?.snapshot }
 
     /// The regular profile a profile belongs to (itself when regular).
-    public func rootProfile(of id: ProfileID) -> ProfileID? { directory.profile(id)?.rootID }
+    public func rootProfile(of id: ProfileID) -> ProfileID? { snapshots.profile(id)?.rootID }
 
     /// The regular profile a window belongs to.
-    public func rootProfile(ofWindow id: BrowserID) -> ProfileID? { directory.window(id)?.rootID }
+    public func rootProfile(ofWindow id: BrowserID) -> ProfileID? { snapshots.window(id)?.rootID }
 
     /// Deletes a profile: a regular one with its windows and its off-the-record profile; an
     /// off-the-record one with its incognito windows.
     public func deleteProfile(_ id: ProfileID) async throws {
-        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
-        let directory = self.directory
+        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        let snapshots = self.snapshots
         let removed: [ProfileID] = try await run(entry.executor) { session in
-            let mediator = ProfileMediator.attach(to: session, directory: directory)
+            let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
             if session.browserState.id == id {
                 let otr = session.offTheRecord?.id
                 try session.destroyOffTheRecord()
@@ -140,23 +140,23 @@ public final class BrowserService: Sendable {
             try session.destroyOffTheRecord()
             return [id]
         }
-        for profile in removed { directory.removeProfile(profile) }
+        for profile in removed { snapshots.removeProfile(profile) }
     }
 
     /// The off-the-record profile of a regular profile, created when missing.
     public func offTheRecordProfile(of id: ProfileID) async throws -> (profile: ProfileSnapshot, created: Bool) {
-        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         guard entry.rootID == id else {
             throw ServiceError.wrongProfileKind("an off-the-record profile has no off-the-record profile of its own")
         }
-        let directory = self.directory
+        let snapshots = self.snapshots
         let (snapshot, created) = try await run(entry.executor) { session in
             let (otr, created) = try session.createOffTheRecord()
-            let mediator = ProfileMediator.attach(to: session, directory: directory)
+            let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
             mediator.publishProfiles()
             return (mediator.snapshot(of: otr), created)
         }
-        if created { directory.putProfile(snapshot, executor: entry.executor, rootID: id) }
+        if created { snapshots.putProfile(snapshot, executor: entry.executor, rootID: id) }
         return (snapshot, created)
     }
 
@@ -164,28 +164,26 @@ public final class BrowserService: Sendable {
 
     /// Opens a window with no tabs in a profile (regular or off-the-record).
     public func createWindow(profile id: ProfileID) async throws -> WindowSnapshot {
-        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         let incognito = entry.rootID != id
         let browserID = try await run(entry.executor) { session in
             guard session.profile(withID: id) != nil else { throw ModelError.profileNotFound(id) }
             return try session.createBrowser(incognito: incognito).id
         }
-        guard let window = directory.window(browserID)?.snapshot else { throw ModelError.browserNotFound(browserID) }
+        guard let window = snapshots.window(browserID)?.snapshot else { throw ModelError.browserNotFound(browserID) }
         return window
     }
 
     /// The windows of a profile (or of every profile), in creation order.
     public func windows(profile: ProfileID? = nil) -> [WindowSnapshot] {
-        directory.state.withLock { state in
-            state.windows.values.map(\.snapshot).filter { profile == nil || $0.profileID == profile }
-        }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        snapshots.windowSnapshots(profile: profile).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
-    public func window(_ id: BrowserID) -> WindowSnapshot? { directory.window(id)?.snapshot }
+    public func window(_ id: BrowserID) -> WindowSnapshot? { snapshots.window(id)?.snapshot }
 
     /// The window's snapshot with a value made from it (its encoded answer), made at most once per version.
     public func cachedWindow<T: Sendable>(_ id: BrowserID, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
-        directory.cachedWindow(id, make: make)
+        snapshots.cachedWindow(id, make: make)
     }
 
     /// Closes a window; its tabs go to recently closed unless it is incognito.
@@ -195,24 +193,24 @@ public final class BrowserService: Sendable {
 
     // MARK: Lookups
 
-    public func window(ofTab id: TabID) -> BrowserID? { directory.browser(ofTab: id) }
-    public func window(ofGroup id: TabGroupID) -> BrowserID? { directory.browser(ofGroup: id) }
+    public func window(ofTab id: TabID) -> BrowserID? { snapshots.browser(ofTab: id) }
+    public func window(ofGroup id: TabGroupID) -> BrowserID? { snapshots.browser(ofGroup: id) }
 
     public func tab(_ id: TabID) -> (tab: TabSnapshot, version: Int)? {
-        guard let browserID = directory.browser(ofTab: id), let window = directory.window(browserID)?.snapshot,
+        guard let browserID = snapshots.browser(ofTab: id), let window = snapshots.window(browserID)?.snapshot,
               let tab = window.tabs.first(where: { $0.id == id }) else { return nil }
         return (tab, window.version)
     }
 
     public func group(_ id: TabGroupID) -> (group: GroupSnapshot, version: Int)? {
-        guard let browserID = directory.browser(ofGroup: id), let window = directory.window(browserID)?.snapshot,
+        guard let browserID = snapshots.browser(ofGroup: id), let window = snapshots.window(browserID)?.snapshot,
               let group = window.groups.first(where: { $0.id == id }) else { return nil }
         return (group, window.version)
     }
 
     /// A tab's navigation history.
     public func history(of id: TabID) async throws -> HistorySnapshot {
-        guard let browserID = directory.browser(ofTab: id) else { throw ModelError.tabNotFound(id) }
+        guard let browserID = snapshots.browser(ofTab: id) else { throw ModelError.tabNotFound(id) }
         return try await withWindow(browserID, ifMatch: nil, mutating: false) { _, browser in
             let index = browser.webStateList.index(ofTabWithID: id)
             guard index >= 0 else { throw ModelError.tabNotFound(id) }
@@ -235,7 +233,7 @@ public final class BrowserService: Sendable {
 
     /// A regular profile's recently closed tabs, newest first.
     public func recentlyClosed(profile id: ProfileID) async throws -> [ClosedTabSnapshot] {
-        guard let entry = directory.profile(id) else { throw ModelError.profileNotFound(id) }
+        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         guard entry.rootID == id else { return [] }
         return try await run(entry.executor, mutating: false) { session in
             session.recentlyClosed.entries.map {
@@ -248,7 +246,7 @@ public final class BrowserService: Sendable {
 
     /// Restores an entry of a regular profile's recently closed list, through the window it lands in.
     public func restoreClosedTab(profile id: ProfileID, entry: ClosedTabID) async throws -> (tab: TabSnapshot, version: Int) {
-        guard let profile = directory.profile(id), profile.rootID == id else { throw ModelError.profileNotFound(id) }
+        guard let profile = snapshots.profile(id), profile.rootID == id else { throw ModelError.profileNotFound(id) }
         return try await run(profile.executor) { session in
             guard let closed = session.recentlyClosed.entries.first(where: { $0.id == entry }) else {
                 throw ModelError.closedTabNotFound(entry)
@@ -292,12 +290,12 @@ public final class BrowserService: Sendable {
     }
 
     /// The window's version now (after the last published change).
-    public func version(of id: BrowserID) -> Int? { directory.window(id)?.snapshot.version }
+    public func version(of id: BrowserID) -> Int? { snapshots.window(id)?.snapshot.version }
 
     /// Runs `body` on the window's profile executor, checking `ifMatch`, then publishes what changed.
     func withWindow<T: Sendable>(_ id: BrowserID, ifMatch: Int?, mutating: Bool = true,
                                  _ body: @escaping @Sendable (ProfileSession, Browser) throws -> T) async throws -> T {
-        guard let window = directory.window(id), let profile = directory.profile(window.rootID) else {
+        guard let window = snapshots.window(id), let profile = snapshots.profile(window.rootID) else {
             throw ModelError.browserNotFound(id)
         }
         return try await run(profile.executor, mutating: mutating) { session in
@@ -334,15 +332,13 @@ extension BrowserService {
     /// up with memory after a failed commit. Mutations are refused meanwhile (the sink is unhealthy).
     /// - Throws: the commit's error when storage is still failing.
     public func resynchronize(extra: ChangeSet = ChangeSet(), into commit: @Sendable (ChangeSet) async throws -> Void) async throws {
-        let executors = directory.state.withLock { state in
-            state.profiles.values.filter { $0.rootID == $0.snapshot.id }.map(\.executor)
-        }
+        let executors = snapshots.sessionExecutors()
         var whole = ChangeSet()
         whole.replacesAll = true
-        let directory = self.directory
+        let snapshots = self.snapshots
         for executor in executors {
             let part = await executor.perform { session -> ChangeSet in
-                let mediator = ProfileMediator.attach(to: session, directory: directory)
+                let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
                 guard !mediator.deleted else { return ChangeSet() }
                 mediator.markAllUnwritten()
                 return mediator.collectChanges()

@@ -5,7 +5,7 @@ import BrowserRecords
 /// when the window goes; publishes the profile snapshots.
 final class ProfileMediator: BrowserListObserver {
     unowned let session: ProfileSession
-    let directory: Directory
+    let snapshots: SnapshotIndex
     /// Whether the profile row must be written.
     var profileDirty = true
     /// Regular windows closed since the last change set.
@@ -21,9 +21,9 @@ final class ProfileMediator: BrowserListObserver {
     /// The window-list consumers of the regular profile and its off-the-record one (event streams).
     private var browserLists: [ProfileID: ProfileEventRecorder] = [:]
 
-    init(session: ProfileSession, directory: Directory) {
+    init(session: ProfileSession, snapshots: SnapshotIndex) {
         self.session = session
-        self.directory = directory
+        self.snapshots = snapshots
         session.browserList.addObserver(self)
         updateBrowserListConsumers()
     }
@@ -48,28 +48,28 @@ final class ProfileMediator: BrowserListObserver {
         for state in live where browserLists[state.id] == nil {
             let browsers = session.browserList.browsers(state.isOffTheRecord ? .incognito : .regular).map(Self.item)
             let snapshot = ProfileStreamSnapshot(profileID: state.id, browsers: browsers)
-            let recorder = ProfileEventRecorder(profileID: state.id, channel: directory.events.openProfile(state.id, snapshot: snapshot))
+            let recorder = ProfileEventRecorder(profileID: state.id, channel: snapshots.events.openProfile(state.id, snapshot: snapshot))
             recorder.populate(browsers: browsers)
             browserLists[state.id] = recorder
         }
         let ids = Set(live.map(\.id))
         for (id, recorder) in browserLists where !ids.contains(id) {
             recorder.close()
-            directory.events.closeProfile(id)
+            snapshots.events.closeProfile(id)
             browserLists[id] = nil
         }
     }
 
     /// Attaches a mediator to a session (once).
-    static func attach(to session: ProfileSession, directory: Directory) -> ProfileMediator {
+    static func attach(to session: ProfileSession, snapshots: SnapshotIndex) -> ProfileMediator {
         if let existing = session.userData.get(ProfileMediator.self) { return existing }
-        let mediator = ProfileMediator(session: session, directory: directory)
+        let mediator = ProfileMediator(session: session, snapshots: snapshots)
         session.userData.set(mediator)
         return mediator
     }
 
     func browserList(_ list: BrowserList, didAdd browser: Browser) {
-        let mediator = WindowMediator(browser: browser, session: session, directory: directory)
+        let mediator = WindowMediator(browser: browser, session: session, snapshots: snapshots)
         browser.userData.set(mediator)
         mediator.publish()
         if !isRestoring { attachConsumers(to: browser) }
@@ -86,21 +86,21 @@ final class ProfileMediator: BrowserListObserver {
         browser.userData.set(BrowserCoordinator?.none)
         browser.userData.get(ActionLog.self)?.stop()
         browser.userData.set(ActionLog?.none)
-        browser.userData.get(WindowEventMediators.self)?.stop(directory.window(browser.id)?.snapshot)
+        browser.userData.get(WindowEventMediators.self)?.stop(snapshots.window(browser.id)?.snapshot)
         browser.userData.set(WindowEventMediators?.none)
         browserLists[browser.browserState.id]?.browserRemoved(id: browser.id)
-        directory.removeWindow(browser.id)
+        snapshots.removeWindow(browser.id)
         publishProfiles()
     }
 
     /// Gives a window its consumer-facing mediators, event recorder, action log and root coordinator
     /// (after a restore, once its tabs are back: nobody can watch it before).
     func attachConsumers(to browser: Browser) {
-        guard browser.userData.get(BrowserCoordinator.self) == nil, let window = directory.window(browser.id)?.snapshot else { return }
-        let events = WindowEventMediators(browser: browser, hub: directory.events, window: window)
+        guard browser.userData.get(BrowserCoordinator.self) == nil, let window = snapshots.window(browser.id)?.snapshot else { return }
+        let events = WindowEventMediators(browser: browser, hub: snapshots.events, window: window)
         browser.userData.set(events)
         let recorder = events.recorder
-        browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: directory.onAction))
+        browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: snapshots.onAction))
         let coordinator = BrowserCoordinator(browser: browser, consumer: recorder,
                                              interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
         coordinator.start()
@@ -112,7 +112,7 @@ final class ProfileMediator: BrowserListObserver {
     func publishWindows() {
         for browser in session.browserList.browsers() {
             browser.userData.get(WindowMediator.self)?.publish()
-            browser.userData.get(WindowEventMediators.self)?.flush { directory.window(browser.id)?.snapshot }
+            browser.userData.get(WindowEventMediators.self)?.flush { snapshots.window(browser.id)?.snapshot }
         }
     }
 
@@ -123,13 +123,13 @@ final class ProfileMediator: BrowserListObserver {
     }
 
     func publishProfiles() {
-        directory.updateProfile(snapshot(of: session.browserState))
+        snapshots.updateProfile(snapshot(of: session.browserState))
         if let otr = session.offTheRecord {
-            if directory.profile(otr.id) == nil, let root = directory.profile(session.browserState.id) {
+            if snapshots.profile(otr.id) == nil, let root = snapshots.profile(session.browserState.id) {
                 // Made by a command (an incognito tab opened from a regular window): list it too.
-                directory.putProfile(snapshot(of: otr), executor: root.executor, rootID: root.snapshot.id)
+                snapshots.putProfile(snapshot(of: otr), executor: root.executor, rootID: root.snapshot.id)
             } else {
-                directory.updateProfile(snapshot(of: otr))
+                snapshots.updateProfile(snapshot(of: otr))
             }
         }
         updateBrowserListConsumers()

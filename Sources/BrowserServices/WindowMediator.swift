@@ -9,14 +9,14 @@ import BrowserRecords
 final class WindowMediator: WebStateListObserver, WebStateObserver {
     unowned let browser: Browser
     unowned let session: ProfileSession
-    let directory: Directory
+    let snapshots: SnapshotIndex
     /// Bumped by every change of the window or its tabs; a no-op changes nothing and so keeps it.
     var version: Int
     private var dirty = true
     /// What must still be written to disk.
     var persistence = WindowPersistenceState.fresh
     private var observedTabs: [ObjectIdentifier: WebState] = [:]
-    /// Tabs that joined (true) and left (false) since the last publish, in order: the directory's tab
+    /// Tabs that joined (true) and left (false) since the last publish, in order: the snapshots's tab
     /// index is updated from these instead of comparing whole tab lists. Nil until the first publish,
     /// which indexes every tab.
     private var tabMoves: [(TabID, joined: Bool)]?
@@ -24,10 +24,10 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     /// The URL a new tab shows when none is given.
     static let newTabURL = "browserd://newtab"
 
-    init(browser: Browser, session: ProfileSession, directory: Directory, version: Int = 1) {
+    init(browser: Browser, session: ProfileSession, snapshots: SnapshotIndex, version: Int = 1) {
         self.browser = browser
         self.session = session
-        self.directory = directory
+        self.snapshots = snapshots
         self.version = version
         browser.webStateList.addObserver(self)
         for tab in browser.webStateList.webStates { observe(tab) }
@@ -45,7 +45,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     func publish() {
         guard dirty else { return }
         dirty = false
-        directory.putWindow(browser.snapshot(version: version), rootID: session.browserState.id, tabMoves: tabMoves)
+        snapshots.putWindow(browser.snapshot(version: version), rootID: session.browserState.id, tabMoves: tabMoves)
         tabMoves = []
     }
 

@@ -36,11 +36,4 @@ static inline uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon)
     return info == NULL ? 0 : info->port;
 }
 
-/// MHD_get_daemon_info is variadic: how many connections the daemon holds now.
-static inline unsigned int CMicroHTTPD_current_connections(struct MHD_Daemon *daemon)
-{
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info == NULL ? 0 : info->num_connections;
-}
-
 #endif

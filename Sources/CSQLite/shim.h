@@ -8,11 +8,6 @@
 /// SQLITE_TRANSIENT is `((sqlite3_destructor_type)-1)`: SQLite copies the bound bytes at once.
 static inline sqlite3_destructor_type CSQLite_transient(void) { return SQLITE_TRANSIENT; }
 
-/// sqlite3_db_config is variadic: turns defensive mode (no writes to the schema by SQL) on or off.
-static inline int CSQLite_db_config_defensive(sqlite3 *db, int on) {
-    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);
-}
-
 /// sqlite3_db_config is variadic: turns double-quoted string literals off in DML and DDL.
 static inline int CSQLite_db_config_no_dqs(sqlite3 *db) {
     int a = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, (int *)0);

@@ -50,8 +50,8 @@ final class LifecycleProbe: Coordinator {
 
     @Test func coordinatorsStoppedWithTheirWindowUnregisterTheirCommands() throws {
         let session = ProfileSession(browserState: BrowserState(name: "w"))
-        let directory = Directory(events: EventHub(framing: TestFraming()))
-        _ = ProfileMediator.attach(to: session, directory: directory)
+        let snapshots = SnapshotIndex(events: EventHub(framing: TestFraming()))
+        _ = ProfileMediator.attach(to: session, snapshots: snapshots)
         let window = try session.createBrowser()
         let registered = Set(window.dispatcher.registeredCommands.map(\.name))
         #expect(registered.isSuperset(of: ["showTabGrid", "showSettings", "showHistory", "share", "dismissModal", "focusOmnibox", "route",

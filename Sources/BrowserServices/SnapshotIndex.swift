@@ -1,12 +1,12 @@
 import BrowserModel
 import Synchronization
 
-/// Where everything is, readable from any thread: profiles and their executors, and the latest
-/// published snapshot of every window, with tab and group ids mapped to their windows.
+/// The index of published snapshots, readable from any thread: profiles and their executors, and the
+/// latest published snapshot of every window, with tab and group ids mapped to their windows.
 ///
 /// Mediators write it from inside their profile's executor after each change; HTTP handlers read it
 /// without waiting for any executor (reads never wait for mutations or the disk).
-final class Directory: Sendable {
+final class SnapshotIndex: Sendable {
     struct ProfileEntry {
         let executor: ProfileExecutor
         var snapshot: ProfileSnapshot
@@ -27,7 +27,7 @@ final class Directory: Sendable {
         var groups: [TabGroupID: BrowserID] = [:]
     }
 
-    let state = Mutex(State())
+    private let state = Mutex(State())
     /// The event stream sources of every window and profile.
     let events: EventHub
 
@@ -40,6 +40,19 @@ final class Directory: Sendable {
     }
 
     func profile(_ id: ProfileID) -> ProfileEntry? { state.withLock { $0.profiles[id] } }
+
+    /// Every profile's latest snapshot, in no order.
+    func profileSnapshots() -> [ProfileSnapshot] { state.withLock { $0.profiles.values.map(\.snapshot) } }
+
+    /// The latest snapshot of every window (of `profile` only, when given), in no order.
+    func windowSnapshots(profile: ProfileID? = nil) -> [WindowSnapshot] {
+        state.withLock { state in state.windows.values.map(\.snapshot).filter { profile == nil || $0.profileID == profile } }
+    }
+
+    /// The executor of every regular profile (each holds its off-the-record one too).
+    func sessionExecutors() -> [ProfileExecutor] {
+        state.withLock { state in state.profiles.values.filter { $0.rootID == $0.snapshot.id }.map(\.executor) }
+    }
 
     func window(_ id: BrowserID) -> WindowEntry? { state.withLock { $0.windows[id] } }
 

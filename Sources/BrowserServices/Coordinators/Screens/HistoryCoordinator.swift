@@ -1,0 +1,6 @@
+import BrowserModel
+
+final class HistoryCoordinator: Coordinator {
+    override var kind: String { "history" }
+    override var navigator: [String] { ["dismissModal", "openNewTab", "loadURL"] }
+}

@@ -1,0 +1,156 @@
+public import BrowserModel
+
+// The payloads of the window's tab and group commands (TabCommands): plain values the HTTP edge builds.
+
+/// Opens a tab (REST `POST …/tabs`).
+public struct OpenTabRequest: Sendable {
+    public var url: String
+    public var index: Int?
+    public var activate: Bool
+    public var openerID: TabID?
+    public var inheritOpener: Bool
+    public var pinned: Bool
+    public var groupID: TabGroupID?
+    public var transition: PageTransition
+
+    public init(url: String, index: Int? = nil, activate: Bool = true, openerID: TabID? = nil, inheritOpener: Bool = false,
+                pinned: Bool = false, groupID: TabGroupID? = nil, transition: PageTransition = .typed) {
+        self.url = url
+        self.index = index
+        self.activate = activate
+        self.openerID = openerID
+        self.inheritOpener = inheritOpener
+        self.pinned = pinned
+        self.groupID = groupID
+        self.transition = transition
+    }
+}
+
+/// A move within a window or into another window of the same profile.
+public struct MoveTabRequest: Sendable {
+    public var tabID: TabID
+    public var index: Int
+    public var destination: BrowserID?
+    public var activate: Bool
+
+    public init(tabID: TabID, index: Int, destination: BrowserID? = nil, activate: Bool = false) {
+        self.tabID = tabID
+        self.index = index
+        self.destination = destination
+        self.activate = activate
+    }
+}
+
+/// Page state a renderer reports, and the opener (`.some(nil)` clears it).
+public struct PageStateUpdate: Sendable {
+    public var tabID: TabID
+    public var title: String?
+    public var loading: Bool?
+    public var progress: Double?
+    public var faviconURL: String??
+    public var openerID: TabID??
+
+    public init(tabID: TabID, title: String? = nil, loading: Bool? = nil, progress: Double? = nil,
+                faviconURL: String?? = nil, openerID: TabID?? = nil) {
+        self.tabID = tabID
+        self.title = title
+        self.loading = loading
+        self.progress = progress
+        self.faviconURL = faviconURL
+        self.openerID = openerID
+    }
+}
+
+/// A history move or a new navigation.
+public enum TabNavigation: Sendable {
+    case navigate(url: String, transition: PageTransition)
+    case back, forward, reload
+    case go(offset: Int)
+}
+
+public struct NavigateRequest: Sendable {
+    public var tabID: TabID
+    public var navigation: TabNavigation
+    public init(tabID: TabID, navigation: TabNavigation) {
+        self.tabID = tabID
+        self.navigation = navigation
+    }
+}
+
+public struct PinRequest: Sendable {
+    public var tabID: TabID
+    public var pinned: Bool
+    public init(tabID: TabID, pinned: Bool) {
+        self.tabID = tabID
+        self.pinned = pinned
+    }
+}
+
+public struct ReplaceRequest: Sendable {
+    public var tabID: TabID
+    public var url: String
+    public init(tabID: TabID, url: String) {
+        self.tabID = tabID
+        self.url = url
+    }
+}
+
+/// Which tabs a close-many closes.
+public enum CloseTabsSelector: Sendable {
+    case tabs([TabID])
+    case all
+    case allNonPinned
+    case allExcept(TabID)
+    case group(TabGroupID)
+}
+
+public struct CreateGroupRequest: Sendable {
+    public var tabIDs: [TabID]
+    public var title: String?
+    public var color: TabGroupColor?
+    public init(tabIDs: [TabID], title: String? = nil, color: TabGroupColor? = nil) {
+        self.tabIDs = tabIDs
+        self.title = title
+        self.color = color
+    }
+}
+
+public struct UpdateGroupRequest: Sendable {
+    public var groupID: TabGroupID
+    public var title: String?
+    public var color: TabGroupColor?
+    public var collapsed: Bool?
+    public init(groupID: TabGroupID, title: String? = nil, color: TabGroupColor? = nil, collapsed: Bool? = nil) {
+        self.groupID = groupID
+        self.title = title
+        self.color = color
+        self.collapsed = collapsed
+    }
+}
+
+public struct GroupTabsRequest: Sendable {
+    public var groupID: TabGroupID?
+    public var tabIDs: [TabID]
+    public init(groupID: TabGroupID? = nil, tabIDs: [TabID]) {
+        self.groupID = groupID
+        self.tabIDs = tabIDs
+    }
+}
+
+public struct MoveGroupRequest: Sendable {
+    public var groupID: TabGroupID
+    public var beforeIndex: Int
+    public init(groupID: TabGroupID, beforeIndex: Int) {
+        self.groupID = groupID
+        self.beforeIndex = beforeIndex
+    }
+}
+
+public struct BroadcastUpdate: Sendable {
+    public var key: String
+    public var value: BroadcastValue
+    public init(key: String, value: BroadcastValue) {
+        self.key = key
+        self.value = value
+    }
+}
