@@ -52,9 +52,10 @@ extension APIRoutes {
         })
 
         router.add(.post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore", deferred { request in
-            try Self.noParameters(request)
+            let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
             let (tab, version) = try await service.restoreClosedTab(
-                profile: ProfileID(rawValue: request.parameter("profileId")), entry: ClosedTabID(rawValue: request.parameter("entryId")))
+                profile: ProfileID(rawValue: request.parameter("profileId")), entry: ClosedTabID(rawValue: request.parameter("entryId")),
+                activate: activate)
             return Self.tabResponse(tab, version: version, status: 201)
         })
     }

@@ -77,7 +77,7 @@ extension APIRoutes {
         router.add(.post, "/v1/tabs/{tabId}/move", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["index", "browserId", "activate"])
+            let body = try RequestBody(request, allowed: ["index", "browserId", "activate", "pinned"])
             let index = try body.int("index", range: Int.min...Int.max, required: true)!
             var destination: BrowserID?
             if let target = try body.string("browserId", maxLength: 64), target != window.rawValue {
@@ -97,8 +97,12 @@ extension APIRoutes {
                 throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
                                 detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
             }
+            let pinned = try body.bool("pinned")
+            if pinned != nil, destination == nil {
+                throw APIProblem.invalidField("pinned", "applies only to a move to another window; use /pin or /unpin in the same window")
+            }
             let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
-                                      activate: try body.bool("activate") ?? false)
+                                      activate: try body.bool("activate") ?? false, pinned: pinned ?? false)
             let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
         })

@@ -116,9 +116,10 @@ extension APIRoutes {
         })
 
         router.add(.post, "/v1/browsers/{browserId}/restore-closed-tab", deferred { request in
-            try Self.noParameters(request)
+            let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
             let window = try routes.existingWindow(request.parameter("browserId"))
-            let (tab, version) = try await service.dispatch(TabCommands.restoreClosed, nil, in: window, ifMatch: try Self.ifMatch(request))
+            let (tab, version) = try await service.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(activate: activate), in: window,
+                                                            ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version, status: 201)
         })
 

@@ -98,7 +98,7 @@ public final class ProfileSession {
     /// - Throws: when the tab or window is unknown, the modes differ, or the index is out of range
     ///   (`0…count` of the destination, or `0…count−1` within one window).
     @discardableResult
-    public func moveTab(_ id: TabID, to destination: Browser, index: Int?, activate: Bool = false) throws -> Int {
+    public func moveTab(_ id: TabID, to destination: Browser, index: Int?, activate: Bool = false, pinned: Bool = false) throws -> Int {
         guard let (source, from) = locate(id) else { throw ModelError.tabNotFound(id) }
         guard browserList.browser(withID: destination.id) === destination else { throw ModelError.browserNotFound(destination.id) }
         if source === destination {
@@ -116,9 +116,12 @@ public final class ProfileSession {
             throw ModelError.indexOutOfRange(index: index, validRange: 0...list.count)
         }
         guard list.count < list.maxCount else { throw ModelError.limitReached(what: "tabs per window", limit: list.maxCount) }
-        let pinned = source.webStateList.isPinned(at: from)
+        // As Chromium's MoveTabFromBrowserToBrowser: detached, then inserted at the index only; the pinned
+        // flag does not travel (only `pinned` asks for it). The index is kept inside the section the
+        // tab joins: a regular tab asked into the pinned section lands at the first regular index.
+        let target = index.map { pinned ? min($0, list.pinnedCount) : max($0, list.pinnedCount) }
         let tab = try source.webStateList.detach(at: from)
-        return try list.insert(tab, InsertionParams(index: index, activate: activate || list.isEmpty, pinned: pinned))
+        return try list.insert(tab, InsertionParams(index: target, activate: activate || list.isEmpty, pinned: pinned))
     }
 
     // MARK: Off-the-record
@@ -143,28 +146,29 @@ public final class ProfileSession {
 
     /// Restores a closed tab: at its old index in its old window when that window still exists
     /// (clamped to the list, back in its group if the group still exists), else at the end of the most
-    /// recently active regular window; active again if it was.
+    /// recently active regular window. Activated unless `activate` is false, whether or not it was
+    /// active when closed (Chromium: `TabRestoreTest.MiddleTab`; iOS `AddRestoredTab` inserts with `Activate()`).
     /// - Throws: when the entry is unknown or there is no regular window.
     @discardableResult
-    public func restoreClosedTab(_ entryID: ClosedTabID) throws -> (browser: Browser, tab: WebState, index: Int) {
+    public func restoreClosedTab(_ entryID: ClosedTabID, activate: Bool = true) throws -> (browser: Browser, tab: WebState, index: Int) {
         guard let entry = recentlyClosed.entries.first(where: { $0.id == entryID }) else {
             throw ModelError.closedTabNotFound(entryID)
         }
-        return try restore(entry)
+        return try restore(entry, activate: activate)
     }
 
-    /// Restores the most recent tab closed in `browser`.
+    /// Restores the most recent tab closed in `browser` (activated unless `activate` is false).
     @discardableResult
-    public func restoreMostRecentClosedTab(in browser: Browser) throws -> (browser: Browser, tab: WebState, index: Int) {
+    public func restoreMostRecentClosedTab(in browser: Browser, activate: Bool = true) throws -> (browser: Browser, tab: WebState, index: Int) {
         guard let entry = recentlyClosed.mostRecent(in: browser.id) else {
             throw ModelError.invalidArgument("window \(browser.id) has no recently closed tab")
         }
-        return try restore(entry)
+        return try restore(entry, activate: activate)
     }
 
-    private func restore(_ entry: ClosedTab) throws -> (browser: Browser, tab: WebState, index: Int) {
+    private func restore(_ entry: ClosedTab, activate: Bool) throws -> (browser: Browser, tab: WebState, index: Int) {
         let tab = WebState(history: entry.history, title: entry.title, faviconURL: entry.faviconURL)
-        var params = InsertionParams(activate: entry.wasActive)
+        var params = InsertionParams(activate: activate)
         let target: Browser
         if let original = browserList.browser(withID: entry.browserID), !original.isIncognito {
             target = original

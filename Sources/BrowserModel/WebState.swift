@@ -79,6 +79,8 @@ public final class WebState {
     /// Reloads: the history index stays; loading starts.
     public func reload() {
         guard history.currentIndex >= 0 else { return }
+        // A tab already loading from the start shows nothing new: no notification, no new version.
+        guard !isLoading || progress != 0 else { return }
         isLoading = true
         progress = 0
         notify(.loading)

@@ -45,6 +45,10 @@ public final class WebStateList {
     /// The most tabs this list holds.
     public let maxCount: Int
     private var observers: [WeakListObserver] = []
+    /// Tabs still in the list whose opener the current mutation changed as a side effect (cleared
+    /// because their opener left, an inherit-opener insert, or the active tab moving on) or on
+    /// purpose (``setOpener(_:at:)``): each gets an `openerChange` once the mutation's own change is told.
+    private var openerChanges: [WebState] = []
 
     /// Creates an empty list.
     /// - Parameter maxCount: the cap on tabs; inserts past it throw ``ModelError/limitReached(what:limit:)``.
@@ -128,8 +132,31 @@ public final class WebStateList {
     func mutate<T>(_ body: () throws -> T) rethrows -> T {
         precondition(!isMutating, "WebStateList mutated from inside an observer callback")
         isMutating = true
-        defer { isMutating = false }
+        defer {
+            notifyOpenerChanges()
+            isMutating = false
+        }
         return try body()
+    }
+
+    /// Drops `entry`'s opener, noting the change for observers when it had one.
+    func dropOpener(of entry: Entry) {
+        guard entry.opener != nil else { return }
+        entry.opener = nil
+        openerChanges.append(entry.webState)
+    }
+
+    /// Tells observers of every tab (still in the list) whose opener the mutation changed, once each.
+    private func notifyOpenerChanges() {
+        guard !openerChanges.isEmpty else { return }
+        let changed = openerChanges
+        openerChanges = []
+        var told = Set<ObjectIdentifier>()
+        for tab in changed where told.insert(ObjectIdentifier(tab)).inserted {
+            let index = index(of: tab)
+            guard index >= 0 else { continue }
+            notifyDidChange(.openerChange(tab: tab, index: index), status: unchangedStatus())
+        }
     }
 
     // MARK: Insert
@@ -161,7 +188,7 @@ public final class WebStateList {
             let oldActive = activeWebState
             var opener = params.opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
             if params.inheritOpener {
-                for entry in entries { entry.opener = nil }
+                for entry in entries { dropOpener(of: entry) }
                 opener = activeWebState.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
             }
             var group = params.group
@@ -221,7 +248,7 @@ public final class WebStateList {
     func setActiveIndex(_ index: Int) {
         guard index != activeIndex else { return }
         if activeIndex >= 0, entries[activeIndex].resetOpenerOnActiveChange {
-            entries[activeIndex].opener = nil
+            dropOpener(of: entries[activeIndex])
             entries[activeIndex].resetOpenerOnActiveChange = false
         }
         activeIndex = index
@@ -461,7 +488,9 @@ public final class WebStateList {
     }
 
     /// Sets (or with nil clears) the opener of the tab at `index`, recording the opener's current
-    /// navigation index. No notification (as Chromium).
+    /// navigation index.
+    /// - Observers: `openerChange(tab, index)` when the opener (or its navigation index) changed;
+    ///   nothing when it is already so.
     /// - Throws: when `index` is not in the list or the opener is not in this list.
     public func setOpener(_ opener: WebState?, at index: Int) throws {
         guard containsIndex(index) else { throw outOfRange(index) }
@@ -469,9 +498,16 @@ public final class WebStateList {
         if let opener, opener === entries[index].webState {
             throw ModelError.invalidArgument("a tab cannot be its own opener")
         }
-        mutate {
-            entries[index].opener = opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
+        let new = opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
+        let old = entries[index].opener
+        guard old?.webState !== new?.webState || old?.navigationIndex != new?.navigationIndex else {
             entries[index].resetOpenerOnActiveChange = false
+            return
+        }
+        mutate {
+            entries[index].opener = new
+            entries[index].resetOpenerOnActiveChange = false
+            openerChanges.append(entries[index].webState)
         }
     }
 
@@ -486,7 +522,7 @@ public final class WebStateList {
 
     func clearOpeners(pointingAt webState: WebState) {
         let key = ObjectIdentifier(webState)
-        for entry in entries where entry.openerKey == key { entry.opener = nil }
+        for entry in entries where entry.openerKey == key { dropOpener(of: entry) }
     }
 
     // MARK: Batch

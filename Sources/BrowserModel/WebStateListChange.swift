@@ -12,6 +12,10 @@ public enum WebStateListChange {
     case groupMove(group: TabGroup, fromRange: TabGroupRange, toRange: TabGroupRange)
     /// A group was emptied by earlier changes and is gone; it must not be used afterwards.
     case groupDelete(group: TabGroup)
+    /// The opener of the tab at `index` changed: set or cleared on purpose, or cleared as a side
+    /// effect of the change told just before (its opener left the list, an inherit-opener insert,
+    /// the active tab moving on from an inherited opener). Told after that change, once per tab.
+    case openerChange(tab: WebState, index: Int)
 }
 
 /// The payload of a detach (also sent, before the change, to `webStateListWillChange`).

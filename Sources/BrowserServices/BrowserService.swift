@@ -245,7 +245,7 @@ public final class BrowserService: Sendable {
     }
 
     /// Restores an entry of a regular profile's recently closed list, through the window it lands in.
-    public func restoreClosedTab(profile id: ProfileID, entry: ClosedTabID) async throws -> (tab: TabSnapshot, version: Int) {
+    public func restoreClosedTab(profile id: ProfileID, entry: ClosedTabID, activate: Bool = true) async throws -> (tab: TabSnapshot, version: Int) {
         guard let profile = snapshots.profile(id), profile.rootID == id else { throw ModelError.profileNotFound(id) }
         return try await run(profile.executor) { session in
             guard let closed = session.recentlyClosed.entries.first(where: { $0.id == entry }) else {
@@ -254,7 +254,7 @@ public final class BrowserService: Sendable {
             let target = session.browser(withID: closed.browserID).flatMap { $0.isIncognito ? nil : $0 }
                 ?? session.mostRecentlyActiveRegularBrowser
             guard let target else { throw ModelError.noWindowToRestoreInto }
-            let tab = try target.dispatcher.dispatch(TabCommands.restoreClosed, entry)
+            let tab = try target.dispatcher.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(entry: entry, activate: activate))
             return (tab, target.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }

@@ -32,12 +32,15 @@ public struct MoveTabRequest: Sendable {
     public var index: Int
     public var destination: BrowserID?
     public var activate: Bool
+    /// For a move to another window: arrive pinned (the pinned state never travels by itself).
+    public var pinned: Bool
 
-    public init(tabID: TabID, index: Int, destination: BrowserID? = nil, activate: Bool = false) {
+    public init(tabID: TabID, index: Int, destination: BrowserID? = nil, activate: Bool = false, pinned: Bool = false) {
         self.tabID = tabID
         self.index = index
         self.destination = destination
         self.activate = activate
+        self.pinned = pinned
     }
 }
 
@@ -152,5 +155,17 @@ public struct BroadcastUpdate: Sendable {
     public init(key: String, value: BroadcastValue) {
         self.key = key
         self.value = value
+    }
+}
+
+/// Which recently closed tab to restore (nil: the window's most recent) and whether it becomes the
+/// active tab (Chromium activates a restored tab; `activate: false` restores it in the background).
+public struct RestoreClosedTabRequest: Sendable {
+    public var entry: ClosedTabID?
+    public var activate: Bool
+
+    public init(entry: ClosedTabID? = nil, activate: Bool = true) {
+        self.entry = entry
+        self.activate = activate
     }
 }

@@ -15,7 +15,7 @@ public enum TabCommands {
     public static let navigate = Command<NavigateRequest, TabSnapshot>("tabs.navigate")
     public static let updatePageState = Command<PageStateUpdate, TabSnapshot>("tabs.updatePageState")
     public static let closeMany = Command<CloseTabsSelector, CloseTabsResult>("tabs.closeMany")
-    public static let restoreClosed = Command<ClosedTabID?, TabSnapshot>("tabs.restoreClosed")
+    public static let restoreClosed = Command<RestoreClosedTabRequest, TabSnapshot>("tabs.restoreClosed")
     public static let createGroup = Command<CreateGroupRequest, GroupSnapshot>("groups.create")
     public static let updateGroup = Command<UpdateGroupRequest, GroupSnapshot>("groups.update")
     public static let addToGroup = Command<GroupTabsRequest, GroupSnapshot>("groups.addTabs")

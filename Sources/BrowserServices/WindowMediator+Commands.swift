@@ -107,7 +107,8 @@ extension WindowMediator {
             guard let destination = session.browser(withID: destinationID) else {
                 throw ModelError.crossProfile("window \(destinationID) is not a window of this tab's profile")
             }
-            let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate)
+            let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate,
+                                            pinned: request.pinned)
             return destination.webStateList.tabSnapshot(at: index, browserID: destination.id)
         }
         guard list.containsIndex(request.index) else {
@@ -158,11 +159,8 @@ extension WindowMediator {
                 return list.webState(at: openerIndex)!
             }
         }
-        if let opener {
-            try list.setOpener(opener, at: index)
-            // Setting an opener tells no observer (as in Chromium): the window must still be written.
-            persistence.windowDirty = true
-        }
+        // Observers hear of it (openerChange) only when it changes: the version, the read and the stream follow.
+        if let opener { try list.setOpener(opener, at: index) }
         tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon)
         return list.tabSnapshot(at: index, browserID: browser.id)
     }
@@ -181,12 +179,12 @@ extension WindowMediator {
         return CloseTabsResult(closedTabIDs: closed.reversed().map(\.id), activeTabID: list.activeWebState?.id)
     }
 
-    func restoreClosed(_ entry: ClosedTabID?) throws -> TabSnapshot {
+    func restoreClosed(_ request: RestoreClosedTabRequest) throws -> TabSnapshot {
         guard !browser.isIncognito else {
             throw ModelError.incognitoMismatch("incognito windows have no recently closed tabs")
         }
-        let (target, tab, index) = try entry.map { try session.restoreClosedTab($0) } ?? session.restoreMostRecentClosedTab(in: browser)
-        _ = tab
+        let (target, _, index) = try request.entry.map { try session.restoreClosedTab($0, activate: request.activate) }
+            ?? session.restoreMostRecentClosedTab(in: browser, activate: request.activate)
         return target.webStateList.tabSnapshot(at: index, browserID: target.id)
     }
 

@@ -15,6 +15,7 @@ extension WindowMediator {
             persistence.dirtyTabs.insert(inserted.id)
         case .move(let tab, _, _, _, _, _): persistence.dirtyTabs.insert(tab.id)
         case .statusOnly(let tab, _, _, _, _): if let tab { persistence.dirtyTabs.insert(tab.id) }
+        case .openerChange(let tab, _): persistence.dirtyTabs.insert(tab.id)
         case .groupCreate, .groupVisualDataUpdate, .groupMove, .groupDelete: break
         }
     }

@@ -81,8 +81,11 @@ import Testing
     @Test func inheritOpenerClearsEveryOpenerAndUsesTheActiveTab() throws {
         let b = try ListBuilder("| a b* c")
         try b.list.setOpener(b["a"], at: 2)
+        let recorder = ChangeRecorder(b)
         try b.list.insert(b["x"], .automatic().inheritingOpener())
         #expect(b.list.opener(at: b.index("c")) == nil)
+        // Only c had an opener to lose: it alone is told, after the insert.
+        #expect(recorder.take() == ["insert(x,2)", "opener(c,3)"])
         #expect(b.list.opener(at: b.index("x"))?.webState === b["b"])
         #expect(b.describe() == "| a b* x c")
     }

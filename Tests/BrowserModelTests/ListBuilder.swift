@@ -138,6 +138,8 @@ final class ChangeRecorder: WebStateListObserver {
             text = "groupMove(\(b.name(of: group)),\(from)->\(to))"
         case .groupDelete(let group):
             text = "groupDelete(\(b.name(of: group)))"
+        case .openerChange(let tab, let index):
+            text = "opener(\(b.name(of: tab)),\(index))"
         }
         lines.append(text + self.status(status))
     }

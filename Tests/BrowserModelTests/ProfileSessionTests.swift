@@ -78,17 +78,31 @@ import Testing
         #expect(s.recentlyClosed.entries.isEmpty)
     }
 
-    @Test func crossWindowMoveKeepsPinnedStateAndChecksTheIndex() throws {
+    /// Chromium's MoveTabFromBrowserToBrowser detaches the tab and inserts it with the index only: the
+    /// pinned flag does not travel. A regular tab given an index inside the destination's pinned section
+    /// lands at its first regular index.
+    @Test func crossWindowMoveDropsThePinnedStateAndChecksTheIndex() throws {
         let s = session()
         let source = try s.createBrowser()
         let destination = try s.createBrowser()
-        let p = tab("https://p.example/")
-        try source.webStateList.insert(p, .automatic().pinned())
-        try destination.webStateList.insert(tab("https://d.example/"))
-        #expect(throws: ModelError.indexOutOfRange(index: 2, validRange: 0...1)) { try s.moveTab(p.id, to: destination, index: 2) }
-        #expect(try s.moveTab(p.id, to: destination, index: 1) == 0)
-        #expect(destination.webStateList.isPinned(at: 0))
-        #expect(destination.webStateList.activeIndex == -1)
+        let p = tab("https://p.example/"), q = tab("https://q.example/"), child = tab("https://child.example/")
+        try source.webStateList.insert(p, .automatic().pinned().activating())
+        try source.webStateList.insert(q, .automatic().pinned())
+        try source.webStateList.insert(child, .automatic().withOpener(p))
+        let d0 = tab("https://d0.example/"), d1 = tab("https://d1.example/")
+        try destination.webStateList.insert(d0, .automatic().pinned())
+        try destination.webStateList.insert(d1, .automatic().activating())
+        #expect(throws: ModelError.indexOutOfRange(index: 3, validRange: 0...2)) { try s.moveTab(p.id, to: destination, index: 3) }
+        #expect(try s.moveTab(p.id, to: destination, index: 0) == 1, "index 0 is in the pinned section: first regular index")
+        #expect(!destination.webStateList.isPinned(at: 1) && destination.webStateList.pinnedCount == 1)
+        #expect(destination.webStateList.activeWebState === d1, "not activated unless asked")
+        // The source: one pinned tab fewer, the child lost its opener, the next active tab chosen.
+        #expect(source.webStateList.pinnedCount == 1 && source.webStateList.opener(at: source.webStateList.index(of: child)) == nil)
+        #expect(source.webStateList.activeWebState != nil && source.webStateList.activeWebState !== p)
+        // Only an explicit request pins it, inside the pinned section.
+        #expect(try s.moveTab(q.id, to: destination, index: 3, pinned: true) == 1)
+        #expect(destination.webStateList.isPinned(at: 1) && destination.webStateList.pinnedCount == 2)
+        #expect(destination.webStateList.invariantViolations().isEmpty && source.webStateList.invariantViolations().isEmpty)
     }
 
     @Test func moveWithinOneWindowIsAPlainMove() throws {
@@ -121,7 +135,7 @@ import Testing
                 ["https://e.example/4", "https://e.example/3", "https://e.example/2"])
     }
 
-    @Test func restoreGoesBackToItsIndexInItsWindowAndActivatesIfItWas() throws {
+    @Test func restoreGoesBackToItsIndexInItsWindowAndActivates() throws {
         let s = session()
         let window = try s.createBrowser()
         let tabs = (0..<4).map { tab("https://e.example/\($0)") }
@@ -147,7 +161,22 @@ import Testing
         try window.webStateList.close(at: 2, flags: .userAction)
         let (_, restored, index) = try s.restoreMostRecentClosedTab(in: window)
         #expect(index == 2 && window.webStateList.group(at: index) === group)
-        #expect(window.webStateList.activeWebState !== restored)
+        // Activated although it was not active when closed (TabRestoreTest.MiddleTab, iOS AddRestoredTab).
+        #expect(window.webStateList.activeWebState === restored)
+    }
+
+    /// `activate: false` restores in the background, also a tab that was active when closed.
+    @Test func restoreInTheBackgroundLeavesTheActiveTab() throws {
+        let s = session()
+        let window = try s.createBrowser()
+        let tabs = (0..<3).map { tab("https://e.example/\($0)") }
+        for t in tabs { try window.webStateList.insert(t) }
+        try window.webStateList.activate(at: 1)
+        try window.webStateList.close(at: 1, flags: .userAction)
+        let active = window.webStateList.activeWebState
+        #expect(s.recentlyClosed.entries.first?.wasActive == true)
+        let (_, restored, index) = try s.restoreMostRecentClosedTab(in: window, activate: false)
+        #expect(index == 1 && window.webStateList.activeWebState === active && active !== restored)
     }
 
     @Test func restoreFromAClosedWindowGoesToTheMostRecentlyActiveWindow() throws {

@@ -109,6 +109,78 @@ import Testing
         }
     }
 
+    /// A restored tab is activated (Chromium: TabRestoreTest.MiddleTab, iOS AddRestoredTab), whether or
+    /// not it was active when closed, through the window and the profile endpoints, and watchers see
+    /// it inserted as the selected tab; `activate: false` restores it in the background.
+    @Test func restoringAClosedTabActivatesItUnlessAskedNotTo() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            let window = try api.window(profile)
+            let a = try api.tab(window, "https://a.example/")
+            let b = try api.tab(window, "https://b.example/")
+            let c = try api.tab(window, "https://c.example/")
+            #expect(try api.post("/v1/tabs/\(a)/activate").status == 200)
+            let watcher = try SSEClient(app, "/v1/browsers/\(window)/events?topics=tabs")
+            _ = try watcher.until("tabs.populate")
+
+            #expect(try api.send("DELETE", "/v1/tabs/\(b)").status == 204)  // not the active tab
+            let restored = try api.post("/v1/browsers/\(window)/restore-closed-tab")
+            #expect(restored.status == 201 && restored["active"] as? Bool == true && restored["index"] as? Int == 1)
+            #expect(try api.get("/v1/browsers/\(window)")["activeTabId"] as? String == restored.id)
+            let insert = try watcher.until("tabs.insert").last
+            #expect(insert?.json["selectedId"] as? String == restored.id)
+
+            #expect(try api.send("DELETE", "/v1/tabs/\(c)").status == 204)
+            let active = try api.get("/v1/browsers/\(window)")["activeTabId"] as? String
+            let background = try api.post("/v1/browsers/\(window)/restore-closed-tab", ["activate": false])
+            #expect(background.status == 201 && background["active"] as? Bool == false)
+            #expect(try api.get("/v1/browsers/\(window)")["activeTabId"] as? String == active)
+
+            // The profile-level restore activates too.
+            #expect(try api.send("DELETE", "/v1/tabs/\(a)").status == 204)
+            try api.post("/v1/tabs/\(background.id)/activate")
+            let entries = try api.get("/v1/profiles/\(profile)/recently-closed")["items"] as? [[String: Any]]
+            let entry = try #require(entries?.first { $0["tabId"] as? String == a }?["id"] as? String)
+            let back = try api.post("/v1/profiles/\(profile)/recently-closed/\(entry)/restore")
+            #expect(back.status == 201 && back["active"] as? Bool == true)
+            #expect(try api.post("/v1/browsers/\(window)/restore-closed-tab", ["activate": "yes"]).status == 422)
+        }
+    }
+
+    /// A pinned tab moved to another window arrives unpinned (Chromium's MoveTabFromBrowserToBrowser),
+    /// at the first regular index when asked into the pinned section; `pinned: true` pins it; the
+    /// stream of each window says so.
+    @Test func aPinnedTabMovedToAnotherWindowArrivesUnpinned() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            let source = try api.window(profile)
+            let destination = try api.window(profile)
+            let p = try api.tab(source, "https://p.example/")
+            let q = try api.tab(source, "https://q.example/")
+            #expect(try api.post("/v1/tabs/\(p)/pin").status == 200)
+            #expect(try api.post("/v1/tabs/\(q)/pin").status == 200)
+            let d = try api.tab(destination, "https://d.example/")
+            #expect(try api.post("/v1/tabs/\(d)/pin").status == 200)
+            _ = try api.tab(destination, "https://e.example/")
+            let watcher = try SSEClient(app, "/v1/browsers/\(destination)/events?topics=tabs")
+            _ = try watcher.until("tabs.populate")
+
+            let moved = try api.post("/v1/tabs/\(p)/move", ["index": 0, "browserId": destination])
+            #expect(moved.status == 200 && moved["pinned"] as? Bool == false && moved["index"] as? Int == 1)
+            let insert = try watcher.until("tabs.insert").last
+            #expect((insert?.json["item"] as? [String: Any])?["pinned"] as? Bool == false && insert?.json["index"] as? Int == 1)
+            #expect(try api.get("/v1/browsers/\(destination)")["pinnedCount"] as? Int == 1)
+            #expect(try api.get("/v1/browsers/\(source)")["pinnedCount"] as? Int == 1)
+
+            let pinned = try api.post("/v1/tabs/\(q)/move", ["index": 3, "browserId": destination, "pinned": true])
+            #expect(pinned.status == 200 && pinned["pinned"] as? Bool == true && pinned["index"] as? Int == 1)
+            #expect(try api.get("/v1/browsers/\(destination)")["pinnedCount"] as? Int == 2)
+            #expect(try api.post("/v1/tabs/\(q)/move", ["index": 0, "pinned": false]).problemType == "/problems/invalid-field")
+        }
+    }
+
     @Test func ifMatchGuardsAgainstLostUpdates() async throws {
         try await withApplication { app in
             let api = try APIClient(app)

@@ -122,6 +122,36 @@ import Testing
         }
     }
 
+    /// An opener set, cleared, or lost when its tab closes reaches watchers as the child's `tabs.update`
+    /// (issue 17: opener changes are notified), so a watcher's tab items equal a read of the window.
+    @Test func openerChangesAreStreamed() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let window = try api.window(try api.profile())
+            let a = try api.tab(window, "https://a.example/")
+            let b = try api.tab(window, "https://b.example/")
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events?topics=tabs")
+            _ = try stream.until("tabs.populate")
+            func item(_ event: SSEClient.Event?) -> [String: Any] { event?.json["item"] as? [String: Any] ?? [:] }
+
+            #expect(try api.send("PATCH", "/v1/tabs/\(b)", ["openerTabId": a]).status == 200)
+            var events = try stream.until("tabs.update")
+            #expect(item(events.last)["id"] as? String == b && item(events.last)["openerTabId"] as? String == a)
+            #expect(try api.send("PATCH", "/v1/tabs/\(b)", ["openerTabId": NSNull()]).status == 200)
+            events = try stream.until("tabs.update")
+            #expect(item(events.last)["id"] as? String == b && item(events.last)["openerTabId"] is NSNull)
+
+            #expect(try api.send("PATCH", "/v1/tabs/\(b)", ["openerTabId": a]).status == 200)
+            _ = try stream.until("tabs.update")
+            try api.send("DELETE", "/v1/tabs/\(a)")
+            events = try stream.until("tabs.remove")
+            #expect(events.last?.json["tabId"] as? String == a)
+            events = try stream.until("tabs.update")
+            #expect(item(events.last)["id"] as? String == b && item(events.last)["openerTabId"] is NSNull)
+            #expect((try api.get("/v1/tabs/\(b)"))["openerTabId"] is NSNull)
+        }
+    }
+
     @Test func resumeGivesExactlyTheMissedEvents() async throws {
         try await withApplication { app in
             let api = try APIClient(app)

@@ -10,6 +10,8 @@ public struct TabItem: Sendable, Equatable {
     public var faviconURL: String?
     public var pinned: Bool
     public var groupID: TabGroupID?
+    /// The tab that opened this one, if any (cleared when it leaves).
+    public var openerID: TabID?
 }
 
 /// What shows a window's tabs (Chromium's `TabCollectionConsumer`): told every change of the list

@@ -15,6 +15,7 @@ extension JSONText {
         member("faviconUrl", item.faviconURL)
         member("pinned", item.pinned)
         member("groupId", item.groupID?.rawValue)
+        member("openerTabId", item.openerID?.rawValue)
         endObject()
     }
 

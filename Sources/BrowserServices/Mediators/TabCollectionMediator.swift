@@ -31,7 +31,8 @@ final class TabCollectionMediator: WebStateListObserver, WebStateObserver {
     static func item(in list: WebStateList, at index: Int) -> TabItem {
         let tab = list.webState(at: index)!
         return TabItem(id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress,
-                       faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id)
+                       faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
+                       openerID: list.opener(at: index)?.webState.id)
     }
 
     private func observe(_ tab: WebState) {
@@ -66,6 +67,8 @@ final class TabCollectionMediator: WebStateListObserver, WebStateObserver {
         case .statusOnly(let tab, let index, let pinnedChanged, let oldGroup, let newGroup):
             if tab != nil, pinnedChanged || oldGroup !== newGroup { consumer.update(item: item(at: index)) }
             if status.activeChanged { consumer.select(id: selected) }
+        case .openerChange(_, let index):
+            consumer.update(item: item(at: index))
         case .groupCreate, .groupVisualDataUpdate, .groupMove, .groupDelete:
             break
         }

@@ -38,7 +38,7 @@ final class TabGroupMediator: WebStateListObserver {
             if let tab, oldGroup !== newGroup {
                 consumer.membershipChanged(tabID: tab.id, groupID: newGroup?.id, previousGroupID: oldGroup?.id)
             }
-        case .replace:
+        case .replace, .openerChange:
             break
         }
     }
