@@ -60,6 +60,11 @@ public struct APIRoutes: Sendable {
         let routes = self
         return .deferred { request in
             if !duringRestore { try routes.checkAvailable() }
+            // While storage fails, changes are refused before anything is looked up: what a failed
+            // commit did is being undone, and no change may build on it.
+            if request.method != .get, request.method != .head, let reason = routes.service.storageUnavailableReason {
+                throw APIProblem.from(ServiceError.storageFailed(reason))
+            }
             let principal = try routes.authenticate(request)
             return try await Principal.$current.withValue(principal) {
                 try routes.checkScope(request, principal: principal)

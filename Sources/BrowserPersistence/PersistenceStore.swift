@@ -152,6 +152,16 @@ public final class PersistenceStore {
         }
     }
 
+    /// Commits a small real write (a row added and removed in one transaction): whether the database
+    /// takes commits again after a failure (a full disk, an I/O error).
+    public func probeWrite() throws {
+        try db.transaction {
+            try db.run("INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at) VALUES (?, ?, 0, '', ?, 0)",
+                       "\u{1}probe", [UInt8](), [UInt8](repeating: 0, count: 4096))
+            try db.run("DELETE FROM idempotency_keys WHERE key = ?", "\u{1}probe")
+        }
+    }
+
     /// Deletes stored answers of idempotent requests older than `date`.
     /// - Returns: how many were deleted.
     @discardableResult

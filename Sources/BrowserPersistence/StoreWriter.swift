@@ -17,9 +17,14 @@ public final class StoreWriter: @unchecked Sendable {
 
     private struct State {
         var queue: [Pending] = []
+        /// Asks for ``readBack()`` and ``probe()``, answered on the writer thread after the queued changes.
+        var recoveries: [Recovery] = []
         var stopping = false
         var commits = 0
         var changes = 0
+        /// Why the last commit failed, until ``resume()``: every change queued meanwhile is refused
+        /// unwritten, since it was made on top of changes that are not on disk.
+        var failure: String?
     }
 
     private var store: PersistenceStore
@@ -71,6 +76,45 @@ public final class StoreWriter: @unchecked Sendable {
     /// Transactions committed and changes they carried, for metrics and tests.
     public var statistics: (commits: Int, changes: Int) { state.withLock { ($0.commits, $0.changes) } }
 
+    private enum Recovery {
+        case readBack(CheckedContinuation<StoredState, any Error>)
+        case probe(CheckedContinuation<Void, any Error>)
+    }
+
+    /// After a failed commit: reopens the database and reads back everything stored, i.e. the state the
+    /// memory must return to (reads work on a full disk). Changes stay refused until ``resume()``.
+    /// - Throws: when the database cannot be read.
+    public func readBack() async throws -> StoredState {
+        try await withCheckedThrowingContinuation { continuation in ask(.readBack(continuation)) }
+    }
+
+    /// Whether a write commits again (``PersistenceStore/probeWrite()``), after a failure.
+    /// - Throws: the write's error while the disk is still full or failing.
+    public func probe() async throws {
+        try await withCheckedThrowingContinuation { continuation in ask(.probe(continuation)) }
+    }
+
+    private func ask(_ recovery: Recovery) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.recoveries.append(recovery)
+            return true
+        }
+        if accepted {
+            wake()
+        } else {
+            switch recovery {
+            case .readBack(let continuation): continuation.resume(throwing: StoreError.stopped)
+            case .probe(let continuation): continuation.resume(throwing: StoreError.stopped)
+            }
+        }
+    }
+
+    /// Takes changes again (after the memory was brought back to what ``recover()`` read).
+    public func resume() {
+        state.withLock { $0.failure = nil }
+    }
+
     /// Commits what is queued, then stops the thread. Later submits throw.
     public func stop() async {
         state.withLock { $0.stopping = true }
@@ -82,17 +126,26 @@ public final class StoreWriter: @unchecked Sendable {
         while true {
             signal.lock()
             var batch: [Pending] = []
+            var recoveries: [Recovery] = []
             var stopping = false
+            var failure: String?
             while true {
-                (batch, stopping) = state.withLock { state in
-                    let taken = state.queue
-                    state.queue = []
-                    return (taken, state.stopping)
+                (batch, recoveries, stopping, failure) = state.withLock { state in
+                    defer {
+                        state.queue = []
+                        state.recoveries = []
+                    }
+                    return (state.queue, state.recoveries, state.stopping, state.failure)
                 }
-                if !batch.isEmpty || stopping { break }
+                if !batch.isEmpty || !recoveries.isEmpty || stopping { break }
                 signal.wait()
             }
             signal.unlock()
+            if let failure, !batch.isEmpty {
+                // Made after a change that is not on disk: never written (the memory is rolled back).
+                for pending in batch { pending.ticket.complete(.failure(StoreError.notCommitted(failure))) }
+                batch = []
+            }
             if !batch.isEmpty {
                 let result = Result {
                     // After an I/O failure the connection may hold a broken view of the WAL: start afresh.
@@ -106,12 +159,31 @@ public final class StoreWriter: @unchecked Sendable {
                         try store.purgeIdempotency(before: lastPurge.addingTimeInterval(-IdempotencyRecord.lifetime))
                     }
                 }
-                if case .failure = result { needsReopen = true }
                 state.withLock {
                     $0.commits += 1
                     $0.changes += batch.count
+                    if case .failure(let error) = result { $0.failure = "\(error)" }
                 }
+                if case .failure = result { needsReopen = true }
                 for pending in batch { pending.ticket.complete(result) }
+            }
+            for recovery in recoveries {
+                switch recovery {
+                case .readBack(let continuation):
+                    continuation.resume(with: Result {
+                        store = try PersistenceStore(path: store.path)
+                        needsReopen = false
+                        return try store.load()
+                    })
+                case .probe(let continuation):
+                    continuation.resume(with: Result {
+                        if needsReopen {
+                            store = try PersistenceStore(path: store.path)
+                            needsReopen = false
+                        }
+                        do { try store.probeWrite() } catch { needsReopen = true; throw error }
+                    })
+                }
             }
             if stopping && batch.isEmpty { return }
         }
@@ -130,8 +202,17 @@ extension StoreWriter {
 }
 
 /// Errors of the writer itself.
-public enum StoreError: Error, Equatable {
+public enum StoreError: Error, Equatable, CustomStringConvertible {
     case stopped
+    /// Queued after a commit failed (the reason): refused unwritten until the writer resumes.
+    case notCommitted(String)
+
+    public var description: String {
+        switch self {
+        case .stopped: "the writer is stopped"
+        case .notCommitted(let reason): "not written: an earlier commit failed (\(reason))"
+        }
+    }
 }
 
 /// The promise of one queued change: ``wait()`` returns once it is committed, or throws the commit's error.

@@ -66,9 +66,20 @@ extension BrowserService {
         return summary
     }
 
-    private static func restoreWindow(_ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
-                                      repairs: inout [String]) throws -> Int {
+    static func restoreWindow(_ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
+                              repairs: inout [String]) throws -> Int {
         let browser = try session.createBrowser(id: BrowserID(rawValue: record.id), createdAt: record.createdAt)
+        let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs)
+        if let mediator = browser.userData.get(WindowMediator.self) {
+            mediator.version = record.version
+            mediator.markDirtyForPublish()
+        }
+        return count
+    }
+
+    /// Puts the stored tabs, groups, openers and active tab of `record` into `browser`'s empty list.
+    /// - Returns: how many tabs it holds.
+    static func fill(_ browser: Browser, from record: WindowRecord, tabs: [String: TabRecord], repairs: inout [String]) throws -> Int {
         let list = browser.webStateList
         var restored: [(WebState, TabRecord)] = []
         for id in record.tabOrder {
@@ -115,10 +126,6 @@ extension BrowserService {
             repairs.append("window \(record.id): active index \(record.activeIndex) is past its \(list.count) tabs; no active tab")
         }
         browser.lastActiveAt = record.lastActiveAt
-        if let mediator = browser.userData.get(WindowMediator.self) {
-            mediator.version = record.version
-            mediator.markDirtyForPublish()
-        }
         return restored.count
     }
 
@@ -142,7 +149,7 @@ extension BrowserService {
         return NavigationHistory()
     }
 
-    private static func closedTab(_ record: ClosedTabRecord, repairs: inout [String]) -> ClosedTab {
+    static func closedTab(_ record: ClosedTabRecord, repairs: inout [String]) -> ClosedTab {
         let history = restoredHistory(record.history, currentIndex: record.historyIndex, of: "closed tab \(record.id)", repairs: &repairs)
         return ClosedTab(id: ClosedTabID(rawValue: record.id), tabID: TabID(rawValue: record.tabID), history: history, title: record.title,
                          faviconURL: record.faviconURL, browserID: BrowserID(rawValue: record.windowID), index: record.index,

@@ -45,6 +45,9 @@ public final class BrowserService: Sendable {
         let sink = self.sink
         let request = IdempotentRequest.current
         let (result, waiter) = await executor.perform { session -> (Result<T, any Error>, (@Sendable () async throws -> Void)?) in
+            // Checked again here, in executor order: a change must not be applied once a commit has
+            // failed, since the rollback that follows runs on this executor and must be the last word.
+            if mutating, let reason = sink?.unavailableReason { return (.failure(ServiceError.storageFailed(reason)), nil) }
             let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
             let result = Result { try body(session) }
             mediator.publishWindows()
@@ -71,6 +74,9 @@ public final class BrowserService: Sendable {
         }
         return try result.get()
     }
+
+    /// Why changes cannot be saved now (a commit failed and storage has not recovered), or nil.
+    public var storageUnavailableReason: String? { sink?.unavailableReason }
 
     // MARK: Event streams
 
@@ -324,28 +330,5 @@ public enum CommandResult: Sendable, Equatable {
         case let presentation as PresentationResult: self = .presentation(presentation)
         default: self = .none
         }
-    }
-}
-
-extension BrowserService {
-    /// Writes the whole state again, replacing what is stored, in one transaction: how storage catches
-    /// up with memory after a failed commit. Mutations are refused meanwhile (the sink is unhealthy).
-    /// - Throws: the commit's error when storage is still failing.
-    public func resynchronize(extra: ChangeSet = ChangeSet(), into commit: @Sendable (ChangeSet) async throws -> Void) async throws {
-        let executors = snapshots.sessionExecutors()
-        var whole = ChangeSet()
-        whole.replacesAll = true
-        let snapshots = self.snapshots
-        for executor in executors {
-            let part = await executor.perform { session -> ChangeSet in
-                let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
-                guard !mediator.deleted else { return ChangeSet() }
-                mediator.markAllUnwritten()
-                return mediator.collectChanges()
-            }
-            whole.append(part)
-        }
-        whole.append(extra)
-        try await commit(whole)
     }
 }

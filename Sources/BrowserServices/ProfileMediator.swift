@@ -177,17 +177,6 @@ extension ProfileMediator {
             history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) })
     }
 
-    /// Forgets what was written, so the next change set holds the whole profile (resynchronisation).
-    func markAllUnwritten() {
-        profileDirty = true
-        savedClosedIDs = []
-        deletedWindows = []
-        for browser in session.browserList.browsers(.regular) {
-            browser.userData.get(WindowMediator.self)?.persistence = WindowPersistenceState.fresh
-            browser.userData.get(WindowMediator.self)?.markAllTabsDirty()
-        }
-    }
-
     /// Marks everything as written (after a restore).
     func markPersisted() {
         profileDirty = false

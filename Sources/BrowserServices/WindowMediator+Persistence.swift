@@ -42,10 +42,6 @@ extension WindowMediator {
         persistence = WindowPersistenceState(savedSignatures: signatures)
     }
 
-    func markAllTabsDirty() {
-        for tab in list.webStates { persistence.dirtyTabs.insert(tab.id) }
-    }
-
     /// Marks everything as written (after a restore), without building records.
     func markPersisted() {
         persistence = WindowPersistenceState(savedSignatures: currentSignatures())

@@ -88,13 +88,31 @@ public final class Application: Sendable {
             }
         ).register(in: &router)
         self.routes = router.routes
+        // After a failed commit: at once, read back what the database holds and bring memory back to
+        // it (what was answered 503 did not happen; reads work on a full disk); then, once a write
+        // commits again, take changes again.
+        let rolledBack = Mutex(false)
         recovery.configure { [service, sink] in
-            var extra = ChangeSet()
-            extra.tokens = tokens.allRecords.map(Self.tokenRecord)
-            try await service.resynchronize(extra: extra) { try await sink.commit($0) }
+            guard let writer = sink.writer else { throw StoreError.stopped }
+            if !rolledBack.withLock({ $0 }) {
+                let stored = try await writer.readBack()
+                let summary = try await service.rollBack(to: stored)
+                rolledBack.withLock { $0 = true }
+                for repair in summary.repairs.prefix(100) {
+                    logger.warning("rollback repaired a stored value", metadata: ["repair": "\(repair)"])
+                }
+                logger.notice("changes that were not committed were undone in memory", metadata: [
+                    "windowsRebuilt": "\(summary.windowsRebuilt)", "windowsClosed": "\(summary.windowsClosed)",
+                    "windowsReopened": "\(summary.windowsReopened)", "profilesRemoved": "\(summary.profilesRemoved)",
+                    "profilesRestored": "\(summary.profilesRestored)",
+                ])
+            }
+            try await writer.probe()
+            rolledBack.withLock { $0 = false }
+            writer.resume()
             sink.recovered()
             readiness.clear("storage")
-            logger.notice("storage recovered: the database holds the current state again")
+            logger.notice("storage recovered: changes are taken again")
         }
         self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
                                  observer: MetricsObserver(factory: factory))

@@ -1,7 +1,8 @@
 import Logging
 import Synchronization
 
-/// Retries the resynchronisation after a failed commit, once a second, until it succeeds.
+/// After a failed commit, runs the recovery (roll memory back to the disk, then wait for a write to
+/// commit again) at once and then once a second until it succeeds.
 final class StorageRecovery: Sendable {
     private let attempt = Mutex<(@Sendable () async throws -> Void)?>(nil)
     private let running = Mutex<Task<Void, Never>?>(nil)
@@ -20,8 +21,8 @@ final class StorageRecovery: Sendable {
             let logger = self.logger
             task = Task { [weak self] in
                 var attempts = 0
+                // The first attempt at once (it undoes what was not committed), then once a second.
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
                     attempts += 1
                     do {
                         try await attempt()
@@ -31,6 +32,7 @@ final class StorageRecovery: Sendable {
                             logger.warning("storage still failing", metadata: ["attempts": "\(attempts)", "error": "\(error)"])
                         }
                     }
+                    try? await Task.sleep(for: .seconds(1))
                 }
                 self?.running.withLock { $0 = nil }
             }

@@ -5,9 +5,9 @@ import Synchronization
 
 /// Connects the mediators' durable changes to the store's writer, once the store is open, and
 /// watches for failed commits: after one, the sink reports storage as unavailable (mutations are
-/// refused) until a full resynchronisation succeeds.
+/// refused, without touching the model) until the memory is rolled back to what is stored.
 final class StoreSink: DurableSink {
-    private let writer = Mutex<StoreWriter?>(nil)
+    private let writerSlot = Mutex<StoreWriter?>(nil)
     private let failure = Mutex<String?>(nil)
     private let onFailure: @Sendable (String) -> Void
 
@@ -17,11 +17,11 @@ final class StoreSink: DurableSink {
     }
 
     func attach(_ writer: StoreWriter) {
-        self.writer.withLock { $0 = writer }
+        writerSlot.withLock { $0 = writer }
     }
 
     func detach() -> StoreWriter? {
-        writer.withLock { writer in
+        writerSlot.withLock { writer in
             defer { writer = nil }
             return writer
         }
@@ -29,8 +29,11 @@ final class StoreSink: DurableSink {
 
     var unavailableReason: String? { failure.withLock { $0 } }
 
+    /// The writer, once attached.
+    var writer: StoreWriter? { writerSlot.withLock { $0 } }
+
     func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void {
-        guard let writer = writer.withLock({ $0 }) else {
+        guard let writer else {
             return { throw StoreError.stopped }
         }
         let ticket = writer.enqueue(change)
@@ -44,9 +47,9 @@ final class StoreSink: DurableSink {
         }
     }
 
-    /// Commits a change directly (the resynchronisation), whatever the health.
+    /// Commits a change directly (token issues and revocations), whatever the health.
     func commit(_ change: ChangeSet) async throws {
-        guard let writer = writer.withLock({ $0 }) else { throw StoreError.stopped }
+        guard let writer else { throw StoreError.stopped }
         try await writer.submit(change)
     }
 

@@ -144,15 +144,28 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         await #expect(throws: StoreError.stopped) { try await writer.submit(ChangeSet()) }
     }
 
-    @Test func aFailedCommitFailsTheRequestsItCarried() async throws {
+    /// A failed commit fails the changes it carried, and every change queued after it is refused
+    /// unwritten (it was made on top of what is not on disk) until the writer recovers (reads back what
+    /// is stored) and resumes.
+    @Test func aFailedCommitRefusesLaterChangesUntilRecoveredAndResumed() async throws {
         let path = temporaryDatabase()
         defer { removeDatabase(path) }
         let writer = StoreWriter(store: try PersistenceStore(path: path))
+        var first = ChangeSet()
+        first.profiles = [ProfileRecord(id: "p00000000000000aa", name: "kept", createdAt: Date(timeIntervalSince1970: 1))]
+        try await writer.submit(first)
         var orphan = sampleChange()
         orphan.profiles = []
         await #expect(throws: (any Error).self) { try await writer.submit(orphan) }
+        await #expect(throws: StoreError.self) { try await writer.submit(sampleChange()) }
+        let stored = try await writer.readBack()
+        try await writer.probe()
+        #expect(stored.profiles.map(\.name) == ["kept"] && stored.windows.isEmpty, "only what was committed")
+        await #expect(throws: StoreError.self) { try await writer.submit(sampleChange()) }
+        writer.resume()
         try await writer.submit(sampleChange())
         await writer.stop()
+        #expect(try PersistenceStore(path: path).load().profiles.count == 2)
     }
 }
 
