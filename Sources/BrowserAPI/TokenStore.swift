@@ -83,9 +83,6 @@ public final class TokenStore: Sendable {
         records.withLock { $0 = $0.filter { $0.value.profileID != profile } }
     }
 
-    /// Every stored record (for persistence).
-    public var allRecords: [Record] { records.withLock { Array($0.values) } }
-
     /// Restores stored records.
     public func restore(_ saved: [Record]) {
         records.withLock { records in for record in saved { records[record.id] = record } }

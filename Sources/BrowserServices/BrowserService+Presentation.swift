@@ -73,15 +73,6 @@ extension BrowserService {
         }
     }
 
-    /// Whether a regular profile's incognito is locked.
-    public func isIncognitoLocked(profile id: ProfileID) async throws -> Bool {
-        guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
-        let snapshots = self.snapshots
-        return try await run(entry.executor, mutating: false) { session in
-            ProfileMediator.attach(to: session, snapshots: snapshots).incognitoLock.isLocked
-        }
-    }
-
     /// The window's action log after `seq`, oldest first.
     public func actions(of id: BrowserID, after seq: Int, limit: Int) async throws -> [ActionEntry] {
         try await withWindow(id, ifMatch: nil, mutating: false) { _, browser in

@@ -32,7 +32,6 @@ public final class Application: Sendable {
     let recovery: StorageRecovery
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
-    let startedAt = Date()
 
     /// Builds the application; nothing listens until ``start()``.
     /// - Parameters:

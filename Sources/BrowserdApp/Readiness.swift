@@ -7,9 +7,6 @@ public final class Readiness: Sendable {
 
     public init() {}
 
-    /// True when nothing holds readiness back.
-    public var isReady: Bool { reasons.withLock { $0.isEmpty } }
-
     /// What holds readiness back, by component, sorted by component.
     public var blockers: [(component: String, reason: String)] {
         reasons.withLock { $0.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }

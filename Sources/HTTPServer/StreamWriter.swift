@@ -66,14 +66,6 @@ public final class StreamWriter: Sendable {
         }
     }
 
-    /// Drops every byte not yet taken by the client (e.g. before a resynchronising event).
-    public func discardBuffered() {
-        state.withLock { s in
-            s.buffer.removeAll(keepingCapacity: false)
-            s.offset = 0
-        }
-    }
-
     /// Bytes written but not yet taken by the client.
     public var bufferedByteCount: Int { state.withLock { $0.pending } }
 

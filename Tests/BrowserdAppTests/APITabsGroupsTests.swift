@@ -139,7 +139,7 @@ import Testing
 
             // The profile-level restore activates too.
             #expect(try api.send("DELETE", "/v1/tabs/\(a)").status == 204)
-            try api.post("/v1/tabs/\(background.id)/activate")
+            _ = try api.post("/v1/tabs/\(background.id)/activate")
             let entries = try api.get("/v1/profiles/\(profile)/recently-closed")["items"] as? [[String: Any]]
             let entry = try #require(entries?.first { $0["tabId"] as? String == a }?["id"] as? String)
             let back = try api.post("/v1/profiles/\(profile)/recently-closed/\(entry)/restore")
