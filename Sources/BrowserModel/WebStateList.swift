@@ -30,8 +30,8 @@ public final class WebStateList {
     }
 
     var entries: [Entry] = []
-    /// The tabs in the list, for constant-time membership checks.
-    private var members: Set<ObjectIdentifier> = []
+    /// The entry of every tab in the list, by tab identity: constant-time membership, opener and group.
+    private var members: [ObjectIdentifier: Entry] = [:]
     /// The active tab's index, −1 when none.
     public internal(set) var activeIndex = -1
     /// How many tabs are pinned; they occupy `[0, pinnedCount)`.
@@ -72,7 +72,15 @@ public final class WebStateList {
     public func webState(at index: Int) -> WebState? { containsIndex(index) ? entries[index].webState : nil }
 
     /// Whether `webState` is in this list.
-    public func contains(_ webState: WebState) -> Bool { members.contains(ObjectIdentifier(webState)) }
+    public func contains(_ webState: WebState) -> Bool { members[ObjectIdentifier(webState)] != nil }
+
+    /// The opener of `webState` (in this list) and its navigation index then; O(1).
+    public func opener(of webState: WebState) -> (webState: WebState, navigationIndex: Int)? {
+        members[ObjectIdentifier(webState)]?.opener.map { ($0.webState, $0.navigationIndex) }
+    }
+
+    /// The group of `webState` (in this list); O(1).
+    public func group(of webState: WebState) -> TabGroup? { members[ObjectIdentifier(webState)]?.group }
 
     /// The index of `webState`, or −1.
     public func index(of webState: WebState) -> Int {
@@ -209,7 +217,7 @@ public final class WebStateList {
             let entry = Entry(webState)
             entry.group = group
             insertEntry(entry, at: index)
-            members.insert(ObjectIdentifier(webState))
+            members[ObjectIdentifier(webState)] = entry
             if pinned { pinnedCount += 1 }
             if activeIndex >= index { activeIndex += 1 }
             if params.inheritOpener { entry.resetOpenerOnActiveChange = true }
@@ -344,12 +352,12 @@ public final class WebStateList {
         guard !contains(webState) else { throw ModelError.tabAlreadyInList(webState.id) }
         return mutate {
             let old = entries[index]
-            members.remove(ObjectIdentifier(old.webState))
-            members.insert(ObjectIdentifier(webState))
+            members[ObjectIdentifier(old.webState)] = nil
             let oldActive = activeWebState
             clearOpeners(pointingAt: old.webState)
             let entry = Entry(webState)
             entry.group = old.group
+            members[ObjectIdentifier(webState)] = entry
             entries[index] = entry
             if activeIndex == index { webState.markActive() }
             notifyDidChange(.replace(replaced: old.webState, inserted: webState, index: index),
@@ -439,7 +447,7 @@ public final class WebStateList {
             removeEntry(at: index)
             entry.opener = nil
             entry.group = nil
-            members.remove(ObjectIdentifier(entry.webState))
+            members[ObjectIdentifier(entry.webState)] = nil
             if index < pinnedCount { pinnedCount -= 1 }
             if wasActive {
                 activeIndex = -1

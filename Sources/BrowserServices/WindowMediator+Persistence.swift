@@ -4,61 +4,46 @@ import BrowserRecords
 // What of a window must be written: its list-level row whenever anything changed, the tabs that
 // changed, and the tabs that left it. Incognito windows are never written.
 extension WindowMediator {
-    /// Records what changed for the next change set (called from observation).
-    func noteChange(_ change: WebStateListChange) {
+    /// Records what a list change makes to write, from the change alone (no scan of the window):
+    /// the window row always; a tab's row when it joins, when its group, pinned state or opener
+    /// changes, and when it becomes active (its last-active time); a tab that leaves is deleted.
+    func noteChange(_ change: WebStateListChange, status: WebStateListStatus) {
         persistence.windowDirty = true
         switch change {
-        case .insert(let tab, _, _): persistence.dirtyTabs.insert(tab.id)
-        case .detach(let detach): persistence.removedTabs.insert(detach.tab.id)
+        case .insert(let tab, _, _): persistence.mark(tab)
+        case .detach(let detach): persistence.remove(detach.tab)
         case .replace(let replaced, let inserted, _):
-            persistence.removedTabs.insert(replaced.id)
-            persistence.dirtyTabs.insert(inserted.id)
-        case .move(let tab, _, _, _, _, _): persistence.dirtyTabs.insert(tab.id)
-        case .statusOnly(let tab, _, _, _, _): if let tab { persistence.dirtyTabs.insert(tab.id) }
-        case .openerChange(let tab, _): persistence.dirtyTabs.insert(tab.id)
+            persistence.remove(replaced)
+            persistence.mark(inserted)
+        case .move(let tab, _, _, let pinnedChanged, let oldGroup, let newGroup):
+            if pinnedChanged || oldGroup !== newGroup { persistence.mark(tab) }
+        case .statusOnly(let tab, _, let pinnedChanged, let oldGroup, let newGroup):
+            if let tab, pinnedChanged || oldGroup !== newGroup { persistence.mark(tab) }
+        case .openerChange(let tab, _): persistence.mark(tab)
         case .groupCreate, .groupVisualDataUpdate, .groupMove, .groupDelete: break
         }
+        if status.activeChanged, let active = status.newActive { persistence.mark(active) }
     }
 
-    /// Adds this window's pending writes to `change` and starts clean.
+    /// Adds this window's pending writes to `change` and starts clean: O(tabs written), plus the
+    /// window row (its tab order).
     func collectChanges(into change: inout ChangeSet) {
         guard !browser.isIncognito else { return }
-        var state = persistence
-        // A window nothing happened to is skipped without looking at its tabs (this runs after
-        // every operation on the profile).
+        let state = persistence
+        // A window nothing happened to is skipped (this runs for every touched window).
         guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty else { return }
         let list = self.list
-        // Openers and groups can change without a notification of their own tab (an opener is
-        // cleared when its tab leaves): compare with what was last written.
-        let signatures = currentSignatures()
-        for tab in list.webStates where state.savedSignatures[ObjectIdentifier(tab)] != signatures[ObjectIdentifier(tab)] {
-            state.dirtyTabs.insert(tab.id)
-        }
         change.windows.append(windowRecord())
-        change.deletedTabs += state.removedTabs.filter { list.index(ofTabWithID: $0) < 0 }.map(\.rawValue).sorted()
-        for index in 0..<list.count where state.dirtyTabs.contains(list.webState(at: index)!.id) {
-            change.tabs.append((browser.id.rawValue, tabRecord(at: index)))
+        change.deletedTabs += state.removedTabs.map(\.rawValue).sorted()
+        for (_, tab) in state.dirtyTabs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where list.contains(tab) {
+            change.tabs.append((browser.id.rawValue, tabRecord(of: tab)))
         }
-        persistence = WindowPersistenceState(savedSignatures: signatures)
+        persistence = WindowPersistenceState()
     }
 
-    /// Marks everything as written (after a restore), without building records.
+    /// Marks everything as written (after a restore or a rollback), without building records.
     func markPersisted() {
-        persistence = WindowPersistenceState(savedSignatures: currentSignatures())
-    }
-
-    /// Each tab's opener and group now, keyed by tab identity.
-    private func currentSignatures() -> [ObjectIdentifier: TabSignature] {
-        let list = self.list
-        var signatures: [ObjectIdentifier: TabSignature] = [:]
-        signatures.reserveCapacity(list.count)
-        for index in 0..<list.count {
-            let opener = list.opener(at: index)
-            signatures[ObjectIdentifier(list.webState(at: index)!)] = TabSignature(
-                opener: opener.map { ObjectIdentifier($0.webState) }, navigationIndex: opener?.navigationIndex ?? -1,
-                group: list.group(at: index).map(ObjectIdentifier.init))
-        }
-        return signatures
+        persistence = WindowPersistenceState()
     }
 
     func windowRecord() -> WindowRecord {
@@ -73,12 +58,14 @@ extension WindowMediator {
             createdAt: browser.createdAt, lastActiveAt: browser.lastActiveAt)
     }
 
-    func tabRecord(at index: Int) -> TabRecord {
-        let tab = list.webState(at: index)!
-        let opener = list.opener(at: index)
+    func tabRecord(at index: Int) -> TabRecord { tabRecord(of: list.webState(at: index)!) }
+
+    /// The row of a tab of this window; O(history window), whatever the window's size.
+    func tabRecord(of tab: WebState) -> TabRecord {
+        let opener = list.opener(of: tab)
         let (items, current) = tab.history.sessionWindow()
         return TabRecord(
-            id: tab.id.rawValue, groupID: list.group(at: index)?.id.rawValue, openerID: opener?.webState.id.rawValue,
+            id: tab.id.rawValue, groupID: list.group(of: tab)?.id.rawValue, openerID: opener?.webState.id.rawValue,
             openerNavigationIndex: opener?.navigationIndex, title: tab.title, loading: tab.isLoading, progress: tab.progress,
             faviconURL: tab.faviconURL, createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, historyIndex: current,
             history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) })
@@ -87,22 +74,26 @@ extension WindowMediator {
 
 /// A window's writes not yet collected.
 struct WindowPersistenceState {
-    var windowDirty = true
-    var dirtyTabs: Set<TabID> = []
+    var windowDirty = false
+    /// Tabs whose row must be written, by id.
+    var dirtyTabs: [TabID: WebState] = [:]
+    /// Tabs that left the window (their rows are deleted unless another window writes them again).
     var removedTabs: Set<TabID> = []
-    var savedSignatures: [ObjectIdentifier: TabSignature] = [:]
 
-    init(savedSignatures: [ObjectIdentifier: TabSignature] = [:], windowDirty: Bool = false) {
-        self.savedSignatures = savedSignatures
-        self.windowDirty = windowDirty
+    mutating func mark(_ tab: WebState) {
+        dirtyTabs[tab.id] = tab
+        removedTabs.remove(tab.id)
     }
 
-    static let fresh = WindowPersistenceState(windowDirty: true)
-}
+    mutating func remove(_ tab: WebState) {
+        dirtyTabs[tab.id] = nil
+        removedTabs.insert(tab.id)
+    }
 
-/// What of a tab can change without its own notification: its opener and group.
-struct TabSignature: Equatable {
-    let opener: ObjectIdentifier?
-    let navigationIndex: Int
-    let group: ObjectIdentifier?
+    /// A new window: its row is written.
+    static var fresh: WindowPersistenceState {
+        var state = WindowPersistenceState()
+        state.windowDirty = true
+        return state
+    }
 }

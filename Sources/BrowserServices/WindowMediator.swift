@@ -75,7 +75,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
         changed()
-        noteChange(change)
+        noteChange(change, status: status)
         switch change {
         case .insert(let tab, _, _):
             observe(tab)
@@ -94,7 +94,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
 
     func webStateDidChange(_ webState: WebState, change: WebStateChange) {
         changed()
-        persistence.dirtyTabs.insert(webState.id)
+        persistence.mark(webState)
     }
 
     // MARK: Helpers for handlers
