@@ -16,6 +16,8 @@ final class ProfileMediator: BrowserListObserver {
     var deleted = false
     /// While set, new windows get only their tab mediator; ``attachConsumers(to:)`` follows.
     var isRestoring = false
+    /// The windows the current operation touched: the only ones published, flushed and collected.
+    let touches = TouchedWindows()
     /// The incognito lock of the profile (the interceptor of every window's coordinator reads it).
     let incognitoLock = IncognitoLock()
     /// The window-list consumers of the regular profile and its off-the-record one (event streams).
@@ -69,7 +71,7 @@ final class ProfileMediator: BrowserListObserver {
     }
 
     func browserList(_ list: BrowserList, didAdd browser: Browser) {
-        let mediator = WindowMediator(browser: browser, session: session, snapshots: snapshots)
+        let mediator = WindowMediator(browser: browser, session: session, snapshots: snapshots, touches: touches)
         browser.userData.set(mediator)
         mediator.publish()
         if !isRestoring { attachConsumers(to: browser) }
@@ -100,6 +102,7 @@ final class ProfileMediator: BrowserListObserver {
         let events = WindowEventMediators(browser: browser, hub: snapshots.events, window: window)
         browser.userData.set(events)
         let recorder = events.recorder
+        recorder.onFirstPending = { [touches, unowned browser] in touches.touch(browser) }
         browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: snapshots.onAction))
         let coordinator = BrowserCoordinator(browser: browser, consumer: recorder,
                                              interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
@@ -108,9 +111,10 @@ final class ProfileMediator: BrowserListObserver {
         events.begin(window) { [weak coordinator] in coordinator?.node }
     }
 
-    /// Publishes every dirty window of the session, and hands each window's events to its stream.
+    /// Publishes every window the operation touched, and hands each one's events to its stream.
+    /// (A window closed meanwhile has no mediators left: skipped.)
     func publishWindows() {
-        for browser in session.browserList.browsers() {
+        for browser in touches.browsers {
             browser.userData.get(WindowMediator.self)?.publish()
             browser.userData.get(WindowEventMediators.self)?.flush { snapshots.window(browser.id)?.snapshot }
         }
@@ -143,6 +147,7 @@ extension ProfileMediator {
     func collectChanges() -> ChangeSet {
         var change = ChangeSet()
         let state = session.browserState
+        defer { touches.removeAll() }
         if deleted {
             change.deletedProfiles = [state.id.rawValue]
             return change
@@ -153,7 +158,7 @@ extension ProfileMediator {
         }
         change.deletedWindows = deletedWindows.map(\.rawValue)
         deletedWindows = []
-        for browser in session.browserList.browsers(.regular) {
+        for browser in touches.browsers where !browser.isIncognito {
             browser.userData.get(WindowMediator.self)?.collectChanges(into: &change)
         }
         let closed = session.recentlyClosed.entries
@@ -183,5 +188,6 @@ extension ProfileMediator {
         deletedWindows = []
         savedClosedIDs = session.recentlyClosed.entries.map(\.id)
         for browser in session.browserList.browsers(.regular) { browser.userData.get(WindowMediator.self)?.markPersisted() }
+        touches.removeAll()
     }
 }

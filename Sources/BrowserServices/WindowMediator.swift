@@ -10,6 +10,8 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     unowned let browser: Browser
     unowned let session: ProfileSession
     let snapshots: SnapshotIndex
+    /// The profile's touched windows: this one joins at its first change of an operation.
+    let touches: TouchedWindows
     /// Bumped by every change of the window or its tabs; a no-op changes nothing and so keeps it.
     var version: Int
     private var dirty = true
@@ -24,10 +26,11 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     /// The URL a new tab shows when none is given.
     static let newTabURL = "browserd://newtab"
 
-    init(browser: Browser, session: ProfileSession, snapshots: SnapshotIndex, version: Int = 1) {
+    init(browser: Browser, session: ProfileSession, snapshots: SnapshotIndex, touches: TouchedWindows, version: Int = 1) {
         self.browser = browser
         self.session = session
         self.snapshots = snapshots
+        self.touches = touches
         self.version = version
         browser.webStateList.addObserver(self)
         for tab in browser.webStateList.webStates { observe(tab) }
@@ -54,10 +57,12 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     func markDirtyForPublish() {
         dirty = true
         tabMoves = nil
+        touches.touch(browser)
     }
 
     private func changed() {
         version += 1
+        touches.touch(browser)
         dirty = true
     }
 

@@ -8,7 +8,11 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
     PresentationConsumer, ActionLogConsumer {
     let browserID: BrowserID
     let channel: EventChannel
-    private var pending: [PendingEvent] = []
+    private var pending: [PendingEvent] = [] {
+        didSet { if oldValue.isEmpty && !pending.isEmpty { onFirstPending?() } }
+    }
+    /// Told when an operation records its first event (the profile then flushes this window).
+    var onFirstPending: (() -> Void)?
     private var toolbar = ToolbarState(canGoBack: false, canGoForward: false, loading: false, progress: 0, tabCount: 0, incognito: false)
     private var location = LocationBarState(displayURL: "", secure: false)
     private var broadcasts: [(key: String, value: BroadcastValue)] = []
