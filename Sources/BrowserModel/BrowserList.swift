@@ -6,6 +6,9 @@ public final class BrowserList {
     }
 
     private var browsers: [Browser] = []
+    /// The windows by id, and how many are incognito: O(1) lookups and counts.
+    private var byID: [BrowserID: Browser] = [:]
+    private var incognitoCount = 0
     private var observers: [WeakBrowserListObserver] = []
 
     public init() {}
@@ -14,18 +17,22 @@ public final class BrowserList {
     /// - Throws: when it is already in the list (a programming error in Chromium).
     /// - Observers: `didAdd`.
     public func add(_ browser: Browser) throws {
-        guard !browsers.contains(where: { $0 === browser }) else {
+        guard byID[browser.id] == nil else {
             throw ModelError.invalidArgument("window \(browser.id) is already in the browser list")
         }
         browsers.append(browser)
+        byID[browser.id] = browser
+        if browser.isIncognito { incognitoCount += 1 }
         for box in observers { box.observer?.browserList(self, didAdd: browser) }
     }
 
     /// Removes a window; a no-op, with no notification, when it is not in the list.
     /// - Observers: `didRemove`, after removal.
     public func remove(_ browser: Browser) {
-        guard let index = browsers.firstIndex(where: { $0 === browser }) else { return }
+        guard byID[browser.id] === browser, let index = browsers.firstIndex(where: { $0 === browser }) else { return }
         browsers.remove(at: index)
+        byID[browser.id] = nil
+        if browser.isIncognito { incognitoCount -= 1 }
         for box in observers { box.observer?.browserList(self, didRemove: browser) }
     }
 
@@ -38,9 +45,18 @@ public final class BrowserList {
         }
     }
 
-    public func browser(withID id: BrowserID) -> Browser? { browsers.first { $0.id == id } }
+    public func browser(withID id: BrowserID) -> Browser? { byID[id] }
 
     public var count: Int { browsers.count }
+
+    /// How many windows of one kind there are; O(1).
+    public func count(_ filter: Filter) -> Int {
+        switch filter {
+        case .all: browsers.count
+        case .regular: browsers.count - incognitoCount
+        case .incognito: incognitoCount
+        }
+    }
 
     public func addObserver(_ observer: any BrowserListObserver) {
         observers.removeAll { $0.observer == nil || $0.observer === observer }

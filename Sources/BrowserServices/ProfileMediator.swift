@@ -121,7 +121,7 @@ final class ProfileMediator: BrowserListObserver {
     }
 
     func snapshot(of state: BrowserState) -> ProfileSnapshot {
-        let windows = session.browserList.browsers(state.isOffTheRecord ? .incognito : .regular).count
+        let windows = session.browserList.count(state.isOffTheRecord ? .incognito : .regular)
         return ProfileSnapshot(id: state.id, name: state.name, incognito: state.isOffTheRecord, parentID: state.original?.id,
                                offTheRecordID: state.offTheRecord?.id, windowCount: windows, createdAt: state.createdAt)
     }
