@@ -143,7 +143,12 @@ import Testing
 
             #expect(try api.send("PATCH", "/v1/tabs/\(b)", ["openerTabId": a]).status == 200)
             _ = try stream.until("tabs.update")
-            try api.send("DELETE", "/v1/tabs/\(a)")
+            // A new watcher's first state carries it too.
+            let late = try SSEClient(app, "/v1/browsers/\(window)/events?topics=tabs")
+            let populate = try late.until("tabs.populate").last?.json["items"] as? [[String: Any]]
+            #expect(populate?.first { $0["id"] as? String == b }?["openerTabId"] as? String == a)
+            late.close()
+            _ = try api.send("DELETE", "/v1/tabs/\(a)")
             events = try stream.until("tabs.remove")
             #expect(events.last?.json["tabId"] as? String == a)
             events = try stream.until("tabs.update")

@@ -12,7 +12,7 @@ struct WindowStreamSnapshot: StreamSnapshot {
     private var items: [TabItem] {
         window.tabs.map {
             TabItem(id: $0.id, url: $0.url, title: $0.title, loading: $0.loading, progress: $0.progress,
-                    faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID)
+                    faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID, openerID: $0.openerID)
         }
     }
 
