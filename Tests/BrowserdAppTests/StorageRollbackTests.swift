@@ -87,11 +87,11 @@ import Testing
             try tool.run()
             tool.waitUntilExit()
         }
-        let window: String = try await blocking {
+        let (profile, window): (String, String) = try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
             let json = [("Content-Type", "application/json")]
             let profile = Self.json(try api.request("POST", "/v1/profiles", headers: json, body: Array(#"{"name":"rollback"}"#.utf8)))["id"] as! String
-            return Self.json(try api.request("POST", "/v1/browsers", headers: json, body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as! String
+            return (profile, Self.json(try api.request("POST", "/v1/browsers", headers: json, body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as! String)
         }
         let watcher = try StreamState(port: port, window: window)
         defer { watcher.close() }
@@ -125,9 +125,18 @@ import Testing
                             // Other kinds of change ride along: a group, a title, a close-many. Their outcome is
                             // checked as a whole below (memory equals the disk after a restart).
                             if i % 5 == 4, let tab = mine.opened.values.filter({ !mine.closed.contains($0) }).max() {
-                                let kind = i % 3
+                                let kind = i % 4
                                 let reply: HTTPClientConnection.Response
-                                if kind == 0 {
+                                if kind == 3 {
+                                    // A window of its own, opened and closed again.
+                                    let opened = try api.request("POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
+                                                                 body: Array("{\"profileId\":\"\(profile)\"}".utf8))
+                                    if opened.status == 201, let id = Self.json(opened)["id"] as? String {
+                                        reply = try api.request("DELETE", "/v1/browsers/\(id)")
+                                    } else {
+                                        reply = opened
+                                    }
+                                } else if kind == 0 {
                                     reply = try api.request("POST", "/v1/browsers/\(window)/groups", headers: [("Content-Type", "application/json")],
                                                             body: Array("{\"tabIds\":[\"\(tab)\"],\"title\":\"g\(key)\"}".utf8))
                                 } else if kind == 1 {
@@ -140,7 +149,7 @@ import Testing
                                     if reply.status == 200 { mine.closed.formUnion(pair) } else if reply.status == 503 { mine.refusedCloses.formUnion(pair) }
                                 }
                                 switch reply.status {
-                                case 200, 201: break
+                                case 200, 201, 204: break
                                 case 503: refusals += 1
                                 case 404, 422: break  // another client closed or grouped it meanwhile
                                 default: mine.other.append(reply.status)
@@ -232,7 +241,10 @@ import Testing
         @Sendable func windowRead(_ port: Int) throws -> String {
             var json = Self.json(try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/browsers/\(window)"))
             json["version"] = nil
+            let windows = Self.json(try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/browsers?profileId=\(profile)"))
+            let ids = (windows["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }.sorted()
             return String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self)
+                + " windows: \(ids)"
         }
         let inMemory = try await blocking { try windowRead(port) }
         // And after a crash, the disk says the same.
