@@ -67,6 +67,7 @@ extension BrowserService {
                         guard let window = browser.userData.get(WindowMediator.self), !window.holds(record, tabs: tabs) else { continue }
                         _ = try browser.webStateList.closeAll(flags: .tabsCleanup)
                         _ = try Self.fill(browser, from: record, tabs: tabs, repairs: &part.repairs)
+                        window.markDirtyForPublish()  // openers were restored silently
                         part.windowsRebuilt += 1
                     } else {
                         _ = try Self.restoreWindow(record, tabs: tabs, into: session, repairs: &part.repairs)

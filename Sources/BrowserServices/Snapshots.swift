@@ -46,7 +46,8 @@ public struct WindowSnapshot: Sendable, Equatable {
     public var version: Int
     public var activeIndex: Int
     public var pinnedCount: Int
-    public var tabs: [TabSnapshot]
+    /// The tabs in order (shared between versions: see ``TabSnapshotList``).
+    public var tabs: TabSnapshotList
     public var groups: [GroupSnapshot]
     public var createdAt: Date
 
@@ -128,11 +129,22 @@ extension WebStateList {
 }
 
 extension Browser {
+    /// The window's snapshot built from scratch: O(tabs). (Mediators keep theirs up to date from
+    /// change notifications; this is also the oracle the tests compare them with.)
     func snapshot(version: Int) -> WindowSnapshot {
         let list = webStateList
+        return snapshot(version: version, tabs: TabSnapshotList(browserID: id, slots: list.webStates.map { TabSlot($0, in: list) }))
+    }
+
+    /// The window's snapshot with `tabs` as its tab sequence (positions filled in from the list).
+    func snapshot(version: Int, tabs: TabSnapshotList) -> WindowSnapshot {
+        let list = webStateList
+        var tabs = tabs
+        tabs.activeIndex = list.activeIndex
+        tabs.pinnedCount = list.pinnedCount
         return WindowSnapshot(
             id: id, profileID: browserState.id, incognito: isIncognito, version: version, activeIndex: list.activeIndex,
-            pinnedCount: list.pinnedCount, tabs: (0..<list.count).map { list.tabSnapshot(at: $0, browserID: id) },
+            pinnedCount: list.pinnedCount, tabs: tabs,
             groups: list.groups.sorted { $0.range.start < $1.range.start }.map { list.groupSnapshot($0, browserID: id) },
             createdAt: createdAt)
     }

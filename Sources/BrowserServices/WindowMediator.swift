@@ -18,6 +18,14 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     /// What must still be written to disk.
     var persistence = WindowPersistenceState.fresh
     private var observedTabs: [ObjectIdentifier: WebState] = [:]
+    /// The window's tabs as the next snapshot shows them, kept from change notifications: a change
+    /// edits one slot (or one chunk), so publishing costs O(what changed), not O(tabs).
+    private var slots: TabSnapshotList
+    /// Tabs whose slot must be made again before the next publish (their values changed).
+    private var staleSlots: [ObjectIdentifier: WebState] = [:]
+    /// Set when a change moved a run of tabs (a group move) or a restore set values silently: the
+    /// next publish makes every slot again.
+    private var slotsNeedRebuild = false
     /// Tabs that joined (true) and left (false) since the last publish, in order: the snapshots's tab
     /// index is updated from these instead of comparing whole tab lists. Nil until the first publish,
     /// which indexes every tab.
@@ -31,6 +39,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         self.session = session
         self.snapshots = snapshots
         self.touches = touches
+        self.slots = TabSnapshotList(browserID: browser.id, slots: browser.webStateList.webStates.map { TabSlot($0, in: browser.webStateList) })
         self.version = version
         browser.webStateList.addObserver(self)
         for tab in browser.webStateList.webStates { observe(tab) }
@@ -48,15 +57,29 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     func publish() {
         guard dirty else { return }
         dirty = false
-        snapshots.putWindow(browser.snapshot(version: version), rootID: session.browserState.id, tabMoves: tabMoves)
+        let list = self.list
+        if slotsNeedRebuild {
+            slots = TabSnapshotList(browserID: browser.id, slots: list.webStates.map { TabSlot($0, in: list) })
+            slotsNeedRebuild = false
+        } else {
+            for tab in staleSlots.values {
+                let index = list.index(of: tab)
+                if index >= 0 { slots.replace(at: index, with: TabSlot(tab, in: list)) }
+            }
+        }
+        staleSlots.removeAll(keepingCapacity: true)
+        snapshots.putWindow(browser.snapshot(version: version, tabs: slots), rootID: session.browserState.id, tabMoves: tabMoves)
         tabMoves = []
     }
+
+    private func stale(_ tab: WebState) { staleSlots[ObjectIdentifier(tab)] = tab }
 
     /// Makes the next publish send a snapshot (after the version was set from storage) and index
     /// every tab again.
     func markDirtyForPublish() {
         dirty = true
         tabMoves = nil
+        slotsNeedRebuild = true
         touches.touch(browser)
     }
 
@@ -82,24 +105,42 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         changed()
         noteChange(change, status: status)
         switch change {
-        case .insert(let tab, _, _):
+        case .insert(let tab, let index, _):
             observe(tab)
             tabMoves?.append((tab.id, true))
+            if !slotsNeedRebuild { slots.insert(TabSlot(tab, in: list), at: index) }
         case .detach(let detach):
             forget(detach.tab)
             tabMoves?.append((detach.tab.id, false))
-        case .replace(let replaced, let inserted, _):
+            staleSlots[ObjectIdentifier(detach.tab)] = nil
+            if !slotsNeedRebuild { slots.remove(at: detach.fromIndex) }
+        case .replace(let replaced, let inserted, let index):
             forget(replaced)
             observe(inserted)
             tabMoves?.append((replaced.id, false))
             tabMoves?.append((inserted.id, true))
-        default: break
+            staleSlots[ObjectIdentifier(replaced)] = nil
+            if !slotsNeedRebuild { slots.replace(at: index, with: TabSlot(inserted, in: list)) }
+        case .move(let tab, let from, let to, _, let oldGroup, let newGroup):
+            if !slotsNeedRebuild { slots.insert(slots.remove(at: from), at: to) }
+            if oldGroup !== newGroup { stale(tab) }
+        case .statusOnly(let tab, _, _, let oldGroup, let newGroup):
+            if let tab, oldGroup !== newGroup { stale(tab) }
+        case .openerChange(let tab, _):
+            stale(tab)
+        case .groupMove:
+            slotsNeedRebuild = true
+        case .groupCreate, .groupVisualDataUpdate, .groupDelete:
+            break
         }
+        // The newly active tab's last-active time.
+        if status.activeChanged, let active = status.newActive { stale(active) }
     }
 
     func webStateDidChange(_ webState: WebState, change: WebStateChange) {
         changed()
         persistence.mark(webState)
+        stale(webState)
     }
 
     // MARK: Helpers for handlers

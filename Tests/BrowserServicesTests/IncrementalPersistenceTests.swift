@@ -36,7 +36,7 @@ final class MemoryStore: DurableSink {
 
 /// The incremental mediators against a full rebuild (the oracle): random operations on large windows,
 /// and after each one the rows the change sets wrote equal the rows of the whole state, and the
-/// published snapshot equals one built from the model.
+/// published snapshot (kept slot by slot from notifications) equals one built from the model.
 @Suite struct IncrementalPersistenceTests {
     /// The whole state as rows, and each window's snapshot, built by scanning the model.
     static func fullRebuild(_ service: BrowserService) async -> (MemoryStore.Contents, [WindowSnapshot]) {
@@ -76,14 +76,14 @@ final class MemoryStore: DurableSink {
             _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://e.example/\(i)", activate: i % 7 == 0), in: i % 3 == 0 ? b : a)
         }
         var failures = 0
-        for step in 0..<400 {
+        for step in 0..<500 {
             let windowID = random.next() % 4 == 0 ? b : a
             guard let window = service.window(windowID) else { continue }
             let ids = window.tabs.map(\.id)
             let groups = window.groups.map(\.id)
             func pick() -> TabID? { ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }
             do {
-                switch random.next() % 16 {
+                switch random.next() % 19 {
                 case 0, 1:
                     _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://n.example/\(step)", activate: random.next() % 2 == 0,
                                                                                    openerID: pick(), inheritOpener: random.next() % 5 == 0), in: windowID)
@@ -112,6 +112,12 @@ final class MemoryStore: DurableSink {
                 case 12: if let group = groups.last { _ = try await service.dispatch(TabCommands.deleteGroup, group, in: windowID) }
                 case 13: if let id = pick() { _ = try await service.dispatch(TabCommands.navigate, NavigateRequest(tabID: id, navigation: .navigate(url: "https://v.example/\(step)", transition: .link)), in: windowID) }
                 case 14: if let x = pick(), let y = pick() { _ = try await service.dispatch(TabCommands.closeMany, .tabs(Array(Set([x, y]))), in: windowID) }
+                case 16:
+                    if let group = groups.first, !ids.isEmpty {
+                        _ = try await service.dispatch(TabCommands.moveGroup, MoveGroupRequest(groupID: group, beforeIndex: Int(random.next() % UInt64(ids.count + 1))), in: windowID)
+                    }
+                case 17: if let id = pick() { _ = try await service.dispatch(TabCommands.duplicate, id, in: windowID) }
+                case 18: if let id = pick() { _ = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: id, url: "https://r.example/\(step)"), in: windowID) }
                 default: _ = try await service.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(activate: random.next() % 2 == 0), in: windowID)
                 }
             } catch {
@@ -143,5 +149,39 @@ struct SeededRandom {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// The chunked tab sequence edits like an array, across chunk splits and emptied chunks.
+@Suite struct TabSnapshotListTests {
+    @Test func editsMatchAnArray() {
+        let list = WebStateList()
+        let tabs = (0..<600).map { _ in WebState() }
+        func slot(_ i: Int) -> TabSlot { TabSlot(tabs[i], in: list) }
+        var random = SeededRandom(seed: 42)
+        var model: [TabID] = []
+        var sequence = TabSnapshotList(browserID: BrowserID(rawValue: "w0000000000000001"))
+        var next = 0
+        for _ in 0..<3000 {
+            let roll = random.next() % 10
+            if (roll < 5 || model.isEmpty), next < tabs.count {
+                let at = Int(random.next() % UInt64(model.count + 1))
+                sequence.insert(slot(next), at: at)
+                model.insert(tabs[next].id, at: at)
+                next += 1
+            } else if roll < 8, !model.isEmpty {
+                let at = Int(random.next() % UInt64(model.count))
+                #expect(sequence.remove(at: at).id == model.remove(at: at))
+            } else if !model.isEmpty {
+                let from = Int(random.next() % UInt64(model.count)), to = Int(random.next() % UInt64(model.count))
+                sequence.insert(sequence.remove(at: from), at: to)
+                model.insert(model.remove(at: from), at: to)
+            }
+            if sequence.count != model.count || sequence.map(\.id) != model {
+                Issue.record("the sequence differs from the array after \(next) inserts")
+                return
+            }
+        }
+        #expect(sequence.indices.allSatisfy { sequence[$0].index == $0 })
     }
 }
