@@ -115,6 +115,10 @@ public final class PersistenceStore {
                            group.id, window.id, position, group.title, group.color, group.collapsed)
             }
         }
+        for header in change.windowHeaders {
+            try db.cached("UPDATE windows SET version = ?, active_index = ?, pinned_count = ?, last_active_at = ? WHERE id = ?").run(
+                header.version, header.activeIndex, header.pinnedCount, header.lastActiveAt.timeIntervalSince1970, header.id)
+        }
         for id in change.deletedTabs { try db.cached("DELETE FROM tabs WHERE id = ?").run(id) }
         let upsert = try db.cached("""
             INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,

@@ -80,6 +80,25 @@ public struct GroupRecord: Sendable, Equatable {
 }
 
 /// A window's list-level state: order, active index, pinned count, groups, version.
+/// The values of a window row that change without its tab order or groups (version, active tab,
+/// pinned count, last-active time): written alone when nothing else of the window changed, so a
+/// page-state update does not rewrite a 10,000-tab order.
+public struct WindowHeaderRecord: Sendable, Equatable {
+    public var id: String
+    public var version: Int
+    public var activeIndex: Int
+    public var pinnedCount: Int
+    public var lastActiveAt: Date
+
+    public init(id: String, version: Int, activeIndex: Int, pinnedCount: Int, lastActiveAt: Date) {
+        self.id = id
+        self.version = version
+        self.activeIndex = activeIndex
+        self.pinnedCount = pinnedCount
+        self.lastActiveAt = lastActiveAt
+    }
+}
+
 public struct WindowRecord: Sendable, Equatable {
     public var id: String
     public var profileID: String
@@ -157,6 +176,8 @@ public struct ChangeSet: Sendable, Equatable {
     public var profiles: [ProfileRecord] = []
     public var deletedProfiles: [String] = []
     public var windows: [WindowRecord] = []
+    /// Windows whose order and groups did not change: only their header is written.
+    public var windowHeaders: [WindowHeaderRecord] = []
     public var deletedWindows: [String] = []
     /// Tabs written, with the window that holds them.
     public var tabs: [(windowID: String, tab: TabRecord)] = []
@@ -183,6 +204,7 @@ public struct ChangeSet: Sendable, Equatable {
         profiles += other.profiles
         deletedProfiles += other.deletedProfiles
         windows += other.windows
+        windowHeaders += other.windowHeaders
         deletedWindows += other.deletedWindows
         tabs += other.tabs
         deletedTabs += other.deletedTabs
@@ -196,12 +218,13 @@ public struct ChangeSet: Sendable, Equatable {
     }
 
     public var isEmpty: Bool {
-        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
+        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && windowHeaders.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
             && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
     public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
         lhs.profiles == rhs.profiles && lhs.deletedProfiles == rhs.deletedProfiles && lhs.windows == rhs.windows
+            && lhs.windowHeaders == rhs.windowHeaders
             && lhs.deletedWindows == rhs.deletedWindows && lhs.deletedTabs == rhs.deletedTabs
             && lhs.tabs.map(\.windowID) == rhs.tabs.map(\.windowID) && lhs.tabs.map(\.tab) == rhs.tabs.map(\.tab)
             && lhs.closedAdded.map(\.profileID) == rhs.closedAdded.map(\.profileID)

@@ -10,6 +10,12 @@ extension WindowMediator {
     func noteChange(_ change: WebStateListChange, status: WebStateListStatus) {
         persistence.windowDirty = true
         switch change {
+        case .insert, .detach, .replace, .move, .groupCreate, .groupVisualDataUpdate, .groupMove, .groupDelete:
+            persistence.layoutDirty = true
+        case .statusOnly, .openerChange:
+            break
+        }
+        switch change {
         case .insert(let tab, _, _): persistence.mark(tab)
         case .detach(let detach): persistence.remove(detach.tab)
         case .replace(let replaced, let inserted, _):
@@ -33,7 +39,12 @@ extension WindowMediator {
         // A window nothing happened to is skipped (this runs for every touched window).
         guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty else { return }
         let list = self.list
-        change.windows.append(windowRecord())
+        if state.layoutDirty {
+            change.windows.append(windowRecord())
+        } else {
+            change.windowHeaders.append(WindowHeaderRecord(id: browser.id.rawValue, version: version, activeIndex: list.activeIndex,
+                                                           pinnedCount: list.pinnedCount, lastActiveAt: browser.lastActiveAt))
+        }
         change.deletedTabs += state.removedTabs.map(\.rawValue).sorted()
         for (_, tab) in state.dirtyTabs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where list.contains(tab) {
             change.tabs.append((browser.id.rawValue, tabRecord(of: tab)))
@@ -74,7 +85,10 @@ extension WindowMediator {
 
 /// A window's writes not yet collected.
 struct WindowPersistenceState {
+    /// The window row: its header (version, active tab, …) on any change ...
     var windowDirty = false
+    /// ... and its tab order and groups when they changed.
+    var layoutDirty = false
     /// Tabs whose row must be written, by id.
     var dirtyTabs: [TabID: WebState] = [:]
     /// Tabs that left the window (their rows are deleted unless another window writes them again).
@@ -94,6 +108,7 @@ struct WindowPersistenceState {
     static var fresh: WindowPersistenceState {
         var state = WindowPersistenceState()
         state.windowDirty = true
+        state.layoutDirty = true
         return state
     }
 }

@@ -28,6 +28,12 @@ final class MemoryStore: DurableSink {
             }
             for id in change.deletedTabs { stored.tabs[id] = nil }
             for window in change.windows { stored.windows[window.id] = window }
+            for header in change.windowHeaders {
+                stored.windows[header.id]?.version = header.version
+                stored.windows[header.id]?.activeIndex = header.activeIndex
+                stored.windows[header.id]?.pinnedCount = header.pinnedCount
+                stored.windows[header.id]?.lastActiveAt = header.lastActiveAt
+            }
             for (window, tab) in change.tabs { stored.tabs[tab.id] = (window, tab) }
         }
         return {}
