@@ -18,5 +18,6 @@ mkdir -p bench/out
 "$bin/PersistenceBench" "${BENCH_DIR:-$PWD/bench/out}"
 "$PY" bench/http_bench.py --browserd "$bin/browserd" "$@"
 "$PY" bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
+"$PY" bench/flat_cost.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
 "$PY" bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
 bash bench/slow_disk.sh "$bin"
