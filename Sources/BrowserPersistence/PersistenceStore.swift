@@ -166,6 +166,11 @@ public final class PersistenceStore {
         }
     }
 
+    /// How many tabs are stored (for a restore's progress).
+    public func tabCount() throws -> Int {
+        Int(try db.scalar("SELECT COUNT(*) FROM tabs").int64 ?? 0)
+    }
+
     /// Deletes stored answers of idempotent requests older than `date`.
     /// - Returns: how many were deleted.
     @discardableResult

@@ -28,8 +28,10 @@ extension BrowserService {
     /// Rebuilds every profile from stored records. Call once, before serving.
     /// - Parameter tabs: the tabs of a window by id, asked for in ``restoreOrder(_:)``; nil takes them
     ///   from `stored.tabs`.
+    /// - Parameter progress: told what is back so far after each window (from the profile's executor).
     public func restore(_ stored: StoredState,
-                        tabs provider: (@Sendable (_ windowID: String) throws -> [String: TabRecord])? = nil) async throws -> RestoreSummary {
+                        tabs provider: (@Sendable (_ windowID: String) throws -> [String: TabRecord])? = nil,
+                        progress: (@Sendable (RestoreSummary) -> Void)? = nil) async throws -> RestoreSummary {
         var summary = RestoreSummary()
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
         for profile in stored.profiles {
@@ -40,13 +42,20 @@ extension BrowserService {
             let allTabs = stored.tabs
             let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
             let snapshots = self.snapshots
+            let before = summary
             let (snapshot, restoredTabs, repairs) = try await executor.perform { session -> (ProfileSnapshot, Int, [String]) in
                 let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
                 mediator.isRestoring = true
                 var count = 0
                 var repairs: [String] = []
-                for record in windows {
+                for (done, record) in windows.enumerated() {
                     count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs)
+                    if let progress {
+                        var now = before
+                        now.windows += done + 1
+                        now.tabs += count
+                        progress(now)
+                    }
                 }
                 session.recentlyClosed.restore(closed.map { Self.closedTab($0, repairs: &repairs) })
                 mediator.publishWindows()
@@ -62,6 +71,7 @@ extension BrowserService {
             summary.profiles += 1
             summary.windows += windows.count
             summary.tabs += restoredTabs
+            progress?(summary)
         }
         return summary
     }

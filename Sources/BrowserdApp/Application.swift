@@ -136,11 +136,31 @@ public final class Application: Sendable {
         // Tabs are read on their own thread while the model is rebuilt.
         let stored = try store.load(includingTabs: false)
         let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(stored))
+        // A long restore says how far it is: /readyz's 503 body at each window, a log line each second.
+        let totals = (profiles: stored.profiles.count, windows: stored.windows.count, tabs: try store.tabCount())
+        let progress = Mutex(BrowserService.RestoreSummary())
+        let readiness = self.readiness
+        @Sendable func describe(_ done: BrowserService.RestoreSummary) -> String {
+            "\(done.profiles)/\(totals.profiles) profiles, \(done.windows)/\(totals.windows) windows, \(done.tabs)/\(totals.tabs) tabs"
+        }
+        let logger = self.logger
+        let reporter = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if Task.isCancelled { break }
+                logger.info("restoring", metadata: ["progress": "\(describe(progress.withLock { $0 }))"])
+            }
+        }
         let summary: BrowserService.RestoreSummary
         do {
-            summary = try await service.restore(stored) { try feed.tabs(ofWindow: $0) }
+            summary = try await service.restore(stored, tabs: { try feed.tabs(ofWindow: $0) }) { done in
+                progress.withLock { $0 = done }
+                readiness.block("restore", reason: "restoring the saved state: \(describe(done))")
+            }
+            reporter.cancel()
             feed.finish()
         } catch {
+            reporter.cancel()
             feed.finish()
             throw error
         }

@@ -2,6 +2,7 @@ import BrowserModel
 import BrowserRecords
 import Foundation
 import BrowserServices
+import Synchronization
 import Testing
 
 @Suite struct BrowserServiceTests {
@@ -96,5 +97,30 @@ import Testing
         #expect(repairs.contains("active index 7 is past its 2 tabs"))
         let tab = try #require(service.tab(TabID(rawValue: "t0000000000000001")))
         #expect(tab.tab.url == "https://b.example/")
+    }
+}
+
+@Suite struct RestoreProgressTests {
+    /// A restore says what is back after each window, so a long one can show its progress.
+    @Test func progressIsToldAfterEachWindow() async throws {
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        var stored = StoredState()
+        stored.profiles = [ProfileRecord(id: "p0000000000000001", name: "a", createdAt: at), ProfileRecord(id: "p0000000000000002", name: "b", createdAt: at)]
+        for (i, profile) in ["p0000000000000001", "p0000000000000001", "p0000000000000002"].enumerated() {
+            let tabs = (0..<(i + 1)).map { String(format: "t%015x%01x", i, $0) }
+            stored.windows.append(WindowRecord(id: String(format: "w%016x", i), profileID: profile, version: 1, tabOrder: tabs, activeIndex: 0,
+                                               pinnedCount: 0, groups: [], createdAt: at, lastActiveAt: at))
+            for tab in tabs {
+                stored.tabs[tab] = TabRecord(id: tab, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "", loading: false,
+                                             progress: 1, faviconURL: nil, createdAt: at, lastActiveAt: at, historyIndex: 0,
+                                             history: [HistoryEntryRecord(url: "https://e.example/", title: "", transition: "link", timestamp: at)])
+            }
+        }
+        let seen = Mutex<[String]>([])
+        let summary = try await BrowserService(framing: TestFraming()).restore(stored, progress: { done in
+            seen.withLock { $0.append("\(done.profiles)p \(done.windows)w \(done.tabs)t") }
+        })
+        #expect(summary.profiles == 2 && summary.windows == 3 && summary.tabs == 6)
+        #expect(seen.withLock { $0 } == ["0p 1w 1t", "0p 2w 3t", "1p 2w 3t", "1p 3w 6t", "2p 3w 6t"])
     }
 }
