@@ -301,14 +301,7 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
         let port = try server.waitForPort()
-        let pid = server.process.processIdentifier
-        func prlimit(_ value: String) throws {
-            let tool = Process()
-            tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-            tool.arguments = ["--pid", String(pid), "--fsize=\(value)"]
-            try tool.run()
-            tool.waitUntilExit()
-        }
+        func prlimit(_ value: String) throws { try server.limitFileSize(value) }
         let (acknowledged, window): ([String], String) = try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
             func post(_ path: String, _ json: String) throws -> HTTPClientConnection.Response {

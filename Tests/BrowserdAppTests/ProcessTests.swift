@@ -59,6 +59,16 @@ final class BrowserdProcess: @unchecked Sendable {
 
     func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
+    /// Sets the process's file-size limit (`prlimit --fsize`, e.g. "1048576:unlimited"): a soft limit
+    /// makes its writes past that size fail, as a full disk would, and can be lifted again.
+    func limitFileSize(_ value: String) throws {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        tool.arguments = ["--pid", String(process.processIdentifier), "--fsize=\(value)"]
+        try tool.run()
+        tool.waitUntilExit()
+    }
+
     /// Waits for the process to exit and returns its status.
     func waitForExit(timeout: Duration = .seconds(15)) -> Int32? {
         let deadline = ContinuousClock.now + timeout

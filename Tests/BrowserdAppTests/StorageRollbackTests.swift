@@ -79,14 +79,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: data) }
         let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
         let port = try server.waitForPort()
-        let pid = server.process.processIdentifier
-        func prlimit(_ value: String) throws {
-            let tool = Process()
-            tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-            tool.arguments = ["--pid", String(pid), "--fsize=\(value)"]
-            try tool.run()
-            tool.waitUntilExit()
-        }
+        func prlimit(_ value: String) throws { try server.limitFileSize(value) }
         let (profile, window): (String, String) = try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
             let json = [("Content-Type", "application/json")]
