@@ -58,7 +58,24 @@ public final class PersistenceStore {
                 body BLOB NOT NULL, created_at REAL NOT NULL);
             CREATE INDEX idempotency_keys_by_time ON idempotency_keys(created_at);
             """),
+        // A window's order lives in its tabs' rows (a position each), so a tab that moves or joins
+        // writes its own row, not the whole window's order.
+        .init("tab positions") { db in
+            try db.execute("ALTER TABLE tabs ADD COLUMN position REAL NOT NULL DEFAULT 0")
+            let update = try db.prepare("UPDATE tabs SET position = ? WHERE id = ? AND window_id = ?")
+            for row in try db.rows("SELECT id, tab_order FROM windows") {
+                let window = row[0].string ?? ""
+                for (index, tab) in (row[1].string ?? "").split(separator: ",").enumerated() {
+                    try update.run(Double(index) * Self.positionStep, String(tab), window)
+                }
+            }
+            try db.execute("UPDATE windows SET tab_order = ''")
+            try db.execute("CREATE INDEX tabs_by_window_position ON tabs(window_id, position)")
+        },
     ]) }
+
+    /// The distance between the positions of neighbouring tabs when a window's order is written whole.
+    public static let positionStep = 1024.0
 
     /// Opens (creating when missing) the database at `path`.
     /// - Throws: ``OpenError`` when the file is corrupt, not a database, unreadable, or newer than this program.
@@ -107,7 +124,7 @@ public final class PersistenceStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version,
                 tab_order = excluded.tab_order, active_index = excluded.active_index, pinned_count = excluded.pinned_count,
                 last_active_at = excluded.last_active_at
-                """).run(window.id, window.profileID, window.version, window.tabOrder.joined(separator: ","), window.activeIndex,
+                """).run(window.id, window.profileID, window.version, "", window.activeIndex,
                        window.pinnedCount, window.createdAt.timeIntervalSince1970, window.lastActiveAt.timeIntervalSince1970)
             try db.cached("DELETE FROM groups WHERE window_id = ?").run(window.id)
             for (position, group) in window.groups.enumerated() {
@@ -122,16 +139,23 @@ public final class PersistenceStore {
         for id in change.deletedTabs { try db.cached("DELETE FROM tabs WHERE id = ?").run(id) }
         let upsert = try db.cached("""
             INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
-            favicon_url, created_at, last_active_at, history_index, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            favicon_url, created_at, last_active_at, history_index, history, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET window_id = excluded.window_id, group_id = excluded.group_id,
             opener_id = excluded.opener_id, opener_navigation_index = excluded.opener_navigation_index, title = excluded.title,
             loading = excluded.loading, progress = excluded.progress, favicon_url = excluded.favicon_url,
-            last_active_at = excluded.last_active_at, history_index = excluded.history_index, history = excluded.history
+            last_active_at = excluded.last_active_at, history_index = excluded.history_index, history = excluded.history,
+            position = excluded.position
             """)
         for (windowID, tab) in change.tabs {
             try upsert.run(tab.id, windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading,
                            tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
-                           tab.historyIndex, HistoryCodec.encode(tab.history))
+                           tab.historyIndex, HistoryCodec.encode(tab.history), tab.position)
+        }
+        // A whole order given with a window (not what the mediators send) sets its tabs' positions.
+        for window in change.windows where !window.tabOrder.isEmpty {
+            for (index, tab) in window.tabOrder.enumerated() {
+                try db.cached("UPDATE tabs SET position = ? WHERE id = ? AND window_id = ?").run(Double(index) * Self.positionStep, tab, window.id)
+            }
         }
         for id in change.deletedTokens { try db.cached("DELETE FROM tokens WHERE id = ?").run(id) }
         for token in change.tokens {
@@ -193,7 +217,7 @@ public final class PersistenceStore {
 
     private static let tabColumns = """
         SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
-        last_active_at, history_index, history FROM tabs
+        last_active_at, history_index, history, position FROM tabs
         """
 
     private static func tab(_ row: SQLiteStatement) throws -> TabRecord {
@@ -203,7 +227,7 @@ public final class PersistenceStore {
             progress: row.column(6).double ?? 0, faviconURL: row.column(7).string,
             createdAt: Date(timeIntervalSince1970: row.column(8).double ?? 0),
             lastActiveAt: Date(timeIntervalSince1970: row.column(9).double ?? 0), historyIndex: row.column(10).int ?? -1,
-            history: try HistoryCodec.decode(row.column(11).bytes ?? []))
+            history: try HistoryCodec.decode(row.column(11).bytes ?? []), position: row.column(12).double ?? 0)
     }
 
     /// Loads everything saved (idempotency answers only while younger than their lifetime at `now`).
@@ -220,18 +244,21 @@ public final class PersistenceStore {
             groups[row[0].string ?? "", default: []].append(GroupRecord(
                 id: row[1].string ?? "", title: row[2].string ?? "", color: row[3].string ?? "grey", collapsed: row[4].int == 1))
         }
+        var orders: [String: [String]] = [:]
+        for row in try db.rows("SELECT window_id, id FROM tabs ORDER BY window_id, position, rowid") {
+            orders[row[0].string ?? "", default: []].append(row[1].string ?? "")
+        }
         for row in try db.rows("""
-            SELECT id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at
+            SELECT id, profile_id, version, active_index, pinned_count, created_at, last_active_at
             FROM windows ORDER BY created_at, id
             """) {
             let id = row[0].string ?? ""
-            let order = row[3].string ?? ""
             state.windows.append(WindowRecord(
                 id: id, profileID: row[1].string ?? "", version: row[2].int ?? 1,
-                tabOrder: order.isEmpty ? [] : order.split(separator: ",").map(String.init),
-                activeIndex: row[4].int ?? -1, pinnedCount: row[5].int ?? 0, groups: groups[id] ?? [],
-                createdAt: Date(timeIntervalSince1970: row[6].double ?? 0),
-                lastActiveAt: Date(timeIntervalSince1970: row[7].double ?? 0)))
+                tabOrder: orders[id] ?? [],
+                activeIndex: row[3].int ?? -1, pinnedCount: row[4].int ?? 0, groups: groups[id] ?? [],
+                createdAt: Date(timeIntervalSince1970: row[5].double ?? 0),
+                lastActiveAt: Date(timeIntervalSince1970: row[6].double ?? 0)))
         }
         if includingTabs {
             let tabs = try db.prepare(Self.tabColumns)

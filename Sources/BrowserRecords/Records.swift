@@ -45,10 +45,14 @@ public struct TabRecord: Sendable, Equatable {
     public var lastActiveAt: Date
     public var historyIndex: Int
     public var history: [HistoryEntryRecord]
+    /// The tab's place in its window: windows are ordered by it, so a tab that moves or joins writes
+    /// its own row only, never the whole window's order.
+    public var position: Double
 
     public init(id: String, groupID: String?, openerID: String?, openerNavigationIndex: Int?, title: String, loading: Bool,
                 progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date, historyIndex: Int,
-                history: [HistoryEntryRecord]) {
+                history: [HistoryEntryRecord], position: Double = 0) {
+        self.position = position
         self.id = id
         self.groupID = groupID
         self.openerID = openerID
@@ -103,6 +107,9 @@ public struct WindowRecord: Sendable, Equatable {
     public var id: String
     public var profileID: String
     public var version: Int
+    /// The window's tabs in order. Read back from the tabs' positions; on write, empty leaves the
+    /// order to the tabs' positions (what the mediators send), and a non-empty list sets the
+    /// positions of those tabs to follow it (a whole order, for tools and tests).
     public var tabOrder: [String]
     public var activeIndex: Int
     public var pinnedCount: Int

@@ -105,6 +105,8 @@ extension BrowserService {
             try list.insert(webState, InsertionParams(index: list.count, pinned: pinned))
             restored.append((webState, tab))
         }
+        // Positions as stored, so tabs that join later go between them as they are on disk.
+        browser.userData.get(WindowMediator.self)?.setPositions(restored.map { ($0.0, $0.1.position) })
         for group in record.groups {
             let indices = restored.indices.filter { restored[$0].1.groupID == group.id }
             guard let first = indices.first, let last = indices.last, first >= list.pinnedCount,

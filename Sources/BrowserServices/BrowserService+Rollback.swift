@@ -107,7 +107,7 @@ extension BrowserService {
 extension WindowMediator {
     /// Whether the window is exactly as `record` and `tabs` store it (its version aside).
     func holds(_ record: WindowRecord, tabs: [String: TabRecord]) -> Bool {
-        var current = windowRecord()
+        var current = windowRecord(includingOrder: true)
         current.version = record.version
         guard current == record else { return false }
         for index in 0..<list.count {

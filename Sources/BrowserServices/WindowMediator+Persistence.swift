@@ -21,8 +21,8 @@ extension WindowMediator {
         case .replace(let replaced, let inserted, _):
             persistence.remove(replaced)
             persistence.mark(inserted)
-        case .move(let tab, _, _, let pinnedChanged, let oldGroup, let newGroup):
-            if pinnedChanged || oldGroup !== newGroup { persistence.mark(tab) }
+        case .move:
+            break  // its new position marks its row (WindowMediator.place)
         case .statusOnly(let tab, _, let pinnedChanged, let oldGroup, let newGroup):
             if let tab, pinnedChanged || oldGroup !== newGroup { persistence.mark(tab) }
         case .openerChange(let tab, _): persistence.mark(tab)
@@ -57,11 +57,13 @@ extension WindowMediator {
         persistence = WindowPersistenceState()
     }
 
-    func windowRecord() -> WindowRecord {
+    /// The window's row. Its order is in its tabs' positions, so a record to write leaves `tabOrder`
+    /// empty; `includingOrder` fills it (to compare with what a read of the disk gives).
+    func windowRecord(includingOrder: Bool = false) -> WindowRecord {
         let list = self.list
         return WindowRecord(
             id: browser.id.rawValue, profileID: browser.browserState.id.rawValue, version: version,
-            tabOrder: list.webStates.map(\.id.rawValue), activeIndex: list.activeIndex, pinnedCount: list.pinnedCount,
+            tabOrder: includingOrder ? list.webStates.map(\.id.rawValue) : [], activeIndex: list.activeIndex, pinnedCount: list.pinnedCount,
             groups: list.groups.sorted { $0.range.start < $1.range.start }.map {
                 GroupRecord(id: $0.id.rawValue, title: $0.visualData.title, color: $0.visualData.color.rawValue,
                             collapsed: $0.visualData.collapsed)
@@ -79,7 +81,8 @@ extension WindowMediator {
             id: tab.id.rawValue, groupID: list.group(of: tab)?.id.rawValue, openerID: opener?.webState.id.rawValue,
             openerNavigationIndex: opener?.navigationIndex, title: tab.title, loading: tab.isLoading, progress: tab.progress,
             faviconURL: tab.faviconURL, createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, historyIndex: current,
-            history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) })
+            history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) },
+            position: position(of: tab))
     }
 }
 

@@ -23,6 +23,10 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     private var slots: TabSnapshotList
     /// Tabs whose slot must be made again before the next publish (their values changed).
     private var staleSlots: [ObjectIdentifier: WebState] = [:]
+    /// Each tab's place in the window as written to disk (``TabRecord/position``): a tab that joins or
+    /// moves gets one between its neighbours', so only its row is written; the window is renumbered
+    /// (every row written) only when no room is left between two neighbours.
+    private var positions: [ObjectIdentifier: Double] = [:]
     /// Set when a change moved a run of tabs (a group move) or a restore set values silently: the
     /// next publish makes every slot again.
     private var slotsNeedRebuild = false
@@ -40,6 +44,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         self.snapshots = snapshots
         self.touches = touches
         self.slots = TabSnapshotList(browserID: browser.id, slots: browser.webStateList.webStates.map { TabSlot($0, in: browser.webStateList) })
+        for (index, tab) in browser.webStateList.webStates.enumerated() { positions[ObjectIdentifier(tab)] = Double(index) * Self.positionStep }
         self.version = version
         browser.webStateList.addObserver(self)
         for tab in browser.webStateList.webStates { observe(tab) }
@@ -73,6 +78,41 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     }
 
     private func stale(_ tab: WebState) { staleSlots[ObjectIdentifier(tab)] = tab }
+
+    static let positionStep = 1024.0
+
+    /// The written position of `tab`.
+    func position(of tab: WebState) -> Double { positions[ObjectIdentifier(tab)] ?? 0 }
+
+    /// Sets positions read from disk (a restore), so later tabs go between them as they are there.
+    func setPositions(_ stored: [(WebState, Double)]) {
+        for (tab, position) in stored { positions[ObjectIdentifier(tab)] = position }
+    }
+
+    /// Gives the tabs in `range` (just inserted or moved there, in order) positions evenly between
+    /// the neighbours of the run, and marks their rows; renumbers the window when there is no room.
+    private func place(_ range: Range<Int>) {
+        let list = self.list
+        let before = range.lowerBound > 0 ? list.webState(at: range.lowerBound - 1).map(position(of:)) : nil
+        let after = range.upperBound < list.count ? list.webState(at: range.upperBound).map(position(of:)) : nil
+        let low = before ?? ((after ?? Self.positionStep * Double(range.count)) - Self.positionStep * Double(range.count + 1))
+        let high = after ?? (low + Self.positionStep * Double(range.count + 1))
+        let step = (high - low) / Double(range.count + 1)
+        guard step > Swift.max(1e-9, Swift.abs(high) * 1e-12) else { return renumber() }
+        for (offset, index) in range.enumerated() {
+            let tab = list.webState(at: index)!
+            positions[ObjectIdentifier(tab)] = low + step * Double(offset + 1)
+            persistence.mark(tab)
+        }
+    }
+
+    /// Every tab gets a fresh position, and every row is written (rare: room ran out between two tabs).
+    private func renumber() {
+        for (index, tab) in list.webStates.enumerated() {
+            positions[ObjectIdentifier(tab)] = Double(index) * Self.positionStep
+            persistence.mark(tab)
+        }
+    }
 
     /// Makes the next publish send a snapshot (after the version was set from storage) and index
     /// every tab again.
@@ -109,10 +149,12 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
             observe(tab)
             tabMoves?.append((tab.id, true))
             if !slotsNeedRebuild { slots.insert(TabSlot(tab, in: list), at: index) }
+            place(index..<(index + 1))
         case .detach(let detach):
             forget(detach.tab)
             tabMoves?.append((detach.tab.id, false))
             staleSlots[ObjectIdentifier(detach.tab)] = nil
+            positions[ObjectIdentifier(detach.tab)] = nil
             if !slotsNeedRebuild { slots.remove(at: detach.fromIndex) }
         case .replace(let replaced, let inserted, let index):
             forget(replaced)
@@ -120,16 +162,19 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
             tabMoves?.append((replaced.id, false))
             tabMoves?.append((inserted.id, true))
             staleSlots[ObjectIdentifier(replaced)] = nil
+            positions[ObjectIdentifier(inserted)] = positions.removeValue(forKey: ObjectIdentifier(replaced))
             if !slotsNeedRebuild { slots.replace(at: index, with: TabSlot(inserted, in: list)) }
         case .move(let tab, let from, let to, _, let oldGroup, let newGroup):
             if !slotsNeedRebuild { slots.insert(slots.remove(at: from), at: to) }
             if oldGroup !== newGroup { stale(tab) }
+            place(to..<(to + 1))
         case .statusOnly(let tab, _, _, let oldGroup, let newGroup):
             if let tab, oldGroup !== newGroup { stale(tab) }
         case .openerChange(let tab, _):
             stale(tab)
-        case .groupMove:
+        case .groupMove(_, _, let toRange):
             slotsNeedRebuild = true
+            place(toRange.start..<toRange.end)
         case .groupCreate, .groupVisualDataUpdate, .groupDelete:
             break
         }

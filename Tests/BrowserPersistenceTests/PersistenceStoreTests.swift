@@ -22,7 +22,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
                       progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
     let b = TabRecord(id: "t0000000000000002", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2, title: "B",
                       loading: true, progress: 0.25, faviconURL: "https://e.example/f.ico", createdAt: time, lastActiveAt: time,
-                      historyIndex: 0, history: [history[0]])
+                      historyIndex: 0, history: [history[0]], position: 1024)
     change.windows = [WindowRecord(id: window, profileID: profile, version: 7, tabOrder: [a.id, b.id], activeIndex: 1, pinnedCount: 1,
                                    groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
                                    createdAt: time, lastActiveAt: time)]
@@ -182,6 +182,30 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         let store = try PersistenceStore(path: path)
         #expect(store.schemaVersion == PersistenceStore.migrator.latestVersion)
         #expect(try store.load().profiles.map(\.name) == ["Old"])
+    }
+
+    /// A window's order written as `tab_order` (schemas before positions) becomes its tabs' positions.
+    @Test func tabOrderBecomesPositions() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        do {
+            let db = try SQLiteConnection(path: path)
+            try SQLiteMigrator(Array(PersistenceStore.migrator.migrations.prefix(3))).migrate(db)
+            try db.run("INSERT INTO profiles (id, name, created_at) VALUES ('p0000000000000001', 'P', 0)")
+            try db.run("""
+                INSERT INTO windows (id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at)
+                VALUES ('w0000000000000001', 'p0000000000000001', 3, 't0000000000000003,t0000000000000001,t0000000000000002', 0, 0, 0, 0)
+                """)
+            for id in ["t0000000000000001", "t0000000000000002", "t0000000000000003"] {
+                try db.run("""
+                    INSERT INTO tabs (id, window_id, title, loading, progress, created_at, last_active_at, history_index, history)
+                    VALUES (?, 'w0000000000000001', '', 0, 1, 0, 0, -1, ?)
+                    """, id, HistoryCodec.encode([]))
+            }
+        }
+        let stored = try PersistenceStore(path: path).load()
+        #expect(stored.windows.first?.tabOrder == ["t0000000000000003", "t0000000000000001", "t0000000000000002"])
+        #expect(stored.tabs["t0000000000000002"]?.position == 2 * PersistenceStore.positionStep)
     }
 }
 

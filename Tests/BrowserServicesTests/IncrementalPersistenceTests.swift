@@ -131,6 +131,16 @@ final class MemoryStore: DurableSink {
             }
             let (oracle, snapshots) = await Self.fullRebuild(service)
             let stored = store.contents.withLock { $0 }
+            // The order on disk is the tabs' positions: it must be each window's order in memory.
+            for (window, record) in oracle.windows {
+                let onDisk = stored.tabs.values.filter { $0.window == window }.sorted { $0.tab.position < $1.tab.position }.map(\.tab.id)
+                let inMemory = await service.window(BrowserID(rawValue: window))?.tabs.map(\.id.rawValue) ?? []
+                if onDisk != inMemory {
+                    failures += 1
+                    Issue.record("step \(step): window \(window) is ordered differently on disk (\(onDisk.count) tabs) and in memory (\(inMemory.count))")
+                }
+                _ = record
+            }
             if stored != oracle {
                 failures += 1
                 let wrongTabs = oracle.tabs.keys.filter { key in stored.tabs[key].map { $0.window != oracle.tabs[key]!.window || $0.tab != oracle.tabs[key]!.tab } ?? true }
