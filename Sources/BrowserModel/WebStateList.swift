@@ -32,6 +32,8 @@ public final class WebStateList {
     var entries: [Entry] = []
     /// The entry of every tab in the list, by tab identity: constant-time membership, opener and group.
     private var members: [ObjectIdentifier: Entry] = [:]
+    /// The same entries by tab id: a lookup by id hashes once, then finds the entry by identity.
+    private var membersByID: [TabID: Entry] = [:]
     /// The active tab's index, −1 when none.
     public internal(set) var activeIndex = -1
     /// How many tabs are pinned; they occupy `[0, pinnedCount)`.
@@ -84,12 +86,14 @@ public final class WebStateList {
 
     /// The index of `webState`, or −1.
     public func index(of webState: WebState) -> Int {
-        entries.firstIndex { $0.webState === webState } ?? -1
+        guard let entry = members[ObjectIdentifier(webState)] else { return -1 }
+        return entries.firstIndex { $0 === entry } ?? -1
     }
 
-    /// The index of the tab with `id`, or −1.
+    /// The index of the tab with `id`, or −1 (a hash lookup, then a scan comparing identities only).
     public func index(ofTabWithID id: TabID) -> Int {
-        entries.firstIndex { $0.webState.id == id } ?? -1
+        guard let entry = membersByID[id] else { return -1 }
+        return entries.firstIndex { $0 === entry } ?? -1
     }
 
     /// The first tab whose visible URL is `url`, or −1.
@@ -218,6 +222,7 @@ public final class WebStateList {
             entry.group = group
             insertEntry(entry, at: index)
             members[ObjectIdentifier(webState)] = entry
+            membersByID[webState.id] = entry
             if pinned { pinnedCount += 1 }
             if activeIndex >= index { activeIndex += 1 }
             if params.inheritOpener { entry.resetOpenerOnActiveChange = true }
@@ -353,11 +358,13 @@ public final class WebStateList {
         return mutate {
             let old = entries[index]
             members[ObjectIdentifier(old.webState)] = nil
+            membersByID[old.webState.id] = nil
             let oldActive = activeWebState
             clearOpeners(pointingAt: old.webState)
             let entry = Entry(webState)
             entry.group = old.group
             members[ObjectIdentifier(webState)] = entry
+            membersByID[webState.id] = entry
             entries[index] = entry
             if activeIndex == index { webState.markActive() }
             notifyDidChange(.replace(replaced: old.webState, inserted: webState, index: index),
@@ -448,6 +455,7 @@ public final class WebStateList {
             entry.opener = nil
             entry.group = nil
             members[ObjectIdentifier(entry.webState)] = nil
+            membersByID[entry.webState.id] = nil
             if index < pinnedCount { pinnedCount -= 1 }
             if wasActive {
                 activeIndex = -1
