@@ -9,6 +9,7 @@ extension WebStateList {
         if !(activeIndex == -1 || containsIndex(activeIndex)) { problems.append("active index \(activeIndex) out of range") }
         if pinnedCount < 0 || pinnedCount > entries.count { problems.append("pinned count \(pinnedCount) out of range") }
         if Set(entries.map { ObjectIdentifier($0.webState) }).count != entries.count { problems.append("a tab appears twice") }
+        if !childrenIndexIsConsistent { problems.append("the opener-to-children index does not match the openers") }
         for (position, entry) in entries.enumerated() {
             if position < pinnedCount, entry.group != nil { problems.append("pinned tab at \(position) is grouped") }
             if let group = entry.group {

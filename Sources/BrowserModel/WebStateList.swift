@@ -34,6 +34,16 @@ public final class WebStateList {
     private var members: [ObjectIdentifier: Entry] = [:]
     /// The same entries by tab id: a lookup by id hashes once, then finds the entry by identity.
     private var membersByID: [TabID: Entry] = [:]
+    /// Each opener's children (the entries whose opener it is), so the tabs to clear when it leaves
+    /// are found without scanning the list. Kept by ``assignOpener(_:to:)``, the one writer of openers.
+    private var children: [ObjectIdentifier: [ObjectIdentifier: Entry]] = [:]
+
+    /// Whether the opener-to-children index matches the entries (checked with the invariants).
+    var childrenIndexIsConsistent: Bool {
+        let withOpener = entries.filter { $0.openerKey != nil }
+        return children.values.reduce(0) { $0 + $1.count } == withOpener.count
+            && withOpener.allSatisfy { children[$0.openerKey!]?[ObjectIdentifier($0)] === $0 }
+    }
     /// The active tab's index, −1 when none.
     public internal(set) var activeIndex = -1
     /// How many tabs are pinned; they occupy `[0, pinnedCount)`.
@@ -151,10 +161,21 @@ public final class WebStateList {
         return try body()
     }
 
+    /// Sets `entry`'s opener, keeping the opener-to-children index.
+    func assignOpener(_ opener: Opener?, to entry: Entry) {
+        let child = ObjectIdentifier(entry)
+        if let old = entry.openerKey {
+            children[old]?[child] = nil
+            if children[old]?.isEmpty == true { children[old] = nil }
+        }
+        entry.opener = opener
+        if let new = entry.openerKey { children[new, default: [:]][child] = entry }
+    }
+
     /// Drops `entry`'s opener, noting the change for observers when it had one.
     func dropOpener(of entry: Entry) {
         guard entry.opener != nil else { return }
-        entry.opener = nil
+        assignOpener(nil, to: entry)
         openerChanges.append(entry.webState)
     }
 
@@ -164,10 +185,14 @@ public final class WebStateList {
         let changed = openerChanges
         openerChanges = []
         var told = Set<ObjectIdentifier>()
+        var changes: [(index: Int, tab: WebState)] = []
         for tab in changed where told.insert(ObjectIdentifier(tab)).inserted {
             let index = index(of: tab)
-            guard index >= 0 else { continue }
-            notifyDidChange(.openerChange(tab: tab, index: index), status: unchangedStatus())
+            if index >= 0 { changes.append((index, tab)) }
+        }
+        // In list order, whatever order the openers were dropped in.
+        for change in changes.sorted(by: { $0.index < $1.index }) {
+            notifyDidChange(.openerChange(tab: change.tab, index: change.index), status: unchangedStatus())
         }
     }
 
@@ -200,7 +225,7 @@ public final class WebStateList {
             let oldActive = activeWebState
             var opener = params.opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
             if params.inheritOpener {
-                for entry in entries { dropOpener(of: entry) }
+                for entry in children.values.flatMap(\.values) { dropOpener(of: entry) }
                 opener = activeWebState.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
             }
             var group = params.group
@@ -228,7 +253,7 @@ public final class WebStateList {
             if params.inheritOpener { entry.resetOpenerOnActiveChange = true }
             if params.activate { setActiveIndex(index) }
             if let opener {
-                entry.opener = opener
+                assignOpener(opener, to: entry)
                 entry.resetOpenerOnActiveChange = false
             }
             notifyDidChange(.insert(tab: webState, index: index, group: entry.group),
@@ -361,6 +386,7 @@ public final class WebStateList {
             membersByID[old.webState.id] = nil
             let oldActive = activeWebState
             clearOpeners(pointingAt: old.webState)
+            assignOpener(nil, to: old)
             let entry = Entry(webState)
             entry.group = old.group
             members[ObjectIdentifier(webState)] = entry
@@ -452,7 +478,7 @@ public final class WebStateList {
             notifyWillDetach(change, status: WebStateListStatus(oldActive: oldActive, newActive: wasActive ? target : oldActive))
             clearOpeners(pointingAt: entry.webState)
             removeEntry(at: index)
-            entry.opener = nil
+            assignOpener(nil, to: entry)
             entry.group = nil
             members[ObjectIdentifier(entry.webState)] = nil
             membersByID[entry.webState.id] = nil
@@ -521,7 +547,7 @@ public final class WebStateList {
             return
         }
         mutate {
-            entries[index].opener = new
+            assignOpener(new, to: entries[index])
             entries[index].resetOpenerOnActiveChange = false
             openerChanges.append(entries[index].webState)
         }
@@ -533,12 +559,13 @@ public final class WebStateList {
     public func restoreOpener(_ opener: WebState, navigationIndex: Int, at index: Int) throws {
         guard containsIndex(index) else { throw outOfRange(index) }
         guard contains(opener), opener !== entries[index].webState else { throw ModelError.openerNotInList(opener.id) }
-        entries[index].opener = Opener(webState: opener, navigationIndex: navigationIndex)
+        assignOpener(Opener(webState: opener, navigationIndex: navigationIndex), to: entries[index])
     }
 
+    /// Clears the opener of every child of `webState`: O(children).
     func clearOpeners(pointingAt webState: WebState) {
-        let key = ObjectIdentifier(webState)
-        for entry in entries where entry.openerKey == key { dropOpener(of: entry) }
+        guard let entries = children[ObjectIdentifier(webState)]?.values else { return }
+        for entry in Array(entries) { dropOpener(of: entry) }
     }
 
     // MARK: Batch
