@@ -83,7 +83,7 @@ public struct TabSnapshotList: RandomAccessCollection, Sendable, Equatable {
         return low
     }
 
-    public func slot(at index: Int) -> TabSlot {
+    func slot(at index: Int) -> TabSlot {
         let c = chunk(containing: index)
         return chunks[c].slots[index - starts[c]]
     }
