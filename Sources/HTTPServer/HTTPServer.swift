@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Foundation
 public import Logging
 import Synchronization
 
@@ -39,7 +40,8 @@ public final class HTTPServer: Sendable {
     let nextStreamID = Atomic<Int>(1)
     let streams = Mutex<[Int: StreamWriter]>([:])
     let waiting = Mutex<[ObjectIdentifier: RequestContext]>([:])
-    private let heartbeatTask = Mutex<Task<Void, Never>?>(nil)
+    /// Set to stop the heartbeat thread.
+    private let heartbeatsStopped = Atomic<Bool>(false)
 
     /// Creates a server; nothing is bound until ``start()``.
     /// - Parameters:
@@ -88,7 +90,7 @@ public final class HTTPServer: Sendable {
     public func shutdown() async {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         guard let handle = daemon.withLock({ $0 }) else { return }
-        heartbeatTask.withLock { $0?.cancel() }
+        heartbeatsStopped.store(true, ordering: .relaxed)
         let listenSocket = MHD_quiesce_daemon(handle.raw)
         if listenSocket >= 0 { close(listenSocket) }
         let openStreams = streams.withLock { Array($0.values) }
@@ -193,20 +195,24 @@ public final class HTTPServer: Sendable {
         return DaemonHandle(raw: result)
     }
 
+    /// Heartbeats run on a thread of their own, not on Swift's cooperative pool: they are how a
+    /// suspended stream notices a client that left, so they must go on however busy the pool is.
     private func startHeartbeats() {
         let interval = configuration.streamHeartbeatInterval
-        let task = Task.detached { [weak self] in
-            let tick = max(interval / 4, .milliseconds(50))
-            while !Task.isCancelled {
-                try? await Task.sleep(for: tick)
-                guard let self else { return }
+        let tick = max(interval / 4, .milliseconds(50))
+        let seconds = Double(tick.components.seconds) + Double(tick.components.attoseconds) / 1e18
+        let thread = Thread { [weak self] in
+            while true {
+                Thread.sleep(forTimeInterval: seconds)
+                guard let self, !self.heartbeatsStopped.load(ordering: .relaxed) else { return }
                 let now = ContinuousClock.now
                 for stream in self.streams.withLock({ Array($0.values) }) {
                     stream.heartbeatIfIdle(interval: interval, now: now)
                 }
             }
         }
-        heartbeatTask.withLock { $0 = task }
+        thread.name = "browserd-heartbeats"
+        thread.start()
     }
 }
 

@@ -242,8 +242,11 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         change.pendingAnswers = [answer]
         let ticket = writer.enqueue(change)
         let given = record("late", at: Date(timeIntervalSince1970: 1_800_000_000))
-        try await Task.sleep(for: .milliseconds(50))
-        answer.give(given)
+        // Given a little later from a thread of its own (as a handler would), whatever the task pool is doing.
+        Thread {
+            usleep(50_000)
+            answer.give(given)
+        }.start()
         try await ticket.wait()
         await writer.stop()
         #expect(try PersistenceStore(path: path).load(now: given.createdAt).idempotency == [given])
