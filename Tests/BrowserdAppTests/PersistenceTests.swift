@@ -344,14 +344,7 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
         }
         #expect(outcome.1)
         try prlimit("unlimited:unlimited")
-        let recovered: Bool = try await blocking {
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if (try? HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/readyz"))?.status == 200 { return true }
-                usleep(100_000)
-            }
-            return false
-        }
+        let recovered = try await blocking { server.waitUntilReady(port: port, within: 10) }
         #expect(recovered, "log:\n\(server.log.suffix(3000))")
         server.signal(SIGKILL)
         _ = server.waitForExit()

@@ -59,6 +59,16 @@ final class BrowserdProcess: @unchecked Sendable {
 
     func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
+    /// Whether `/readyz` answers 200 within `seconds` (e.g. once storage has recovered).
+    func waitUntilReady(port: Int, within seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if (try? HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/readyz"))?.status == 200 { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
     /// Sets the process's file-size limit (`prlimit --fsize`, e.g. "1048576:unlimited"): a soft limit
     /// makes its writes past that size fail, as a full disk would, and can be lifted again.
     func limitFileSize(_ value: String) throws {

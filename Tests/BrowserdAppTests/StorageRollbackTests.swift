@@ -180,14 +180,7 @@ import Testing
 
         // Space back: the server recovers by itself.
         try prlimit("unlimited:unlimited")
-        let recovered: Bool = try await blocking {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                if (try? HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/readyz"))?.status == 200 { return true }
-                usleep(100_000)
-            }
-            return false
-        }
+        let recovered = try await blocking { server.waitUntilReady(port: port, within: 15) }
         #expect(recovered, "log:\n\(server.log.suffix(3000))")
 
         // REST: exactly the acknowledged opens minus the acknowledged closes.
