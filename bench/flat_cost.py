@@ -9,7 +9,7 @@ the API, then drives wrk -t2 -c64 against it:
     1,000 windows; plus the chart's series (10/100/1,000/9,900 tabs; 1/10/100/1,000 windows);
   - a page-state stream: PATCH of progress on random tabs of a 2,000-tab window.
 Reports mutations/s, p50/p99 and server CPU per mutation (from /proc over the run), each shape beside
-the baseline measured in the same run, writes bench/out/flat_cost.json and docs/flat-cost.svg.
+the baseline measured in the same run (each after a 2-s unmeasured warm-up of the same load), writes bench/out/flat_cost.json and docs/flat-cost.svg.
 
 Usage: bench/flat_cost.py --browserd PATH [--duration 6s] [--quick]
 """
@@ -37,9 +37,12 @@ class API:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method,
                                          headers={"Content-Type": "application/json"} if data else {})
-        with urllib.request.urlopen(request, timeout=60) as reply:
-            text = reply.read()
-            return json.loads(text) if text else None
+        try:
+            with urllib.request.urlopen(request, timeout=60) as reply:
+                text = reply.read()
+                return json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(f"{method} {path}: {error.code} {error.read().decode(errors='replace')}") from None
 
     def profile(self):
         return self.call("POST", "/v1/profiles", {"name": "bench"})["id"]
@@ -50,13 +53,38 @@ class API:
                for i in range(tabs)]
         return window, ids
 
+    def trim(self, window, keep):
+        """Closes the tabs of `window` that are not in `keep` (opens a cut-off run left behind). Requests
+        of the run that were in flight when wrk stopped may still close some meanwhile: list again."""
+        keep = set(keep)
+        for attempt in range(10):
+            time.sleep(0.2)
+            extra = [t["id"] for t in self.call("GET", f"/v1/browsers/{window}/tabs")["items"] if t["id"] not in keep]
+            if not extra:
+                return
+            try:
+                self.call("POST", f"/v1/browsers/{window}/close-tabs", {"tabIds": extra})
+                return
+            except RuntimeError:
+                continue
+        raise RuntimeError(f"could not close the extra tabs of {window}")
 
-def wrk(port, script, duration, env, pid):
+
+def wrk(port, script, duration, env, pid, warm="2s", settle=None):
+    """One measured run, after an unmeasured warm-up of the same load (the first shape would
+    otherwise pay for the server's caches, allocator and page cache warming up). `settle` runs after
+    each (it closes the tabs a cut-off run of open/close pairs left open)."""
+    subprocess.run(["wrk", "-t2", "-c64", f"-d{warm}", "-s", script, f"http://127.0.0.1:{port}"],
+                   capture_output=True, env=dict(os.environ, **env), cwd=ROOT)
+    if settle:
+        settle()
     before = cpu_seconds([pid])
     out = subprocess.run(["wrk", "-t2", "-c64", f"-d{duration}", "--latency", "-s", script, f"http://127.0.0.1:{port}"],
                          capture_output=True, text=True, env=dict(os.environ, **env), cwd=ROOT).stdout
     result = parse_wrk(out)
     result["cpu_us"] = (cpu_seconds([pid]) - before) / max(1, result["requests"]) * 1e6
+    if settle:
+        settle()
     return result
 
 
@@ -115,23 +143,24 @@ def main():
         api = API(port)
         results = {}
 
-        def pairs(name, window):
-            results[name] = wrk(port, "bench/tab_pairs.lua", args.duration, {"WINDOW": window}, server.pid)
+        def pairs(name, window, ids):
+            results[name] = wrk(port, "bench/tab_pairs.lua", args.duration, {"WINDOW": window}, server.pid,
+                                settle=lambda: api.trim(window, ids))
 
         # Windows per profile: 1 (the baseline), 10, 100, 1,000; the target window has 20 tabs.
         profile = api.profile()
-        target, _ = api.window(profile, 20)
-        pairs("20 tabs, 1 window", target)
+        target, target_ids = api.window(profile, 20)
+        pairs("20 tabs, 1 window", target, target_ids)
         made = 1
         for count in ([1000] if args.quick else [10, 100, 1000]):
             while made < count:
                 api.window(profile, 2)
                 made += 1
-            pairs(f"20 tabs, {count} windows", target)
+            pairs(f"20 tabs, {count} windows", target, target_ids)
         # Tabs per window, each in a profile of its own.
         for count in ([2000, 9900] if args.quick else [10, 100, 1000, 2000, 9900]):
             window, ids = api.window(api.profile(), count)
-            pairs(f"{count} tabs, 1 window", window)
+            pairs(f"{count} tabs, 1 window", window, ids)
             if count == 2000:
                 tabs_file = os.path.join(data, "tabs.txt")
                 with open(tabs_file, "w") as f:

@@ -32,23 +32,37 @@ public struct ClosedTab: Sendable {
 }
 
 /// The recently closed tabs of a regular profile: newest first, capped (default 25). Off-the-record
-/// profiles have none.
+/// profiles have none. Observers are told what changed (as Chromium's `TabRestoreServiceObserver`
+/// is), so session saving writes only the entries that came or went.
 public final class RecentlyClosedTabs {
     public private(set) var entries: [ClosedTab] = []
     public let capacity: Int
+    private var observers: [WeakRecentlyClosedTabsObserver] = []
 
     public init(capacity: Int = ModelLimits().recentlyClosedEntries) { self.capacity = capacity }
 
     /// Records a closed tab as the newest entry, dropping the oldest past the cap.
+    /// - Observers: `didRecord` for the new entry, then `didRemove` with the entries dropped past
+    ///   the cap (oldest last), if any.
     public func record(_ tab: ClosedTab) {
         entries.insert(tab, at: 0)
-        if entries.count > capacity { entries.removeLast(entries.count - capacity) }
+        var dropped: [ClosedTab] = []
+        if entries.count > capacity {
+            dropped = Array(entries[capacity...])
+            entries.removeLast(entries.count - capacity)
+        }
+        for box in observers { box.observer?.recentlyClosedTabs(self, didRecord: tab) }
+        if !dropped.isEmpty { notifyRemoved(dropped.map(\.id)) }
     }
 
     /// Takes an entry out of the list.
+    /// - Throws: `closedTabNotFound` when no entry has that id (nothing changes, no notification).
+    /// - Observers: `didRemove` with the entry, after removal.
     public func take(_ id: ClosedTabID) throws -> ClosedTab {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { throw ModelError.closedTabNotFound(id) }
-        return entries.remove(at: index)
+        let entry = entries.remove(at: index)
+        notifyRemoved([id])
+        return entry
     }
 
     /// The newest entry closed in window `browserID`.
@@ -56,10 +70,43 @@ public final class RecentlyClosedTabs {
         entries.first { $0.browserID == browserID }
     }
 
-    /// Restores entries as they were saved (newest first).
+    /// Restores entries as they were saved (newest first). Sends no notification: what was saved
+    /// is already on disk.
     public func restore(_ saved: [ClosedTab]) {
         entries = Array(saved.prefix(capacity))
     }
 
-    public func removeAll() { entries.removeAll() }
+    /// Empties the list (the profile's data is being wiped).
+    /// - Observers: `didRemove` with every entry, when there were any.
+    public func removeAll() {
+        guard !entries.isEmpty else { return }
+        let ids = entries.map(\.id)
+        entries.removeAll()
+        notifyRemoved(ids)
+    }
+
+    public func addObserver(_ observer: any RecentlyClosedTabsObserver) {
+        observers.removeAll { $0.observer == nil || $0.observer === observer }
+        observers.append(WeakRecentlyClosedTabsObserver(observer: observer))
+    }
+
+    public func removeObserver(_ observer: any RecentlyClosedTabsObserver) {
+        observers.removeAll { $0.observer == nil || $0.observer === observer }
+    }
+
+    private func notifyRemoved(_ ids: [ClosedTabID]) {
+        for box in observers { box.observer?.recentlyClosedTabs(self, didRemove: ids) }
+    }
+}
+
+/// Watches entries come and go in a profile's recently-closed list.
+public protocol RecentlyClosedTabsObserver: AnyObject {
+    /// `tab` is now the newest entry.
+    func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRecord tab: ClosedTab)
+    /// The entries with `ids` left the list (taken, dropped past the cap, or wiped).
+    func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRemove ids: [ClosedTabID])
+}
+
+private struct WeakRecentlyClosedTabsObserver {
+    weak var observer: (any RecentlyClosedTabsObserver)?
 }

@@ -100,6 +100,7 @@ extension WebStateList {
             let block = Array(entries[from.start..<from.end])
             entries.removeSubrange(from.start..<from.end)
             entries.insert(contentsOf: block, at: start)
+            invalidateIndexes(from: min(from.start, start))
             if let active { activeIndex = index(of: active) }
             // Groups between the old and new place shift by the moved group's size.
             for other in groups where other !== group {

@@ -10,6 +10,7 @@ extension WebStateList {
         if pinnedCount < 0 || pinnedCount > entries.count { problems.append("pinned count \(pinnedCount) out of range") }
         if Set(entries.map { ObjectIdentifier($0.webState) }).count != entries.count { problems.append("a tab appears twice") }
         if !childrenIndexIsConsistent { problems.append("the opener-to-children index does not match the openers") }
+        if !indexHintsAreConsistent { problems.append("an entry below the numbered prefix has a stale index hint") }
         for (position, entry) in entries.enumerated() {
             if position < pinnedCount, entry.group != nil { problems.append("pinned tab at \(position) is grouped") }
             if let group = entry.group {

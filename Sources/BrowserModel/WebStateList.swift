@@ -19,6 +19,8 @@ public final class WebStateList {
         var group: TabGroup?
         /// Set by an inherit-opener insert: the opener is dropped when the active tab changes away.
         var resetOpenerOnActiveChange = false
+        /// The entry's index when it was last numbered; true while it is below ``indexedPrefix``.
+        var indexHint = 0
 
         init(_ webState: WebState) { self.webState = webState }
     }
@@ -29,7 +31,13 @@ public final class WebStateList {
         let navigationIndex: Int
     }
 
+    /// The slots in order. Every change to it calls ``invalidateIndexes(from:)`` with the first index
+    /// it shifted or replaced.
     var entries: [Entry] = []
+    /// How many leading entries have a true ``Entry/indexHint``: an index lookup is O(1) below it,
+    /// and numbers the entries from it up to the one asked for otherwise (so after an insert or
+    /// removal at index i, the next lookups renumber only from i, once).
+    private var indexedPrefix = 0
     /// The entry of every tab in the list, by tab identity: constant-time membership, opener and group.
     private var members: [ObjectIdentifier: Entry] = [:]
     /// The same entries by tab id: a lookup by id hashes once, then finds the entry by identity.
@@ -94,16 +102,48 @@ public final class WebStateList {
     /// The group of `webState` (in this list); O(1).
     public func group(of webState: WebState) -> TabGroup? { members[ObjectIdentifier(webState)]?.group }
 
-    /// The index of `webState`, or −1.
+    /// The index of `webState`, or −1. O(1) unless the list shifted since the entry was last
+    /// numbered (see ``indexedPrefix``).
     public func index(of webState: WebState) -> Int {
         guard let entry = members[ObjectIdentifier(webState)] else { return -1 }
+        return position(of: entry)
+    }
+
+    /// The index of the tab with `id`, or −1 (a hash lookup, then as ``index(of:)``).
+    public func index(ofTabWithID id: TabID) -> Int {
+        guard let entry = membersByID[id] else { return -1 }
+        return position(of: entry)
+    }
+
+    /// The index of `entry`, a member.
+    private func position(of entry: Entry) -> Int {
+        let hint = entry.indexHint
+        if hint < indexedPrefix, entries[hint] === entry { return hint }
+        var index = indexedPrefix
+        while index < entries.count {
+            let next = entries[index]
+            next.indexHint = index
+            index += 1
+            if next === entry {
+                indexedPrefix = index
+                return index - 1
+            }
+        }
+        indexedPrefix = entries.count
+        // Not found after the prefix: only if a change to `entries` skipped `invalidateIndexes`.
+        assertionFailure("entry \(entry.webState.id) is a member but was not found after the numbered prefix")
         return entries.firstIndex { $0 === entry } ?? -1
     }
 
-    /// The index of the tab with `id`, or −1 (a hash lookup, then a scan comparing identities only).
-    public func index(ofTabWithID id: TabID) -> Int {
-        guard let entry = membersByID[id] else { return -1 }
-        return entries.firstIndex { $0 === entry } ?? -1
+    /// Marks the index hints from `index` on as stale (entries were inserted, removed, replaced or
+    /// moved there).
+    func invalidateIndexes(from index: Int) {
+        if index < indexedPrefix { indexedPrefix = max(0, index) }
+    }
+
+    /// Whether every numbered entry's hint is its index (checked with the invariants).
+    var indexHintsAreConsistent: Bool {
+        indexedPrefix <= entries.count && (0..<indexedPrefix).allSatisfy { entries[$0].indexHint == $0 }
     }
 
     /// The first tab whose visible URL is `url`, or −1.
@@ -328,6 +368,7 @@ public final class WebStateList {
     /// starting at or after `index` shifts right. Membership and the pinned count are the caller's.
     func insertEntry(_ entry: Entry, at index: Int) {
         entries.insert(entry, at: index)
+        invalidateIndexes(from: index)
         for group in groups {
             if group === entry.group {
                 if group.range.count == 0 { group.range.start = index }
@@ -343,6 +384,7 @@ public final class WebStateList {
     @discardableResult
     func removeEntry(at index: Int) -> Entry {
         let entry = entries.remove(at: index)
+        invalidateIndexes(from: index)
         for group in groups {
             if group === entry.group {
                 group.range.count -= 1
@@ -392,6 +434,7 @@ public final class WebStateList {
             members[ObjectIdentifier(webState)] = entry
             membersByID[webState.id] = entry
             entries[index] = entry
+            invalidateIndexes(from: index)
             if activeIndex == index { webState.markActive() }
             notifyDidChange(.replace(replaced: old.webState, inserted: webState, index: index),
                             status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))

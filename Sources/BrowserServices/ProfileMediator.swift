@@ -3,15 +3,17 @@ import BrowserRecords
 
 /// Watches a profile session's windows: gives each new window its `WindowMediator` and retires it
 /// when the window goes; publishes the profile snapshots.
-final class ProfileMediator: BrowserListObserver {
+final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
     unowned let session: ProfileSession
     let snapshots: SnapshotIndex
     /// Whether the profile row must be written.
     var profileDirty = true
     /// Regular windows closed since the last change set.
     var deletedWindows: [BrowserID] = []
-    /// The recently-closed ids last written.
-    var savedClosedIDs: [ClosedTabID] = []
+    /// Recently-closed entries recorded since the last change set (oldest first) and the ids of
+    /// written entries that left the list since then: what the next change set writes.
+    var closedAdded: [ClosedTab] = []
+    var closedRemoved: [ClosedTabID] = []
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
     /// While set, new windows get only their tab mediator; ``attachConsumers(to:)`` follows.
@@ -27,6 +29,7 @@ final class ProfileMediator: BrowserListObserver {
         self.session = session
         self.snapshots = snapshots
         session.browserList.addObserver(self)
+        session.recentlyClosed.addObserver(self)
         updateBrowserListConsumers()
     }
 
@@ -161,14 +164,14 @@ extension ProfileMediator {
         for browser in touches.browsers where !browser.isIncognito {
             browser.userData.get(WindowMediator.self)?.collectChanges(into: &change)
         }
-        let closed = session.recentlyClosed.entries
-        let ids = closed.map(\.id)
-        if ids != savedClosedIDs {
-            let now = Set(ids), before = Set(savedClosedIDs)
-            change.closedRemoved = savedClosedIDs.filter { !now.contains($0) }.map(\.rawValue)
+        if !closedRemoved.isEmpty {
+            change.closedRemoved = closedRemoved.map(\.rawValue)
+            closedRemoved = []
+        }
+        if !closedAdded.isEmpty {
             // Oldest first, so rows inserted in one commit keep their order by rowid among equal times.
-            change.closedAdded = closed.reversed().filter { !before.contains($0.id) }.map { (state.id.rawValue, Self.record($0)) }
-            savedClosedIDs = ids
+            change.closedAdded = closedAdded.map { (state.id.rawValue, Self.record($0)) }
+            closedAdded = []
         }
         return change
     }
@@ -186,8 +189,27 @@ extension ProfileMediator {
     func markPersisted() {
         profileDirty = false
         deletedWindows = []
-        savedClosedIDs = session.recentlyClosed.entries.map(\.id)
+        closedAdded = []
+        closedRemoved = []
         for browser in session.browserList.browsers(.regular) { browser.userData.get(WindowMediator.self)?.markPersisted() }
         touches.removeAll()
+    }
+}
+
+// The recently-closed list's changes, kept until the next change set: O(entries that came or went).
+extension ProfileMediator {
+    func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRecord tab: ClosedTab) {
+        closedAdded.append(tab)
+    }
+
+    func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRemove ids: [ClosedTabID]) {
+        for id in ids {
+            // An entry that came and went within one change set was never written.
+            if let index = closedAdded.lastIndex(where: { $0.id == id }) {
+                closedAdded.remove(at: index)
+            } else {
+                closedRemoved.append(id)
+            }
+        }
     }
 }

@@ -64,11 +64,10 @@ public final class Application: Sendable {
         let serviceForMetrics = Mutex<BrowserService?>(nil)
         operations.beforeScrape = { if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) } }
         operations.register(in: &router)
-        let actionsFactory = factory
+        let actionMetrics = ActionMetrics(factory: factory)
         let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability,
                                      events: configuration.events, framing: SSEFraming()) { name, ok in
-            Counter(label: "browserd_actions_total", dimensions: [("name", name), ("result", ok ? "ok" : "error")],
-                    factory: actionsFactory).increment()
+            actionMetrics.count(name, ok: ok)
         }
         self.service = service
         serviceForMetrics.withLock { $0 = service }

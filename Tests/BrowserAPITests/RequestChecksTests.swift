@@ -32,6 +32,17 @@ import Testing
         #expect(field { _ = try RequestBody(request(#"{"nope":1}"#), allowed: ["url"]) } == "nope")
     }
 
+    @Test(arguments: [
+        ("application/json", true), ("Application/JSON", true), ("application/json; charset=utf-8", true),
+        ("  application/json  ;charset=UTF-8", true), ("\tapplication/json", true), ("application/merge-patch+json", true),
+        ("application/vnd.x+JSON", true), ("application/+json", false), ("application/jsonx", false),
+        ("application/xjson", false), ("text/json", false), ("application/", false), ("json", false), ("", false),
+        ("application/ json", false), ("application/json-seq", false),
+    ])
+    func jsonMediaTypes(contentType: String, isJSON: Bool) {
+        #expect(RequestBody.isJSON(contentType) == isJSON, "\(contentType)")
+    }
+
     @Test func membersAreTypedAndBounded() throws {
         let body = try RequestBody(request(#"{"s":"abc","i":3,"d":0.5,"b":true,"n":null,"l":["x","y"],"f":1.5,"big":1e300}"#),
                                    allowed: ["s", "i", "d", "b", "n", "l", "f", "big"])

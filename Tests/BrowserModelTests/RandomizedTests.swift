@@ -115,6 +115,14 @@ struct SplitMix64: RandomNumberGenerator {
                 #expect(after == before, "seed \(seed) op \(operations) threw \(error) but changed the model")
             }
             operations += 1
+            // An index lookup of a random tab (before the invariants number every entry) finds it.
+            if let tab = pick(list.webStates) {
+                let expected = list.webStates.firstIndex { $0 === tab }
+                if list.index(ofTabWithID: tab.id) != expected || list.index(of: tab) != expected {
+                    Issue.record("seed \(seed) op \(operations) choice \(choice): tab \(tab.id) is at \(expected ?? -1), lookup says \(list.index(of: tab))")
+                    return
+                }
+            }
             for w in windows {
                 let problems = w.webStateList.invariantViolations()
                 if !problems.isEmpty {

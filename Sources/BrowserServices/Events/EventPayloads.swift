@@ -90,7 +90,7 @@ extension JSONText {
         member("name", entry.name)
         key("arguments")
         beginObject()
-        for (name, value) in entry.arguments.sorted(by: { $0.key < $1.key }) { member(name, value) }
+        for argument in entry.arguments { member(argument.name, argument.value) }
         endObject()
         member("result", entry.result)
         member("durationMicroseconds", entry.durationMicroseconds)

@@ -38,7 +38,7 @@ final class ActionLog: DispatchObserver {
         }
         let entry = ActionEntry(
             seq: nextSeq, time: Date(), name: record.name,
-            arguments: browser.isIncognito ? [:] : Self.arguments(record.payload), result: result,
+            arguments: browser.isIncognito ? [] : Self.arguments(record.payload), result: result,
             durationMicroseconds: Int(record.duration.components.seconds * 1_000_000 + record.duration.components.attoseconds / 1_000_000_000_000))
         nextSeq += 1
         entries.append(entry)
@@ -56,33 +56,33 @@ final class ActionLog: DispatchObserver {
         return text.contains(" ") ? String(describing: type(of: error)) : String(text.prefix(64))
     }
 
-    /// A payload as short strings: ids by value, URLs without query or fragment, long text cut.
-    static func arguments(_ payload: Any) -> [String: String] {
+    /// A payload as short strings sorted by name: ids by value, URLs without query or fragment, long
+    /// text cut.
+    static func arguments(_ payload: Any) -> [ActionArgument] {
         if let describable = payload as? any ActionDescribable { return describable.actionArguments }
-        if let route = payload as? Route { return ["route": describe(route)] }
+        if let route = payload as? Route { return [ActionArgument("route", describe(route))] }
         if let arguments = payload as? CommandArguments {
-            return arguments.mapValues { value in
+            return arguments.sorted { $0.key < $1.key }.map { name, value in
                 switch value {
-                case .string(let text): shorten(text)
-                case .number(let number): String(number)
-                case .bool(let flag): String(flag)
-                case .null: "null"
+                case .string(let text): ActionArgument(name, shorten(text))
+                case .number(let number): ActionArgument(name, String(number))
+                case .bool(let flag): ActionArgument(name, String(flag))
+                case .null: ActionArgument(name, "null")
                 }
             }
         }
-        var out: [String: String] = [:]
         let mirror = Mirror(reflecting: payload)
         if mirror.children.isEmpty {
             let single = scalar(payload)
-            if !single.isEmpty { out["value"] = single }
-            return out
+            return single.isEmpty ? [] : [ActionArgument("value", single)]
         }
+        var out: [ActionArgument] = []
         for child in mirror.children.prefix(16) {
             guard let label = child.label else { continue }
             let text = scalar(child.value)
-            if !text.isEmpty { out[label] = text }
+            if !text.isEmpty { out.append(ActionArgument(label, text)) }
         }
-        return out
+        return out.sorted { $0.name < $1.name }
     }
 
     private static func scalar(_ value: Any) -> String {
@@ -125,22 +125,70 @@ final class ActionLog: DispatchObserver {
     }
 }
 
-/// A payload that says what to log of itself (faster than reflection, and chooses what is shown).
+/// A payload that says what to log of itself (faster than reflection, and chooses what is shown),
+/// sorted by name.
 protocol ActionDescribable {
-    var actionArguments: [String: String] { get }
+    var actionArguments: [ActionArgument] { get }
 }
 
 extension TabID: ActionDescribable {
-    var actionArguments: [String: String] { ["tabId": rawValue] }
+    var actionArguments: [ActionArgument] { [ActionArgument("tabId", rawValue)] }
 }
 
 extension OpenTabRequest: ActionDescribable {
-    var actionArguments: [String: String] {
-        var out = ["url": ActionLog.shorten(url), "activate": String(activate)]
-        if let index { out["index"] = String(index) }
-        if pinned { out["pinned"] = "true" }
-        if let groupID { out["groupId"] = groupID.rawValue }
-        if let openerID { out["openerId"] = openerID.rawValue }
+    var actionArguments: [ActionArgument] {
+        var out = [ActionArgument("activate", String(activate))]
+        if let groupID { out.append(ActionArgument("groupId", groupID.rawValue)) }
+        if let index { out.append(ActionArgument("index", String(index))) }
+        if let openerID { out.append(ActionArgument("openerId", openerID.rawValue)) }
+        if pinned { out.append(ActionArgument("pinned", "true")) }
+        out.append(ActionArgument("url", ActionLog.shorten(url)))
         return out
+    }
+}
+
+// The page-state, navigation, move and pin payloads come many times a second (renderers report page
+// state on every load): they describe themselves rather than going through reflection.
+
+extension PageStateUpdate: ActionDescribable {
+    var actionArguments: [ActionArgument] {
+        var out: [ActionArgument] = []
+        if let faviconURL { out.append(ActionArgument("faviconURL", faviconURL.map(ActionLog.shorten) ?? "null")) }
+        if let loading { out.append(ActionArgument("loading", String(loading))) }
+        if let openerID { out.append(ActionArgument("openerId", openerID?.rawValue ?? "null")) }
+        if let progress { out.append(ActionArgument("progress", String(progress))) }
+        out.append(ActionArgument("tabId", tabID.rawValue))
+        if let title { out.append(ActionArgument("title", ActionLog.shorten(title))) }
+        return out
+    }
+}
+
+extension NavigateRequest: ActionDescribable {
+    var actionArguments: [ActionArgument] {
+        let navigation: String = switch self.navigation {
+        case .navigate(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue))"
+        case .back: "back"
+        case .forward: "forward"
+        case .reload: "reload"
+        case .go(let offset): "go \(offset)"
+        }
+        return [ActionArgument("navigation", navigation), ActionArgument("tabId", tabID.rawValue)]
+    }
+}
+
+extension MoveTabRequest: ActionDescribable {
+    var actionArguments: [ActionArgument] {
+        var out = [ActionArgument("activate", String(activate))]
+        if let destination { out.append(ActionArgument("destination", destination.rawValue)) }
+        out.append(ActionArgument("index", String(index)))
+        out.append(ActionArgument("pinned", String(pinned)))
+        out.append(ActionArgument("tabId", tabID.rawValue))
+        return out
+    }
+}
+
+extension PinRequest: ActionDescribable {
+    var actionArguments: [ActionArgument] {
+        [ActionArgument("pinned", String(pinned)), ActionArgument("tabId", tabID.rawValue)]
     }
 }
