@@ -8,12 +8,35 @@ import Testing
 /// A store in memory that applies change sets as the SQLite store does (deletes, then writes).
 final class MemoryStore: DurableSink {
     struct Contents: Equatable {
+        var profiles: [String: ProfileRecord] = [:]
         var windows: [String: WindowRecord] = [:]
         var tabs: [String: (window: String, tab: TabRecord)] = [:]
+        /// Recently closed entries by id, with their profile and insertion order (SQLite's rowid).
+        var closed: [String: (profile: String, entry: ClosedTabRecord, rowid: Int)] = [:]
+        var nextRowID = 0
 
         static func == (a: Contents, b: Contents) -> Bool {
             a.windows == b.windows && a.tabs.count == b.tabs.count
                 && a.tabs.allSatisfy { key, value in b.tabs[key].map { $0.window == value.window && $0.tab == value.tab } ?? false }
+                && a.closed.count == b.closed.count
+                && a.closed.allSatisfy { key, value in b.closed[key].map { $0.profile == value.profile && $0.entry == value.entry } ?? false }
+        }
+
+        /// What the SQLite store would load from these rows: tabs in position order, closed entries
+        /// newest first.
+        var storedState: StoredState {
+            var state = StoredState()
+            state.profiles = profiles.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+            state.windows = windows.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }.map { window in
+                var window = window
+                window.tabOrder = tabs.values.filter { $0.window == window.id }.sorted { $0.tab.position < $1.tab.position }.map(\.tab.id)
+                return window
+            }
+            state.tabs = tabs.mapValues(\.tab)
+            for (profile, entries) in Dictionary(grouping: closed.values, by: \.profile) {
+                state.recentlyClosed[profile] = entries.sorted { ($0.entry.closedAt, $0.rowid) > ($1.entry.closedAt, $1.rowid) }.map(\.entry)
+            }
+            return state
         }
     }
 
@@ -22,6 +45,7 @@ final class MemoryStore: DurableSink {
 
     func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void {
         contents.withLock { stored in
+            for profile in change.profiles { stored.profiles[profile.id] = profile }
             for id in change.deletedWindows {
                 stored.windows[id] = nil
                 stored.tabs = stored.tabs.filter { $0.value.window != id }
@@ -35,6 +59,11 @@ final class MemoryStore: DurableSink {
                 stored.windows[header.id]?.lastActiveAt = header.lastActiveAt
             }
             for (window, tab) in change.tabs { stored.tabs[tab.id] = (window, tab) }
+            for id in change.closedRemoved { stored.closed[id] = nil }
+            for (profile, entry) in change.closedAdded {
+                stored.closed[entry.id] = (profile, entry, stored.nextRowID)
+                stored.nextRowID += 1
+            }
         }
         return {}
     }
@@ -61,10 +90,14 @@ final class MemoryStore: DurableSink {
                     }
                     snapshots.append(browser.snapshot(version: mediator.version))
                 }
+                for entry in session.recentlyClosed.entries {
+                    part.closed[entry.id.rawValue] = (session.browserState.id.rawValue, ProfileMediator.record(entry), 0)
+                }
                 return (part, snapshots)
             }
             contents.windows.merge(part.windows) { $1 }
             contents.tabs.merge(part.tabs) { $1 }
+            contents.closed.merge(part.closed) { $1 }
             windows += snapshots
         }
         return (contents, windows)
@@ -80,6 +113,13 @@ final class MemoryStore: DurableSink {
         let b = try await service.createWindow(profile: profile.id).id
         for i in 0..<tabs {
             _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://e.example/\(i)", activate: i % 7 == 0), in: i % 3 == 0 ? b : a)
+        }
+        // A client of each window's event stream, folding it into its own tab list.
+        var mirrors: [BrowserID: StreamMirror] = [:]
+        for window in [a, b] {
+            let mirror = StreamMirror()
+            #expect(service.watchWindow(window, sink: mirror, lastEventID: nil, filter: .all) != nil)
+            mirrors[window] = mirror
         }
         var failures = 0
         for step in 0..<500 {
@@ -149,6 +189,24 @@ final class MemoryStore: DurableSink {
             for snapshot in snapshots where service.window(snapshot.id) != snapshot {
                 failures += 1
                 Issue.record("step \(step): the published snapshot of \(snapshot.id) differs from one built from the model")
+            }
+            // The event streams bring their clients to each window's state.
+            for (window, mirror) in mirrors {
+                guard let channel = service.events.window(window) else { continue }
+                for _ in 0..<10 where channel.pump() {}
+                if let problem = mirror.catchUp() ?? service.window(window).flatMap(mirror.difference(from:)) {
+                    failures += 1
+                    let log = (try? await service.actions(of: window, after: 0, limit: 1000))?.suffix(4).map { "\($0.seq) \($0.name) \($0.arguments)" } ?? []
+                    Issue.record("actions: \(log)")
+                    Issue.record("step \(step): the event stream of \(window) after \(mirror.eventCount) events: \(problem); last events:\n\(mirror.recent.joined(separator: "\n"))")
+                }
+            }
+            // What was written, restored by a new service, is the state.
+            let restored = BrowserService(sink: MemoryStore(), framing: TestFraming())
+            _ = try await restored.restore(stored.storedState)
+            for snapshot in snapshots where restored.window(snapshot.id) != snapshot {
+                failures += 1
+                Issue.record("step \(step): window \(snapshot.id) restored from what was written differs from the window")
             }
             if failures > 3 { break }
         }
