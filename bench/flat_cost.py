@@ -9,7 +9,8 @@ the API, then drives wrk -t2 -c64 against it:
     1,000 windows; plus the chart's series (10/100/1,000/9,900 tabs; 1/10/100/1,000 windows);
   - a page-state stream: PATCH of progress on random tabs of a 2,000-tab window.
 Reports mutations/s, p50/p99 and server CPU per mutation (from /proc over the run), each shape beside
-the baseline measured in the same run (each after a 2-s unmeasured warm-up of the same load), writes bench/out/flat_cost.json and docs/flat-cost.svg.
+the baseline (a 20-tab window alone in its profile) measured just before it in the same server (the
+heap and the database grow as shapes are built); every run follows a 2-s unmeasured warm-up. Writes bench/out/flat_cost.json and docs/flat-cost.svg.
 
 Usage: bench/flat_cost.py --browserd PATH [--duration 6s] [--quick]
 """
@@ -143,20 +144,32 @@ def main():
         api = API(port)
         results = {}
 
-        def pairs(name, window, ids):
-            results[name] = wrk(port, "bench/tab_pairs.lua", args.duration, {"WINDOW": window}, server.pid,
-                                settle=lambda: api.trim(window, ids))
+        # The baseline: a 20-tab window alone in its profile. The server's heap and database grow as
+        # the shapes are built, so each shape is compared with the baseline measured just before it.
+        base_window, base_ids = api.window(api.profile(), 20)
+        baselines = []
 
-        # Windows per profile: 1 (the baseline), 10, 100, 1,000; the target window has 20 tabs.
+        def measure(name, script, env, settle=None):
+            base = wrk(port, "bench/tab_pairs.lua", args.duration, {"WINDOW": base_window}, server.pid,
+                       settle=lambda: api.trim(base_window, base_ids))
+            baselines.append(base)
+            result = wrk(port, script, args.duration, env, server.pid, settle=settle)
+            result["baseline_cpu_us"] = base["cpu_us"]
+            result["baseline_rps"] = base["rps"]
+            results[name] = result
+
+        def pairs(name, window, ids):
+            measure(name, "bench/tab_pairs.lua", {"WINDOW": window}, settle=lambda: api.trim(window, ids))
+
+        # Windows per profile: 1, 10, 100, 1,000; the target window has 20 tabs.
         profile = api.profile()
         target, target_ids = api.window(profile, 20)
-        pairs("20 tabs, 1 window", target, target_ids)
         made = 1
-        for count in ([1000] if args.quick else [10, 100, 1000]):
+        for count in ([1000] if args.quick else [1, 10, 100, 1000]):
             while made < count:
                 api.window(profile, 2)
                 made += 1
-            pairs(f"20 tabs, {count} windows", target, target_ids)
+            pairs(f"20 tabs, {count} windows" if count > 1 else "20 tabs, 1 window", target, target_ids)
         # Tabs per window, each in a profile of its own.
         for count in ([2000, 9900] if args.quick else [10, 100, 1000, 2000, 9900]):
             window, ids = api.window(api.profile(), count)
@@ -165,20 +178,29 @@ def main():
                 tabs_file = os.path.join(data, "tabs.txt")
                 with open(tabs_file, "w") as f:
                     f.write("\n".join(ids) + "\n")
-                results["page state, 2000 tabs"] = wrk(port, "bench/page_state.lua", args.duration, {"TABS_FILE": tabs_file}, server.pid)
+                measure("page state, 2000 tabs", "bench/page_state.lua", {"TABS_FILE": tabs_file})
 
-        base = results["20 tabs, 1 window"]["cpu_us"]
-        print(f"\nFlat cost: durable mutations through the API, wrk -t2 -c64 -d{args.duration}, one server, one run")
-        print(f"{'shape':<26} {'mut/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/mut':>11} {'vs 20 tabs':>10} {'non-2xx':>8}")
+        first = baselines[0]
+        print(f"\nFlat cost: durable mutations through the API, wrk -t2 -c64 -d{args.duration}, one server, one run;")
+        print("each shape beside the baseline (open/close pairs in a 20-tab window alone in its profile) measured just before it")
+        print(f"{'shape':<24} {'mut/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/mut':>11} {'baseline':>9} {'ratio':>6} {'non-2xx':>8}")
+        print(f"{'baseline (first run)':<24} {first['rps']:>7.0f} {first['p50']:>7.2f} {first['p99']:>7.2f} {first['cpu_us']:>11.1f} {'':>9} {'':>6} {first['non2xx']:>8}")
         for name, r in results.items():
-            print(f"{name:<26} {r['rps']:>8.0f} {r['p50']:>7.2f} {r['p99']:>7.2f} {r['cpu_us']:>11.1f} {r['cpu_us'] / base:>9.2f}x {r['non2xx']:>8}")
+            print(f"{name:<24} {r['rps']:>7.0f} {r['p50']:>7.2f} {r['p99']:>7.2f} {r['cpu_us']:>11.1f} {r['baseline_cpu_us']:>9.1f} "
+                  f"{r['cpu_us'] / r['baseline_cpu_us']:>5.2f}x {r['non2xx']:>8}")
+        low = min(b["cpu_us"] for b in baselines)
+        high = max(b["cpu_us"] for b in baselines)
+        print(f"baseline over the run: {low:.1f} to {high:.1f} µs/mut, {min(b['rps'] for b in baselines):.0f} to {max(b['rps'] for b in baselines):.0f} mut/s")
         os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
         with open(os.path.join(ROOT, "bench", "out", "flat_cost.json"), "w") as f:
             json.dump(results, f, indent=2)
         if not args.quick:
             tabs = [(n, results[f"{n} tabs, 1 window"]["cpu_us"]) for n in (10, 100, 1000, 9900)]
             windows = [(n, results["20 tabs, 1 window" if n == 1 else f"20 tabs, {n} windows"]["cpu_us"]) for n in (1, 10, 100, 1000)]
-            svg([{"name": "tabs per window", "points": tabs}, {"name": "windows per profile", "points": windows}],
+            base = [(n, results[name]["baseline_cpu_us"]) for n, name in
+                    ((10, "10 tabs, 1 window"), (100, "100 tabs, 1 window"), (1000, "1000 tabs, 1 window"), (9900, "9900 tabs, 1 window"))]
+            svg([{"name": "tabs per window", "points": tabs}, {"name": "windows per profile", "points": windows},
+                 {"name": "baseline, just before", "points": base}],
                 os.path.join(ROOT, "docs", "flat-cost.svg"))
             print("chart: docs/flat-cost.svg")
     finally:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark: the model, persistence, HTTP throughput against nginx, 10,000 idle streams,
+# flat cost of a mutation as the state grows, restore time and memory of 100,000 and 1,000,000 tabs,
 # then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s).
 # Numbers print side by side with their baseline measured in the same run.
 set -euo pipefail
@@ -19,5 +20,6 @@ mkdir -p bench/out
 "$PY" bench/http_bench.py --browserd "$bin/browserd" "$@"
 "$PY" bench/streams.py --server "$bin/StreamBench" --streams "${BENCH_STREAMS:-10000}"
 "$PY" bench/flat_cost.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
+"$PY" bench/big_session.py --browserd "$bin/browserd" --seeder "$bin/PersistenceBench" --profiles "${BENCH_BIG_PROFILES:-10,100}"
 "$PY" bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
 bash bench/slow_disk.sh "$bin"

@@ -2,6 +2,10 @@
 // clients, side by side with two raw SQLite baselines on the same disk (one transaction per insert,
 // all inserts in one transaction), then restore of 100,000 tabs with 10 history entries each.
 // Run in release: `swift run -c release PersistenceBench [directory]`.
+//
+// `PersistenceBench seed DATA_DIR PROFILES WINDOWS TABS` instead writes a browserd database of
+// PROFILES × WINDOWS × TABS tabs with 10 history entries each into DATA_DIR (for bench/big_session.py,
+// which starts browserd on it and measures its restore time and memory).
 import BrowserPersistence
 import BrowserRecords
 import BrowserServices
@@ -28,6 +32,49 @@ let history = (0..<10).map { HistoryEntryRecord(url: "https://site.example/artic
 func tab(_ id: String) -> TabRecord {
     TabRecord(id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A reasonably long page title", loading: false,
               progress: 1, faviconURL: "https://site.example/favicon.ico", createdAt: time, lastActiveAt: time, historyIndex: 9, history: history)
+}
+
+if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "seed",
+   let profiles = Int(CommandLine.arguments[3]), let windows = Int(CommandLine.arguments[4]), let tabs = Int(CommandLine.arguments[5]) {
+    try seed(directory: CommandLine.arguments[2], profiles: profiles, windows: windows, tabs: tabs)
+    exit(0)
+}
+
+/// Writes a database as browserd keeps it: every tab with its own URLs (10 entries), one transaction
+/// per window.
+func seed(directory: String, profiles: Int, windows: Int, tabs: Int) throws {
+    let historyEntries = Int(ProcessInfo.processInfo.environment["SEED_HISTORY"] ?? "") ?? 10
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let path = (directory as NSString).appendingPathComponent("browserd.sqlite")
+    cleanup(path)
+    let store = try PersistenceStore(path: path)
+    let start = clock.now
+    for p in 0..<profiles {
+        let profile = String(format: "p%016x", p + 1)
+        var header = ChangeSet()
+        header.profiles = [ProfileRecord(id: profile, name: "profile \(p)", createdAt: time.addingTimeInterval(Double(p)))]
+        try store.apply([header])
+        for w in 0..<windows {
+            let window = String(format: "w%08x%08x", p, w)
+            var change = ChangeSet()
+            change.windows = [WindowRecord(id: window, profileID: profile, version: 1, tabOrder: [], activeIndex: 0, pinnedCount: 0,
+                                           groups: [], createdAt: time.addingTimeInterval(Double(p * windows + w)), lastActiveAt: time)]
+            change.tabs = (0..<tabs).map { t in
+                let id = String(format: "t%05x%05x%05x", p, w, t)
+                let entries = (0..<historyEntries).map {
+                    HistoryEntryRecord(url: "https://site\(t % 997).example/\(p)/\(w)/\(t)/article-\($0)?ref=bench",
+                                       title: "Article \($0) of tab \(t)", transition: "link", timestamp: time)
+                }
+                var record = TabRecord(id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "Article 9 of tab \(t)",
+                                       loading: false, progress: 1, faviconURL: "https://site\(t % 997).example/favicon.ico", createdAt: time,
+                                       lastActiveAt: time, historyIndex: historyEntries - 1, history: entries)
+                record.position = Double(t + 1) * 1024
+                return (window, record)
+            }
+            try store.apply([change])
+        }
+        print("seeded \(p + 1)/\(profiles) profiles (\((p + 1) * windows * tabs) tabs) in \(String(format: "%.1f", seconds(clock.now - start))) s")
+    }
 }
 
 // Baselines: raw SQLite, WAL + synchronous=FULL, one row of similar size per insert.
