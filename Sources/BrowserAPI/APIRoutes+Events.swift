@@ -7,6 +7,26 @@ import HTTPServer
 // service's channel fills it (snapshot first, or the missed events, or a reset).
 extension APIRoutes {
     func registerEvents(in router: inout Router) {
+        let tickets = self.tickets
+        router.add(.post, "/v1/stream-tickets", deferred { request in
+            let body = try RequestBody(request, allowed: ["path"])
+            let path = try body.string("path", maxLength: 200, required: true)!
+            let target = try Self.streamTicketTarget(path, service: service)
+            guard let (ticket, expiresAt) = tickets.issue(for: Principal.current, target: target) else {
+                throw HTTPError(429, kind: "too-many-tickets", title: "Too Many Stream Tickets",
+                                detail: "\(StreamTicketStore.limit) tickets are outstanding; use or let some expire first.",
+                                headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
+            }
+            return Self.json(APIEncoding.bytes { json in
+                json.beginObject()
+                json.member("ticket", ticket)
+                json.member("path", target)
+                json.member("url", target + (target.contains("?") ? "&" : "?") + "ticket=" + ticket)
+                json.member("expiresAt", JSONText.timestamp(expiresAt))
+                json.endObject()
+            }, status: 201)
+        })
+
         router.add(.get, "/v1/browsers/{browserId}/events", immediate { request in
             let id = BrowserID(rawValue: request.pathParameters["browserId"] ?? "")
             guard let root = service.rootProfile(ofWindow: id) else { throw APIProblem.windowNotFound(id.rawValue) }
@@ -34,6 +54,31 @@ extension APIRoutes {
                 if service.watchProfile(id, sink: sink, lastEventID: lastEventID) == nil { sink.finish() }
             }
         })
+    }
+
+    /// The stream a ticket request names, checked as the caller's own request for it would be: a
+    /// window or profile the caller cannot reach is 404, anything but a stream path is 422.
+    static func streamTicketTarget(_ path: String, service: BrowserService) throws -> String {
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let segments = parts[0].split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 1, segments.count == 5, segments[0].isEmpty, segments[1] == "v1", segments[2] == "browsers", segments[4] == "events",
+           !segments[3].isEmpty {
+            let id = String(segments[3])
+            guard let root = service.rootProfile(ofWindow: BrowserID(rawValue: id)), Principal.current.reaches(root) else {
+                throw APIProblem.windowNotFound(id)
+            }
+            return "/v1/browsers/\(id)/events"
+        }
+        if parts.count == 2, parts[0] == "/v1/events", parts[1].hasPrefix("profileId="), !parts[1].contains("&"),
+           parts[1].count > "profileId=".count {
+            let id = String(parts[1].dropFirst("profileId=".count))
+            guard service.profile(ProfileID(rawValue: id)) != nil, let root = service.rootProfile(of: ProfileID(rawValue: id)),
+                  Principal.current.reaches(root) else {
+                throw APIProblem.profileNotFound(id)
+            }
+            return "/v1/events?profileId=\(id)"
+        }
+        throw APIProblem.invalidField("path", "must name an event stream: /v1/browsers/{browserId}/events or /v1/events?profileId={profileId}")
     }
 
     /// The position a reconnecting client had: `Last-Event-ID`, or `lastEventId` for a browser's

@@ -11,6 +11,14 @@ extension APIRoutes {
     /// - Throws: 401 with `WWW-Authenticate: Bearer` when authentication is on and the token is missing or unknown.
     func authenticate(_ request: HTTPRequest) throws -> Principal {
         guard tokens.isEnabled else { return .admin }
+        if request.headers["Authorization"] == nil, let ticket = request.queryValue("ticket"), let target = Self.streamTarget(of: request) {
+            guard let principal = tickets.redeem(ticket, target: target) else {
+                throw HTTPError(401, kind: "unauthorized", title: "Unauthorized",
+                                detail: "The stream ticket is not valid: unknown, already used, expired, or issued for another stream.",
+                                headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
+            }
+            return principal
+        }
         guard let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer ") else {
             throw HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "Send Authorization: Bearer <token>.",
                             headers: ["WWW-Authenticate": "Bearer realm=\"browserd\""])
@@ -21,6 +29,17 @@ extension APIRoutes {
                             headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
         }
         return principal
+    }
+
+    /// The stream a request opens, as tickets name it (`/v1/browsers/{id}/events`,
+    /// `/v1/events?profileId={id}`); nil for any other request.
+    static func streamTarget(of request: HTTPRequest) -> String? {
+        guard request.method == .get || request.method == .head else { return nil }
+        switch request.routeTemplate {
+        case "/v1/browsers/{browserId}/events": return "/v1/browsers/\(request.parameter("browserId"))/events"
+        case "/v1/events": return request.queryValue("profileId").map { "/v1/events?profileId=\($0)" }
+        default: return nil
+        }
     }
 
     /// Refuses admin-only routes to profile tokens (403) and resources of other profiles (404).

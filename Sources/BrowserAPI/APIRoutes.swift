@@ -10,6 +10,7 @@ public struct APIRoutes: Sendable {
     let service: BrowserService
     let tokens: TokenStore
     let idempotency: IdempotencyStore
+    let tickets: StreamTicketStore
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
     let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)?
@@ -21,8 +22,9 @@ public struct APIRoutes: Sendable {
     ///   - backup: writes a consistent copy of the database; nil when there is none.
     ///   - saveToken: makes an issued or revoked token durable before it is answered.
     ///   - idempotency: the answers kept per `Idempotency-Key`.
+    ///   - tickets: the stream tickets browsers open event streams with.
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
-                idempotency: IdempotencyStore = IdempotencyStore(),
+                idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
                 unavailable: @escaping @Sendable () -> String? = { nil },
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
                 saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)? = nil) {
@@ -32,6 +34,7 @@ public struct APIRoutes: Sendable {
         self.backup = backup
         self.saveToken = saveToken
         self.idempotency = idempotency
+        self.tickets = tickets
     }
 
     /// Routes only the administrator may call; a profile token gets 403 there.

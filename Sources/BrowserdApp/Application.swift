@@ -112,7 +112,9 @@ public final class Application: Sendable {
             readiness.clear("storage")
             logger.notice("storage recovered: changes are taken again")
         }
-        self.server = HTTPServer(configuration: configuration.server, router: router, logger: logger,
+        var server = configuration.server
+        server.cors = server.cors ?? configuration.corsPolicy
+        self.server = HTTPServer(configuration: server, router: router, logger: logger,
                                  observer: MetricsObserver(factory: factory))
         Gauge(label: "browserd_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)
     }

@@ -16,6 +16,18 @@ public struct BrowserdConfiguration: Sendable {
     public var relaxedDurability = false
     /// Replay buffers, queues, tick and caps of the event streams.
     public var events = EventStreamLimits()
+    /// Web origins whose pages may call the API from a browser (`--cors-origins`); empty: none.
+    public var corsOrigins: [String] = []
+
+    /// The request headers a browser page may send, and the answer headers it may read.
+    public static let corsAllowedHeaders = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "Last-Event-ID"]
+    public static let corsExposedHeaders = ["ETag", "Location", "Idempotent-Replayed", "Retry-After"]
+
+    /// The server's CORS policy for ``corsOrigins``; nil when the list is empty.
+    public var corsPolicy: CORSPolicy? {
+        corsOrigins.isEmpty ? nil : CORSPolicy(origins: corsOrigins, allowedHeaders: Self.corsAllowedHeaders,
+                                              exposedHeaders: Self.corsExposedHeaders, maxAgeSeconds: 600)
+    }
 
     public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info,
                 adminToken: String? = nil) {
@@ -53,6 +65,12 @@ public struct BrowserdConfiguration: Sendable {
         try check(events.tick >= .milliseconds(1) && events.tick <= .seconds(1), "--event-tick-ms must be 1…1000")
         try check(events.maxStreams >= 1, "--max-streams must be at least 1, got \(events.maxStreams)")
         try check(events.maxStreamsPerProfile >= 1, "--max-streams-per-profile must be at least 1, got \(events.maxStreamsPerProfile)")
+        for origin in corsOrigins {
+            if let problem = CORSPolicy.problem(with: origin) { throw Invalid(description: "--cors-origins: \(problem)") }
+        }
+        if corsOrigins.contains("*") {
+            try check(adminToken == nil, "--cors-origins '*' is allowed only while authentication is off: list the origins that may call")
+        }
         if let adminToken {
             try check(adminToken.count >= 16, "the admin token must have at least 16 characters")
         } else {

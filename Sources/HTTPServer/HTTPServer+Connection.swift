@@ -74,6 +74,12 @@ extension HTTPServer {
             headers: HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND)),
             body: context.body)
         context.body = []
+        if let cors = configuration.cors, let origin = request.headers["Origin"], cors.allows(origin) {
+            context.corsOrigin = origin
+            if context.method == .options, request.headers["Access-Control-Request-Method"] != nil {
+                return preflight(context, origin: origin, policy: cors, on: connection)
+            }
+        }
         switch router.resolve(method: context.method, path: context.path) {
         case .notFound:
             return queue(HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
@@ -116,6 +122,25 @@ extension HTTPServer {
         }
     }
 
+    /// Answers a CORS preflight from an allowed origin: 204 with the path's methods, or 404.
+    private func preflight(_ context: RequestContext, origin: String, policy: CORSPolicy, on connection: OpaquePointer) -> MHD_Result {
+        let methods: [HTTPMethod]
+        switch router.resolve(method: .options, path: context.path) {
+        case .notFound:
+            return queue(HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
+                         for: context, on: connection)
+        case .methodNotAllowed(let allow, let template):
+            context.routeTemplate = template
+            methods = allow
+        case .matched(_, _, let template):
+            context.routeTemplate = template
+            methods = [.options]
+        }
+        context.corsOrigin = nil // the preflight's own headers say it all
+        return queue(HTTPResponse(status: 204, headers: policy.preflightHeaders(origin: origin, methods: methods)),
+                     for: context, on: connection)
+    }
+
     /// The answer for an error a handler threw: its problem, or a logged 500.
     func errorResponse(_ error: any Error, request: HTTPRequest) -> HTTPResponse {
         if let error = error as? HTTPError { return error.response(instance: request.path) }
@@ -127,6 +152,8 @@ extension HTTPServer {
 
     /// Hands a response to libmicrohttpd; a stream response also gets its writer here.
     private func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+        var response = response
+        if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
         context.phase = .answered
         context.status = response.status
         let mhdResponse: OpaquePointer?

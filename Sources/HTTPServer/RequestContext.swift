@@ -33,6 +33,8 @@ final class RequestContext: @unchecked Sendable {
     var routeTemplate: String?
     var status = 0
     var stream: StreamWriter?
+    /// The caller's origin when the server's CORS policy allows it: its answer gets CORS headers.
+    var corsOrigin: String?
     let handoff = Mutex<Handoff>(.idle)
 
     init(method: HTTPMethod, path: String) {

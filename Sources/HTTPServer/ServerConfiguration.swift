@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var streamHeartbeatInterval: Duration
     /// How long a graceful shutdown waits for in-flight requests before it stops anyway.
     public var shutdownGracePeriod: Duration
+    /// The web origins that may call from a browser; nil: none (no CORS header is ever sent).
+    public var cors: CORSPolicy?
 
     public init(
         host: String = "127.0.0.1",
@@ -31,7 +33,8 @@ public struct ServerConfiguration: Sendable {
         connectionMemoryBytes: Int = 32 * 1024,
         listenBacklog: Int = 4096,
         streamHeartbeatInterval: Duration = .seconds(15),
-        shutdownGracePeriod: Duration = .seconds(10)
+        shutdownGracePeriod: Duration = .seconds(10),
+        cors: CORSPolicy? = nil
     ) {
         self.host = host
         self.port = port
@@ -43,6 +46,7 @@ public struct ServerConfiguration: Sendable {
         self.listenBacklog = listenBacklog
         self.streamHeartbeatInterval = streamHeartbeatInterval
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.cors = cors
     }
 
     /// The number of cores this process may run on.

@@ -67,6 +67,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: 2000).")
     var maxStreamsPerProfile: Int?
 
+    @Option(help: "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none).")
+    var corsOrigins: String?
+
     @Option(help: "File holding the admin API token [or env: BROWSERD_ADMIN_TOKEN with the token itself]. Without one, auth is off, which is allowed only on loopback.")
     var adminTokenFile: String?
 
@@ -135,6 +138,8 @@ struct Serve: AsyncParsableCommand {
         events.maxStreamsPerProfile = try resolve(maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
                                                   default: events.maxStreamsPerProfile) { Int($0) }
         configuration.events = events
+        let origins = try resolve(corsOrigins, "BROWSERD_CORS_ORIGINS", default: "") { $0 }
+        configuration.corsOrigins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         do {
             try configuration.validate()
         } catch {

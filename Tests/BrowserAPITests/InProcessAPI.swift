@@ -8,9 +8,9 @@ import HTTPServer
 struct InProcessAPI {
     let router: Router
 
-    init(tokens: TokenStore = TokenStore(adminToken: nil)) {
+    init(tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore()) {
         var router = Router()
-        APIRoutes(service: BrowserService(framing: SSEFraming()), tokens: tokens).register(in: &router)
+        APIRoutes(service: BrowserService(framing: SSEFraming()), tokens: tokens, tickets: tickets).register(in: &router)
         self.router = router
     }
 

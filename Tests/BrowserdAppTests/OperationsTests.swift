@@ -77,4 +77,51 @@ import Testing
         #expect(throws: BrowserdConfiguration.Invalid.self) { try configuration.validate() }
         #expect(throws: Never.self) { try BrowserdConfiguration().validate() }
     }
+
+    @Test func corsOriginsAreChecked() {
+        var configuration = BrowserdConfiguration()
+        configuration.corsOrigins = ["http://127.0.0.1:18090", "https://ui.example"]
+        #expect(throws: Never.self) { try configuration.validate() }
+        #expect(configuration.corsPolicy?.allows("https://ui.example") == true)
+        configuration.corsOrigins = ["https://ui.example/app"]
+        #expect(throws: BrowserdConfiguration.Invalid.self) { try configuration.validate() }
+        configuration.corsOrigins = ["*"]
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.adminToken = "admin-token-0123456789"
+        #expect(throws: BrowserdConfiguration.Invalid.self, "'*' only while auth is off") { try configuration.validate() }
+        #expect(BrowserdConfiguration().corsPolicy == nil)
+    }
+
+    /// A page on an allowed origin: preflight of a POST with the API's headers, then the POST, whose
+    /// ETag and Location it may read; an event stream's answer carries the origin too.
+    @Test func browserPagesOnAllowedOriginsCanCall() async throws {
+        try await withApplication({ $0.corsOrigins = ["http://127.0.0.1:18090"] }) { app in
+            let client = try app.client()
+            let origin = ("Origin", "http://127.0.0.1:18090")
+            let profile = jsonObject(try client.request("POST", "/v1/profiles", headers: [("Content-Type", "application/json")],
+                                                        body: Array(#"{"name":"cors"}"#.utf8)).body)?["id"] as? String ?? ""
+            let window = jsonObject(try client.request("POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
+                                                       body: Array(#"{"profileId":"\#(profile)"}"#.utf8)).body)?["id"] as? String ?? ""
+            let preflight = try client.request("OPTIONS", "/v1/browsers/\(window)/tabs", headers: [
+                origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type,idempotency-key,if-match"),
+            ])
+            #expect(preflight.status == 204)
+            #expect(preflight.header("access-control-allow-methods") == "GET, HEAD, POST")
+            #expect(preflight.header("access-control-allow-headers") == "Authorization, Content-Type, Idempotency-Key, If-Match, Last-Event-ID")
+            let created = try client.request("POST", "/v1/browsers/\(window)/tabs", headers: [
+                origin, ("Content-Type", "application/json"), ("Idempotency-Key", "cors-1"), ("If-Match", "\"v1\""),
+            ], body: Array(#"{"url":"https://a.example/"}"#.utf8))
+            #expect(created.status == 201)
+            #expect(created.header("access-control-allow-origin") == "http://127.0.0.1:18090")
+            #expect(created.header("access-control-expose-headers") == "ETag, Location, Idempotent-Replayed, Retry-After")
+            #expect(created.header("etag") != nil)
+            let stream = try app.client()
+            try stream.send("GET", "/v1/browsers/\(window)/events", headers: [origin])
+            let head = try stream.readResponse(headOnly: true)
+            #expect(head.status == 200 && head.header("access-control-allow-origin") == "http://127.0.0.1:18090")
+            stream.close()
+            let other = try client.request("GET", "/v1/browsers/\(window)", headers: [("Origin", "https://evil.example")])
+            #expect(other.status == 200 && other.header("access-control-allow-origin") == nil)
+        }
+    }
 }
