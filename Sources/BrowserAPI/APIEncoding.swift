@@ -86,15 +86,7 @@ enum APIEncoding {
     }
 
     static func write(_ profile: ProfileSnapshot, to json: inout JSONText) {
-        json.beginObject()
-        json.member("id", profile.id.rawValue)
-        json.member("name", profile.name)
-        json.member("incognito", profile.incognito)
-        json.member("parentId", profile.parentID?.rawValue)
-        json.member("incognitoProfileId", profile.offTheRecordID?.rawValue)
-        json.member("windowCount", profile.windowCount)
-        json.member("createdAt", JSONText.timestamp(profile.createdAt))
-        json.endObject()
+        json.profileItem(profile)
     }
 
     static func bytes(_ body: (inout JSONText) -> Void) -> [UInt8] {

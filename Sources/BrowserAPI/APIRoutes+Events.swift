@@ -34,6 +34,7 @@ extension APIRoutes {
                 throw APIProblem.invalidQuery("topics", "must be a comma-separated list of tabs, groups, toolbar, location, ui, actions, broadcasts")
             }
             let lastEventID = try Self.lastEventID(request)
+            try Self.checkTicketSyntax(request)
             let reservation = try service.events.reserveStream(root: root)
             return stream(reservation) { sink in
                 if service.watchWindow(id, sink: sink, lastEventID: lastEventID, filter: filter) == nil { sink.finish() }
@@ -41,14 +42,24 @@ extension APIRoutes {
         })
 
         router.add(.get, "/v1/events", immediate { request in
-            guard let raw = request.queryValue("profileId"), !raw.isEmpty else {
-                throw APIProblem.invalidQuery("profileId", "is required: the profile whose windows to watch")
+            guard let raw = request.queryValue("profileId") else {
+                // The profile directory: the administrator's view of every profile.
+                guard Principal.current == .admin else {
+                    throw HTTPError(403, kind: "forbidden", title: "Forbidden",
+                                    detail: "Only the administrator may watch every profile; give profileId to watch one of yours.")
+                }
+                let lastEventID = try Self.lastEventID(request)
+                try Self.checkTicketSyntax(request)
+                let reservation = try service.events.reserveStream(root: EventHub.directoryKey)
+                return stream(reservation) { sink in _ = service.watchDirectory(sink: sink, lastEventID: lastEventID) }
             }
+            guard !raw.isEmpty else { throw APIProblem.invalidQuery("profileId", "must name a profile (or be left out: every profile)") }
             let id = ProfileID(rawValue: raw)
             guard service.profile(id) != nil, let root = service.rootProfile(of: id), Principal.current.reaches(root) else {
                 throw APIProblem.profileNotFound(raw)
             }
             let lastEventID = try Self.lastEventID(request)
+            try Self.checkTicketSyntax(request)
             let reservation = try service.events.reserveStream(root: root)
             return stream(reservation) { sink in
                 if service.watchProfile(id, sink: sink, lastEventID: lastEventID) == nil { sink.finish() }
@@ -78,7 +89,23 @@ extension APIRoutes {
             }
             return "/v1/events?profileId=\(id)"
         }
-        throw APIProblem.invalidField("path", "must name an event stream: /v1/browsers/{browserId}/events or /v1/events?profileId={profileId}")
+        if path == "/v1/events" {
+            guard Principal.current == .admin else {
+                throw HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may watch every profile.")
+            }
+            return "/v1/events"
+        }
+        throw APIProblem.invalidField("path", "must name an event stream: /v1/browsers/{browserId}/events, /v1/events?profileId={profileId} or /v1/events")
+    }
+
+    /// A `ticket` that cannot be one is 400 whether or not it is used (authentication off, or an
+    /// `Authorization` header sent): bad input is said, not ignored.
+    static func checkTicketSyntax(_ request: HTTPRequest) throws {
+        guard let ticket = request.queryValue("ticket") else { return }
+        guard ticket.utf8.count == 67, ticket.hasPrefix("st_"),
+              ticket.utf8.dropFirst(3).allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+            throw APIProblem.invalidQuery("ticket", "must be a stream ticket from POST /v1/stream-tickets (st_ and 64 hex digits)")
+        }
     }
 
     /// The position a reconnecting client had: `Last-Event-ID`, or `lastEventId` for a browser's

@@ -37,7 +37,7 @@ extension APIRoutes {
         guard request.method == .get || request.method == .head else { return nil }
         switch request.routeTemplate {
         case "/v1/browsers/{browserId}/events": return "/v1/browsers/\(request.parameter("browserId"))/events"
-        case "/v1/events": return request.queryValue("profileId").map { "/v1/events?profileId=\($0)" }
+        case "/v1/events": return request.queryValue("profileId").map { "/v1/events?profileId=\($0)" } ?? "/v1/events"
         default: return nil
         }
     }

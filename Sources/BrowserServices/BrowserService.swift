@@ -89,6 +89,12 @@ public final class BrowserService: Sendable {
         snapshots.events.window(id)?.subscribe(sink, lastEventID: lastEventID, filter: filter)
     }
 
+    /// Starts the profile directory's stream into `sink`: every profile, then each one that comes,
+    /// changes or goes (the administrator's view).
+    public func watchDirectory(sink: any EventSink, lastEventID: String?) -> EventStreamStart {
+        snapshots.events.directory.subscribe(sink, lastEventID: lastEventID, filter: .all)
+    }
+
     /// Starts a profile's window-list stream into `sink`.
     /// - Returns: how it started, or nil when the profile does not exist.
     public func watchProfile(_ id: ProfileID, sink: any EventSink, lastEventID: String?) -> EventStreamStart? {

@@ -60,16 +60,43 @@ final class SnapshotIndex: Sendable {
 
     func browser(ofGroup id: TabGroupID) -> BrowserID? { state.withLock { $0.groups[id] } }
 
+    // Profiles come, change and go here; each change is also the profile directory stream's event,
+    // appended under this index's lock so the directory's events and snapshots follow its order.
+
     func putProfile(_ snapshot: ProfileSnapshot, executor: ProfileExecutor, rootID: ProfileID) {
-        state.withLock { $0.profiles[snapshot.id] = ProfileEntry(executor: executor, snapshot: snapshot, rootID: rootID) }
+        state.withLock { state in
+            let known = state.profiles[snapshot.id] != nil
+            state.profiles[snapshot.id] = ProfileEntry(executor: executor, snapshot: snapshot, rootID: rootID)
+            announce(known ? "profiles.update" : "profiles.add", snapshot, in: state)
+        }
     }
 
     func updateProfile(_ snapshot: ProfileSnapshot) {
-        state.withLock { $0.profiles[snapshot.id]?.snapshot = snapshot }
+        state.withLock { state in
+            guard let old = state.profiles[snapshot.id]?.snapshot, old != snapshot else { return }
+            state.profiles[snapshot.id]?.snapshot = snapshot
+            announce("profiles.update", snapshot, in: state)
+        }
     }
 
     func removeProfile(_ id: ProfileID) {
-        _ = state.withLock { $0.profiles.removeValue(forKey: id) }
+        state.withLock { state in
+            guard state.profiles.removeValue(forKey: id) != nil else { return }
+            events.directory.append([PendingEvent(topic: .browsers, name: "profiles.remove", json: EventJSON.object("profileId", id.rawValue) { _ in })],
+                                    snapshot: Self.directory(state))
+        }
+    }
+
+    private func announce(_ name: String, _ profile: ProfileSnapshot, in state: State) {
+        events.directory.append([PendingEvent(topic: .browsers, name: name, json: EventJSON.object { json in
+            json.key("profile")
+            json.profileItem(profile)
+        })], snapshot: Self.directory(state))
+    }
+
+    /// The directory as of `state`: every profile, oldest first.
+    private static func directory(_ state: State) -> DirectorySnapshot {
+        DirectorySnapshot(profiles: state.profiles.values.map(\.snapshot).sorted { ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue) })
     }
 
     /// Publishes a window's snapshot, re-indexing its tabs and groups.

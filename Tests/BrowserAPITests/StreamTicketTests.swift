@@ -49,6 +49,14 @@ import Testing
         #expect(await api.send(.get, "/v1/browsers/\(window)?ticket=\(stray)").status == 401)
     }
 
+    @Test func aMalformedTicketIs400EvenWhenNotNeeded() async {
+        let api = InProcessAPI()
+        let window = await api.window(await api.profile())
+        #expect(await api.send(.get, "/v1/browsers/\(window)/events?ticket=%7B").status == 400)
+        #expect(await api.send(.get, "/v1/events?ticket=st_abc").status == 400)
+        #expect(await api.send(.get, "/v1/browsers/\(window)/events?ticket=st_\(String(repeating: "0", count: 64))").status == 200)
+    }
+
     @Test func ticketsExpire() async throws {
         let api = api(lifetime: .milliseconds(50))
         let (_, window) = await setup(api)
@@ -76,7 +84,18 @@ import Testing
         #expect(await ticket(api, path, headers: auth).status == 404)
     }
 
-    @Test(arguments: ["/v1/browsers", "/v1/events", "/v1/events?profileId=", "/v1/events?profileId=p1&topics=tabs", "/v1/browsers//events",
+    @Test func theDirectoryStreamIsTheAdministrators() async throws {
+        let api = api()
+        let (profile, _) = await setup(api)
+        let value = await ticket(api, "/v1/events", headers: auth).json["ticket"] as? String ?? ""
+        #expect(await api.send(.get, "/v1/events?ticket=\(value)").status == 200)
+        let token = await api.send(.post, "/v1/profiles/\(profile)/tokens", headers: auth).json["token"] as? String ?? ""
+        let bearer = [("Authorization", "Bearer \(token)")]
+        #expect(await ticket(api, "/v1/events", headers: bearer).status == 403)
+        #expect(await api.send(.get, "/v1/events", headers: bearer).status == 403)
+    }
+
+    @Test(arguments: ["/v1/browsers", "/v1/event", "/v1/events?profileId=", "/v1/events?profileId=p1&topics=tabs", "/v1/browsers//events",
                       "/v1/browsers/w1/events?topics=tabs", "/etc/passwd", "", "/v1/browsers/w1/events/x"])
     func otherPathsAre422(path: String) async {
         let api = api()

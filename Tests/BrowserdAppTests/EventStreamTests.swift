@@ -282,8 +282,32 @@ import Testing
             #expect(added.name == "browsers.add")
             #expect((added.json["browser"] as? [String: Any])?["id"] as? String == other)
             #expect(try SSEClient(app, "/v1/browsers/\(window)/events\(Self.topics)").status == 404)
-            #expect(try SSEClient(app, "/v1/events\(Self.topics)").status == 400)
+            #expect(try SSEClient(app, "/v1/events?profileId=").status == 400)
             #expect(try SSEClient(app, "/v1/events?profileId=pnope").status == 404)
+        }
+    }
+
+    /// The profile directory (no `profileId`): every profile, then each that comes, changes or goes.
+    @Test func theDirectoryStreamFollowsProfiles() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let first = try api.profile()
+            let directory = try SSEClient(app, "/v1/events")
+            let populate = try #require(try directory.next())
+            #expect(populate.name == "profiles.populate")
+            #expect((populate.json["items"] as? [[String: Any]])?.map { $0["id"] as? String } == [first])
+            let second = try api.profile()
+            let added = try #require(try directory.next())
+            #expect(added.name == "profiles.add" && (added.json["profile"] as? [String: Any])?["id"] as? String == second)
+            _ = try api.window(second)
+            let updated = try #require(try directory.next())
+            #expect(updated.name == "profiles.update")
+            #expect((updated.json["profile"] as? [String: Any])?["windowCount"] as? Int == 1)
+            #expect(try api.send("DELETE", "/v1/profiles/\(second)").status == 204)
+            // Its windows go first (a profiles.update with windowCount 0 may come before), then the profile.
+            let tail = try directory.until("profiles.remove")
+            #expect(tail.last?.json["profileId"] as? String == second)
+            #expect(tail.dropLast().allSatisfy { $0.name == "profiles.update" }, "\(tail.map(\.name))")
         }
     }
 

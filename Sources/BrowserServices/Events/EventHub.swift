@@ -26,9 +26,17 @@ public final class EventHub: Sendable {
     public init(limits: EventStreamLimits = EventStreamLimits(), framing: any EventFraming) {
         self.limits = limits
         self.framing = framing
-        self.epoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
-        self.pump = EventPump(tick: limits.tick)
+        let epoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+        self.epoch = epoch
+        let pump = EventPump(tick: limits.tick)
+        self.pump = pump
+        self.directory = EventChannel(epoch: epoch, limits: limits, framing: framing, snapshot: DirectorySnapshot(profiles: [])) {
+            pump.markDirty($0)
+        }
     }
+
+    /// The profile directory's source: every profile coming, changing and going.
+    let directory: EventChannel
 
     private func makeChannel(_ snapshot: any StreamSnapshot) -> EventChannel {
         let pump = self.pump
@@ -57,7 +65,11 @@ public final class EventHub: Sendable {
     /// Streams open now.
     public var openStreams: Int { state.withLock { $0.streams } }
 
-    /// Takes a place for one stream of a regular profile's resources.
+    /// The key the profile directory's streams are counted under (the per-profile cap applies to them
+    /// as to one profile's).
+    public static let directoryKey = ProfileID(rawValue: "directory")
+
+    /// Takes a place for one stream of a regular profile's resources (``directoryKey``: the directory's).
     /// - Throws: ``ServiceError/tooManyStreams(_:)`` past the total cap, ``ServiceError/tooManyProfileStreams(_:)``
     ///   past the profile's.
     public func reserveStream(root: ProfileID) throws -> StreamReservation {
@@ -81,7 +93,7 @@ public final class EventHub: Sendable {
     /// Ends every stream and stops the pump (server shutdown).
     public func stop() {
         pump.stop()
-        let channels = state.withLock { Array($0.windows.values) + Array($0.profiles.values) }
+        let channels = state.withLock { Array($0.windows.values) + Array($0.profiles.values) } + [directory]
         for channel in channels { channel.finishAll() }
     }
 }

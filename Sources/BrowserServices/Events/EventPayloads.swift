@@ -82,6 +82,19 @@ extension JSONText {
         endObject()
     }
 
+    /// A profile, as the API and the profile directory stream show it.
+    public mutating func profileItem(_ profile: ProfileSnapshot) {
+        beginObject()
+        member("id", profile.id.rawValue)
+        member("name", profile.name)
+        member("incognito", profile.incognito)
+        member("parentId", profile.parentID?.rawValue)
+        member("incognitoProfileId", profile.offTheRecordID?.rawValue)
+        member("windowCount", profile.windowCount)
+        member("createdAt", JSONText.timestamp(profile.createdAt))
+        endObject()
+    }
+
     /// One action log entry.
     public mutating func actionEntry(_ entry: ActionEntry) {
         beginObject()
@@ -100,6 +113,15 @@ extension JSONText {
 
 /// Builds one payload: an object that starts with the member naming its source.
 enum EventJSON {
+    /// A JSON object with only what `body` writes.
+    static func object(_ body: (inout JSONText) -> Void) -> [UInt8] {
+        var json = JSONText(capacity: 192)
+        json.beginObject()
+        body(&json)
+        json.endObject()
+        return json.bytes
+    }
+
     static func object(_ sourceKey: String, _ sourceID: String, _ body: (inout JSONText) -> Void) -> [UInt8] {
         var json = JSONText(capacity: 192)
         json.beginObject()
