@@ -27,7 +27,8 @@ run: release
 
 ## Runs every test: the Swift suites (unit, in-process router, live-server and process tests), the
 ## contract check, the README quickstart as written, the event streams with a real SSE client
-## (httpx-sse), and schemathesis against a live server, streams and stateful phase included (60 s;
+## (httpx-sse), the inspector page and a cross-origin page in headless chromium (selenium), and
+## schemathesis against a live server, streams and stateful phase included (60 s;
 ## SCHEMATHESIS_SECONDS changes it). Python tools run from ./.venv.
 test: test-deps
 	$(SWIFT) build --build-tests
@@ -35,6 +36,7 @@ test: test-deps
 	$(PYTHON) scripts/validate-openapi.py
 	$(PYTHON) tests/quickstart_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
+	$(PYTHON) tests/browser_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).

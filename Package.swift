@@ -82,7 +82,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The contract is compiled in from the top-level openapi.yaml (a link to it): one source of truth.
-            resources: [.embedInCode("Resources/openapi.yaml")],
+            // The inspector page's files are compiled in the same way (no build step, no CDN).
+            resources: [
+                .embedInCode("Resources/openapi.yaml"),
+                .embedInCode("Resources/inspector/index.html"),
+                .embedInCode("Resources/inspector/inspector.js"),
+                .embedInCode("Resources/inspector/inspector.css"),
+                .embedInCode("Resources/inspector/favicon.svg"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, with apt and only when missing, the system packages one of browserd's commands needs:
 #   scripts/install-deps.sh          build and run: libmicrohttpd and libsqlite3 (-dev) with pkg-config
-#   scripts/install-deps.sh test     the above, plus curl and Debian's python3 with venv (for .venv)
+#   scripts/install-deps.sh test     the above, plus curl, Debian's python3 with venv (for .venv), and
+#                                    chromium with chromium-driver (the browser tests drive it headless)
 #   scripts/install-deps.sh bench    the above, plus wrk, nginx-light, procps and gcc (slow-disk shim)
 # Nothing here installs Python packages: `make test` keeps those in ./.venv (scripts/venv.sh).
 # Uses sudo when not root. Works on Debian 12 and Ubuntu 24.04.
@@ -10,7 +11,7 @@ mode=${1:-run}
 packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
 case "$mode" in
   run) ;;
-  test) packages+=(curl python3 python3-venv) ;;
+  test) packages+=(curl python3 python3-venv chromium chromium-driver) ;;
   bench) packages+=(curl python3 python3-venv wrk nginx-light procps gcc libc6-dev) ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
 esac

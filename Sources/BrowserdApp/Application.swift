@@ -64,6 +64,7 @@ public final class Application: Sendable {
         let serviceForMetrics = Mutex<BrowserService?>(nil)
         operations.beforeScrape = { if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) } }
         operations.register(in: &router)
+        InspectorRoutes().register(in: &router)
         let actionMetrics = ActionMetrics(factory: factory)
         let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability,
                                      events: configuration.events, framing: SSEFraming()) { name, ok in

@@ -124,4 +124,28 @@ import Testing
             #expect(other.status == 200 && other.header("access-control-allow-origin") == nil)
         }
     }
+
+    @Test func theInspectorIsServedFromTheBinary() async throws {
+        try await withApplication { app in
+            let client = try app.client()
+            let root = try client.request("GET", "/")
+            #expect(root.status == 302 && root.header("location") == "/inspector/")
+            let bare = try client.request("GET", "/inspector?browser=w0123456789abcdef&x=1")
+            #expect(bare.status == 302 && bare.header("location") == "/inspector/?browser=w0123456789abcdef")
+            let page = try client.request("GET", "/inspector/")
+            #expect(page.status == 200 && page.header("content-type") == "text/html; charset=utf-8")
+            #expect(page.text.contains("/inspector/inspector.js"))
+            let csp = page.header("content-security-policy") ?? ""
+            #expect(csp.contains("default-src 'none'") && csp.contains("connect-src 'self'") && !csp.contains("unsafe-inline"))
+            let etag = try #require(page.header("etag"))
+            let again = try client.request("GET", "/inspector/", headers: [("If-None-Match", etag)])
+            #expect(again.status == 304 && again.body.isEmpty)
+            for (asset, type) in [("inspector.js", "text/javascript"), ("inspector.css", "text/css"), ("favicon.svg", "image/svg+xml")] {
+                let answer = try client.request("GET", "/inspector/\(asset)")
+                #expect(answer.status == 200 && answer.header("content-type")?.hasPrefix(type) == true, "\(asset)")
+                #expect(answer.header("etag") != nil && answer.header("etag") != etag)
+            }
+            #expect(try client.request("GET", "/inspector/secrets.txt").status == 404)
+        }
+    }
 }
