@@ -292,6 +292,14 @@ def inspector(binary, scratch, driver, screenshot):
         driver.save_screenshot(artifact)
         if screenshot:
             shutil.copyfile(artifact, screenshot)
+        # Legible on a phone (390×844): nothing wider than the screen.
+        driver.set_window_size(390, 844)
+        time.sleep(0.3)
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        viewport = driver.execute_script("return window.innerWidth")
+        driver.save_screenshot(os.path.join(ROOT, "tests", "artifacts", "inspector-390.png"))
+        driver.set_window_size(1280, 800)
+        assert width <= viewport + 1, f"at 390 px the page is {width} px wide"
 
         # 100 mutations/s on a 500-tab window: from each REST answer to the DOM showing it.
         _, big = server.call("POST", "/v1/browsers", {"profileId": pid})
