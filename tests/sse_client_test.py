@@ -41,9 +41,9 @@ def contract():
     doc = yaml.safe_load(open(os.path.join(ROOT, "openapi.yaml")))
     schemas = doc["components"]["schemas"]
 
-    def validator(ref):
-        name = ref["$ref"].split("/")[-1]
-        schema = {"$ref": f"#/components/schemas/{name}", "components": {"schemas": schemas}}
+    def validator(content_schema):
+        # The payload's schema (a $ref, or a oneOf of refs), resolved against the contract's schemas.
+        schema = dict(content_schema, components={"schemas": schemas})
         return jsonschema.Draft202012Validator(schema)
 
     def payloads(stream):
