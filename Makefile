@@ -27,7 +27,8 @@ run: release
 
 ## Runs every test: the Swift suites (unit, in-process router, live-server and process tests), the
 ## contract check, the README quickstart as written, the event streams with a real SSE client
-## (httpx-sse), the inspector page and a cross-origin page in headless chromium (selenium), and
+## (httpx-sse), the inspector page and a cross-origin page in headless chromium (selenium), the
+## WebDriver facade with selenium's webdriver.Remote and raw HTTP, and
 ## schemathesis against a live server, streams and stateful phase included (60 s;
 ## SCHEMATHESIS_SECONDS changes it). Python tools run from ./.venv.
 test: test-deps
@@ -37,6 +38,7 @@ test: test-deps
 	$(PYTHON) tests/quickstart_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/browser_test.py $$($(SWIFT) build --show-bin-path)/browserd
+	$(PYTHON) tests/webdriver_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).

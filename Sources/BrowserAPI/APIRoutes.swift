@@ -11,6 +11,9 @@ public struct APIRoutes: Sendable {
     let tokens: TokenStore
     let idempotency: IdempotencyStore
     let tickets: StreamTicketStore
+    /// Where the WebDriver facade answers (`/webdriver`); nil: no facade.
+    let webDriverBasePath: String?
+    let webDriverSessions = WebDriverSessions()
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
     let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)?
@@ -23,8 +26,10 @@ public struct APIRoutes: Sendable {
     ///   - saveToken: makes an issued or revoked token durable before it is answered.
     ///   - idempotency: the answers kept per `Idempotency-Key`.
     ///   - tickets: the stream tickets browsers open event streams with.
+    ///   - webDriverBasePath: where the W3C WebDriver facade answers; nil turns it off.
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
                 idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
+                webDriverBasePath: String? = "/webdriver",
                 unavailable: @escaping @Sendable () -> String? = { nil },
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
                 saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)? = nil) {
@@ -35,6 +40,7 @@ public struct APIRoutes: Sendable {
         self.saveToken = saveToken
         self.idempotency = idempotency
         self.tickets = tickets
+        self.webDriverBasePath = webDriverBasePath
     }
 
     /// Routes only the administrator may call; a profile token gets 403 there.
@@ -51,6 +57,9 @@ public struct APIRoutes: Sendable {
         registerGroups(in: &router)
         registerEvents(in: &router)
         registerPresentation(in: &router)
+        if let webDriverBasePath {
+            WebDriverRoutes(api: self, sessions: webDriverSessions, base: webDriverBasePath).register(in: &router)
+        }
     }
 
     // MARK: Shared helpers

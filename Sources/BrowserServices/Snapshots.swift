@@ -50,6 +50,8 @@ public struct WindowSnapshot: Sendable, Equatable {
     public var tabs: TabSnapshotList
     public var groups: [GroupSnapshot]
     public var createdAt: Date
+    /// Its place and size on screen (WebDriver's window rect).
+    public var bounds = WindowBounds()
 
     public var activeTabID: TabID? { activeIndex >= 0 ? tabs[activeIndex].id : nil }
     public var tabCount: Int { tabs.count }
@@ -146,7 +148,7 @@ extension Browser {
             id: id, profileID: browserState.id, incognito: isIncognito, version: version, activeIndex: list.activeIndex,
             pinnedCount: list.pinnedCount, tabs: tabs,
             groups: list.groups.sorted { $0.range.start < $1.range.start }.map { list.groupSnapshot($0, browserID: id) },
-            createdAt: createdAt)
+            createdAt: createdAt, bounds: bounds)
     }
 }
 

@@ -26,6 +26,8 @@ public enum TabCommands {
     public static let broadcast = Command<BroadcastUpdate, BroadcastSnapshot>("broadcasts.update")
     /// Closes the window itself (its tabs go to recently closed unless it is incognito).
     public static let closeWindow = Command<BrowserID, BrowserID>("window.close")
+    /// Moves, resizes, maximizes or minimizes the window (WebDriver's rect commands).
+    public static let setBounds = Command<WindowBounds, WindowBounds>("window.setBounds")
 
     // The UI commands every window has, with run-time arguments.
     public static let openNewTab = Command<CommandArguments, TabSnapshot>("openNewTab")

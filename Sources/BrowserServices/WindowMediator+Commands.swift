@@ -42,6 +42,12 @@ extension WindowMediator {
             try m.session.closeBrowser(m.browser)
             return id
         }
+        add(TabCommands.setBounds) { m, bounds in
+            guard bounds.width >= 0, bounds.height >= 0 else { throw ModelError.invalidArgument("width and height must not be negative") }
+            m.browser.setBounds(bounds)
+            m.boundsChanged()
+            return m.browser.bounds
+        }
         add(TabCommands.broadcast) { m, update in
             try m.browser.broadcaster.update(update.key, to: update.value)
             let key = try m.browser.broadcaster.key(named: update.key)

@@ -123,6 +123,13 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         touches.touch(browser)
     }
 
+    /// The window moved or was resized: its next snapshot says so (no new version: the window's
+    /// REST representation does not show its bounds).
+    func boundsChanged() {
+        touches.touch(browser)
+        dirty = true
+    }
+
     private func changed() {
         version += 1
         touches.touch(browser)

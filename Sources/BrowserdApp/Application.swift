@@ -76,7 +76,7 @@ public final class Application: Sendable {
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens
         APIRoutes(
-            service: service, tokens: tokens, idempotency: idempotency,
+            service: service, tokens: tokens, idempotency: idempotency, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
             backup: { try await DatabaseBackup(databasePath: databasePath).write() },
             saveToken: { issued, revoked in

@@ -16,6 +16,8 @@ public struct BrowserdConfiguration: Sendable {
     public var relaxedDurability = false
     /// Replay buffers, queues, tick and caps of the event streams.
     public var events = EventStreamLimits()
+    /// Where the W3C WebDriver facade answers (`--webdriver-base-path`); nil: no facade.
+    public var webDriverBasePath: String? = "/webdriver"
     /// Web origins whose pages may call the API from a browser (`--cors-origins`); empty: none.
     public var corsOrigins: [String] = []
 
@@ -65,6 +67,11 @@ public struct BrowserdConfiguration: Sendable {
         try check(events.tick >= .milliseconds(1) && events.tick <= .seconds(1), "--event-tick-ms must be 1…1000")
         try check(events.maxStreams >= 1, "--max-streams must be at least 1, got \(events.maxStreams)")
         try check(events.maxStreamsPerProfile >= 1, "--max-streams-per-profile must be at least 1, got \(events.maxStreamsPerProfile)")
+        if let base = webDriverBasePath {
+            try check(base.hasPrefix("/") && !base.hasSuffix("/") && !base.hasPrefix("/v1") && base != "/inspector"
+                      && !base.contains("{") && !base.contains("?") && !base.contains(" "),
+                      "--webdriver-base-path must be a path like /webdriver (no trailing slash, not under /v1), got \(base)")
+        }
         for origin in corsOrigins {
             if let problem = CORSPolicy.problem(with: origin) { throw Invalid(description: "--cors-origins: \(problem)") }
         }

@@ -82,10 +82,16 @@ extension HTTPServer {
         }
         switch router.resolve(method: context.method, path: context.path) {
         case .notFound:
+            if let respond = router.failureResponder(for: context.path) {
+                return queue(respond(request, nil), for: context, on: connection)
+            }
             return queue(HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
                          for: context, on: connection)
         case .methodNotAllowed(let allow, let template):
             context.routeTemplate = template
+            if let respond = router.failureResponder(for: context.path) {
+                return queue(respond(request, allow), for: context, on: connection)
+            }
             return queue(HTTPError.methodNotAllowed(context.method, allow: allow).response(instance: context.path),
                          for: context, on: connection)
         case .matched(let responder, let parameters, let template):

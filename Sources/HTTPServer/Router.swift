@@ -32,6 +32,22 @@ public struct Router: Sendable {
     /// Every (method, template) pair, in the order added.
     public private(set) var routes: [(method: HTTPMethod, template: String)] = []
 
+    /// Answers the routing failures of paths under a prefix in that protocol's own words (a
+    /// WebDriver remote end says `unknown command` and `unknown method` in its JSON).
+    /// `allow` is nil for a path nothing serves, else the methods the path does serve.
+    public typealias FailureResponder = @Sendable (_ request: HTTPRequest, _ allow: [HTTPMethod]?) -> HTTPResponse
+    private var fallbacks: [(prefix: String, respond: FailureResponder)] = []
+
+    /// Sets how a routing failure under `prefix` (a path equal to it or below it) is answered.
+    public mutating func onFailure(under prefix: String, _ respond: @escaping FailureResponder) {
+        fallbacks.append((prefix, respond))
+    }
+
+    /// The failure responder of `path`, if a prefix covers it (the longest prefix wins).
+    public func failureResponder(for path: String) -> FailureResponder? {
+        fallbacks.filter { path == $0.prefix || path.hasPrefix($0.prefix + "/") }.max { $0.prefix.count < $1.prefix.count }?.respond
+    }
+
     public init() {}
 
     /// Adds a route.

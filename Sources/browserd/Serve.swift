@@ -67,6 +67,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: 2000).")
     var maxStreamsPerProfile: Int?
 
+    @Option(help: "Path of the W3C WebDriver facade, e.g. /webdriver (New Session at <path>/session); 'none' turns it off [env: BROWSERD_WEBDRIVER_BASE_PATH] (default: /webdriver).")
+    var webdriverBasePath: String?
+
     @Option(help: "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none).")
     var corsOrigins: String?
 
@@ -138,6 +141,8 @@ struct Serve: AsyncParsableCommand {
         events.maxStreamsPerProfile = try resolve(maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
                                                   default: events.maxStreamsPerProfile) { Int($0) }
         configuration.events = events
+        let webDriverPath = try resolve(webdriverBasePath, "BROWSERD_WEBDRIVER_BASE_PATH", default: "/webdriver") { $0 }
+        configuration.webDriverBasePath = webDriverPath == "none" ? nil : webDriverPath
         let origins = try resolve(corsOrigins, "BROWSERD_CORS_ORIGINS", default: "") { $0 }
         configuration.corsOrigins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         do {

@@ -4,7 +4,7 @@ import JSONWriter
 /// The event-stream implementation of a window's consumers: each consumer call becomes one event
 /// (`tabs.insert`, `toolbar.update`, …), gathered during an operation and handed to the window's
 /// channel in one piece when the operation ends (``flush(_:)``).
-final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, ToolbarConsumer, LocationBarConsumer, BroadcastConsumer,
+final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, ToolbarConsumer, LocationBarConsumer, WindowBoundsConsumer, BroadcastConsumer,
     PresentationConsumer, ActionLogConsumer {
     let browserID: BrowserID
     let channel: EventChannel
@@ -168,6 +168,16 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
     func update(location state: LocationBarState) {
         location = state
         record(.location, "location.update", supersedes: "location") { $0.location(state) }
+    }
+
+    func update(bounds: WindowBounds) {
+        record(.toolbar, "window.bounds", supersedes: "bounds") { json in
+            json.member("x", bounds.x)
+            json.member("y", bounds.y)
+            json.member("width", bounds.width)
+            json.member("height", bounds.height)
+            json.member("state", bounds.state.rawValue)
+        }
     }
 
     func broadcast(key: String, value: BroadcastValue) {

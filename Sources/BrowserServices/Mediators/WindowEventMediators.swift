@@ -10,6 +10,7 @@ final class WindowEventMediators {
     private var toolbar: ToolbarMediator?
     private var location: LocationBarMediator?
     private var broadcasts: BroadcastMediator?
+    private var bounds: WindowBoundsMediator?
 
     init(browser: Browser, hub: EventHub, window: WindowSnapshot) {
         self.hub = hub
@@ -23,6 +24,7 @@ final class WindowEventMediators {
         toolbar = ToolbarMediator(browser: browser, consumer: recorder)
         location = LocationBarMediator(browser: browser, consumer: recorder)
         broadcasts = BroadcastMediator(broadcaster: browser.broadcaster, consumer: recorder)
+        bounds = WindowBoundsMediator(browser: browser, consumer: recorder)
     }
 
     /// Makes the window as it is now the stream's first state: what the mediators (and the
@@ -46,6 +48,8 @@ final class WindowEventMediators {
         toolbar?.stop()
         location?.stop()
         broadcasts?.stop()
+        bounds?.stop()
+        bounds = nil
         tabs = nil
         groups = nil
         toolbar = nil
