@@ -209,8 +209,11 @@ def wire(base):
     assert raw(w, "GET", s + "/timeouts")[2]["value"] == {"script": 30000, "pageLoad": 300000, "implicit": 2}
     for bad in [True, 42, 4.2, [], {}]:
         expect_error(raw(w, "POST", s + "/window/new", {"type": bad}), 400, "invalid argument")
+    before = raw(w, "GET", s + "/window")[2]["value"]
     status, _, body = raw(w, "POST", s + "/window/new", {"type": "foo"})
     assert status == 200 and body["value"]["type"] == "tab", body
+    assert raw(w, "GET", s + "/window")[2]["value"] == before, "New Window does not switch"
+    assert body["value"]["handle"] in raw(w, "GET", s + "/window/handles")[2]["value"]
     status, _, body = raw(w, "POST", s + "/window/new", {"type": "window"})
     assert status == 200 and body["value"]["type"] == "window", body
     expect_error(raw(w, "POST", s + "/window", {}), 400, "invalid argument")
