@@ -339,7 +339,8 @@ def inspector(binary, scratch, driver, screenshot):
         wait(driver, lambda d: tab_ids(d) == tabs, "the window before the restart", 5)
         server.stop()
         server.start()
-        wait(driver, lambda d: "reset" in d.find_element(By.ID, "status").text and tab_ids(d) == tabs, "the reset after a restart", 15)
+        wait(driver, lambda d: "reset (restarted)" in d.find_element(By.ID, "notice").text and tab_ids(d) == tabs, "the reset after a restart", 15)
+        wait(driver, lambda d: d.find_element(By.ID, "status").text == "live", "the streams live again", 15)
         check_console(driver, allowed_network=["ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE", "ERR_INCOMPLETE_CHUNKED_ENCODING"])
         check_requests(driver, [server.base])
         print(f"inspector: followed {len(follow)} REST changes, each within {FOLLOW_S} s (slowest {max(follow) * 1000:.0f} ms, "

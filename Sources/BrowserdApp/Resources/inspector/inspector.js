@@ -514,7 +514,8 @@ function openWindow(id) {
       $("window-title").textContent = `Window ${id} (closed)`;
     },
     reset: (data) => {
-      setStatus(`reset (${data.reason}): showing the current state`);
+      // Kept apart from the connection status, which every stream's reconnection updates.
+      $("notice").textContent = `reset (${data.reason}) at ${new Date().toLocaleTimeString()}: showing the current state`;
       populateGroups(data.groups);
       populateTabs(data.tabs.items, data.tabs.selectedId);
       renderToolbar(data.toolbar);
