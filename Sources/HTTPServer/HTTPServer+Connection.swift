@@ -231,15 +231,21 @@ extension HTTPServer {
     }
 
     /// Collects the connection's values of one kind (headers, or decoded query arguments).
+    ///
+    /// Read with their lengths (`MHD_get_connection_values_n`), not as C strings: a query argument
+    /// may decode to bytes that include NUL (`%00`), and a C-string read would silently cut it there,
+    /// so a value over a limit could pass as a short one.
     private static func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: String, value: String)] {
         final class Collector {
             var values: [(name: String, value: String)] = []
         }
         let collector = Collector()
-        _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+        _ = MHD_get_connection_values_n(connection, kind, { cls, _, key, keySize, value, valueSize in
             let collector = Unmanaged<Collector>.fromOpaque(cls!).takeUnretainedValue()
             if let key {
-                collector.values.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+                collector.values.append((name, text))
             }
             return .YES
         }, Unmanaged.passUnretained(collector).toOpaque())

@@ -179,6 +179,30 @@ import Testing
         }
     }
 
+    @Test func anOverLongResumePositionIs400EvenWithANulInside() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            let window = try api.window(profile)
+            let long = String(repeating: "a", count: 129)
+            // A NUL (`%00`) early in the value must not cut it short: the whole value counts.
+            for query in ["lastEventId=\(long)", "lastEventId=ab%00\(long)"] {
+                let reply = try api.get("/v1/browsers/\(window)/events?\(query)")
+                #expect(reply.status == 400, "\(query.prefix(20))")
+                #expect(reply["parameter"] as? String == "lastEventId")
+            }
+            // The header wins, but a bad query value is still said, not ignored.
+            let both = try api.send("GET", "/v1/events?profileId=\(profile)&lastEventId=%00\(long)", headers: [("Last-Event-ID", "x-1")])
+            #expect(both.status == 400)
+            let header = try api.send("GET", "/v1/browsers/\(window)/events", headers: [("Last-Event-ID", long)])
+            #expect(header.status == 400)
+            #expect(header["header"] as? String == "Last-Event-ID")
+            // At the limit it is a position (an unknown one: a reset follows).
+            let stream = try SSEClient(app, "/v1/browsers/\(window)/events?lastEventId=\(long.dropLast())")
+            #expect(try stream.next()?.name == "reset")
+        }
+    }
+
     @Test func staleOrUnknownIdsGetAResetWithTheWholeState() async throws {
         try await withApplication({ $0.events.replayEvents = 5 }) { app in
             let api = try APIClient(app)

@@ -23,6 +23,14 @@ import Testing
         }
     }
 
+    @Test func aDecodedNulDoesNotCutAQueryValueShort() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let response = try connect(server).request("GET", "/items/1?q=ab%00cd")
+            #expect(response.status == 200)
+            #expect(response.body == Array("item 1 q=ab\u{0}cd".utf8))
+        }
+    }
+
     @Test func unknownPathIs404Problem() async throws {
         try await withServer(router: testRouter()) { server, _ in
             let response = try connect(server).request("GET", "/nope")
