@@ -4,7 +4,7 @@ DATA_DIR ?= ./data
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: deps test-deps build release run test bench container clean
+.PHONY: deps test-deps build release run test test-steps bench container clean
 
 ## System packages for building and running (apt, only when missing). No Python involved.
 deps:
@@ -25,13 +25,17 @@ release: deps
 run: release
 	exec $$($(SWIFT) build -c release --show-bin-path)/browserd serve --data-dir $(DATA_DIR)
 
-## Runs every test: the Swift suites (unit, in-process router, live-server and process tests), the
-## contract check, the README quickstart as written, the event streams with a real SSE client
-## (httpx-sse), the inspector page and a cross-origin page in headless chromium (selenium), the
-## WebDriver facade with selenium's webdriver.Remote and raw HTTP, and
-## schemathesis against a live server, streams and stateful phase included (60 s;
-## SCHEMATHESIS_SECONDS changes it). Python tools run from ./.venv.
+## Runs every test: the Swift suites (unit, in-process router, live-server and process tests, the
+## store conformance suite on SQLite and on a private PostgreSQL cluster), the contract check, the
+## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
+## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
+## webdriver.Remote and raw HTTP, and schemathesis against a live server, streams and stateful phase
+## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
+## length of the tests only (scripts/with-postgres.sh).
 test: test-deps
+	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
+
+test-steps:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(PYTHON) scripts/validate-openapi.py

@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // C libraries, reached only through these thin wrapper modules.
@@ -40,6 +41,12 @@ let package = Package(
         .target(name: "BrowserRecords", swiftSettings: swiftSettings),
         // SQLite persistence of the records: schema, migrations, group-committing writer.
         .target(name: "BrowserPersistence", dependencies: ["SQLite", "BrowserRecords"], swiftSettings: swiftSettings),
+        // PostgreSQL persistence of the same records (`--database-url`): the shared store of several instances.
+        .target(name: "BrowserPostgres", dependencies: [
+            "BrowserPersistence", "BrowserRecords",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
 
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
@@ -74,6 +81,7 @@ let package = Package(
                 "BrowserModel",
                 "BrowserServices",
                 "BrowserPersistence",
+                "BrowserPostgres",
                 "BrowserRecords",
                 "SQLite",
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "browserd",
             dependencies: [
-                "BrowserdApp", "BrowserServices", "HTTPServer",
+                "BrowserdApp", "BrowserPostgres", "BrowserServices", "HTTPServer",
                 "MiniHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,6 +127,8 @@ let package = Package(
         .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
                           path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
 
+        // Helpers shared by the test targets (a seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "MiniHTTPClient", .product(name: "Logging", package: "swift-log")],
@@ -126,14 +136,20 @@ let package = Package(
         ),
         .testTarget(name: "JSONWriterTests", dependencies: ["JSONWriter"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite"], swiftSettings: swiftSettings),
+        // One suite for both stores (SQLite and PostgreSQL): write, restore, idempotency, migrations, faults.
+        .testTarget(name: "StoreConformanceTests", dependencies: [
+            "BrowserPersistence", "BrowserPostgres", "BrowserRecords", "SQLite", "TestSupport",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: [
-                "BrowserdApp", "BrowserServices", "HTTPServer", "MiniHTTPClient",
+                "BrowserdApp", "BrowserPostgres", "BrowserServices", "HTTPServer", "MiniHTTPClient",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

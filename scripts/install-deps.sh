@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs, with apt and only when missing, the system packages one of browserd's commands needs:
 #   scripts/install-deps.sh          build and run: libmicrohttpd and libsqlite3 (-dev) with pkg-config
-#   scripts/install-deps.sh test     the above, plus curl, Debian's python3 with venv (for .venv), and
-#                                    chromium with chromium-driver (the browser tests drive it headless)
+#   scripts/install-deps.sh test     the above, plus curl, Debian's python3 with venv (for .venv),
+#                                    chromium with chromium-driver (the browser tests drive it headless),
+#                                    and postgresql (the tests run a private cluster: scripts/with-postgres.sh)
 #   scripts/install-deps.sh bench    the above, plus wrk, nginx-light, procps and gcc (slow-disk shim)
 # Nothing here installs Python packages: `make test` keeps those in ./.venv (scripts/venv.sh).
 # Uses sudo when not root. Works on Debian 12 and Ubuntu 24.04.
@@ -11,7 +12,7 @@ mode=${1:-run}
 packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
 case "$mode" in
   run) ;;
-  test) packages+=(curl python3 python3-venv chromium chromium-driver) ;;
+  test) packages+=(curl python3 python3-venv chromium chromium-driver postgresql) ;;
   bench) packages+=(curl python3 python3-venv wrk nginx-light procps gcc libc6-dev) ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
 esac
@@ -31,6 +32,11 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null 2>&1 || { echo "missing packages (${missing[*]}) and no sudo: install them as root" >&2; exit 1; }
   sudo="sudo"
+fi
+# The tests start their own PostgreSQL cluster: Debian's package must not make and start a system one.
+if printf '%s\n' "${missing[@]}" | grep -qx postgresql && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+  $sudo mkdir -p /etc/postgresql-common
+  echo "create_main_cluster = false" | $sudo tee /etc/postgresql-common/createcluster.conf >/dev/null
 fi
 echo "installing with apt: ${missing[*]}"
 $sudo apt-get update -qq

@@ -63,7 +63,7 @@ struct RequestBody {
             if required { throw APIProblem.invalidField(key, "is required") }
             return nil
         case .string(let value)?:
-            guard value.count <= maxLength else { throw APIProblem.invalidField(key, "is longer than \(maxLength) characters") }
+            guard value.unicodeScalars.count <= maxLength else { throw APIProblem.invalidField(key, "is longer than \(maxLength) characters (Unicode code points, as JSON Schema counts)") }
             return value
         case .null?:
             throw Self.nullNotAllowed(key)
@@ -126,7 +126,7 @@ struct RequestBody {
         case .array(let items)?:
             guard items.count <= maxCount else { throw APIProblem.invalidField(key, "has more than \(maxCount) items") }
             return try items.map {
-                guard case .string(let value) = $0, value.count <= 256 else {
+                guard case .string(let value) = $0, value.unicodeScalars.count <= 256 else {
                     throw APIProblem.invalidField(key, "must be an array of ids (strings)")
                 }
                 return value

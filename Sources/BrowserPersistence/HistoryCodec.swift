@@ -1,12 +1,12 @@
-import BrowserRecords
+package import BrowserRecords
 import Foundation
 
 /// A compact binary form of a history: a version byte, the count, then per entry the URL, title and
 /// transition as length-prefixed UTF-8 and the timestamp's exact seconds since 1970 (the Double's bits).
-enum HistoryCodec {
-    struct Malformed: Error {}
+package enum HistoryCodec {
+    package struct Malformed: Error {}
 
-    static func encode(_ entries: [HistoryEntryRecord]) -> [UInt8] {
+    package static func encode(_ entries: [HistoryEntryRecord]) -> [UInt8] {
         var out: [UInt8] = [1]
         append(UInt64(entries.count), to: &out)
         for entry in entries {
@@ -18,7 +18,7 @@ enum HistoryCodec {
         return out
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> [HistoryEntryRecord] {
+    package static func decode(_ bytes: [UInt8]) throws -> [HistoryEntryRecord] {
         var position = 0
         guard bytes.first == 1 else { throw Malformed() }
         position = 1

@@ -27,7 +27,7 @@ public final class StoreWriter: @unchecked Sendable {
         var failure: String?
     }
 
-    private var store: PersistenceStore
+    private var store: any ChangeStore
     private var needsReopen = false
     /// When expired idempotency answers were last deleted.
     private var lastPurge = Date.distantPast
@@ -39,7 +39,7 @@ public final class StoreWriter: @unchecked Sendable {
     private var thread: Thread?
 
     /// Takes ownership of `store` and starts the writer thread.
-    public init(store: PersistenceStore) {
+    public init(store: any ChangeStore) {
         self.store = store
         let thread = Thread { [unowned self] in self.run() }
         thread.name = "browserd-store-writer"
@@ -60,8 +60,8 @@ public final class StoreWriter: @unchecked Sendable {
         return ticket
     }
 
-    /// Commits `change`; returns once it is on disk.
-    /// - Throws: the commit's error (the change is then not on disk).
+    /// Commits `change`; returns once it is durable.
+    /// - Throws: the commit's error (the change is then not stored).
     public func submit(_ change: ChangeSet) async throws {
         try await enqueue(change).wait()
     }
@@ -88,7 +88,7 @@ public final class StoreWriter: @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in ask(.readBack(continuation)) }
     }
 
-    /// Whether a write commits again (``PersistenceStore/probeWrite()``), after a failure.
+    /// Whether a write commits again (``ChangeStore/probeWrite()``), after a failure.
     /// - Throws: the write's error while the disk is still full or failing.
     public func probe() async throws {
         try await withCheckedThrowingContinuation { continuation in ask(.probe(continuation)) }
@@ -150,7 +150,7 @@ public final class StoreWriter: @unchecked Sendable {
                 let result = Result {
                     // After an I/O failure the connection may hold a broken view of the WAL: start afresh.
                     if needsReopen {
-                        store = try PersistenceStore(path: store.path)
+                        store = try store.reopened()
                         needsReopen = false
                     }
                     try store.apply(batch.map(Self.withAnswers))
@@ -171,14 +171,14 @@ public final class StoreWriter: @unchecked Sendable {
                 switch recovery {
                 case .readBack(let continuation):
                     continuation.resume(with: Result {
-                        store = try PersistenceStore(path: store.path)
+                        store = try store.reopened()
                         needsReopen = false
-                        return try store.load()
+                        return try store.readAll()
                     })
                 case .probe(let continuation):
                     continuation.resume(with: Result {
                         if needsReopen {
-                            store = try PersistenceStore(path: store.path)
+                            store = try store.reopened()
                             needsReopen = false
                         }
                         do { try store.probeWrite() } catch { needsReopen = true; throw error }

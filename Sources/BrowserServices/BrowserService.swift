@@ -106,7 +106,7 @@ public final class BrowserService: Sendable {
     /// Creates a regular profile.
     public func createProfile(name: String) async throws -> ProfileSnapshot {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= 200 else {
+        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= 200 else {
             throw ModelError.invalidArgument("name must be 1 to 200 characters")
         }
         let state = BrowserState(name: trimmed)

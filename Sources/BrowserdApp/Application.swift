@@ -1,6 +1,7 @@
 import BrowserAPI
 import BrowserModel
 import BrowserPersistence
+import BrowserPostgres
 import BrowserRecords
 public import BrowserServices
 import Foundation
@@ -32,6 +33,8 @@ public final class Application: Sendable {
     let recovery: StorageRecovery
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
+    /// The PostgreSQL pool's task (with `--database-url`), ended at shutdown after the writer.
+    let postgresRun = Mutex<Task<Void, Never>?>(nil)
 
     /// Builds the application; nothing listens until ``start()``.
     /// - Parameters:
@@ -78,7 +81,13 @@ public final class Application: Sendable {
         APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
-            backup: { try await DatabaseBackup(databasePath: databasePath).write() },
+            backup: { [database = configuration.database] in
+                if database != nil {
+                    throw HTTPError(409, kind: "backup-elsewhere", title: "Backup Elsewhere",
+                                    detail: "The state is in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups).")
+                }
+                return try await DatabaseBackup(databasePath: databasePath).write()
+            },
             saveToken: { issued, revoked in
                 var change = ChangeSet()
                 if let issued { change.tokens = [Self.tokenRecord(issued)] }
@@ -128,18 +137,41 @@ public final class Application: Sendable {
     /// - Throws: when the data directory cannot be made writable, the database is unusable (it is
     ///   never overwritten), or the address cannot be bound.
     public func start() async throws {
-        try DataDirectory(path: configuration.dataDirectory).prepare()
         let started = ContinuousClock.now
-        let store = try PersistenceStore(path: databasePath)
+        // The store: SQLite under the data directory, or PostgreSQL (migrated by the first instance).
+        let sqlite: PersistenceStore?
+        let postgres: PostgresStore?
+        if let url = configuration.database {
+            let store = PostgresStore(url: url, logger: logger)
+            // The pool serves leases once run() has started: start it before the first query.
+            await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
+                postgresRun.withLock { $0 = Task { started.resume(); await store.run() } }
+            }
+            try await store.prepare()
+            (sqlite, postgres) = (nil, store)
+        } else {
+            try DataDirectory(path: configuration.dataDirectory).prepare()
+            (sqlite, postgres) = (try PersistenceStore(path: databasePath), nil)
+        }
         readiness.block("restore", reason: "restoring the saved state")
         readiness.clear("startup")
         try server.start()
         if let gate = restoreGate.withLock({ $0 }) { await gate() }
-        // Tabs are read on their own thread while the model is rebuilt.
-        let stored = try store.load(includingTabs: false)
-        let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(stored))
+        // SQLite: tabs are read on their own thread while the model is rebuilt. PostgreSQL: one read.
+        let stored: StoredState
+        let feed: TabFeed?
+        let tabTotal: Int
+        if let sqlite {
+            stored = try sqlite.load(includingTabs: false)
+            feed = TabFeed(store: sqlite, windows: BrowserService.restoreOrder(stored))
+            tabTotal = try sqlite.tabCount()
+        } else {
+            stored = try await postgres!.load()
+            feed = nil
+            tabTotal = stored.tabs.count
+        }
         // A long restore says how far it is: /readyz's 503 body at each window, a log line each second.
-        let totals = (profiles: stored.profiles.count, windows: stored.windows.count, tabs: try store.tabCount())
+        let totals = (profiles: stored.profiles.count, windows: stored.windows.count, tabs: tabTotal)
         let progress = Mutex(BrowserService.RestoreSummary())
         let readiness = self.readiness
         @Sendable func describe(_ done: BrowserService.RestoreSummary) -> String {
@@ -154,23 +186,25 @@ public final class Application: Sendable {
             }
         }
         let summary: BrowserService.RestoreSummary
+        var tabsOfWindow: (@Sendable (String) throws -> [String: TabRecord])?
+        if let feed { tabsOfWindow = { try feed.tabs(ofWindow: $0) } }
         do {
-            summary = try await service.restore(stored, tabs: { try feed.tabs(ofWindow: $0) }) { done in
+            summary = try await service.restore(stored, tabs: tabsOfWindow) { done in
                 progress.withLock { $0 = done }
                 readiness.block("restore", reason: "restoring the saved state: \(describe(done))")
             }
             reporter.cancel()
-            feed.finish()
+            feed?.finish()
         } catch {
             reporter.cancel()
-            feed.finish()
+            feed?.finish()
             throw error
         }
         tokens.restore(stored.tokens.map {
             TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
         })
         idempotency.restore(stored.idempotency)
-        sink.attach(StoreWriter(store: store))
+        sink.attach(StoreWriter(store: sqlite.map { $0 as any ChangeStore } ?? postgres!))
         readiness.clear("restore")
         for (window, route, outcome) in await service.runSavedRoutes() {
             logger.notice("followed a route saved during restore", metadata: [
@@ -185,7 +219,7 @@ public final class Application: Sendable {
             logger.warning("restore repaired more stored values", metadata: ["more": "\(summary.repairs.count - 100)"])
         }
         logger.info("restored", metadata: [
-            "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
+            "database": "\(configuration.database.map(\.description) ?? databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
             "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
         ])
         if configuration.adminToken == nil {
@@ -212,6 +246,10 @@ public final class Application: Sendable {
             await writer.stop()
             let stats = writer.statistics
             logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
+        }
+        if let pool = postgresRun.withLock({ $0 }) {
+            pool.cancel()
+            await pool.value
         }
         logger.info("browserd stopped")
     }

@@ -1,13 +1,16 @@
+public import BrowserPostgres
+public import BrowserServices
 public import HTTPServer
 public import Logging
-public import BrowserServices
 
 /// Everything browserd is configured with, after command line, environment and defaults are merged.
 public struct BrowserdConfiguration: Sendable {
     /// The HTTP server's address, threads and limits.
     public var server: ServerConfiguration
-    /// Where the database lives.
+    /// Where the SQLite database lives (the default store).
     public var dataDirectory: String
+    /// PostgreSQL instead of SQLite (`--database-url`): the shared store of several instances.
+    public var database: DatabaseURL?
     public var logLevel: Logger.Level
     /// The administrator's API token; nil turns authentication off (allowed on loopback only).
     public var adminToken: String?

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BrowserdApp
+import BrowserPostgres
 import BrowserServices
 import HTTPServer
 import Logging
@@ -24,6 +25,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Folder for the database [env: BROWSERD_DATA_DIR] (default: ./data).")
     var dataDir: String?
+
+    @Option(help: "Keep the state in PostgreSQL instead of SQLite under --data-dir: postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require] [env: BROWSERD_DATABASE_URL].")
+    var databaseUrl: String?
+
+    @Option(help: "File holding the PostgreSQL password, when the URL has none [env: BROWSERD_DATABASE_PASSWORD_FILE].")
+    var databasePasswordFile: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical [env: BROWSERD_LOG_LEVEL] (default: info).")
     var logLevel: String?
@@ -127,6 +134,23 @@ struct Serve: AsyncParsableCommand {
             adminToken = text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         var configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
+        if let text = databaseUrl ?? Environment.value("BROWSERD_DATABASE_URL") {
+            do {
+                var url = try DatabaseURL(text)
+                if let path = databasePasswordFile ?? Environment.value("BROWSERD_DATABASE_PASSWORD_FILE") {
+                    guard url.password == nil else { throw ValidationError("give the database password in the URL or in a file, not both") }
+                    guard let password = try? String(contentsOfFile: path, encoding: .utf8) else {
+                        throw ValidationError("cannot read the database password file \(path)")
+                    }
+                    url.password = password.trimmingCharacters(in: .newlines)
+                }
+                configuration.database = url
+            } catch let error as DatabaseURL.Invalid {
+                throw ValidationError(error.description)
+            }
+        } else if databasePasswordFile != nil {
+            throw ValidationError("--database-password-file needs --database-url")
+        }
         let durabilityMode = try resolve(durability, "BROWSERD_DURABILITY", default: "durable") { $0 }
         guard durabilityMode == "durable" || durabilityMode == "relaxed" else {
             throw ValidationError("durability must be durable or relaxed, got '\(durabilityMode)'")

@@ -136,6 +136,8 @@ import Testing
     @Test func titlesAreCapped() throws {
         #expect(try InputValidation.title(String(repeating: "t", count: 1024)).count == 1024)
         #expect(throws: ModelError.titleTooLong(length: 1025, limit: 1024)) { try InputValidation.title(String(repeating: "t", count: 1025)) }
+        // Counted in code points (as the contract's maxLength): 513 graphemes of 2 code points are too long.
+        #expect(throws: ModelError.titleTooLong(length: 1026, limit: 1024)) { try InputValidation.title(String(repeating: "e\u{301}", count: 513)) }
         #expect(throws: ModelError.self) { try InputValidation.progress(1.5) }
         #expect(throws: ModelError.self) { try InputValidation.progress(.nan) }
     }

@@ -1,18 +1,6 @@
 @testable import BrowserModel
 import Testing
-
-/// A small deterministic generator (SplitMix64), so a failing run can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// ≥ 100,000 random operations over several windows of one profile; after each, every invariant holds,
 /// and an operation that throws leaves every window as it was.

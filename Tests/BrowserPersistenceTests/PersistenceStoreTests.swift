@@ -121,53 +121,8 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
     }
 }
 
-@Suite struct StoreWriterTests {
-    @Test func concurrentSubmitsShareCommits() async throws {
-        let path = temporaryDatabase()
-        defer { removeDatabase(path) }
-        let writer = StoreWriter(store: try PersistenceStore(path: path))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for i in 0..<64 {
-                group.addTask {
-                    var change = ChangeSet()
-                    change.profiles = [ProfileRecord(id: String(format: "p%016x", i), name: "P\(i)", createdAt: Date())]
-                    try await writer.submit(change)
-                }
-            }
-            try await group.waitForAll()
-        }
-        let stats = writer.statistics
-        #expect(stats.changes == 64)
-        #expect(stats.commits < 64)
-        await writer.stop()
-        #expect(try PersistenceStore(path: path).load().profiles.count == 64)
-        await #expect(throws: StoreError.stopped) { try await writer.submit(ChangeSet()) }
-    }
-
-    /// A failed commit fails the changes it carried, and every change queued after it is refused
-    /// unwritten (it was made on top of what is not on disk) until the writer recovers (reads back what
-    /// is stored) and resumes.
-    @Test func aFailedCommitRefusesLaterChangesUntilRecoveredAndResumed() async throws {
-        let path = temporaryDatabase()
-        defer { removeDatabase(path) }
-        let writer = StoreWriter(store: try PersistenceStore(path: path))
-        var first = ChangeSet()
-        first.profiles = [ProfileRecord(id: "p00000000000000aa", name: "kept", createdAt: Date(timeIntervalSince1970: 1))]
-        try await writer.submit(first)
-        var orphan = sampleChange()
-        orphan.profiles = []
-        await #expect(throws: (any Error).self) { try await writer.submit(orphan) }
-        await #expect(throws: StoreError.self) { try await writer.submit(sampleChange()) }
-        let stored = try await writer.readBack()
-        try await writer.probe()
-        #expect(stored.profiles.map(\.name) == ["kept"] && stored.windows.isEmpty, "only what was committed")
-        await #expect(throws: StoreError.self) { try await writer.submit(sampleChange()) }
-        writer.resume()
-        try await writer.submit(sampleChange())
-        await writer.stop()
-        #expect(try PersistenceStore(path: path).load().profiles.count == 2)
-    }
-}
+// The writer's promises (group commit, a failed commit refusing later changes until resumed, answers
+// committed with their change) are checked for both stores in StoreConformanceTests.
 
 @Suite struct MigrationTests {
     /// A database made by the first schema version opens, upgrades to the latest and keeps its data.
@@ -230,42 +185,5 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         #expect(try store.load(now: now).idempotency == [fresh])
         #expect(try store.purgeIdempotency(before: now.addingTimeInterval(-IdempotencyRecord.lifetime)) == 1)
         #expect(try store.load(now: now.addingTimeInterval(IdempotencyRecord.lifetime + 1)).idempotency.isEmpty)
-    }
-
-    /// The writer waits for an answer still being made, and commits it with its change.
-    @Test func writerCommitsAPendingAnswerWithItsChange() async throws {
-        let path = temporaryDatabase()
-        defer { removeDatabase(path) }
-        let writer = StoreWriter(store: try PersistenceStore(path: path))
-        let answer = LateAnswer()
-        var change = sampleChange()
-        change.pendingAnswers = [answer]
-        let ticket = writer.enqueue(change)
-        let given = record("late", at: Date(timeIntervalSince1970: 1_800_000_000))
-        // Given a little later from a thread of its own (as a handler would), whatever the task pool is doing.
-        Thread {
-            usleep(50_000)
-            answer.give(given)
-        }.start()
-        try await ticket.wait()
-        await writer.stop()
-        #expect(try PersistenceStore(path: path).load(now: given.createdAt).idempotency == [given])
-    }
-}
-
-/// An answer given later by the test, as a request handler gives it after queuing its change.
-final class LateAnswer: AwaitedAnswer {
-    private let answer = Mutex<IdempotencyRecord?>(nil)
-    // Signalled once, by `give`; DispatchSemaphore is thread-safe.
-    private let given = DispatchSemaphore(value: 0)
-
-    func give(_ record: IdempotencyRecord) {
-        answer.withLock { $0 = record }
-        given.signal()
-    }
-
-    func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord? {
-        _ = given.wait(timeout: .now() + timeout)
-        return answer.withLock { $0 }
     }
 }

@@ -4,6 +4,7 @@ import BrowserRecords
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// A store in memory that applies change sets as the SQLite store does (deletes, then writes).
 final class MemoryStore: DurableSink {
@@ -107,7 +108,7 @@ final class MemoryStore: DurableSink {
     func incrementalEqualsFullRebuild(seed: UInt64, tabs: Int) async throws {
         let store = MemoryStore()
         let service = BrowserService(sink: store, framing: TestFraming())
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let profile = try await service.createProfile(name: "p")
         let a = try await service.createWindow(profile: profile.id).id
         let b = try await service.createWindow(profile: profile.id).id
@@ -218,26 +219,13 @@ final class MemoryStore: DurableSink {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The chunked tab sequence edits like an array, across chunk splits and emptied chunks.
 @Suite struct TabSnapshotListTests {
     @Test func editsMatchAnArray() {
         let list = WebStateList()
         let tabs = (0..<600).map { _ in WebState() }
         func slot(_ i: Int) -> TabSlot { TabSlot(tabs[i], in: list) }
-        var random = SeededRandom(seed: 42)
+        var random = SplitMix64(seed: 42)
         var model: [TabID] = []
         var sequence = TabSnapshotList(browserID: BrowserID(rawValue: "w0000000000000001"))
         var next = 0

@@ -26,6 +26,9 @@ import Testing
             #expect(try api.post("/v1/profiles", [:]).json["field"] as? String == "name")
             #expect(try api.post("/v1/profiles", ["name": "a", "extra": 1]).status == 422)
             #expect(try api.post("/v1/profiles", ["name": String(repeating: "n", count: 201)]).status == 422)
+            // Lengths are code points, as the contract's maxLength counts: 67 graphemes of 3 code points
+            // each (201) are too long, however short they look; 200 code points are not.
+            #expect(try api.post("/v1/profiles", ["name": String(repeating: "e\u{301}\u{302}", count: 67)]).status == 422)
             let malformed = try api.send("POST", "/v1/profiles", raw: Array("{\"name\":".utf8))
             #expect(malformed.status == 400 && malformed.problemType == "/problems/malformed-json")
             let duplicate = try api.send("POST", "/v1/profiles", raw: Array(#"{"name":"a","name":"b"}"#.utf8))
@@ -34,6 +37,7 @@ import Testing
             #expect(text.status == 415 && text.problemType == "/problems/unsupported-media-type")
             #expect(try api.get("/v1/profiles").json["items"] as? [Any] != nil)
             #expect((try api.get("/v1/profiles")["items"] as? [Any])?.isEmpty == true)
+            #expect(try api.post("/v1/profiles", ["name": String(repeating: "e\u{301}", count: 100)]).status == 201)
         }
     }
 

@@ -111,14 +111,18 @@ import Testing
     /// gone, and the window's invariants hold. Every open carries an `Idempotency-Key`; an open whose
     /// answer was lost is retried after the restart and must never make a second tab.
     /// `BROWSERD_CRASH_ROUNDS` sets the number of kills (CI: 6).
-    @Test func acknowledgedMutationsSurviveKillDashNine() async throws {
+    /// Run on each store (SQLite, and PostgreSQL when the tests have a server).
+    @Test(arguments: TestStore.available)
+    func acknowledgedMutationsSurviveKillDashNine(_ store: TestStore) async throws {
+        try await store.withArguments { try await crashTest(storeArguments: $0, store: store) }
+    }
+
+    private func crashTest(storeArguments: [String], store: TestStore) async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["BROWSERD_CRASH_ROUNDS"] ?? "") ?? 6
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-crash-\(UUID())").path
-        defer { try? FileManager.default.removeItem(atPath: data) }
         let ledger = CrashLedger()
         var window = ""
         for round in 0...rounds {
-            let server = try BrowserdProcess(arguments: ["--port", "0", "--data-dir", data])
+            let server = try BrowserdProcess(arguments: ["--port", "0"] + storeArguments)
             let port = try server.waitForPort()
             if window.isEmpty {
                 window = try await blocking {
@@ -202,7 +206,7 @@ import Testing
             _ = server.waitForExit()
         }
         #expect(ledger.opened.count > rounds * 10)
-        print("crash test: \(rounds) SIGKILLs, \(ledger.opened.count) acknowledged opens, \(ledger.closed.count) acknowledged closes, \(ledger.retried) lost answers retried by key")
+        print("crash test (\(store.rawValue)): \(rounds) SIGKILLs, \(ledger.opened.count) acknowledged opens, \(ledger.closed.count) acknowledged closes, \(ledger.retried) lost answers retried by key")
     }
 }
 

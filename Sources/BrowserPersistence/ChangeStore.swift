@@ -1,0 +1,35 @@
+public import BrowserRecords
+public import Foundation
+
+/// A durable store as ``StoreWriter`` drives it, from its own thread: SQLite's ``PersistenceStore``
+/// or PostgreSQL's `PostgresStore` (through its blocking adapter). The mediators never see which.
+///
+/// Every store keeps the same promises (checked by one conformance suite for both):
+/// - ``apply(_:)`` commits the changes in one transaction, in order, and returns only once they are
+///   durable (a crash right after keeps them); on error, none of them is stored;
+/// - the answers of idempotent requests are stored in the same transaction as their change;
+/// - ``readAll()`` gives back exactly what was committed;
+/// - opening migrates forward only, and refuses a schema newer than this program.
+public protocol ChangeStore: AnyObject {
+    /// Commits `changes` in one transaction.
+    func apply(_ changes: [ChangeSet]) throws
+    /// Deletes stored answers of idempotent requests older than `date`.
+    func purgeIdempotency(before date: Date) throws
+    /// Everything stored.
+    func readAll() throws -> StoredState
+    /// Commits a small real write: whether the store takes commits again after a failure.
+    func probeWrite() throws
+    /// A handle to use after a failed commit (SQLite: the file opened afresh, since the connection may
+    /// hold a broken view of the WAL; PostgreSQL: the same store, whose pool reconnects by itself).
+    func reopened() throws -> any ChangeStore
+}
+
+extension PersistenceStore: ChangeStore {
+    public func purgeIdempotency(before date: Date) throws {
+        let _: Int = try purgeIdempotency(before: date)
+    }
+
+    public func readAll() throws -> StoredState { try load() }
+
+    public func reopened() throws -> any ChangeStore { try PersistenceStore(path: path) }
+}

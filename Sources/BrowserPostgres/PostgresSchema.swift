@@ -1,0 +1,61 @@
+import Foundation
+
+/// The PostgreSQL schema: forward-only migrations, each applied once in its own transaction and
+/// recorded in `browserd_schema` with its number. Never edit a released one: add the next.
+///
+/// The tables mirror the SQLite store's (``BrowserPersistence/PersistenceStore``): the same records,
+/// the same meaning. Times are seconds since 1970 as `double precision` (the records' `Date`s exactly);
+/// histories are the same compact binary form (`bytea`).
+enum PostgresSchema {
+    struct Migration {
+        let name: String
+        let sql: String
+
+        /// The statements one by one (the extended protocol takes one per query); none has a `;` inside.
+        var statements: [String] {
+            sql.components(separatedBy: ";\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                .map { $0.hasSuffix(";") ? String($0.dropLast()) : $0 }.filter { !$0.isEmpty }
+        }
+    }
+
+    /// Held while migrating, so instances that start together migrate one after the other.
+    static let migrationLockKey: Int64 = 0x6272_6f77_7365_7264 // "browserd"
+
+    static let migrations: [Migration] = [
+        Migration(name: "initial schema", sql: """
+            CREATE TABLE profiles (
+                id text PRIMARY KEY, name text NOT NULL, created_at double precision NOT NULL);
+            CREATE TABLE windows (
+                id text PRIMARY KEY, profile_id text NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                version bigint NOT NULL, active_index bigint NOT NULL, pinned_count bigint NOT NULL,
+                created_at double precision NOT NULL, last_active_at double precision NOT NULL);
+            CREATE INDEX windows_by_profile ON windows(profile_id);
+            CREATE TABLE groups (
+                id text NOT NULL, window_id text NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+                position bigint NOT NULL, title text NOT NULL, color text NOT NULL, collapsed boolean NOT NULL,
+                PRIMARY KEY (window_id, id));
+            CREATE TABLE tabs (
+                id text PRIMARY KEY, window_id text NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+                group_id text, opener_id text, opener_navigation_index bigint, title text NOT NULL,
+                loading boolean NOT NULL, progress double precision NOT NULL, favicon_url text,
+                created_at double precision NOT NULL, last_active_at double precision NOT NULL,
+                history_index bigint NOT NULL, history bytea NOT NULL, position double precision NOT NULL);
+            CREATE INDEX tabs_by_window_position ON tabs(window_id, position);
+            CREATE TABLE closed_tabs (
+                id text PRIMARY KEY, profile_id text NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                seq bigserial NOT NULL, tab_id text NOT NULL, window_id text NOT NULL, tab_index bigint NOT NULL,
+                group_id text, was_active boolean NOT NULL, was_pinned boolean NOT NULL, title text NOT NULL,
+                favicon_url text, closed_at double precision NOT NULL, history_index bigint NOT NULL, history bytea NOT NULL);
+            CREATE INDEX closed_tabs_by_profile ON closed_tabs(profile_id);
+            CREATE TABLE tokens (
+                id text PRIMARY KEY, profile_id text NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                hash bytea NOT NULL, created_at double precision NOT NULL);
+            CREATE TABLE idempotency_keys (
+                key text PRIMARY KEY, fingerprint bytea NOT NULL, status bigint NOT NULL, headers text NOT NULL,
+                body bytea NOT NULL, created_at double precision NOT NULL);
+            CREATE INDEX idempotency_keys_by_time ON idempotency_keys(created_at);
+            """),
+    ]
+
+    static var latestVersion: Int { migrations.count }
+}

@@ -1,0 +1,361 @@
+public import BrowserRecords
+import BrowserPersistence
+public import Foundation
+public import Logging
+import PostgresNIO
+
+/// browserd's state in PostgreSQL: the same records as the SQLite store, written in transactions with
+/// `synchronous_commit` on (a commit is durable when it returns), migrated forward at open.
+///
+/// A ``PostgresClient`` pool underneath: ``run()`` must be running (the application runs it in a task
+/// of its own) for any query to be served. Sendable: it holds only the client, which is.
+public final class PostgresStore: Sendable {
+    /// Why the database cannot be used.
+    public enum OpenError: Error, CustomStringConvertible {
+        case unusable(database: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .unusable(let database, let reason): "cannot use database \(database): \(reason); it was left untouched"
+            }
+        }
+    }
+
+    public let url: DatabaseURL
+    let client: PostgresClient
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - url: where the database is.
+    ///   - maximumConnections: the pool's size (one writer, plus readers and lease keepers).
+    public init(url: DatabaseURL, maximumConnections: Int = 8, logger: Logger) {
+        self.url = url
+        self.logger = logger
+        let tls: PostgresClient.Configuration.TLS = switch url.tls {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.username,
+                                                         password: url.password, database: url.database, tls: tls)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.additionalStartupParameters = [("application_name", "browserd"), ("synchronous_commit", "on")]
+        var background = logger
+        background.logLevel = max(logger.logLevel, .warning)
+        client = PostgresClient(configuration: configuration, backgroundLogger: background)
+    }
+
+    /// Runs the connection pool until the task is cancelled.
+    public func run() async {
+        await client.run()
+    }
+
+    /// Checks the server, then migrates the schema forward (one instance at a time).
+    /// - Throws: ``OpenError`` when the server cannot be reached or the schema is newer than this program.
+    public func prepare() async throws {
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
+                try await connection.query("""
+                    CREATE TABLE IF NOT EXISTS browserd_schema (
+                        version bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                    """, logger: logger)
+                var version = 0
+                for try await row in try await connection.query("SELECT coalesce(max(version), 0) FROM browserd_schema", logger: logger)
+                    .decode(Int.self) { version = row }
+                guard version <= PostgresSchema.latestVersion else {
+                    throw OpenError.unusable(database: url.description, reason: "it has schema version \(version), newer than this browserd knows (\(PostgresSchema.latestVersion)): it was written by a newer browserd")
+                }
+                for (index, migration) in PostgresSchema.migrations.enumerated() where index + 1 > version {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query("INSERT INTO browserd_schema (version, name) VALUES (\(index + 1), \(migration.name))", logger: logger)
+                    logger.notice("database migrated", metadata: ["version": "\(index + 1)", "migration": "\(migration.name)"])
+                }
+            }
+        } catch let error as OpenError {
+            throw error
+        } catch let error as PostgresTransactionError where error.closureError is OpenError {
+            throw error.closureError!
+        } catch {
+            throw OpenError.unusable(database: url.description, reason: Self.describe(error))
+        }
+    }
+
+    /// The schema version of the database (0 before ``prepare()``).
+    public func schemaVersion() async throws -> Int {
+        let exists = try await scalar("SELECT to_regclass('browserd_schema') IS NOT NULL", as: Bool.self) ?? false
+        guard exists else { return 0 }
+        return try await scalar("SELECT coalesce(max(version), 0) FROM browserd_schema", as: Int.self) ?? 0
+    }
+
+    /// What an error says, briefly: the server's message and SQLSTATE, never the query or its binds.
+    public static func describe(_ error: any Error) -> String {
+        if let error = error as? PostgresTransactionError {
+            if let inner = error.closureError ?? error.beginError ?? error.commitError { return describe(inner) }
+        }
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
+            }
+            return "\(error.code)" + (error.underlying.map { ": \($0)" } ?? "")
+        }
+        return "\(error)"
+    }
+
+    /// A failure of the store, said briefly (``describe(_:)``).
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs `body`, turning its error into a ``Failure`` that says what the server said.
+    func said<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let error as OpenError { throw error } catch { throw Failure(description: Self.describe(error)) }
+    }
+
+    func scalar<T: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: T.Type) async throws -> T? {
+        var value: T?
+        for try await row in try await client.query(query, logger: logger).decode(T.self) { value = row }
+        return value
+    }
+
+    // MARK: Writing
+
+    /// Applies `changes` in one transaction; when it returns, they are committed.
+    public func apply(_ changes: [ChangeSet]) async throws {
+        let segments = ChangeSegment.segments(of: changes)
+        try await said {
+            try await client.withTransaction(logger: logger) { connection in
+                for segment in segments { try await write(segment, on: connection) }
+            }
+        }
+    }
+
+    /// Commits a small real write (a row added and removed in one transaction).
+    public func probeWrite() async throws {
+        try await said { try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("""
+                INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at)
+                VALUES (\("\u{1}probe"), ''::bytea, 0, '', ''::bytea, 0) ON CONFLICT (key) DO NOTHING
+                """, logger: logger)
+            try await connection.query("DELETE FROM idempotency_keys WHERE key = \("\u{1}probe")", logger: logger)
+        } }
+    }
+
+    /// Deletes stored answers of idempotent requests older than `date`.
+    public func purgeIdempotency(before date: Date) async throws {
+        try await said { _ = try await client.query("DELETE FROM idempotency_keys WHERE created_at < \(date.timeIntervalSince1970)", logger: logger) }
+    }
+
+    /// How many tabs are stored.
+    public func tabCount() async throws -> Int {
+        try await scalar("SELECT count(*)::bigint FROM tabs", as: Int.self) ?? 0
+    }
+
+    private func run(_ connection: PostgresConnection, _ sql: String, _ bind: (inout PostgresBindings) -> Void) async throws {
+        var bindings = PostgresBindings()
+        bind(&bindings)
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+    }
+
+    private static func bytes(_ value: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: value) }
+
+    private func write(_ segment: ChangeSegment, on connection: PostgresConnection) async throws {
+        if let change = segment.structural {
+            try await writeStructure(change, on: connection)
+        }
+        let headers = segment.headers.upserts
+        if !headers.isEmpty {
+            try await run(connection, """
+                UPDATE windows AS w SET version = h.version, active_index = h.active_index, pinned_count = h.pinned_count,
+                last_active_at = h.last_active_at
+                FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::float8[])
+                AS h(id, version, active_index, pinned_count, last_active_at) WHERE w.id = h.id
+                """) {
+                $0.append(headers.map(\.id))
+                $0.append(headers.map(\.version))
+                $0.append(headers.map(\.activeIndex))
+                $0.append(headers.map(\.pinnedCount))
+                $0.append(headers.map(\.lastActiveAt.timeIntervalSince1970))
+            }
+        }
+        let deletedTabs = segment.tabs.everDeleted
+        if !deletedTabs.isEmpty {
+            try await run(connection, "DELETE FROM tabs WHERE id = ANY($1::text[])") { $0.append(deletedTabs) }
+        }
+        let tabs = segment.tabs.upserts
+        if !tabs.isEmpty {
+            try await run(connection, """
+                INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
+                favicon_url, created_at, last_active_at, history_index, history, position)
+                SELECT id, window_id, CASE WHEN has_group THEN group_id END, CASE WHEN has_opener THEN opener_id END,
+                CASE WHEN has_opener_index THEN opener_navigation_index END, title, loading, progress,
+                CASE WHEN has_favicon THEN favicon_url END, created_at, last_active_at, history_index, history, position
+                FROM unnest($1::text[], $2::text[], $3::bool[], $4::text[], $5::bool[], $6::text[], $7::bool[], $8::int8[],
+                $9::text[], $10::bool[], $11::float8[], $12::bool[], $13::text[], $14::float8[], $15::float8[], $16::int8[],
+                $17::bytea[], $18::float8[])
+                AS t(id, window_id, has_group, group_id, has_opener, opener_id, has_opener_index, opener_navigation_index,
+                title, loading, progress, has_favicon, favicon_url, created_at, last_active_at, history_index, history, position)
+                ON CONFLICT (id) DO UPDATE SET window_id = excluded.window_id, group_id = excluded.group_id,
+                opener_id = excluded.opener_id, opener_navigation_index = excluded.opener_navigation_index, title = excluded.title,
+                loading = excluded.loading, progress = excluded.progress, favicon_url = excluded.favicon_url,
+                last_active_at = excluded.last_active_at, history_index = excluded.history_index, history = excluded.history,
+                position = excluded.position
+                """) {
+                $0.append(tabs.map(\.tab.id))
+                $0.append(tabs.map(\.windowID))
+                $0.append(tabs.map { $0.tab.groupID != nil })
+                $0.append(tabs.map { $0.tab.groupID ?? "" })
+                $0.append(tabs.map { $0.tab.openerID != nil })
+                $0.append(tabs.map { $0.tab.openerID ?? "" })
+                $0.append(tabs.map { $0.tab.openerNavigationIndex != nil })
+                $0.append(tabs.map { $0.tab.openerNavigationIndex ?? 0 })
+                $0.append(tabs.map(\.tab.title))
+                $0.append(tabs.map(\.tab.loading))
+                $0.append(tabs.map(\.tab.progress))
+                $0.append(tabs.map { $0.tab.faviconURL != nil })
+                $0.append(tabs.map { $0.tab.faviconURL ?? "" })
+                $0.append(tabs.map(\.tab.createdAt.timeIntervalSince1970))
+                $0.append(tabs.map(\.tab.lastActiveAt.timeIntervalSince1970))
+                $0.append(tabs.map(\.tab.historyIndex))
+                $0.append(tabs.map { Self.bytes(HistoryCodec.encode($0.tab.history)) })
+                $0.append(tabs.map(\.tab.position))
+            }
+        }
+        // A whole order given with a window (not what the mediators send) sets its tabs' positions.
+        if let change = segment.structural {
+            let ordered = change.windows.filter { !$0.tabOrder.isEmpty }
+            if !ordered.isEmpty {
+                let rows = ordered.flatMap { window in window.tabOrder.enumerated().map { (window.id, $0.element, Double($0.offset) * PersistenceStore.positionStep) } }
+                try await run(connection, """
+                    UPDATE tabs AS t SET position = o.position FROM unnest($1::text[], $2::text[], $3::float8[]) AS o(window_id, id, position)
+                    WHERE t.id = o.id AND t.window_id = o.window_id
+                    """) {
+                    $0.append(rows.map(\.0))
+                    $0.append(rows.map(\.1))
+                    $0.append(rows.map(\.2))
+                }
+            }
+            if !change.deletedTokens.isEmpty {
+                try await run(connection, "DELETE FROM tokens WHERE id = ANY($1::text[])") { $0.append(change.deletedTokens) }
+            }
+            if !change.tokens.isEmpty {
+                try await run(connection, """
+                    INSERT INTO tokens (id, profile_id, hash, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::float8[])
+                    ON CONFLICT (id) DO UPDATE SET profile_id = excluded.profile_id, hash = excluded.hash, created_at = excluded.created_at
+                    """) {
+                    $0.append(change.tokens.map(\.id))
+                    $0.append(change.tokens.map(\.profileID))
+                    $0.append(change.tokens.map { Self.bytes($0.hash) })
+                    $0.append(change.tokens.map(\.createdAt.timeIntervalSince1970))
+                }
+            }
+        }
+        let answers = segment.idempotency.upserts
+        if !answers.isEmpty {
+            try await run(connection, """
+                INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at)
+                SELECT * FROM unnest($1::text[], $2::bytea[], $3::int8[], $4::text[], $5::bytea[], $6::float8[])
+                ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+                headers = excluded.headers, body = excluded.body, created_at = excluded.created_at
+                """) {
+                $0.append(answers.map(\.key))
+                $0.append(answers.map { Self.bytes($0.fingerprint) })
+                $0.append(answers.map(\.status))
+                $0.append(answers.map { $0.headers.map { "\($0.name): \($0.value)\n" }.joined() })
+                $0.append(answers.map { Self.bytes($0.body) })
+                $0.append(answers.map(\.createdAt.timeIntervalSince1970))
+            }
+        }
+        let closedGone = segment.closed.everDeleted
+        let closedAdded = segment.closed.upserts
+        if !closedGone.isEmpty || !closedAdded.isEmpty {
+            // An entry written again is replaced, and takes its place as the newest (as SQLite's REPLACE).
+            let ids = closedGone + closedAdded.map(\.entry.id)
+            try await run(connection, "DELETE FROM closed_tabs WHERE id = ANY($1::text[])") { $0.append(ids) }
+        }
+        if !closedAdded.isEmpty {
+            try await run(connection, """
+                INSERT INTO closed_tabs (id, profile_id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title,
+                favicon_url, closed_at, history_index, history)
+                SELECT id, profile_id, tab_id, window_id, tab_index, CASE WHEN has_group THEN group_id END, was_active, was_pinned,
+                title, CASE WHEN has_favicon THEN favicon_url END, closed_at, history_index, history
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::bool[], $7::text[], $8::bool[],
+                $9::bool[], $10::text[], $11::bool[], $12::text[], $13::float8[], $14::int8[], $15::bytea[]) WITH ORDINALITY
+                AS c(id, profile_id, tab_id, window_id, tab_index, has_group, group_id, was_active, was_pinned, title,
+                has_favicon, favicon_url, closed_at, history_index, history, n) ORDER BY n
+                """) {
+                $0.append(closedAdded.map(\.entry.id))
+                $0.append(closedAdded.map(\.profileID))
+                $0.append(closedAdded.map(\.entry.tabID))
+                $0.append(closedAdded.map(\.entry.windowID))
+                $0.append(closedAdded.map(\.entry.index))
+                $0.append(closedAdded.map { $0.entry.groupID != nil })
+                $0.append(closedAdded.map { $0.entry.groupID ?? "" })
+                $0.append(closedAdded.map(\.entry.wasActive))
+                $0.append(closedAdded.map(\.entry.wasPinned))
+                $0.append(closedAdded.map(\.entry.title))
+                $0.append(closedAdded.map { $0.entry.faviconURL != nil })
+                $0.append(closedAdded.map { $0.entry.faviconURL ?? "" })
+                $0.append(closedAdded.map(\.entry.closedAt.timeIntervalSince1970))
+                $0.append(closedAdded.map(\.entry.historyIndex))
+                $0.append(closedAdded.map { Self.bytes(HistoryCodec.encode($0.entry.history)) })
+            }
+        }
+    }
+
+    /// Profiles and windows (with their groups), in the SQLite store's order.
+    private func writeStructure(_ change: ChangeSet, on connection: PostgresConnection) async throws {
+        if change.replacesAll { try await run(connection, "DELETE FROM profiles") { _ in } }
+        if !change.deletedProfiles.isEmpty {
+            try await run(connection, "DELETE FROM profiles WHERE id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
+        }
+        if !change.profiles.isEmpty {
+            try await run(connection, """
+                INSERT INTO profiles (id, name, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::float8[])
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name
+                """) {
+                $0.append(change.profiles.map(\.id))
+                $0.append(change.profiles.map(\.name))
+                $0.append(change.profiles.map(\.createdAt.timeIntervalSince1970))
+            }
+        }
+        if !change.deletedWindows.isEmpty {
+            try await run(connection, "DELETE FROM windows WHERE id = ANY($1::text[])") { $0.append(change.deletedWindows) }
+        }
+        if !change.windows.isEmpty {
+            let windows = change.windows
+            try await run(connection, """
+                INSERT INTO windows (id, profile_id, version, active_index, pinned_count, created_at, last_active_at)
+                SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::float8[], $7::float8[])
+                ON CONFLICT (id) DO UPDATE SET version = excluded.version, active_index = excluded.active_index,
+                pinned_count = excluded.pinned_count, last_active_at = excluded.last_active_at
+                """) {
+                $0.append(windows.map(\.id))
+                $0.append(windows.map(\.profileID))
+                $0.append(windows.map(\.version))
+                $0.append(windows.map(\.activeIndex))
+                $0.append(windows.map(\.pinnedCount))
+                $0.append(windows.map(\.createdAt.timeIntervalSince1970))
+                $0.append(windows.map(\.lastActiveAt.timeIntervalSince1970))
+            }
+            try await run(connection, "DELETE FROM groups WHERE window_id = ANY($1::text[])") { $0.append(windows.map(\.id)) }
+            let groups = windows.flatMap { window in window.groups.enumerated().map { (window.id, $0.offset, $0.element) } }
+            if !groups.isEmpty {
+                try await run(connection, """
+                    INSERT INTO groups (window_id, position, id, title, color, collapsed)
+                    SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::bool[])
+                    """) {
+                    $0.append(groups.map(\.0))
+                    $0.append(groups.map(\.1))
+                    $0.append(groups.map(\.2.id))
+                    $0.append(groups.map(\.2.title))
+                    $0.append(groups.map(\.2.color))
+                    $0.append(groups.map(\.2.collapsed))
+                }
+            }
+        }
+    }
+}

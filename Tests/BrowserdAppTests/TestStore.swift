@@ -1,0 +1,47 @@
+import BrowserPostgres
+import Foundation
+import Logging
+import Testing
+
+/// The stores a process test runs browserd on: SQLite always; PostgreSQL when a server is given
+/// (`BROWSERD_TEST_DATABASE_URL`, set by `scripts/with-postgres.sh`, under which `make test` runs the
+/// tests). `BROWSERD_REQUIRE_POSTGRES=1` (set by `make test`) makes a missing server a failure.
+enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static var available: [TestStore] {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["BROWSERD_TEST_DATABASE_URL"] != nil || environment["BROWSERD_REQUIRE_POSTGRES"] == "1" ? allCases : [.sqlite]
+    }
+
+    /// Runs `body` with the command-line arguments that put a server on a new, empty store of this
+    /// kind (a data directory, or a database of its own), and removes the store afterwards.
+    func withArguments<T>(_ body: ([String]) async throws -> T) async throws -> T {
+        switch self {
+        case .sqlite:
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-store-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: data) }
+            return try await body(["--data-dir", data])
+        case .postgres:
+            guard let text = ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] else {
+                Issue.record("BROWSERD_TEST_DATABASE_URL is not set: run the tests under scripts/with-postgres.sh (make test does)")
+                throw CancellationError()
+            }
+            let admin = try DatabaseURL(text)
+            let logger = Logger(label: "test-store")
+            let name = "apptest_\(UInt64.random(in: 0...UInt64.max))"
+            let url = try await PostgresStore.createDatabase(name, admin: admin, logger: logger)
+            do {
+                let result = try await body(["--database-url", url.absoluteString])
+                try? await PostgresStore.dropDatabase(name, admin: admin, logger: logger)
+                return result
+            } catch {
+                try? await PostgresStore.dropDatabase(name, admin: admin, logger: logger)
+                throw error
+            }
+        }
+    }
+}

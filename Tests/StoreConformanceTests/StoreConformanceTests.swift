@@ -1,0 +1,204 @@
+import BrowserPersistence
+import BrowserRecords
+import Foundation
+import Synchronization
+import Testing
+
+/// What every store promises (``ChangeStore``), checked on SQLite and PostgreSQL alike.
+@Suite struct StoreConformanceTests {
+    static let time = Date(timeIntervalSince1970: 1_700_000_000.5)
+
+    /// A profile with a window of two tabs (every optional field set on one, none on the other), a
+    /// group, a recently closed tab and a token.
+    static func sample(profile: String = "p0000000000000001", window: String = "w0000000000000001") -> ChangeSet {
+        var change = ChangeSet()
+        change.profiles = [ProfileRecord(id: profile, name: "Work ✓", createdAt: time)]
+        let history = (0..<3).map { HistoryEntryRecord(url: "https://e.example/\($0)", title: "T\($0) ✓", transition: "link", timestamp: time) }
+        let a = TabRecord(id: "t\(profile.suffix(15))a", groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A", loading: false,
+                          progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
+        let b = TabRecord(id: "t\(profile.suffix(15))b", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2,
+                          title: "B", loading: true, progress: 0.25, faviconURL: "", createdAt: time,
+                          lastActiveAt: time.addingTimeInterval(1), historyIndex: 0, history: [history[0]], position: 1024)
+        change.windows = [WindowRecord(id: window, profileID: profile, version: 7, tabOrder: [], activeIndex: 1, pinnedCount: 1,
+                                       groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
+                                       createdAt: time, lastActiveAt: time)]
+        change.tabs = [(window, a), (window, b)]
+        change.closedAdded = [(profile, ClosedTabRecord(
+            id: "c\(profile.suffix(15))1", tabID: "t0000000000000009", windowID: window, index: 3, groupID: "g0000000000000001",
+            wasActive: true, wasPinned: false, title: "Gone", faviconURL: "https://e.example/f.ico", closedAt: time, historyIndex: 0,
+            history: [history[1]]))]
+        change.tokens = [TokenRecord(id: "k\(profile.suffix(15))1", profileID: profile, hash: Array(repeating: 7, count: 32), createdAt: time)]
+        return change
+    }
+
+    static func answer(_ key: String, at date: Date) -> IdempotencyRecord {
+        IdempotencyRecord(key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,
+                          headers: [.init(name: "Content-Type", value: "application/json"), .init(name: "Location", value: "/v1/tabs/t1")],
+                          body: Array(#"{"id":"t1"}"#.utf8), createdAt: date)
+    }
+
+    @Test(arguments: StoreKind.available)
+    func everyFieldRoundTrips(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            let change = Self.sample()
+            try await fixture.withWriter { try await $0.submit(change) }
+            let stored = try await fixture.read()
+            #expect(stored.profiles == change.profiles)
+            var window = change.windows[0]
+            window.tabOrder = change.tabs.map(\.tab.id)
+            #expect(stored.windows == [window])
+            #expect(stored.tabs.count == 2)
+            for (_, tab) in change.tabs { #expect(stored.tabs[tab.id] == tab) }
+            #expect(stored.recentlyClosed["p0000000000000001"] == [change.closedAdded[0].entry])
+            #expect(stored.tokens == change.tokens)
+            #expect(try await fixture.schemaVersion() >= 1)
+        }
+    }
+
+    /// Deleting a profile removes its windows, tabs, groups, closed tabs and tokens; deleting a window its tabs.
+    @Test(arguments: StoreKind.available)
+    func deletesCascade(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            try await fixture.withWriter { writer in
+                try await writer.submit(Self.sample())
+                try await writer.submit(Self.sample(profile: "p0000000000000002", window: "w0000000000000002"))
+                var closeWindow = ChangeSet()
+                closeWindow.deletedWindows = ["w0000000000000002"]
+                try await writer.submit(closeWindow)
+                var deleteProfile = ChangeSet()
+                deleteProfile.deletedProfiles = ["p0000000000000001"]
+                try await writer.submit(deleteProfile)
+            }
+            let stored = try await fixture.read()
+            #expect(stored.profiles.map(\.id) == ["p0000000000000002"])
+            #expect(stored.windows.isEmpty && stored.tabs.isEmpty)
+            #expect(stored.recentlyClosed.keys.sorted() == ["p0000000000000002"])
+            #expect(stored.tokens.map(\.profileID) == ["p0000000000000002"])
+        }
+    }
+
+    /// Answers commit with their change (also one still being made when it was queued), load back
+    /// field by field, and are left out once expired.
+    @Test(arguments: StoreKind.available)
+    func idempotencyAnswersCommitWithTheirChangeAndExpire(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            let fresh = Self.answer("fresh", at: now)
+            let old = Self.answer("old", at: now.addingTimeInterval(-IdempotencyRecord.lifetime - 10))
+            let late = Self.answer("late", at: now.addingTimeInterval(1))
+            try await fixture.withWriter { writer in
+                var change = Self.sample()
+                change.idempotency = [fresh, old]
+                try await writer.submit(change)
+                let pending = LateAnswer()
+                var next = ChangeSet()
+                next.deletedTabs = ["t000000000000001a"]
+                next.pendingAnswers = [pending]
+                let ticket = writer.enqueue(next)
+                Thread {
+                    usleep(30_000)
+                    pending.give(late)
+                }.start()
+                try await ticket.wait()
+            }
+            #expect(try await fixture.read(now: now).idempotency.sorted { $0.key < $1.key } == [fresh, late])
+            #expect(try await fixture.read(now: now.addingTimeInterval(IdempotencyRecord.lifetime + 2)).idempotency.isEmpty)
+        }
+    }
+
+    /// Opening migrates a new store to the latest version once; a store written by a newer program is
+    /// refused, named, and left as it was.
+    @Test(arguments: StoreKind.available)
+    func migrationsRunForwardAndANewerSchemaIsRefused(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            #expect(await fixture.openError() == nil)
+            let version = try await fixture.schemaVersion()
+            #expect(version >= 1)
+            #expect(await fixture.openError() == nil, "opening again is a no-op")
+            #expect(try await fixture.schemaVersion() == version)
+            try await fixture.withWriter { try await $0.submit(Self.sample()) }
+            try await fixture.makeNewer()
+            let refusal = try #require(await fixture.openError())
+            #expect(refusal.contains("newer than this browserd"))
+            #expect(refusal.contains("left untouched"))
+            #expect(try await fixture.schemaVersion() == 99)
+        }
+    }
+
+    /// A change that cannot be stored fails its whole transaction; every change queued after it is
+    /// refused unwritten until the writer has read back what is stored and resumed.
+    @Test(arguments: StoreKind.available)
+    func aFailedCommitStoresNothingAndRefusesUntilResumed(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            // In one transaction: a good change and one whose tabs name a window that does not exist.
+            let failed = try await fixture.withStore { store -> Bool in
+                var orphan = ChangeSet()
+                orphan.tabs = [("w00000000000000ff", Self.sample().tabs[0].tab)]
+                do {
+                    try store.apply([Self.sample(), orphan])
+                    return false
+                } catch {
+                    return true
+                }
+            }
+            #expect(failed)
+            #expect(try await fixture.read().profiles.isEmpty, "nothing of the failed transaction is stored")
+
+            try await fixture.withWriter { writer in
+                var first = ChangeSet()
+                first.profiles = [ProfileRecord(id: "p00000000000000aa", name: "kept", createdAt: Self.time)]
+                try await writer.submit(first)
+                var orphan = Self.sample()
+                orphan.profiles = []
+                await #expect(throws: (any Error).self) { try await writer.submit(orphan) }
+                await #expect(throws: StoreError.self) { try await writer.submit(Self.sample()) }
+                let stored = try await writer.readBack()
+                #expect(stored.profiles.map(\.name) == ["kept"] && stored.windows.isEmpty, "only what was committed")
+                try await writer.probe()
+                await #expect(throws: StoreError.self) { try await writer.submit(Self.sample()) }
+                writer.resume()
+                try await writer.submit(Self.sample())
+            }
+            #expect(try await fixture.read().profiles.count == 2)
+        }
+    }
+
+    /// Concurrent changes share commits (group commit) and are all stored.
+    @Test(arguments: StoreKind.available)
+    func concurrentChangesShareCommits(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            let stats = try await fixture.withWriter { writer in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for i in 0..<64 {
+                        group.addTask {
+                            var change = ChangeSet()
+                            change.profiles = [ProfileRecord(id: String(format: "p%016x", i), name: "P\(i)", createdAt: Self.time)]
+                            try await writer.submit(change)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                return writer.statistics
+            }
+            #expect(stats.changes == 64 && stats.commits < 64)
+            #expect(try await fixture.read().profiles.count == 64)
+        }
+    }
+}
+
+/// An answer given later by the test, as a request handler gives it after queuing its change.
+final class LateAnswer: AwaitedAnswer {
+    private let answer = Mutex<IdempotencyRecord?>(nil)
+    // Signalled once, by `give`; DispatchSemaphore is thread-safe.
+    private let given = DispatchSemaphore(value: 0)
+
+    func give(_ record: IdempotencyRecord) {
+        answer.withLock { $0 = record }
+        given.signal()
+    }
+
+    func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord? {
+        _ = given.wait(timeout: .now() + timeout)
+        return answer.withLock { $0 }
+    }
+}

@@ -1,0 +1,186 @@
+import BrowserPersistence
+import BrowserPostgres
+import BrowserRecords
+import Foundation
+import Logging
+import PostgresNIO
+import SQLite
+import Synchronization
+import Testing
+
+/// The stores every conformance test runs against. PostgreSQL needs a server:
+/// `BROWSERD_TEST_DATABASE_URL` (set by `scripts/with-postgres.sh`, which `make test` runs the tests under).
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// SQLite always; PostgreSQL when a server is given. `BROWSERD_REQUIRE_POSTGRES=1` turns a missing
+    /// server into a failure instead (CI sets it), so the PostgreSQL half cannot be skipped silently.
+    static var available: [StoreKind] {
+        ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] != nil
+            || ProcessInfo.processInfo.environment["BROWSERD_REQUIRE_POSTGRES"] == "1" ? allCases : [.sqlite]
+    }
+}
+
+/// One empty store of a kind, opened afresh as often as a test likes, removed at the end.
+final class StoreFixture: Sendable {
+    let kind: StoreKind
+    /// SQLite: the file. PostgreSQL: the database's URL.
+    let location: String
+    private let adminURL: String?
+
+    private init(kind: StoreKind, location: String, adminURL: String?) {
+        self.kind = kind
+        self.location = location
+        self.adminURL = adminURL
+    }
+
+    static let logger = Logger(label: "store-conformance")
+
+    /// Runs `body` with a new, empty store of `kind`, and removes it afterwards.
+    static func with<T>(_ kind: StoreKind, _ body: (StoreFixture) async throws -> T) async throws -> T {
+        let fixture: StoreFixture
+        switch kind {
+        case .sqlite:
+            fixture = StoreFixture(kind: kind, location: FileManager.default.temporaryDirectory
+                .appendingPathComponent("browserd-conformance-\(UUID()).sqlite").path, adminURL: nil)
+        case .postgres:
+            guard let admin = ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] else {
+                Issue.record("BROWSERD_TEST_DATABASE_URL is not set: run the tests under scripts/with-postgres.sh (make test does)")
+                throw CancellationError()
+            }
+            let name = "conformance_\(UInt64.random(in: 0...UInt64.max))"
+            let url = try await PostgresStore.createDatabase(name, admin: try DatabaseURL(admin), logger: logger)
+            fixture = StoreFixture(kind: kind, location: url.absoluteString, adminURL: admin)
+        }
+        do {
+            let result = try await body(fixture)
+            await fixture.remove()
+            return result
+        } catch {
+            await fixture.remove()
+            throw error
+        }
+    }
+
+    private func remove() async {
+        switch kind {
+        case .sqlite:
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: location + suffix) }
+        case .postgres:
+            guard let adminURL, let admin = try? DatabaseURL(adminURL), let name = try? DatabaseURL(location).database else { return }
+            try? await PostgresStore.dropDatabase(name, admin: admin, logger: Self.logger)
+        }
+    }
+
+    /// Opens the store (migrating it), runs `body` with it on a thread of its own (as the writer
+    /// drives a store), and closes it.
+    func withStore<T: Sendable>(_ body: @escaping @Sendable (any ChangeStore) throws -> T) async throws -> T {
+        switch kind {
+        case .sqlite:
+            let path = location
+            return try await onThread { try body(try PersistenceStore(path: path)) }
+        case .postgres:
+            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+            return try await store.withRunningClient { _ in
+                try await store.prepare()
+                return try await onThread { try body(store) }
+            }
+        }
+    }
+
+    /// Opens the store, runs `body` with a ``StoreWriter`` over it, then stops the writer.
+    func withWriter<T: Sendable>(_ body: @Sendable (StoreWriter) async throws -> T) async throws -> T {
+        func run(_ store: any ChangeStore) async throws -> T {
+            let writer = StoreWriter(store: store)
+            do {
+                let result = try await body(writer)
+                await writer.stop()
+                return result
+            } catch {
+                await writer.stop()
+                throw error
+            }
+        }
+        switch kind {
+        case .sqlite:
+            return try await run(try PersistenceStore(path: location))
+        case .postgres:
+            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+            return try await store.withRunningClient { _ in
+                try await store.prepare()
+                return try await run(store)
+            }
+        }
+    }
+
+    /// Everything stored, with idempotency answers as of `now`.
+    func read(now: Date = Date()) async throws -> StoredState {
+        switch kind {
+        case .sqlite:
+            let path = location
+            return try await onThread { try PersistenceStore(path: path).load(now: now) }
+        case .postgres:
+            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+            return try await store.withRunningClient { _ in
+                try await store.prepare()
+                return try await store.load(now: now)
+            }
+        }
+    }
+
+    /// Marks the store as written by a newer browserd (a schema version past this program's).
+    func makeNewer() async throws {
+        switch kind {
+        case .sqlite:
+            let path = location
+            try await onThread { try SQLiteConnection(path: path).execute("PRAGMA user_version = 99") }
+        case .postgres:
+            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+            try await store.withRunningClient { client in
+                try await store.prepare()
+                try await client.query("INSERT INTO browserd_schema (version, name) VALUES (99, 'from the future')")
+            }
+        }
+    }
+
+    /// The schema version a fresh open leaves.
+    func schemaVersion() async throws -> Int {
+        switch kind {
+        case .sqlite:
+            let path = location
+            return try await onThread { try SQLiteMigrator.version(of: SQLiteConnection(path: path)) }
+        case .postgres:
+            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+            return try await store.withRunningClient { _ in try await store.schemaVersion() }
+        }
+    }
+
+    /// Opens the store and says why it cannot be used, or nil when it can.
+    func openError() async -> String? {
+        do {
+            switch kind {
+            case .sqlite:
+                let path = location
+                _ = try await onThread { try PersistenceStore(path: path).schemaVersion }
+            case .postgres:
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                try await store.withRunningClient { _ in try await store.prepare() }
+            }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+/// Runs `body` on a new thread (stores are driven from threads, never from tasks).
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result { try body() })
+        }.start()
+    }
+}
