@@ -51,7 +51,7 @@ extension APIRoutes {
             guard let revoked = tokens.record(request.parameter("tokenId")), revoked.profileID == id else {
                 throw APIProblem.notFound("token-not-found", "Token \(request.parameter("tokenId")) does not exist.")
             }
-            try await saveToken?(nil, revoked.id)
+            try await saveToken?(nil, revoked)
             tokens.revoke(revoked.id, of: id)
             return .noContent
         })

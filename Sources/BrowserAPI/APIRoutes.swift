@@ -16,7 +16,7 @@ public struct APIRoutes: Sendable {
     let webDriverSessions = WebDriverSessions()
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
-    let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)?
+    let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -32,7 +32,7 @@ public struct APIRoutes: Sendable {
                 webDriverBasePath: String? = "/webdriver",
                 unavailable: @escaping @Sendable () -> String? = { nil },
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
-                saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: String?) async throws -> Void)? = nil) {
+                saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil) {
         self.service = service
         self.tokens = tokens
         self.unavailable = unavailable

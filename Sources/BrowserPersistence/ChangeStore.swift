@@ -12,6 +12,8 @@ public import Foundation
 /// - opening migrates forward only, and refuses a schema newer than this program.
 public protocol ChangeStore: AnyObject {
     /// Commits `changes` in one transaction.
+    /// - Throws: ``FencedOut`` (nothing written) when some of the changes belong to profiles this
+    ///   instance no longer holds: the writer refuses those and commits the others.
     func apply(_ changes: [ChangeSet]) throws
     /// Deletes stored answers of idempotent requests older than `date`.
     func purgeIdempotency(before date: Date) throws
@@ -32,4 +34,14 @@ extension PersistenceStore: ChangeStore {
     public func readAll() throws -> StoredState { try load() }
 
     public func reopened() throws -> any ChangeStore { try PersistenceStore(path: path) }
+}
+
+/// Some changes of a batch belong to profiles whose lease this instance no longer holds (another
+/// instance took them over): nothing of the batch was written.
+public struct FencedOut: Error, Equatable, CustomStringConvertible {
+    public let profileIDs: Set<String>
+
+    public init(profileIDs: Set<String>) { self.profileIDs = profileIDs }
+
+    public var description: String { "this instance no longer owns profile(s) \(profileIDs.sorted().joined(separator: ", ")): another instance took them over" }
 }

@@ -147,13 +147,26 @@ public final class StoreWriter: @unchecked Sendable {
                 batch = []
             }
             if !batch.isEmpty {
+                var fencedProfiles: Set<String> = []
                 let result = Result {
                     // After an I/O failure the connection may hold a broken view of the WAL: start afresh.
                     if needsReopen {
                         store = try store.reopened()
                         needsReopen = false
                     }
-                    try store.apply(batch.map(Self.withAnswers))
+                    // Changes of profiles another instance took over are refused; the others commit.
+                    var changes = batch.map(Self.withAnswers)
+                    var fenced: Set<String> = []
+                    while true {
+                        do {
+                            try store.apply(changes)
+                            break
+                        } catch let error as FencedOut where !error.profileIDs.isSubset(of: fenced) {
+                            fenced.formUnion(error.profileIDs)
+                            changes = changes.filter { $0.profileID.map { !fenced.contains($0) } ?? true }
+                        }
+                    }
+                    fencedProfiles = fenced
                     if Date().timeIntervalSince(lastPurge) > 60 {
                         lastPurge = Date()
                         try store.purgeIdempotency(before: lastPurge.addingTimeInterval(-IdempotencyRecord.lifetime))
@@ -165,7 +178,13 @@ public final class StoreWriter: @unchecked Sendable {
                     if case .failure(let error) = result { $0.failure = "\(error)" }
                 }
                 if case .failure = result { needsReopen = true }
-                for pending in batch { pending.ticket.complete(result) }
+                for pending in batch {
+                    if let profile = pending.change.profileID, fencedProfiles.contains(profile), case .success = result {
+                        pending.ticket.complete(.failure(StoreError.fencedOut(profileID: profile)))
+                    } else {
+                        pending.ticket.complete(result)
+                    }
+                }
             }
             for recovery in recoveries {
                 switch recovery {
@@ -206,10 +225,13 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case stopped
     /// Queued after a commit failed (the reason): refused unwritten until the writer resumes.
     case notCommitted(String)
+    /// Not written: another instance owns the profile now (its lease moved on).
+    case fencedOut(profileID: String)
 
     public var description: String {
         switch self {
         case .stopped: "the writer is stopped"
+        case .fencedOut(let profile): "not written: another instance owns profile \(profile) now"
         case .notCommitted(let reason): "not written: an earlier commit failed (\(reason))"
         }
     }

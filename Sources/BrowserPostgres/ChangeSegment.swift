@@ -54,7 +54,7 @@ struct ChangeSegment: Sendable {
     var tabs = Rows<(windowID: String, tab: TabRecord)>()
     var headers = Rows<WindowHeaderRecord>()
     var closed = Rows<(profileID: String, entry: ClosedTabRecord)>()
-    var idempotency = Rows<IdempotencyRecord>()
+    var idempotency = Rows<(profileID: String?, answer: IdempotencyRecord)>()
     var changes = 0
 
     /// Whether `change` must be a segment of its own.
@@ -93,7 +93,7 @@ struct ChangeSegment: Sendable {
             if case .upsert(let earlier)? = tabs.last(written.tab.id) { written.tab.createdAt = earlier.tab.createdAt }
             tabs.set(written.tab.id, .upsert(written))
         }
-        for answer in change.idempotency { idempotency.set(answer.key, .upsert(answer)) }
+        for answer in change.idempotency { idempotency.set(answer.key, .upsert((change.profileID, answer))) }
         for id in change.closedRemoved { closed.set(id, .delete) }
         for added in change.closedAdded { closed.set(added.entry.id, .upsert(added)) }
     }

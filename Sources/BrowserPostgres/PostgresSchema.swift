@@ -55,6 +55,17 @@ enum PostgresSchema {
                 body bytea NOT NULL, created_at double precision NOT NULL);
             CREATE INDEX idempotency_keys_by_time ON idempotency_keys(created_at);
             """),
+        // Which instance holds each profile (several instances on one database). No foreign key: a
+        // lease is taken before its profile's first row is written. Stored answers name their profile,
+        // so an instance that takes a profile over answers its retried requests.
+        Migration(name: "profile leases", sql: """
+            CREATE TABLE profile_leases (
+                profile_id text PRIMARY KEY, owner_id text NOT NULL, owner_url text NOT NULL,
+                epoch bigint NOT NULL, expires_at timestamptz NOT NULL);
+            CREATE INDEX profile_leases_by_owner ON profile_leases(owner_id);
+            ALTER TABLE idempotency_keys ADD COLUMN profile_id text;
+            CREATE INDEX idempotency_keys_by_profile ON idempotency_keys(profile_id);
+            """),
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -6,11 +6,13 @@ import PostgresNIO
 extension PostgresStore {
     /// Loads everything stored (idempotency answers only while younger than their lifetime at `now`),
     /// in one repeatable-read transaction: one consistent state, whatever commits meanwhile.
-    public func load(now: Date = Date()) async throws -> StoredState {
+    /// - Parameter profile: one regular profile only (an instance taking it over restores just it),
+    ///   with the answers of its idempotent requests; nil: everything.
+    public func load(now: Date = Date(), profile: String? = nil) async throws -> StoredState {
         try await said { try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
-                let state = try await load(on: connection, now: now)
+                let state = try await load(on: connection, now: now, profile: profile)
                 try await connection.query("COMMIT", logger: logger)
                 return state
             } catch {
@@ -23,33 +25,42 @@ extension PostgresStore {
     private static func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
     private static func bytes(_ buffer: ByteBuffer) -> [UInt8] { Array(buffer.readableBytesView) }
 
-    private func load(on connection: PostgresConnection, now: Date) async throws -> StoredState {
+    private func load(on connection: PostgresConnection, now: Date, profile only: String?) async throws -> StoredState {
         var state = StoredState()
         for try await (id, name, created) in try await connection.query(
-            "SELECT id, name, created_at FROM profiles ORDER BY created_at, id", logger: logger).decode((String, String, Double).self) {
+            "SELECT id, name, created_at FROM profiles WHERE \(only)::text IS NULL OR id = \(only) ORDER BY created_at, id",
+            logger: logger).decode((String, String, Double).self) {
             state.profiles.append(ProfileRecord(id: id, name: name, createdAt: Self.date(created)))
         }
         var groups: [String: [GroupRecord]] = [:]
         for try await (window, id, title, color, collapsed) in try await connection.query(
-            "SELECT window_id, id, title, color, collapsed FROM groups ORDER BY window_id, position", logger: logger)
+            """
+            SELECT g.window_id, g.id, g.title, g.color, g.collapsed FROM groups g JOIN windows w ON w.id = g.window_id
+            WHERE \(only)::text IS NULL OR w.profile_id = \(only) ORDER BY g.window_id, g.position
+            """, logger: logger)
             .decode((String, String, String, String, Bool).self) {
             groups[window, default: []].append(GroupRecord(id: id, title: title, color: color, collapsed: collapsed))
         }
         var orders: [String: [String]] = [:]
         for try await (window, id) in try await connection.query(
-            "SELECT window_id, id FROM tabs ORDER BY window_id, position, id", logger: logger).decode((String, String).self) {
+            """
+            SELECT t.window_id, t.id FROM tabs t JOIN windows w ON w.id = t.window_id
+            WHERE \(only)::text IS NULL OR w.profile_id = \(only) ORDER BY t.window_id, t.position, t.id
+            """, logger: logger).decode((String, String).self) {
             orders[window, default: []].append(id)
         }
         for try await (id, profile, version, active, pinned, created, lastActive) in try await connection.query("""
-            SELECT id, profile_id, version, active_index, pinned_count, created_at, last_active_at FROM windows ORDER BY created_at, id
+            SELECT id, profile_id, version, active_index, pinned_count, created_at, last_active_at FROM windows
+            WHERE \(only)::text IS NULL OR profile_id = \(only) ORDER BY created_at, id
             """, logger: logger).decode((String, String, Int, Int, Int, Double, Double).self) {
             state.windows.append(WindowRecord(
                 id: id, profileID: profile, version: version, tabOrder: orders[id] ?? [], activeIndex: active, pinnedCount: pinned,
                 groups: groups[id] ?? [], createdAt: Self.date(created), lastActiveAt: Self.date(lastActive)))
         }
         let tabRows = try await connection.query("""
-            SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
-            last_active_at, history_index, history, position FROM tabs
+            SELECT t.id, t.group_id, t.opener_id, t.opener_navigation_index, t.title, t.loading, t.progress, t.favicon_url,
+            t.created_at, t.last_active_at, t.history_index, t.history, t.position FROM tabs t JOIN windows w ON w.id = t.window_id
+            WHERE \(only)::text IS NULL OR w.profile_id = \(only)
             """, logger: logger)
         for try await row in tabRows {
             let (id, group, opener, openerIndex, title, loading, progress, favicon, created, lastActive, historyIndex, history, position)
@@ -61,7 +72,8 @@ extension PostgresStore {
         }
         let closedRows = try await connection.query("""
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
-            closed_at, history_index, history FROM closed_tabs ORDER BY profile_id, closed_at DESC, seq DESC
+            closed_at, history_index, history FROM closed_tabs WHERE \(only)::text IS NULL OR profile_id = \(only)
+            ORDER BY profile_id, closed_at DESC, seq DESC
             """, logger: logger)
         for try await row in closedRows {
             let (profile, id, tab, window, index, group, wasActive, wasPinned, title, favicon, closedAt, historyIndex, history)
@@ -72,13 +84,15 @@ extension PostgresStore {
                 history: try HistoryCodec.decode(Self.bytes(history))))
         }
         for try await (id, profile, hash, created) in try await connection.query(
-            "SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id", logger: logger)
+            "SELECT id, profile_id, hash, created_at FROM tokens WHERE \(only)::text IS NULL OR profile_id = \(only) ORDER BY created_at, id",
+            logger: logger)
             .decode((String, String, ByteBuffer, Double).self) {
             state.tokens.append(TokenRecord(id: id, profileID: profile, hash: Self.bytes(hash), createdAt: Self.date(created)))
         }
         let since = now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970
         for try await (key, fingerprint, status, headers, body, created) in try await connection.query("""
-            SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys WHERE created_at >= \(since) ORDER BY created_at, key
+            SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys
+            WHERE created_at >= \(since) AND (\(only)::text IS NULL OR profile_id = \(only)) ORDER BY created_at, key
             """, logger: logger).decode((String, ByteBuffer, Int, String, ByteBuffer, Double).self) {
             let fields = headers.split(separator: "\n").compactMap { line -> IdempotencyRecord.HeaderField? in
                 guard let colon = line.firstIndex(of: ":") else { return nil }

@@ -1,5 +1,5 @@
 public import BrowserRecords
-import BrowserPersistence
+public import BrowserPersistence
 public import Foundation
 public import Logging
 import PostgresNIO
@@ -24,13 +24,18 @@ public final class PostgresStore: Sendable {
     public let url: DatabaseURL
     let client: PostgresClient
     let logger: Logger
+    /// The leases whose epochs each commit claims (fencing); nil: no fence (tools, tests of the store).
+    let fence: HeldLeases?
 
     /// - Parameters:
     ///   - url: where the database is.
     ///   - maximumConnections: the pool's size (one writer, plus readers and lease keepers).
-    public init(url: DatabaseURL, maximumConnections: Int = 8, logger: Logger) {
+    ///   - fence: the leases this instance holds; every commit of a profile's changes checks, in its
+    ///     transaction, that the profile's lease still has the epoch this instance was granted.
+    public init(url: DatabaseURL, maximumConnections: Int = 8, fence: HeldLeases? = nil, logger: Logger) {
         self.url = url
         self.logger = logger
+        self.fence = fence
         let tls: PostgresClient.Configuration.TLS = switch url.tls {
         case .disable: .disable
         case .prefer: .prefer(.makeClientConfiguration())
@@ -112,7 +117,17 @@ public final class PostgresStore: Sendable {
 
     /// Runs `body`, turning its error into a ``Failure`` that says what the server said.
     func said<T>(_ body: () async throws -> T) async throws -> T {
-        do { return try await body() } catch let error as OpenError { throw error } catch { throw Failure(description: Self.describe(error)) }
+        do {
+            return try await body()
+        } catch let error as OpenError {
+            throw error
+        } catch let error as FencedOut {
+            throw error
+        } catch let error as PostgresTransactionError where error.closureError is FencedOut {
+            throw error.closureError!
+        } catch {
+            throw Failure(description: Self.describe(error))
+        }
     }
 
     func scalar<T: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: T.Type) async throws -> T? {
@@ -126,10 +141,40 @@ public final class PostgresStore: Sendable {
     /// Applies `changes` in one transaction; when it returns, they are committed.
     public func apply(_ changes: [ChangeSet]) async throws {
         let segments = ChangeSegment.segments(of: changes)
+        let claims = try fenceClaims(changes)
         try await said {
             try await client.withTransaction(logger: logger) { connection in
+                if let claims { try await checkFence(claims, on: connection) }
                 for segment in segments { try await write(segment, on: connection) }
             }
+        }
+    }
+
+    /// The epochs the changes' profiles were granted; nil without a fence.
+    /// - Throws: ``FencedOut`` for profiles this instance holds no lease of at all.
+    private func fenceClaims(_ changes: [ChangeSet]) throws -> [(profile: String, epoch: Int64)]? {
+        guard let fence else { return nil }
+        let profiles = Set(changes.compactMap(\.profileID))
+        let claims = profiles.compactMap { profile in fence.epoch(of: profile).map { (profile, $0) } }
+        if claims.count < profiles.count {
+            throw FencedOut(profileIDs: profiles.subtracting(claims.map(\.0)))
+        }
+        return claims
+    }
+
+    /// Fencing: the first statement of a commit. Each claimed lease must still be this instance's with
+    /// the epoch it was granted; the rows are share-locked until the commit, so a takeover waits for it.
+    /// - Throws: ``FencedOut`` naming the profiles whose leases moved on (the transaction rolls back).
+    private func checkFence(_ claims: [(profile: String, epoch: Int64)], on connection: PostgresConnection) async throws {
+        guard let fence, !claims.isEmpty else { return }
+        var valid: Set<String> = []
+        for try await profile in try await connection.query("""
+            SELECT l.profile_id FROM profile_leases l
+            JOIN unnest(\(claims.map(\.profile))::text[], \(claims.map(\.epoch))::int8[]) AS c(profile_id, epoch)
+            ON l.profile_id = c.profile_id AND l.epoch = c.epoch WHERE l.owner_id = \(fence.instanceID) FOR SHARE OF l
+            """, logger: logger).decode(String.self) { valid.insert(profile) }
+        if valid.count < claims.count {
+            throw FencedOut(profileIDs: Set(claims.map(\.profile)).subtracting(valid))
         }
     }
 
@@ -256,17 +301,20 @@ public final class PostgresStore: Sendable {
         let answers = segment.idempotency.upserts
         if !answers.isEmpty {
             try await run(connection, """
-                INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at)
-                SELECT * FROM unnest($1::text[], $2::bytea[], $3::int8[], $4::text[], $5::bytea[], $6::float8[])
+                INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at, profile_id)
+                SELECT key, fingerprint, status, headers, body, created_at, NULLIF(profile_id, '')
+                FROM unnest($1::text[], $2::bytea[], $3::int8[], $4::text[], $5::bytea[], $6::float8[], $7::text[])
+                AS a(key, fingerprint, status, headers, body, created_at, profile_id)
                 ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-                headers = excluded.headers, body = excluded.body, created_at = excluded.created_at
+                headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, profile_id = excluded.profile_id
                 """) {
-                $0.append(answers.map(\.key))
-                $0.append(answers.map { Self.bytes($0.fingerprint) })
-                $0.append(answers.map(\.status))
-                $0.append(answers.map { $0.headers.map { "\($0.name): \($0.value)\n" }.joined() })
-                $0.append(answers.map { Self.bytes($0.body) })
-                $0.append(answers.map(\.createdAt.timeIntervalSince1970))
+                $0.append(answers.map(\.answer.key))
+                $0.append(answers.map { Self.bytes($0.answer.fingerprint) })
+                $0.append(answers.map(\.answer.status))
+                $0.append(answers.map { $0.answer.headers.map { "\($0.name): \($0.value)\n" }.joined() })
+                $0.append(answers.map { Self.bytes($0.answer.body) })
+                $0.append(answers.map(\.answer.createdAt.timeIntervalSince1970))
+                $0.append(answers.map { $0.profileID ?? "" })
             }
         }
         let closedGone = segment.closed.everDeleted
@@ -311,6 +359,7 @@ public final class PostgresStore: Sendable {
         if change.replacesAll { try await run(connection, "DELETE FROM profiles") { _ in } }
         if !change.deletedProfiles.isEmpty {
             try await run(connection, "DELETE FROM profiles WHERE id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
+            try await run(connection, "DELETE FROM profile_leases WHERE profile_id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
         }
         if !change.profiles.isEmpty {
             try await run(connection, """

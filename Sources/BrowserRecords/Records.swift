@@ -198,6 +198,10 @@ public struct ChangeSet: Sendable, Equatable {
     public var deletedTokens: [String] = []
     /// Replace everything stored with this change (a full resynchronisation after a failed commit).
     public var replacesAll = false
+    /// The regular profile whose executor made this change (nil: not one profile's, e.g. a full
+    /// resynchronisation). With several instances on one database, the commit checks that this
+    /// instance still holds that profile's lease (fencing).
+    public var profileID: String?
     /// Answers to idempotent requests, stored with this change.
     public var idempotency: [IdempotencyRecord] = []
     /// Answers still being made when the change was queued; the writer waits for them and stores them
@@ -222,6 +226,7 @@ public struct ChangeSet: Sendable, Equatable {
         idempotency += other.idempotency
         pendingAnswers += other.pendingAnswers
         replacesAll = replacesAll || other.replacesAll
+        profileID = profileID ?? other.profileID
     }
 
     public var isEmpty: Bool {

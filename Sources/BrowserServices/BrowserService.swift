@@ -54,6 +54,7 @@ public final class BrowserService: Sendable {
             mediator.publishProfiles()
             var change = mediator.collectChanges()
             guard !change.isEmpty, let sink else { return (result, nil) }
+            change.profileID = session.browserState.id.rawValue
             // An idempotent request's answer goes into the same transaction; the edge gives it next.
             if let request { change.pendingAnswers = [request.attach()] }
             return (result, sink.enqueue(change))

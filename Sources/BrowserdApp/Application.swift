@@ -91,7 +91,8 @@ public final class Application: Sendable {
             saveToken: { issued, revoked in
                 var change = ChangeSet()
                 if let issued { change.tokens = [Self.tokenRecord(issued)] }
-                if let revoked { change.deletedTokens = [revoked] }
+                if let revoked { change.deletedTokens = [revoked.id] }
+                change.profileID = (issued ?? revoked)?.profileID.rawValue
                 try await sink.commit(change)
             }
         ).register(in: &router)

@@ -1,0 +1,177 @@
+import Foundation
+public import Logging
+import PostgresNIO
+import Synchronization
+
+/// The leases this instance holds now (profile → epoch): what the writer's fence check claims.
+public final class HeldLeases: Sendable {
+    /// This process's id among the instances (new at every start).
+    public let instanceID: String
+    private let held = Mutex<[String: Int64]>([:])
+
+    public init(instanceID: String = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16)) {
+        self.instanceID = instanceID
+    }
+
+    public func epoch(of profile: String) -> Int64? { held.withLock { $0[profile] } }
+    public var all: [String: Int64] { held.withLock { $0 } }
+    public var count: Int { held.withLock { $0.count } }
+    func set(_ profile: String, epoch: Int64) { held.withLock { $0[profile] = epoch } }
+    @discardableResult
+    func remove(_ profile: String) -> Bool { held.withLock { $0.removeValue(forKey: profile) != nil } }
+}
+
+/// Ownership of profiles among the instances that share one database: a lease per regular profile
+/// (owner, its advertised URL, an epoch that only grows, an expiry on the database's clock).
+///
+/// - ``acquire(_:)`` takes a profile nobody holds, or whose lease expired, with a higher epoch.
+/// - ``renew()`` extends every held lease in one statement; those it no longer finds are lost.
+/// - Every commit of a profile's changes checks the epoch in the same transaction (``PostgresStore``'s
+///   fence), so an owner paused past its lease can never write over its successor.
+/// - Lease moves are announced on `LISTEN browserd_leases` (payload: the profile id).
+public final class ProfileLeases: Sendable {
+    public enum Claim: Sendable, Equatable {
+        case acquired(epoch: Int64)
+        /// Another live instance holds it.
+        case heldElsewhere(instanceID: String, url: String)
+    }
+
+    public struct Owner: Sendable, Equatable {
+        public let instanceID: String
+        public let url: String
+        public let epoch: Int64
+        /// Whether the lease has not expired.
+        public let live: Bool
+    }
+
+    public static let channel = "browserd_leases"
+
+    public let held: HeldLeases
+    public let advertiseURL: String
+    public let ttlSeconds: Double
+    let store: PostgresStore
+    let logger: Logger
+
+    public init(store: PostgresStore, held: HeldLeases, advertiseURL: String, ttlSeconds: Double, logger: Logger) {
+        self.store = store
+        self.held = held
+        self.advertiseURL = advertiseURL
+        self.ttlSeconds = ttlSeconds
+        self.logger = logger
+    }
+
+    /// Takes `profile` when nobody holds it or its lease expired (or this instance holds it already).
+    public func acquire(_ profile: String) async throws -> Claim {
+        try await store.said {
+            let me = held.instanceID
+            let url = advertiseURL
+            let ttl = ttlSeconds
+            let logger = logger
+            let epoch: Int64? = try await store.client.withTransaction(logger: logger) { connection in
+                var epoch: Int64?
+                for try await value in try await connection.query("""
+                    INSERT INTO profile_leases (profile_id, owner_id, owner_url, epoch, expires_at)
+                    VALUES (\(profile), \(me), \(url), 1, now() + make_interval(secs => \(ttl)))
+                    ON CONFLICT (profile_id) DO UPDATE SET owner_id = excluded.owner_id, owner_url = excluded.owner_url,
+                    epoch = profile_leases.epoch + 1, expires_at = excluded.expires_at
+                    WHERE profile_leases.owner_id = excluded.owner_id OR profile_leases.expires_at < now()
+                    RETURNING epoch
+                    """, logger: logger).decode(Int64.self) { epoch = value }
+                if epoch != nil {
+                    try await connection.query("SELECT pg_notify(\(Self.channel), \(profile))", logger: logger)
+                }
+                return epoch
+            }
+            if let epoch {
+                held.set(profile, epoch: epoch)
+                return .acquired(epoch: epoch)
+            }
+            guard let owner = try await owner(of: profile) else { return try await acquire(profile) }
+            return .heldElsewhere(instanceID: owner.instanceID, url: owner.url)
+        }
+    }
+
+    /// Who holds `profile`, if anyone ever did.
+    public func owner(of profile: String) async throws -> Owner? {
+        try await store.said {
+            var owner: Owner?
+            for try await (id, url, epoch, live) in try await store.client.query("""
+                SELECT owner_id, owner_url, epoch, expires_at > now() FROM profile_leases WHERE profile_id = \(profile)
+                """, logger: logger).decode((String, String, Int64, Bool).self) {
+                owner = Owner(instanceID: id, url: url, epoch: epoch, live: live)
+            }
+            return owner
+        }
+    }
+
+    /// Extends every lease this instance holds.
+    /// - Returns: the profiles whose leases were not found any more (taken over): no longer held.
+    public func renew() async throws -> Set<String> {
+        let claims = held.all
+        guard !claims.isEmpty else { return [] }
+        let me = held.instanceID
+        let ttl = ttlSeconds
+        let kept: Set<String> = try await store.said {
+            var kept: Set<String> = []
+            for try await profile in try await store.client.query("""
+                UPDATE profile_leases AS l SET expires_at = now() + make_interval(secs => \(ttl))
+                FROM unnest(\(Array(claims.keys))::text[], \(Array(claims.values))::int8[]) AS c(profile_id, epoch)
+                WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
+                RETURNING l.profile_id
+                """, logger: logger).decode(String.self) { kept.insert(profile) }
+            return kept
+        }
+        let lost = Set(claims.keys).subtracting(kept)
+        for profile in lost where held.epoch(of: profile) == claims[profile] { held.remove(profile) }
+        return lost
+    }
+
+    /// Gives `profiles` up at once (shutdown, or the profile was deleted), so another instance can
+    /// take them without waiting for the expiry.
+    public func release(_ profiles: [String]) async throws {
+        let claims = profiles.compactMap { profile in held.epoch(of: profile).map { (profile, $0) } }
+        for (profile, _) in claims { held.remove(profile) }
+        guard !claims.isEmpty else { return }
+        let me = held.instanceID
+        try await store.said {
+            try await store.client.withTransaction(logger: logger) { connection in
+                try await connection.query("""
+                    UPDATE profile_leases AS l SET expires_at = now() - interval '1 second'
+                    FROM unnest(\(claims.map(\.0))::text[], \(claims.map(\.1))::int8[]) AS c(profile_id, epoch)
+                    WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
+                    """, logger: logger)
+                for (profile, _) in claims {
+                    try await connection.query("SELECT pg_notify(\(Self.channel), \(profile))", logger: logger)
+                }
+            }
+        }
+    }
+
+    /// Forgets a lease without touching the database (it was lost, or its profile dropped).
+    public func forget(_ profile: String) { held.remove(profile) }
+
+    /// The regular profile of a stored window, tab or group, if the database has it.
+    public func profile(ofWindow id: String) async throws -> String? {
+        try await lookup("SELECT profile_id FROM windows WHERE id = \(id)")
+    }
+
+    public func profile(ofTab id: String) async throws -> String? {
+        try await lookup("SELECT w.profile_id FROM tabs t JOIN windows w ON w.id = t.window_id WHERE t.id = \(id)")
+    }
+
+    public func profile(ofGroup id: String) async throws -> String? {
+        try await lookup("SELECT w.profile_id FROM groups g JOIN windows w ON w.id = g.window_id WHERE g.id = \(id) LIMIT 1")
+    }
+
+    public func profileExists(_ id: String) async throws -> Bool {
+        try await lookup("SELECT id FROM profiles WHERE id = \(id)") != nil
+    }
+
+    private func lookup(_ query: PostgresQuery) async throws -> String? {
+        try await store.said {
+            var found: String?
+            for try await value in try await store.client.query(query, logger: logger).decode(String.self) { found = value }
+            return found
+        }
+    }
+}
