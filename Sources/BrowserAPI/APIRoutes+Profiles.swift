@@ -15,12 +15,27 @@ extension APIRoutes {
             return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: 201, location: "/v1/profiles/\(profile.id)")
         })
 
-        router.add(.get, "/v1/profiles", immediate { request in
-            let caller = Principal.current
-            let visible = service.profiles().filter { caller.reaches(service.rootProfile(of: $0.id)) }
-            let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
-            return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { APIEncoding.write($0, to: &$1) })
-        })
+        if let storedProfiles {
+            // Several instances: the stored profiles (each as its owner last saved it), with those held
+            // here (and their off-the-record profiles) as they are now.
+            router.add(.get, "/v1/profiles", deferred { request in
+                let caller = Principal.current
+                let here = service.profiles()
+                let known = Set(here.map(\.id))
+                let all = (here + (try await storedProfiles()).filter { !known.contains($0.id) })
+                    .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+                let visible = all.filter { profile in caller.reaches(profile.incognito ? profile.parentID : profile.id) }
+                let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
+                return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { APIEncoding.write($0, to: &$1) })
+            })
+        } else {
+            router.add(.get, "/v1/profiles", immediate { request in
+                let caller = Principal.current
+                let visible = service.profiles().filter { caller.reaches(service.rootProfile(of: $0.id)) }
+                let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
+                return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { APIEncoding.write($0, to: &$1) })
+            })
+        }
 
         router.add(.get, "/v1/profiles/{profileId}", immediate { request in
             let id = request.parameter("profileId")

@@ -17,6 +17,9 @@ public struct APIRoutes: Sendable {
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
     let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)?
+    /// Every regular profile stored, whichever instance holds it (several instances on one
+    /// database); nil: the profiles in memory are all there are.
+    let storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -27,12 +30,15 @@ public struct APIRoutes: Sendable {
     ///   - idempotency: the answers kept per `Idempotency-Key`.
     ///   - tickets: the stream tickets browsers open event streams with.
     ///   - webDriverBasePath: where the W3C WebDriver facade answers; nil turns it off.
+    ///   - storedProfiles: every regular profile stored, for lists (several instances on one database).
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
                 idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
                 webDriverBasePath: String? = "/webdriver",
                 unavailable: @escaping @Sendable () -> String? = { nil },
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
-                saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil) {
+                saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil,
+                storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil) {
+        self.storedProfiles = storedProfiles
         self.service = service
         self.tokens = tokens
         self.unavailable = unavailable

@@ -150,23 +150,38 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// The epochs the changes' profiles were granted; nil without a fence.
-    /// - Throws: ``FencedOut`` for profiles this instance holds no lease of at all.
-    private func fenceClaims(_ changes: [ChangeSet]) throws -> [(profile: String, epoch: Int64)]? {
+    /// What a commit claims: the epochs its profiles were granted, and the profiles it creates (whose
+    /// leases it takes in the same transaction); nil without a fence.
+    /// - Throws: ``FencedOut`` for profiles this instance holds no lease of and does not create.
+    private func fenceClaims(_ changes: [ChangeSet]) throws -> (held: [(profile: String, epoch: Int64)], created: [String])? {
         guard let fence else { return nil }
         let profiles = Set(changes.compactMap(\.profileID))
+        let created = Set(changes.flatMap { change in change.profiles.map(\.id).filter { $0 == change.profileID } })
         let claims = profiles.compactMap { profile in fence.epoch(of: profile).map { (profile, $0) } }
-        if claims.count < profiles.count {
-            throw FencedOut(profileIDs: profiles.subtracting(claims.map(\.0)))
-        }
-        return claims
+        let unclaimed = profiles.subtracting(claims.map(\.0))
+        if !unclaimed.isSubset(of: created) { throw FencedOut(profileIDs: unclaimed.subtracting(created)) }
+        return (claims, unclaimed.sorted())
     }
 
-    /// Fencing: the first statement of a commit. Each claimed lease must still be this instance's with
-    /// the epoch it was granted; the rows are share-locked until the commit, so a takeover waits for it.
+    /// Fencing: the first statements of a commit. Each claimed lease must still be this instance's with
+    /// the epoch it was granted (the rows are share-locked until the commit, so a takeover waits for
+    /// it), and a profile being created gets its first lease (epoch 1) here, atomically with its row.
     /// - Throws: ``FencedOut`` naming the profiles whose leases moved on (the transaction rolls back).
-    private func checkFence(_ claims: [(profile: String, epoch: Int64)], on connection: PostgresConnection) async throws {
-        guard let fence, !claims.isEmpty else { return }
+    private func checkFence(_ claims: (held: [(profile: String, epoch: Int64)], created: [String]),
+                            on connection: PostgresConnection) async throws {
+        guard let fence else { return }
+        if !claims.created.isEmpty {
+            var taken: Set<String> = []
+            for try await profile in try await connection.query("""
+                INSERT INTO profile_leases (profile_id, owner_id, owner_url, epoch, expires_at)
+                SELECT p, \(fence.instanceID), \(fence.advertiseURL), 1, now() + make_interval(secs => \(fence.ttlSeconds))
+                FROM unnest(\(claims.created)::text[]) AS p ON CONFLICT (profile_id) DO NOTHING RETURNING profile_id
+                """, logger: logger).decode(String.self) { taken.insert(profile) }
+            if taken.count < claims.created.count { throw FencedOut(profileIDs: Set(claims.created).subtracting(taken)) }
+            for profile in taken { fence.set(profile, epoch: 1) }
+        }
+        let claims = claims.held
+        guard !claims.isEmpty else { return }
         var valid: Set<String> = []
         for try await profile in try await connection.query("""
             SELECT l.profile_id FROM profile_leases l

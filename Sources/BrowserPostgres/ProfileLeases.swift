@@ -1,16 +1,28 @@
+public import BrowserRecords
 import Foundation
 public import Logging
 import PostgresNIO
 import Synchronization
 
-/// The leases this instance holds now (profile → epoch): what the writer's fence check claims.
+/// This instance among those sharing one database, and the leases it holds now (profile → epoch):
+/// what every commit's fence check claims.
 public final class HeldLeases: Sendable {
     /// This process's id among the instances (new at every start).
     public let instanceID: String
+    /// Where other instances forward this one's profiles' requests (set once the server is bound).
+    public var advertiseURL: String {
+        get { url.withLock { $0 } }
+        set { url.withLock { $0 = newValue } }
+    }
+    private let url: Mutex<String>
+    /// How long a lease lasts without renewal.
+    public let ttlSeconds: Double
     private let held = Mutex<[String: Int64]>([:])
 
-    public init(instanceID: String = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16)) {
+    public init(instanceID: String = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16), advertiseURL: String, ttlSeconds: Double) {
         self.instanceID = instanceID
+        self.url = Mutex(advertiseURL)
+        self.ttlSeconds = ttlSeconds
     }
 
     public func epoch(of profile: String) -> Int64? { held.withLock { $0[profile] } }
@@ -47,21 +59,23 @@ public final class ProfileLeases: Sendable {
     public static let channel = "browserd_leases"
 
     public let held: HeldLeases
-    public let advertiseURL: String
-    public let ttlSeconds: Double
+    public var advertiseURL: String { held.advertiseURL }
+    public var ttlSeconds: Double { held.ttlSeconds }
     let store: PostgresStore
     let logger: Logger
 
-    public init(store: PostgresStore, held: HeldLeases, advertiseURL: String, ttlSeconds: Double, logger: Logger) {
+    public init(store: PostgresStore, held: HeldLeases, logger: Logger) {
         self.store = store
         self.held = held
-        self.advertiseURL = advertiseURL
-        self.ttlSeconds = ttlSeconds
         self.logger = logger
     }
 
     /// Takes `profile` when nobody holds it or its lease expired (or this instance holds it already).
-    public func acquire(_ profile: String) async throws -> Claim {
+    /// A lease held at this instance's own advertised address is taken at once: it is a previous run
+    /// of this instance (this process has that address now, so that one is gone).
+    /// - Parameter unreachable: an owner known to be gone (its address refuses connections): its lease
+    ///   is taken before it expires. Safe whatever the truth: fencing stops its writes if it lives.
+    public func acquire(_ profile: String, replacing unreachable: String? = nil) async throws -> Claim {
         try await store.said {
             let me = held.instanceID
             let url = advertiseURL
@@ -75,6 +89,7 @@ public final class ProfileLeases: Sendable {
                     ON CONFLICT (profile_id) DO UPDATE SET owner_id = excluded.owner_id, owner_url = excluded.owner_url,
                     epoch = profile_leases.epoch + 1, expires_at = excluded.expires_at
                     WHERE profile_leases.owner_id = excluded.owner_id OR profile_leases.expires_at < now()
+                    OR profile_leases.owner_url = excluded.owner_url OR profile_leases.owner_id = \(unreachable ?? "")
                     RETURNING epoch
                     """, logger: logger).decode(Int64.self) { epoch = value }
                 if epoch != nil {
@@ -86,7 +101,7 @@ public final class ProfileLeases: Sendable {
                 held.set(profile, epoch: epoch)
                 return .acquired(epoch: epoch)
             }
-            guard let owner = try await owner(of: profile) else { return try await acquire(profile) }
+            guard let owner = try await owner(of: profile) else { return try await acquire(profile, replacing: unreachable) }
             return .heldElsewhere(instanceID: owner.instanceID, url: owner.url)
         }
     }
@@ -165,6 +180,20 @@ public final class ProfileLeases: Sendable {
 
     public func profileExists(_ id: String) async throws -> Bool {
         try await lookup("SELECT id FROM profiles WHERE id = \(id)") != nil
+    }
+
+    /// Every stored regular profile with its number of stored windows, oldest first.
+    public func storedProfiles() async throws -> [(record: ProfileRecord, windowCount: Int)] {
+        try await store.said {
+            var profiles: [(record: ProfileRecord, windowCount: Int)] = []
+            for try await (id, name, created, windows) in try await store.client.query("""
+                SELECT p.id, p.name, p.created_at, (SELECT count(*) FROM windows w WHERE w.profile_id = p.id)::bigint
+                FROM profiles p ORDER BY p.created_at, p.id
+                """, logger: logger).decode((String, String, Double, Int).self) {
+                profiles.append((ProfileRecord(id: id, name: name, createdAt: Date(timeIntervalSince1970: created)), windows))
+            }
+            return profiles
+        }
     }
 
     private func lookup(_ query: PostgresQuery) async throws -> String? {

@@ -76,6 +76,9 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
     func browserList(_ list: BrowserList, didAdd browser: Browser) {
         let mediator = WindowMediator(browser: browser, session: session, snapshots: snapshots, touches: touches)
         browser.userData.set(mediator)
+        // A new window is written at once, tabs or not: its creation was acknowledged, so it survives a
+        // crash, and other instances find it by its id.
+        if !isRestoring { mediator.markNew() }
         mediator.publish()
         if !isRestoring { attachConsumers(to: browser) }
         updateBrowserListConsumers()

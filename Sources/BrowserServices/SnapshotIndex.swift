@@ -140,6 +140,21 @@ final class SnapshotIndex: Sendable {
         }
     }
 
+    /// Forgets profiles and windows that another instance owns now, and ends their streams (without
+    /// a closing event: nothing was closed).
+    func unload(profiles: [ProfileID], windows: [BrowserID]) {
+        state.withLock { state in
+            for id in windows {
+                guard let old = state.windows.removeValue(forKey: id) else { continue }
+                for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
+                for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
+            }
+            for id in profiles { state.profiles[id] = nil }
+        }
+        for id in windows { events.endWindow(id) }
+        for id in profiles { events.endProfile(id) }
+    }
+
     /// The window's snapshot and a value made from it (e.g. its encoded answer), made at most once per
     /// version.
     func cachedWindow<T: Sendable>(_ id: BrowserID, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {

@@ -68,6 +68,16 @@ public struct ProfileSnapshot: Sendable, Equatable {
     public var offTheRecordID: ProfileID?
     public var windowCount: Int
     public var createdAt: Date
+
+    public init(id: ProfileID, name: String, incognito: Bool, parentID: ProfileID?, offTheRecordID: ProfileID?, windowCount: Int, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.incognito = incognito
+        self.parentID = parentID
+        self.offTheRecordID = offTheRecordID
+        self.windowCount = windowCount
+        self.createdAt = createdAt
+    }
 }
 
 /// One history entry.

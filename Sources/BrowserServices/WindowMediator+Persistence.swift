@@ -52,6 +52,13 @@ extension WindowMediator {
         persistence = WindowPersistenceState()
     }
 
+    /// A window just opened: its row is to be written with the operation that opened it.
+    func markNew() {
+        persistence.windowDirty = true
+        persistence.layoutDirty = true
+        touches.touch(browser)
+    }
+
     /// Marks everything as written (after a restore or a rollback), without building records.
     func markPersisted() {
         persistence = WindowPersistenceState()

@@ -35,6 +35,9 @@ public final class Application: Sendable {
     let routes: [(method: HTTPMethod, template: String)]
     /// The PostgreSQL pool's task (with `--database-url`), ended at shutdown after the writer.
     let postgresRun = Mutex<Task<Void, Never>?>(nil)
+    /// With `--database-url`: this instance among those on the database (made at start).
+    let membership = ClusterMembership.Slot()
+    let metricsFactory: PrometheusMetricsFactory
 
     /// Builds the application; nothing listens until ``start()``.
     /// - Parameters:
@@ -51,8 +54,10 @@ public final class Application: Sendable {
             .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
             .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
         ]
+        self.metricsFactory = factory
         var router = Router()
         let readiness = self.readiness
+        let membership = self.membership
         let recovery = StorageRecovery(logger: logger)
         self.recovery = recovery
         let sink = StoreSink { reason in
@@ -78,6 +83,13 @@ public final class Application: Sendable {
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens
+        let storedProfiles: @Sendable () async throws -> [ProfileSnapshot] = {
+            guard let cluster = membership.current else { return [] }
+            return try await cluster.leases.storedProfiles().map { stored -> ProfileSnapshot in
+                ProfileSnapshot(id: ProfileID(rawValue: stored.record.id), name: stored.record.name, incognito: false, parentID: nil,
+                                offTheRecordID: nil, windowCount: stored.windowCount, createdAt: stored.record.createdAt)
+            }
+        }
         APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
@@ -94,8 +106,20 @@ public final class Application: Sendable {
                 if let revoked { change.deletedTokens = [revoked.id] }
                 change.profileID = (issued ?? revoked)?.profileID.rawValue
                 try await sink.commit(change)
-            }
+            },
+            storedProfiles: configuration.database == nil ? nil : storedProfiles
         ).register(in: &router)
+        if configuration.database != nil {
+            // Several instances: before a handler runs, the request's profile is placed (served here,
+            // taken over, or forwarded to its owner), and every answer names the instance that served it.
+            router.wrapResponders(under: "/v1") { responder, _ in ClusterMembership.placing(responder, membership: membership) }
+            sink.onFenced.withLock { slot in
+                slot = { profile in
+                    guard let cluster = membership.current else { return }
+                    Task { await cluster.dropProfile(profile, reason: "a commit was fenced out: another instance took it over") }
+                }
+            }
+        }
         self.routes = router.routes
         // After a failed commit: at once, read back what the database holds and bring memory back to
         // it (what was answered 503 did not happen; reads work on a full disk); then, once a write
@@ -142,17 +166,26 @@ public final class Application: Sendable {
         // The store: SQLite under the data directory, or PostgreSQL (migrated by the first instance).
         let sqlite: PersistenceStore?
         let postgres: PostgresStore?
+        let held: HeldLeases?
         if let url = configuration.database {
-            let store = PostgresStore(url: url, logger: logger)
-            // The pool serves leases once run() has started: start it before the first query.
+            let leases = HeldLeases(advertiseURL: configuration.advertiseURL ?? "", ttlSeconds: configuration.leaseSeconds)
+            let store = PostgresStore(url: url, fence: leases, logger: logger)
+            // The pool serves leases once run() has started: start it before the first query. Detached:
+            // the pool must outlive the service group's graceful shutdown (which its run() would
+            // follow), since the writer commits what is queued after the server stops; ``shutdown()``
+            // ends it last.
             await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
-                postgresRun.withLock { $0 = Task { started.resume(); await store.run() } }
+                postgresRun.withLock { $0 = Task.detached { started.resume(); await store.run() } }
             }
             try await store.prepare()
-            (sqlite, postgres) = (nil, store)
+            (sqlite, postgres, held) = (nil, store, leases)
         } else {
             try DataDirectory(path: configuration.dataDirectory).prepare()
-            (sqlite, postgres) = (try PersistenceStore(path: databasePath), nil)
+            (sqlite, postgres, held) = (try PersistenceStore(path: databasePath), nil, nil)
+        }
+        if let postgres, let held {
+            try await startMember(store: postgres, held: held, started: started)
+            return
         }
         readiness.block("restore", reason: "restoring the saved state")
         readiness.clear("startup")
@@ -248,6 +281,7 @@ public final class Application: Sendable {
             let stats = writer.statistics
             logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
         }
+        if let cluster = membership.current { await cluster.stop() }
         if let pool = postgresRun.withLock({ $0 }) {
             pool.cancel()
             await pool.value

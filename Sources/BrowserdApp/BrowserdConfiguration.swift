@@ -1,4 +1,5 @@
 public import BrowserPostgres
+import Foundation
 public import BrowserServices
 public import HTTPServer
 public import Logging
@@ -11,6 +12,11 @@ public struct BrowserdConfiguration: Sendable {
     public var dataDirectory: String
     /// PostgreSQL instead of SQLite (`--database-url`): the shared store of several instances.
     public var database: DatabaseURL?
+    /// Where other instances reach this one (`--advertise-url`); nil: `http://HOST:PORT` of the server.
+    public var advertiseURL: String?
+    /// How long a profile's lease lasts without renewal (`--lease-seconds`); an instance that dies
+    /// leaves its profiles to others after this long.
+    public var leaseSeconds: Double = 10
     public var logLevel: Logger.Level
     /// The administrator's API token; nil turns authentication off (allowed on loopback only).
     public var adminToken: String?
@@ -74,6 +80,16 @@ public struct BrowserdConfiguration: Sendable {
             try check(base.hasPrefix("/") && !base.hasSuffix("/") && !base.hasPrefix("/v1") && base != "/inspector"
                       && !base.contains("{") && !base.contains("?") && !base.contains(" "),
                       "--webdriver-base-path must be a path like /webdriver (no trailing slash, not under /v1), got \(base)")
+        }
+        try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
+        if let advertiseURL {
+            try check((advertiseURL.hasPrefix("http://") || advertiseURL.hasPrefix("https://")) && !advertiseURL.hasSuffix("/")
+                      && URLComponents(string: advertiseURL)?.host?.isEmpty == false,
+                      "--advertise-url must be an http(s) URL without a trailing slash, like http://10.0.0.2:8080, got \(advertiseURL)")
+            try check(database != nil, "--advertise-url needs --database-url (it is how other instances on that database reach this one)")
+        }
+        if database != nil, advertiseURL == nil, server.host == "0.0.0.0" || server.host == "::" {
+            throw Invalid(description: "--advertise-url is needed with --database-url when binding \(server.host): other instances must know which address reaches this one")
         }
         for origin in corsOrigins {
             if let problem = CORSPolicy.problem(with: origin) { throw Invalid(description: "--cors-origins: \(problem)") }

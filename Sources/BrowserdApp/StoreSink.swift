@@ -10,6 +10,8 @@ final class StoreSink: DurableSink {
     private let writerSlot = Mutex<StoreWriter?>(nil)
     private let failure = Mutex<String?>(nil)
     private let onFailure: @Sendable (String) -> Void
+    /// Told of a profile whose change was refused because another instance holds it now.
+    let onFenced = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// - Parameter onFailure: called once when a commit fails while storage was healthy.
     init(onFailure: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -40,6 +42,10 @@ final class StoreSink: DurableSink {
         return { [self] in
             do {
                 try await ticket.wait()
+            } catch StoreError.fencedOut(let profile) {
+                // Not a storage failure: this profile lives on another instance now.
+                onFenced.withLock { $0 }?(profile)
+                throw StoreError.fencedOut(profileID: profile)
             } catch {
                 fail("\(error)")
                 throw error

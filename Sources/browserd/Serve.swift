@@ -32,6 +32,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "File holding the PostgreSQL password, when the URL has none [env: BROWSERD_DATABASE_PASSWORD_FILE].")
     var databasePasswordFile: String?
 
+    @Option(help: "With --database-url: the URL other instances reach this one at, e.g. http://10.0.0.2:8080 [env: BROWSERD_ADVERTISE_URL] (default: http://HOST:PORT of this server).")
+    var advertiseUrl: String?
+
+    @Option(help: "With --database-url: seconds a profile's lease lasts without renewal; a dead instance's profiles move on after this long [env: BROWSERD_LEASE_SECONDS] (default: 10).")
+    var leaseSeconds: Double?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical [env: BROWSERD_LOG_LEVEL] (default: info).")
     var logLevel: String?
 
@@ -151,6 +157,8 @@ struct Serve: AsyncParsableCommand {
         } else if databasePasswordFile != nil {
             throw ValidationError("--database-password-file needs --database-url")
         }
+        configuration.advertiseURL = advertiseUrl ?? Environment.value("BROWSERD_ADVERTISE_URL")
+        configuration.leaseSeconds = try resolve(leaseSeconds, "BROWSERD_LEASE_SECONDS", default: 10) { Double($0) }
         let durabilityMode = try resolve(durability, "BROWSERD_DURABILITY", default: "durable") { $0 }
         guard durabilityMode == "durable" || durabilityMode == "relaxed" else {
             throw ValidationError("durability must be durable or relaxed, got '\(durabilityMode)'")

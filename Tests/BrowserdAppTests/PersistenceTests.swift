@@ -137,12 +137,15 @@ import Testing
             try await blocking {
                 let retry = try HTTPClientConnection(host: "127.0.0.1", port: port)
                 for (key, body) in ledger.takeUnanswered() {
-                    let reply = try retry.request("POST", "/v1/browsers/\(target)/tabs",
-                                                  headers: crashJSONHeaders + [("Idempotency-Key", key)], body: Array(body.utf8))
+                    let reply = try untilAvailable {
+                        try retry.request("POST", "/v1/browsers/\(target)/tabs",
+                                          headers: crashJSONHeaders + [("Idempotency-Key", key)], body: Array(body.utf8))
+                    }
                     #expect(reply.status == 201, "round \(round): retry of \(key) got \(reply.status)")
                     if let id = crashJSON(reply)["id"] as? String { ledger.open(id) }
                 }
-                let listing = try crashJSON(HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1/browsers/\(target)"))
+                let reader = try HTTPClientConnection(host: "127.0.0.1", port: port)
+                let listing = try crashJSON(untilAvailable { try reader.request("GET", "/v1/browsers/\(target)") })
                 let tabs = listing["tabs"] as? [[String: Any]] ?? []
                 let present = Set(tabs.compactMap { $0["id"] as? String })
                 // A close that was sent but not answered may or may not have happened.
@@ -276,6 +279,17 @@ final class CrashLedger: Sendable {
 }
 
 let crashJSONHeaders = [("Content-Type", "application/json")]
+
+/// What a client does with a 503 and its `Retry-After`: asks again, here for up to 15 s (on
+/// PostgreSQL, a restarted instance first takes the profile over from its previous run).
+func untilAvailable(_ request: () throws -> HTTPClientConnection.Response) throws -> HTTPClientConnection.Response {
+    var reply = try request()
+    for _ in 0..<60 where reply.status == 503 {
+        usleep(250_000)
+        reply = try request()
+    }
+    return reply
+}
 
 func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
     ((try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]) ?? [:]

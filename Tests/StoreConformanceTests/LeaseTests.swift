@@ -29,9 +29,9 @@ import Testing
         let leases: ProfileLeases
 
         init(url: DatabaseURL, name: String, ttl: Double) {
-            held = HeldLeases(instanceID: name)
+            held = HeldLeases(instanceID: name, advertiseURL: "http://\(name).example", ttlSeconds: ttl)
             store = PostgresStore(url: url, fence: held, logger: StoreFixture.logger)
-            leases = ProfileLeases(store: store, held: held, advertiseURL: "http://\(name).example", ttlSeconds: ttl, logger: StoreFixture.logger)
+            leases = ProfileLeases(store: store, held: held, logger: StoreFixture.logger)
         }
 
         func commit(_ change: ChangeSet) async throws {
@@ -79,8 +79,23 @@ import Testing
             #expect(a.held.epoch(of: "p1") == 1, "a has not noticed yet")
             await #expect(throws: FencedOut(profileIDs: ["p1"])) { try await a.commit(Self.profile("p1", name: "late")) }
             try await b.commit(Self.profile("p1", name: "successor"))
-            await #expect(throws: FencedOut(profileIDs: ["p9"])) { try await a.commit(Self.profile("p9")) }
+            var stranger = ChangeSet()
+            stranger.profileID = "p9"
+            stranger.deletedTabs = ["t1"]
+            await #expect(throws: FencedOut(profileIDs: ["p9"])) { try await a.commit(stranger) }
             #expect(try await b.store.load().profiles.map(\.name) == ["successor"])
+        }
+    }
+
+    /// Creating a profile takes its lease in the same transaction; creating one whose id another
+    /// instance holds is refused.
+    @Test(.enabled(if: enabled)) func creatingAProfileTakesItsLease() async throws {
+        try await withTwoInstances(ttl: 5) { a, b in
+            try await a.commit(Self.profile("p1"))
+            #expect(a.held.epoch(of: "p1") == 1)
+            #expect(try await b.leases.acquire("p1") == .heldElsewhere(instanceID: "a", url: "http://a.example"))
+            await #expect(throws: FencedOut(profileIDs: ["p1"])) { try await b.commit(Self.profile("p1", name: "twin")) }
+            #expect(b.held.epoch(of: "p1") == nil)
         }
     }
 

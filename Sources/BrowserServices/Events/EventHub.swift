@@ -59,6 +59,10 @@ public final class EventHub: Sendable {
 
     func closeProfile(_ id: ProfileID) { _ = state.withLock { $0.profiles.removeValue(forKey: id) } }
 
+    /// Ends a window's streams and forgets its channel (the window lives on another instance now).
+    func endWindow(_ id: BrowserID) { state.withLock { $0.windows.removeValue(forKey: id) }?.finishAll() }
+    func endProfile(_ id: ProfileID) { state.withLock { $0.profiles.removeValue(forKey: id) }?.finishAll() }
+
     func window(_ id: BrowserID) -> EventChannel? { state.withLock { $0.windows[id] } }
     func profile(_ id: ProfileID) -> EventChannel? { state.withLock { $0.profiles[id] } }
 

@@ -1,0 +1,42 @@
+public import BrowserModel
+public import BrowserRecords
+
+// With several instances on one database, each regular profile lives in the memory of the instance
+// that holds its lease: it is restored there when that instance takes the lease, and dropped from
+// memory, unchanged, when the lease moves on.
+extension BrowserService {
+    /// Whether the regular profile `id` is in this instance's memory.
+    public func holdsProfile(_ id: ProfileID) -> Bool {
+        guard let entry = snapshots.profile(id) else { return false }
+        return entry.rootID == id
+    }
+
+    /// The regular profile that holds a window, tab or group here (nil when none here does).
+    public func rootProfile(ofTab id: TabID) -> ProfileID? { snapshots.browser(ofTab: id).flatMap { rootProfile(ofWindow: $0) } }
+    public func rootProfile(ofGroup id: TabGroupID) -> ProfileID? { snapshots.browser(ofGroup: id).flatMap { rootProfile(ofWindow: $0) } }
+
+    /// The regular profiles in memory.
+    public var heldProfiles: [ProfileID] { snapshots.profileSnapshots().filter { !$0.incognito }.map(\.id) }
+
+    /// Brings one regular profile back from stored records (another instance held it before).
+    /// Nothing happens when it is here already.
+    public func restoreProfile(_ stored: StoredState) async throws -> RestoreSummary {
+        guard let profile = stored.profiles.first, stored.profiles.count == 1 else { return RestoreSummary() }
+        guard !holdsProfile(ProfileID(rawValue: profile.id)) else { return RestoreSummary() }
+        return try await restore(stored)
+    }
+
+    /// Drops a regular profile and its off-the-record profile from memory without changing or writing
+    /// anything: another instance owns it now. The streams of its windows and of the profile end
+    /// (their clients reconnect, and the new owner answers with a `reset`).
+    public func unloadProfile(_ id: ProfileID) async {
+        guard let entry = snapshots.profile(id), entry.rootID == id else { return }
+        // On the executor: whatever was running on it has finished; nothing runs on it afterwards,
+        // since requests no longer find the profile.
+        let (profiles, windows) = await entry.executor.perform { session -> ([ProfileID], [BrowserID]) in
+            let profiles = [session.browserState.id] + (session.offTheRecord.map { [$0.id] } ?? [])
+            return (profiles, session.browserList.browsers().map(\.id))
+        }
+        snapshots.unload(profiles: profiles, windows: windows)
+    }
+}

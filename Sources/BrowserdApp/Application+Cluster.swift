@@ -1,0 +1,35 @@
+import BrowserPersistence
+import BrowserPostgres
+import Foundation
+
+extension Application {
+    /// Starts as one of several instances on a PostgreSQL database: nothing is restored up front;
+    /// each profile is restored by the instance that first takes its lease (see ``ClusterMembership``).
+    func startMember(store: PostgresStore, held: HeldLeases, started: ContinuousClock.Instant) async throws {
+        readiness.clear("startup")
+        try server.start()
+        if held.advertiseURL.isEmpty {
+            let host = configuration.server.host
+            held.advertiseURL = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
+        }
+        let leases = ProfileLeases(store: store, held: held, logger: logger)
+        let cluster = ClusterMembership(leases: leases, store: store, service: service, tokens: tokens, idempotency: idempotency,
+                                        authenticationOn: configuration.adminToken != nil, factory: metricsFactory, logger: logger)
+        membership.set(cluster)
+        sink.attach(StoreWriter(store: store))
+        cluster.startRenewing()
+        readiness.clear("restore")
+        if configuration.adminToken == nil {
+            logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
+        }
+        logger.info("browserd started", metadata: [
+            "version": "\(BuildInfo.version)",
+            "address": "\(configuration.server.host):\(server.port)",
+            "database": "\(store.url)",
+            "instance": "\(held.instanceID)",
+            "advertise": "\(held.advertiseURL)",
+            "leaseSeconds": "\(held.ttlSeconds)",
+            "startup": "\(ContinuousClock.now - started)",
+        ])
+    }
+}

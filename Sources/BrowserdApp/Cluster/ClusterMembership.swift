@@ -1,0 +1,305 @@
+import BrowserAPI
+import BrowserModel
+import BrowserPostgres
+import BrowserServices
+import Foundation
+import HTTPServer
+import Logging
+import Metrics
+import Synchronization
+
+/// One instance among several on one PostgreSQL database: each regular profile lives in the memory
+/// of the instance that holds its lease; any instance takes any request and either serves it (the
+/// profile is here, or nobody holds it and this instance takes it over) or forwards it to the owner.
+///
+/// - Placement: the profile a request names (by a profile, window, tab or group id, or a `profileId`
+///   in the query or body) is found here first, then in the database; its owner comes from the
+///   lease, cached until a `browserd_leases` notification says it moved.
+/// - Takeover: a profile nobody holds (or whose lease expired) is acquired with a higher epoch and
+///   restored from the database alone (that profile only), its tokens and stored answers included.
+/// - Renewal: every lease is renewed each third of its time; one found taken over is dropped from
+///   memory at once, and all are dropped when renewal has failed for most of a lease's time (the
+///   database may have handed them on already).
+final class ClusterMembership: Sendable {
+    let leases: ProfileLeases
+    let service: BrowserService
+    let tokens: TokenStore
+    let idempotency: IdempotencyStore
+    let forwarder: RequestForwarder
+    let logger: Logger
+    /// Whether requests must authenticate (an admin token is set): an anonymous request never makes
+    /// this instance take a profile over or forward anything; it is answered 401 here.
+    let authenticationOn: Bool
+    private let store: PostgresStore
+    private let owners = Mutex<[String: ProfileLeases.Owner]>([:])
+    private let takeovers = Mutex<[String: Task<Void, any Error>]>([:])
+    private let renewal = Mutex<Task<Void, Never>?>(nil)
+    private let lastRenewal = Mutex(ContinuousClock.now)
+    let forwardedCounter: Counter
+    let takeoverCounter: Counter
+    let lostCounter: Counter
+
+    var instanceID: String { leases.held.instanceID }
+
+    /// Where the application keeps its membership once started (routes are built before).
+    final class Slot: Sendable {
+        private let value = Mutex<ClusterMembership?>(nil)
+        var current: ClusterMembership? { value.withLock { $0 } }
+        func set(_ membership: ClusterMembership) { value.withLock { $0 = membership } }
+    }
+
+    /// `responder`, placed first: forwarded when another instance holds the request's profile, and
+    /// answered with this instance's name when served here.
+    static func placing(_ responder: Responder, membership: Slot) -> Responder {
+        .deferred { request in
+            guard let cluster = membership.current else { return try await run(responder, request) }
+            if let answer = await cluster.place(request) { return answer }
+            var response: HTTPResponse
+            do {
+                response = try await run(responder, request)
+            } catch let error as HTTPError {
+                response = error.response(instance: request.path)
+            }
+            if case .shared(let shared) = response.body {
+                response = HTTPResponse(status: shared.status, headers: shared.headers, body: .bytes(shared.body))
+            }
+            response.headers.set(RequestForwarder.instanceHeader, cluster.instanceID)
+            return response
+        }
+    }
+
+    private static func run(_ responder: Responder, _ request: HTTPRequest) async throws -> HTTPResponse {
+        switch responder {
+        case .immediate(let handle): try handle(request)
+        case .deferred(let handle): try await handle(request)
+        }
+    }
+
+    init(leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
+         authenticationOn: Bool, factory: any MetricsFactory, logger: Logger) {
+        self.leases = leases
+        self.store = store
+        self.service = service
+        self.tokens = tokens
+        self.idempotency = idempotency
+        self.authenticationOn = authenticationOn
+        self.logger = logger
+        forwarder = RequestForwarder(instanceID: leases.held.instanceID, logger: logger)
+        forwardedCounter = Counter(label: "browserd_forwarded_requests_total", factory: factory)
+        takeoverCounter = Counter(label: "browserd_lease_takeovers_total", factory: factory)
+        lostCounter = Counter(label: "browserd_leases_lost_total", factory: factory)
+    }
+
+    // MARK: Placement
+
+    /// What a request names, by the route's parameters, query or body.
+    enum Subject {
+        case profile(String)
+        case window(String)
+        case tab(String)
+        case group(String)
+    }
+
+    static func subject(of request: HTTPRequest) -> Subject? {
+        let parameters = request.pathParameters
+        if let id = parameters["profileId"] { return .profile(id) }
+        if let id = parameters["browserId"] { return .window(id) }
+        if let id = parameters["tabId"] { return .tab(id) }
+        if let id = parameters["groupId"] { return .group(id) }
+        if let id = request.queryValue("profileId") { return .profile(id) }
+        if request.method == .post, request.routeTemplate == "/v1/browsers",
+           let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+           let id = body["profileId"] as? String {
+            return .profile(id)
+        }
+        return nil
+    }
+
+    /// The answer of another instance, or nil when this instance serves the request.
+    func place(_ request: HTTPRequest) async -> HTTPResponse? {
+        guard let subject = Self.subject(of: request) else { return nil }
+        if authenticationOn, request.headers["Authorization"] == nil, request.queryValue("ticket") == nil { return nil }
+        // Here already: served here.
+        if rootHere(subject) != nil { return nil }
+        do {
+            guard let profile = try await storedProfile(subject) else { return nil } // nothing names it: the handler's 404
+            switch try await owner(of: profile) {
+            case .here:
+                return nil
+            case .elsewhere(let url, let owner):
+                if let from = request.headers[RequestForwarder.forwardedHeader] {
+                    // Forwarded to us, but we do not hold it: the lease moved meanwhile. Never a second hop.
+                    return Self.unavailable("Profile \(profile) is moving between instances (forwarded by \(from) to \(instanceID), now held by \(owner)); retry.", request)
+                }
+                forwardedCounter.increment()
+                do {
+                    return try await forwarder.forward(request, to: url)
+                } catch {
+                    owners.withLock { $0[profile] = nil }
+                    logger.warning("forwarding failed", metadata: ["profile": "\(profile)", "owner": "\(owner)", "error": "\(error)"])
+                    // An owner whose address refuses connections is gone: take its profiles now rather
+                    // than after its lease expires. The request itself may or may not have reached it,
+                    // so only a read is served at once; a change is answered 503, for the client to retry.
+                    guard RequestForwarder.refusesConnections(url), (try? await takeOver(profile, replacing: owner)) != nil,
+                          service.holdsProfile(ProfileID(rawValue: profile)) else {
+                        return Self.unavailable("The instance that holds profile \(profile) (\(owner)) did not answer; retry.", request)
+                    }
+                    if request.method == .get || request.method == .head { return nil }
+                    return Self.unavailable("The instance that held profile \(profile) (\(owner)) is gone and this one took the profile over; retry.", request)
+                }
+            }
+        } catch {
+            logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
+            return Self.unavailable("The database cannot say which instance holds this profile: \(PostgresStore.describe(error))", request)
+        }
+    }
+
+    private static func unavailable(_ detail: String, _ request: HTTPRequest) -> HTTPResponse {
+        HTTPError.unavailable(detail, retryAfter: 1).response(instance: request.path)
+    }
+
+    private func rootHere(_ subject: Subject) -> ProfileID? {
+        switch subject {
+        case .profile(let id): service.rootProfile(of: ProfileID(rawValue: id))
+        case .window(let id): service.rootProfile(ofWindow: BrowserID(rawValue: id))
+        case .tab(let id): service.rootProfile(ofTab: TabID(rawValue: id))
+        case .group(let id): service.rootProfile(ofGroup: TabGroupID(rawValue: id))
+        }
+    }
+
+    /// The regular profile the database says holds the subject.
+    private func storedProfile(_ subject: Subject) async throws -> String? {
+        switch subject {
+        case .profile(let id): try await leases.profileExists(id) ? id : nil
+        case .window(let id): try await leases.profile(ofWindow: id)
+        case .tab(let id): try await leases.profile(ofTab: id)
+        case .group(let id): try await leases.profile(ofGroup: id)
+        }
+    }
+
+    enum Placement {
+        case here
+        case elsewhere(url: String, instanceID: String)
+    }
+
+    /// Where `profile` lives: a live owner elsewhere (cached), or here after taking it over.
+    func owner(of profile: String) async throws -> Placement {
+        if let cached = owners.withLock({ $0[profile] }), cached.instanceID != instanceID {
+            return .elsewhere(url: cached.url, instanceID: cached.instanceID)
+        }
+        if let owner = try await leases.owner(of: profile), owner.live, owner.instanceID != instanceID {
+            owners.withLock { $0[profile] = owner }
+            return .elsewhere(url: owner.url, instanceID: owner.instanceID)
+        }
+        return try await takeOver(profile)
+    }
+
+    /// Takes `profile` and restores it here, once even if many requests ask at the same time.
+    private func takeOver(_ profile: String, replacing unreachable: String? = nil) async throws -> Placement {
+        let task = takeovers.withLock { running -> Task<Void, any Error> in
+            if let task = running[profile] { return task }
+            let task = Task { try await self.acquireAndRestore(profile, replacing: unreachable) }
+            running[profile] = task
+            return task
+        }
+        defer { takeovers.withLock { if $0[profile] == task { $0[profile] = nil } } }
+        do {
+            try await task.value
+            return .here
+        } catch let moved as MovedElsewhere {
+            return .elsewhere(url: moved.url, instanceID: moved.instanceID)
+        }
+    }
+
+    private struct MovedElsewhere: Error {
+        let url: String
+        let instanceID: String
+    }
+
+    private func acquireAndRestore(_ profile: String, replacing unreachable: String?) async throws {
+        if service.holdsProfile(ProfileID(rawValue: profile)) { return }
+        switch try await leases.acquire(profile, replacing: unreachable) {
+        case .heldElsewhere(let instance, let url):
+            throw MovedElsewhere(url: url, instanceID: instance)
+        case .acquired(let epoch):
+            let started = ContinuousClock.now
+            do {
+                let stored = try await store.load(profile: profile)
+                let summary = try await service.restoreProfile(stored)
+                tokens.restore(stored.tokens.map {
+                    TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
+                })
+                idempotency.restore(stored.idempotency)
+                owners.withLock { $0[profile] = nil }
+                takeoverCounter.increment()
+                logger.notice("took a profile over", metadata: [
+                    "profile": "\(profile)", "epoch": "\(epoch)", "windows": "\(summary.windows)", "tabs": "\(summary.tabs)",
+                    "duration": "\(ContinuousClock.now - started)",
+                ])
+            } catch {
+                // Not restored: give the lease back so this or another instance can try again.
+                try? await leases.release([profile])
+                throw error
+            }
+        }
+    }
+
+    /// A lease moved (notification from the database): forget where it was.
+    func leaseMoved(_ profile: String) {
+        owners.withLock { $0[profile] = nil }
+    }
+
+    // MARK: Losing profiles
+
+    /// Drops a profile this instance no longer holds (lost at renewal, or a commit was fenced out).
+    func dropProfile(_ profile: String, reason: String) async {
+        leases.forget(profile)
+        owners.withLock { $0[profile] = nil }
+        guard service.holdsProfile(ProfileID(rawValue: profile)) else { return }
+        await service.unloadProfile(ProfileID(rawValue: profile))
+        lostCounter.increment()
+        logger.warning("dropped a profile another instance holds now", metadata: ["profile": "\(profile)", "reason": "\(reason)"])
+    }
+
+    // MARK: Renewal
+
+    func startRenewing() {
+        let interval = Duration.milliseconds(Int64(leases.ttlSeconds * 1000 / 3))
+        let deadline = Duration.milliseconds(Int64(leases.ttlSeconds * 1000 * 0.8))
+        renewal.withLock { task in
+            task = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self, !Task.isCancelled else { return }
+                    do {
+                        let lost = try await self.leases.renew()
+                        self.lastRenewal.withLock { $0 = .now }
+                        for profile in lost { await self.dropProfile(profile, reason: "its lease was taken over") }
+                    } catch {
+                        // The database may already have handed our profiles on: stop serving them in time.
+                        if ContinuousClock.now - self.lastRenewal.withLock({ $0 }) > deadline {
+                            for profile in self.leases.held.all.keys {
+                                await self.dropProfile(profile, reason: "leases could not be renewed: \(PostgresStore.describe(error))")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops renewing and gives every lease back, so other instances take the profiles at once.
+    func stop() async {
+        renewal.withLock { $0?.cancel() }
+        let held = Array(leases.held.all.keys)
+        if !held.isEmpty {
+            do {
+                try await leases.release(held)
+                logger.info("gave leases back", metadata: ["profiles": "\(held.count)"])
+            } catch {
+                logger.warning("could not give leases back (they expire by themselves)", metadata: ["error": "\(PostgresStore.describe(error))"])
+            }
+        }
+        await forwarder.shutdown()
+    }
+}

@@ -1,0 +1,117 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Passes a request on to the instance that owns its profile, and its answer back: method, path,
+/// query, the headers that matter, body; status, headers and body back, an event stream chunk by
+/// chunk as it comes (never buffered whole).
+///
+/// A forwarded request carries `X-Browserd-Forwarded-By`; an instance never forwards such a request
+/// again (one hop at most: a lease that moves meanwhile gives a 503 to retry, never a loop).
+final class RequestForwarder: Sendable {
+    static let forwardedHeader = "X-Browserd-Forwarded-By"
+    static let instanceHeader = "X-Browserd-Instance"
+    /// Request headers passed on; the others (hop-by-hop ones, Host, Content-Length) are the client's own.
+    static let passedRequestHeaders: Set<String> = [
+        "authorization", "content-type", "idempotency-key", "if-match", "last-event-id", "accept", "origin",
+    ]
+    /// Answer headers not passed back (the local server sets its own framing).
+    static let droppedResponseHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive", "date", "server"]
+
+    private let client: HTTPClient
+    private let instanceID: String
+    private let logger: Logger
+
+    init(instanceID: String, logger: Logger) {
+        self.instanceID = instanceID
+        self.logger = logger
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .milliseconds(500), read: .seconds(60))
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
+    /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
+    func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
+        var target = base + request.path
+        if !request.query.isEmpty {
+            var components = URLComponents()
+            components.queryItems = request.query.map { URLQueryItem(name: $0.name, value: $0.value) }
+            target += "?" + (components.percentEncodedQuery ?? "")
+        }
+        var outgoing = HTTPClientRequest(url: target)
+        outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
+            outgoing.headers.add(name: field.name, value: field.value)
+        }
+        outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
+        if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
+        let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
+        let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .seconds(60)), logger: logger)
+        var headers = HTTPHeaders()
+        for (name, value) in response.headers where !Self.droppedResponseHeaders.contains(name.lowercased()) {
+            headers.add(name, value)
+        }
+        let status = Int(response.status.code)
+        if headers["Content-Type"]?.hasPrefix("text/event-stream") == true {
+            return HTTPResponse(status: status, headers: headers, body: .stream(Self.relay(response.body)))
+        }
+        let body = try await response.body.collect(upTo: 64 << 20)
+        return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.readableBytesView)))
+    }
+
+    /// Whether nothing listens at `base`'s address (a TCP connection is refused within 300 ms): the
+    /// instance that advertised it is gone.
+    static func refusesConnections(_ base: String) -> Bool {
+        guard let components = URLComponents(string: base), let host = components.host else { return false }
+        let port = components.port ?? (components.scheme == "https" ? 443 : 80)
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &result) == 0, let info = result else { return false }
+        defer { freeaddrinfo(result) }
+        let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return false }
+        if errno == ECONNREFUSED { return true }
+        guard errno == EINPROGRESS else { return false }
+        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&poller, 1, 300) == 1 else { return false }
+        var failure: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length)
+        return failure == ECONNREFUSED
+    }
+
+    /// An event stream relayed as it comes; when the local client leaves, the upstream request ends.
+    private static func relay(_ body: HTTPClientResponse.Body) -> StreamBody {
+        StreamBody(maxBufferedBytes: 4 << 20) { writer in
+            let task = Task {
+                do {
+                    for try await chunk in body {
+                        // A client too slow for the relay's buffer is cut off, as a local stream's would be:
+                        // it reconnects with Last-Event-ID and misses nothing.
+                        guard writer.write(Array(chunk.readableBytesView), evenIfFull: true) == .written else {
+                            writer.abort()
+                            return
+                        }
+                    }
+                } catch {}
+                writer.finish()
+            }
+            writer.onClose { task.cancel() }
+        }
+    }
+}
