@@ -9,7 +9,7 @@ extension PostgresStore {
     /// - Parameter profile: one regular profile only (an instance taking it over restores just it),
     ///   with the answers of its idempotent requests; nil: everything.
     public func load(now: Date = Date(), profile: String? = nil) async throws -> StoredState {
-        try await said { try await client.withConnection { connection in
+        try await said(timeout: .seconds(300)) { [self] in try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let state = try await load(on: connection, now: now, profile: profile)

@@ -60,6 +60,16 @@ public final class PostgresStore: Sendable {
     /// - Throws: ``OpenError`` when the server cannot be reached or the schema is newer than this program.
     public func prepare() async throws {
         do {
+            try await said(timeout: .seconds(30)) { [self] in try await migrate() }
+        } catch let error as OpenError {
+            throw error
+        } catch {
+            throw OpenError.unusable(database: url.description, reason: "\(error)")
+        }
+    }
+
+    private func migrate() async throws {
+        do {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
                 try await connection.query("""
@@ -80,13 +90,14 @@ public final class PostgresStore: Sendable {
                     logger.notice("database migrated", metadata: ["version": "\(index + 1)", "migration": "\(migration.name)"])
                 }
             }
-        } catch let error as OpenError {
-            throw error
         } catch let error as PostgresTransactionError where error.closureError is OpenError {
             throw error.closureError!
-        } catch {
-            throw OpenError.unusable(database: url.description, reason: Self.describe(error))
         }
+    }
+
+    /// Whether the server answers a trivial query (within 2 s).
+    public func ping() async throws {
+        try await said(timeout: .seconds(2)) { [self] in _ = try await client.query("SELECT 1", logger: logger) }
     }
 
     /// The schema version of the database (0 before ``prepare()``).
@@ -115,10 +126,28 @@ public final class PostgresStore: Sendable {
         public let description: String
     }
 
-    /// Runs `body`, turning its error into a ``Failure`` that says what the server said.
-    func said<T>(_ body: () async throws -> T) async throws -> T {
+    /// How long a statement or transaction may take before it is given up (the pool waits for a
+    /// connection as long as the server is unreachable: without this, requests would hang).
+    public static let timeout: Duration = .seconds(5)
+
+    /// Runs `body` within `timeout` (then cancelled), turning its error into a ``Failure`` that says
+    /// what the server said.
+    func said<T: Sendable>(timeout: Duration = PostgresStore.timeout, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
-            return try await body()
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw Failure(description: "the database did not answer within \(timeout)")
+                }
+                return value
+            }
+        } catch let error as Failure {
+            throw error
         } catch let error as OpenError {
             throw error
         } catch let error as FencedOut {
@@ -142,7 +171,7 @@ public final class PostgresStore: Sendable {
     public func apply(_ changes: [ChangeSet]) async throws {
         let segments = ChangeSegment.segments(of: changes)
         let claims = try fenceClaims(changes)
-        try await said {
+        try await said { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 if let claims { try await checkFence(claims, on: connection) }
                 for segment in segments { try await write(segment, on: connection) }
@@ -195,7 +224,7 @@ public final class PostgresStore: Sendable {
 
     /// Commits a small real write (a row added and removed in one transaction).
     public func probeWrite() async throws {
-        try await said { try await client.withTransaction(logger: logger) { connection in
+        try await said { [self] in try await client.withTransaction(logger: logger) { connection in
             try await connection.query("""
                 INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at)
                 VALUES (\("\u{1}probe"), ''::bytea, 0, '', ''::bytea, 0) ON CONFLICT (key) DO NOTHING
@@ -206,7 +235,7 @@ public final class PostgresStore: Sendable {
 
     /// Deletes stored answers of idempotent requests older than `date`.
     public func purgeIdempotency(before date: Date) async throws {
-        try await said { _ = try await client.query("DELETE FROM idempotency_keys WHERE created_at < \(date.timeIntervalSince1970)", logger: logger) }
+        try await said { [self] in _ = try await client.query("DELETE FROM idempotency_keys WHERE created_at < \(date.timeIntervalSince1970)", logger: logger) }
     }
 
     /// How many tabs are stored.

@@ -76,7 +76,7 @@ public final class ProfileLeases: Sendable {
     /// - Parameter unreachable: an owner known to be gone (its address refuses connections): its lease
     ///   is taken before it expires. Safe whatever the truth: fencing stops its writes if it lives.
     public func acquire(_ profile: String, replacing unreachable: String? = nil) async throws -> Claim {
-        try await store.said {
+        try await store.said { [self] in
             let me = held.instanceID
             let url = advertiseURL
             let ttl = ttlSeconds
@@ -108,7 +108,7 @@ public final class ProfileLeases: Sendable {
 
     /// Who holds `profile`, if anyone ever did.
     public func owner(of profile: String) async throws -> Owner? {
-        try await store.said {
+        try await store.said { [self] in
             var owner: Owner?
             for try await (id, url, epoch, live) in try await store.client.query("""
                 SELECT owner_id, owner_url, epoch, expires_at > now() FROM profile_leases WHERE profile_id = \(profile)
@@ -126,7 +126,7 @@ public final class ProfileLeases: Sendable {
         guard !claims.isEmpty else { return [] }
         let me = held.instanceID
         let ttl = ttlSeconds
-        let kept: Set<String> = try await store.said {
+        let kept: Set<String> = try await store.said { [self] in
             var kept: Set<String> = []
             for try await profile in try await store.client.query("""
                 UPDATE profile_leases AS l SET expires_at = now() + make_interval(secs => \(ttl))
@@ -148,7 +148,7 @@ public final class ProfileLeases: Sendable {
         for (profile, _) in claims { held.remove(profile) }
         guard !claims.isEmpty else { return }
         let me = held.instanceID
-        try await store.said {
+        try await store.said { [self] in
             try await store.client.withTransaction(logger: logger) { connection in
                 try await connection.query("""
                     UPDATE profile_leases AS l SET expires_at = now() - interval '1 second'
@@ -159,6 +159,26 @@ public final class ProfileLeases: Sendable {
                     try await connection.query("SELECT pg_notify(\(Self.channel), \(profile))", logger: logger)
                 }
             }
+        }
+    }
+
+    /// Tells `moved` the profile of every lease taken or given back by any instance, until the task is
+    /// cancelled, on a connection of its own (re-opened after a failure); `listening` is called each
+    /// time listening (re)starts, since notifications sent meanwhile are lost.
+    public func watchMoves(listening: @escaping @Sendable () -> Void, moved: @escaping @Sendable (String) -> Void) async {
+        while !Task.isCancelled {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        listening()
+                        for try await notification in notifications { moved(notification.payload) }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("lease notifications interrupted; listening again", metadata: ["error": "\(PostgresStore.describe(error))"])
+            }
+            try? await Task.sleep(for: .seconds(1))
         }
     }
 
@@ -184,7 +204,7 @@ public final class ProfileLeases: Sendable {
 
     /// Every stored regular profile with its number of stored windows, oldest first.
     public func storedProfiles() async throws -> [(record: ProfileRecord, windowCount: Int)] {
-        try await store.said {
+        try await store.said { [self] in
             var profiles: [(record: ProfileRecord, windowCount: Int)] = []
             for try await (id, name, created, windows) in try await store.client.query("""
                 SELECT p.id, p.name, p.created_at, (SELECT count(*) FROM windows w WHERE w.profile_id = p.id)::bigint
@@ -197,7 +217,7 @@ public final class ProfileLeases: Sendable {
     }
 
     private func lookup(_ query: PostgresQuery) async throws -> String? {
-        try await store.said {
+        try await store.said { [self] in
             var found: String?
             for try await value in try await store.client.query(query, logger: logger).decode(String.self) { found = value }
             return found

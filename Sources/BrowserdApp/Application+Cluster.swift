@@ -18,6 +18,28 @@ extension Application {
         membership.set(cluster)
         sink.attach(StoreWriter(store: store))
         cluster.startRenewing()
+        cluster.startListening()
+        // /readyz says whether the database answers (checked every 2 s).
+        let readiness = self.readiness
+        let logger = self.logger
+        databaseProbe.withLock { probe in
+            probe = Task.detached {
+                var down = false
+                while !Task.isCancelled {
+                    do {
+                        try await store.ping()
+                        if down { logger.notice("the database answers again") }
+                        down = false
+                        readiness.clear("database")
+                    } catch {
+                        if !down { logger.error("the database does not answer", metadata: ["error": "\(error)"]) }
+                        down = true
+                        readiness.block("database", reason: "the database does not answer: \(error)")
+                    }
+                    try? await Task.sleep(for: .seconds(2))
+                }
+            }
+        }
         readiness.clear("restore")
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")

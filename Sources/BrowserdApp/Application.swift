@@ -37,6 +37,8 @@ public final class Application: Sendable {
     let postgresRun = Mutex<Task<Void, Never>?>(nil)
     /// With `--database-url`: this instance among those on the database (made at start).
     let membership = ClusterMembership.Slot()
+    /// With `--database-url`: the task that checks the database for /readyz.
+    let databaseProbe = Mutex<Task<Void, Never>?>(nil)
     let metricsFactory: PrometheusMetricsFactory
 
     /// Builds the application; nothing listens until ``start()``.
@@ -127,6 +129,26 @@ public final class Application: Sendable {
         let rolledBack = Mutex(false)
         recovery.configure { [service, sink] in
             guard let writer = sink.writer else { throw StoreError.stopped }
+            if let cluster = membership.current {
+                // Several instances: memory is not rolled back but dropped, profile by profile (the
+                // database is the truth, and another instance may take a profile over meanwhile);
+                // each comes back from the database with the next request that names it.
+                if !rolledBack.withLock({ $0 }) {
+                    let held = service.heldProfiles
+                    for profile in held { await cluster.dropProfile(profile.rawValue, reason: "a commit failed: memory may be ahead of the database") }
+                    try? await cluster.leases.release(held.map(\.rawValue))
+                    rolledBack.withLock { $0 = true }
+                    logger.notice("profiles dropped from memory after a failed commit; they come back from the database on demand",
+                                  metadata: ["profiles": "\(held.count)"])
+                }
+                try await writer.probe()
+                rolledBack.withLock { $0 = false }
+                writer.resume()
+                sink.recovered()
+                readiness.clear("storage")
+                logger.notice("storage recovered: changes are taken again")
+                return
+            }
             if !rolledBack.withLock({ $0 }) {
                 let stored = try await writer.readBack()
                 let summary = try await service.rollBack(to: stored)
@@ -281,6 +303,7 @@ public final class Application: Sendable {
             let stats = writer.statistics
             logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
         }
+        databaseProbe.withLock { $0?.cancel() }
         if let cluster = membership.current { await cluster.stop() }
         if let pool = postgresRun.withLock({ $0 }) {
             pool.cancel()

@@ -34,6 +34,7 @@ final class ClusterMembership: Sendable {
     private let owners = Mutex<[String: ProfileLeases.Owner]>([:])
     private let takeovers = Mutex<[String: Task<Void, any Error>]>([:])
     private let renewal = Mutex<Task<Void, Never>?>(nil)
+    private let listener = Mutex<Task<Void, Never>?>(nil)
     private let lastRenewal = Mutex(ContinuousClock.now)
     let forwardedCounter: Counter
     let takeoverCounter: Counter
@@ -133,7 +134,10 @@ final class ClusterMembership: Sendable {
                 }
                 forwardedCounter.increment()
                 do {
-                    return try await forwarder.forward(request, to: url)
+                    let answer = try await forwarder.forward(request, to: url)
+                    // The owner no longer holds it (moving): ask the database next time.
+                    if answer.status == 503 { owners.withLock { $0[profile] = nil } }
+                    return answer
                 } catch {
                     owners.withLock { $0[profile] = nil }
                     logger.warning("forwarding failed", metadata: ["profile": "\(profile)", "owner": "\(owner)", "error": "\(error)"])
@@ -263,6 +267,18 @@ final class ClusterMembership: Sendable {
 
     // MARK: Renewal
 
+    /// Follows lease moves announced by any instance (`LISTEN browserd_leases`): the owner cache
+    /// forgets a profile as soon as its lease moves, and all of it whenever listening (re)starts.
+    func startListening() {
+        listener.withLock { task in
+            task = Task { [weak self] in
+                guard let leases = self?.leases else { return }
+                await leases.watchMoves(listening: { [weak self] in self?.owners.withLock { $0.removeAll() } },
+                                        moved: { [weak self] profile in self?.leaseMoved(profile) })
+            }
+        }
+    }
+
     func startRenewing() {
         let interval = Duration.milliseconds(Int64(leases.ttlSeconds * 1000 / 3))
         let deadline = Duration.milliseconds(Int64(leases.ttlSeconds * 1000 * 0.8))
@@ -291,6 +307,7 @@ final class ClusterMembership: Sendable {
     /// Stops renewing and gives every lease back, so other instances take the profiles at once.
     func stop() async {
         renewal.withLock { $0?.cancel() }
+        listener.withLock { $0?.cancel() }
         let held = Array(leases.held.all.keys)
         if !held.isEmpty {
             do {

@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""Several browserd instances on one PostgreSQL database, as real processes.
+
+Needs BROWSERD_TEST_DATABASE_URL (an admin URL) and BROWSERD_TEST_PG_CTL (pg_ctl of that cluster),
+which scripts/with-postgres.sh sets (make test runs everything under it). Each scenario gets a
+database of its own. Checks:
+  1. create through A, read through B, watch through C (a real SSE client): C's stream shows A's
+     changes; every answer names the instance that served it; lists agree on every instance;
+  2. kill -9 the owner under load from several clients: within lease expiry + 2 s another instance
+     serves the profile, with every acknowledged open present and every acknowledged close gone;
+     a keyed open whose answer was lost is retried and never makes a second tab;
+  3. SIGSTOP the owner past its lease: another takes the profile over and changes it; SIGCONT: the
+     old owner's late write is refused (or, had it already learnt it lost the lease, forwarded):
+     nothing lost, nothing doubled;
+  4. PostgreSQL restarted under the instances: changes get 503 while it is down, then work again
+     without restarting browserd, with everything acknowledged before still there.
+
+Usage: tests/cluster_test.py PATH_TO_BROWSERD
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+import httpx
+
+LEASE = 2.0
+JSON = {"Content-Type": "application/json"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check(ok, message):
+    if not ok:
+        raise AssertionError(message)
+
+
+class Database:
+    """A database of its own on the test cluster, dropped at the end."""
+
+    def __init__(self, admin):
+        self.admin = admin
+        self.name = "cluster_%d_%d" % (os.getpid(), int(time.time() * 1000) % 10**9)
+        self.psql("CREATE DATABASE %s" % self.name)
+        parts = urllib.parse.urlsplit(admin)
+        self.url = urllib.parse.urlunsplit(parts._replace(path="/" + self.name))
+
+    def psql(self, sql, url=None):
+        subprocess.run(["psql", url or self.admin, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def drop(self):
+        try:
+            self.psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.name)
+        except subprocess.CalledProcessError:
+            pass
+
+
+class Instance:
+    def __init__(self, binary, database, name):
+        self.name = name
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.log = tempfile.NamedTemporaryFile(prefix="browserd-%s-" % name, suffix=".log", delete=False)
+        self.process = subprocess.Popen(
+            [binary, "serve", "--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE),
+             "--log-level", "info"],
+            stdout=self.log, stderr=subprocess.STDOUT, env={k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")})
+        self.client = httpx.Client(base_url=self.base, timeout=10)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if self.client.get("/readyz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            check(self.process.poll() is None, "%s exited at start:\n%s" % (name, self.output()))
+            time.sleep(0.05)
+        self.id = self.client.get("/v1/profiles").headers.get("X-Browserd-Instance")
+
+    def output(self):
+        with open(self.log.name) as f:
+            return f.read()[-4000:]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.client.close()
+        os.unlink(self.log.name)
+
+
+def until_available(send, seconds=15):
+    """What a client does with 503 + Retry-After: asks again."""
+    deadline = time.time() + seconds
+    while True:
+        reply = send()
+        if reply.status_code != 503 or time.time() > deadline:
+            return reply
+        time.sleep(0.2)
+
+
+def with_cluster(binary, admin, count, body):
+    database = Database(admin)
+    instances = []
+    try:
+        instances = [Instance(binary, database, "abc"[i]) for i in range(count)]
+        return body(database, instances)
+    except Exception:
+        for instance in instances:
+            sys.stderr.write("--- log of %s (%s)\n%s\n" % (instance.name, instance.id, instance.output()))
+        raise
+    finally:
+        for instance in instances:
+            instance.stop()
+        database.drop()
+
+
+def create_profile_window(instance, window_via=None):
+    profile = instance.client.post("/v1/profiles", json={"name": "team"}).json()["id"]
+    window = (window_via or instance).client.post("/v1/browsers", json={"profileId": profile})
+    check(window.status_code == 201, "window: %s %s" % (window.status_code, window.text))
+    return profile, window.json()["id"]
+
+
+def owner_of(instances, window):
+    served = instances[0].client.get("/v1/browsers/%s" % window).headers.get("X-Browserd-Instance")
+    return next(i for i in instances if i.id == served)
+
+
+def scenario_create_read_watch(binary, admin):
+    def body(database, instances):
+        a, b, c = instances
+        check(len({a.id, b.id, c.id}) == 3 and all(i.id for i in instances), "instances name themselves")
+        profile, window = create_profile_window(a, window_via=b)
+        events = []
+        ready = threading.Event()
+
+        def watch():
+            with httpx.stream("GET", c.base + "/v1/browsers/%s/events?topics=tabs" % window, timeout=20) as stream:
+                check(stream.status_code == 200, "watch through C: %s" % stream.status_code)
+                check(stream.headers["content-type"].startswith("text/event-stream"), "an event stream")
+                check(stream.headers.get("X-Browserd-Instance") == a.id, "C relays A's stream")
+                name = None
+                for line in stream.iter_lines():
+                    ready.set()
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: ") and name:
+                        events.append((name, json.loads(line[6:])))
+                        if name == "tabs.remove":
+                            return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        check(ready.wait(10), "C's stream started")
+        tabs = []
+        for i, instance in enumerate(instances):
+            reply = instance.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://%s.example/" % instance.name})
+            check(reply.status_code == 201, "open through %s: %s %s" % (instance.name, reply.status_code, reply.text))
+            check(reply.headers.get("X-Browserd-Instance") == a.id, "A, the owner, served the open sent to %s" % instance.name)
+            tabs.append(reply.json()["id"])
+        check(b.client.delete("/v1/tabs/%s" % tabs[0]).status_code == 204, "close through B")
+        watcher.join(10)
+        inserted = [e[1]["item"]["id"] for e in events if e[0] == "tabs.insert"]
+        check(inserted == tabs, "C saw every open in order: %s vs %s" % (inserted, tabs))
+        check(any(e[0] == "tabs.remove" for e in events), "C saw the close")
+        for instance in instances:
+            listing = instance.client.get("/v1/browsers/%s/tabs" % window).json()["items"]
+            check([t["id"] for t in listing] == tabs[1:], "%s reads the window as it is" % instance.name)
+            profiles = instance.client.get("/v1/profiles").json()["items"]
+            check([p["id"] for p in profiles] == [profile] and profiles[0]["windowCount"] == 1, "%s lists the profile" % instance.name)
+        return "create/read/watch: 3 opens through 3 instances, all served by the owner, seen live through the third"
+
+    return with_cluster(binary, admin, 3, body)
+
+
+def scenario_kill_owner(binary, admin):
+    def body(database, instances):
+        a = instances[0]
+        profile, window = create_profile_window(a)
+        opened, closed, closing, unanswered = set(), set(), set(), []
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def client(n):
+            target = instances[n % len(instances)]
+            mine = []
+            i = 0
+            with httpx.Client(base_url=target.base, timeout=5) as http:
+                while not stop.is_set():
+                    i += 1
+                    if i % 3 == 0 and mine:
+                        victim = mine.pop()
+                        with lock:
+                            closing.add(victim)
+                        try:
+                            if http.delete("/v1/tabs/%s" % victim).status_code == 204:
+                                with lock:
+                                    closed.add(victim)
+                        except httpx.TransportError:
+                            return  # its instance is gone
+                        continue
+                    key = "k-%d-%d" % (n, i)
+                    body = {"url": "https://kill.example/%d/%d" % (n, i)}
+                    try:
+                        reply = http.post("/v1/browsers/%s/tabs" % window, json=body, headers={"Idempotency-Key": key})
+                    except httpx.TransportError:
+                        with lock:
+                            unanswered.append((key, body))
+                        return  # its instance is gone
+                    if reply.status_code == 201:
+                        with lock:
+                            opened.add(reply.json()["id"])
+                        mine.append(reply.json()["id"])
+                    elif reply.status_code == 503:
+                        with lock:
+                            unanswered.append((key, body))
+                        time.sleep(0.05)
+
+        threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(6)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        owner = owner_of(instances, window)
+        owner.process.send_signal(signal.SIGKILL)
+        owner.process.wait()
+        killed_at = time.time()
+        survivors = [i for i in instances if i is not owner]
+        # Another instance serves the profile within the lease's expiry + 2 s.
+        served_at = None
+        while time.time() - killed_at < LEASE + 2:
+            try:
+                reply = survivors[0].client.get("/v1/browsers/%s" % window)
+                if reply.status_code == 200:
+                    served_at = time.time()
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        check(served_at is not None, "another instance serves the profile within %.0f s of the kill" % (LEASE + 2))
+        time.sleep(0.5)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        # Opens whose answer was lost: retried with their keys, they never make a second tab.
+        for key, body in unanswered:
+            reply = until_available(lambda: survivors[1].client.post("/v1/browsers/%s/tabs" % window, json=body,
+                                                                     headers={"Idempotency-Key": key}))
+            check(reply.status_code == 201, "retry of %s: %s %s" % (key, reply.status_code, reply.text))
+            opened.add(reply.json()["id"])
+        listing = until_available(lambda: survivors[1].client.get("/v1/browsers/%s" % window)).json()
+        present = [t["id"] for t in listing["tabs"]]
+        check(len(present) == len(set(present)), "no tab twice")
+        urls = [t["url"] for t in listing["tabs"]]
+        check(len(urls) == len(set(urls)), "no open applied twice (a retried key made a second tab)")
+        lost = [t for t in opened if t not in closing and t not in present]
+        check(not lost, "acknowledged opens lost: %s" % lost[:5])
+        undone = [t for t in closed if t in present]
+        check(not undone, "acknowledged closes undone: %s" % undone[:5])
+        check(len(opened) > 20, "load ran (%d opens)" % len(opened))
+        return "kill -9 of the owner under 6 clients on 3 instances: served again by %s after %.2f s (lease %.0f s); %d acknowledged opens, %d closes, %d retried by key, none lost or doubled" % (
+            next(i.name for i in survivors if i.id == listing_owner(survivors, window)), served_at - killed_at, LEASE,
+            len(opened), len(closed), len(unanswered))
+
+    return with_cluster(binary, admin, 3, body)
+
+
+def listing_owner(instances, window):
+    return instances[0].client.get("/v1/browsers/%s" % window).headers.get("X-Browserd-Instance")
+
+
+def scenario_pause_owner(binary, admin):
+    def body(database, instances):
+        a, b = instances
+        profile, window = create_profile_window(a)
+        check(a.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://before.example/"}).status_code == 201, "first tab")
+        a.process.send_signal(signal.SIGSTOP)
+        # A request to the paused owner waits in its socket's backlog.
+        late = {}
+
+        def late_write():
+            try:
+                with httpx.Client(base_url=a.base, timeout=30) as http:
+                    reply = http.post("/v1/browsers/%s/tabs" % window, json={"url": "https://late.example/"})
+                    late["status"] = reply.status_code
+                    late["instance"] = reply.headers.get("X-Browserd-Instance")
+            except httpx.TransportError as error:
+                late["status"] = str(error)
+
+        writer = threading.Thread(target=late_write, daemon=True)
+        writer.start()
+        time.sleep(LEASE + 0.5)
+        # Past the lease: B takes the profile over (the owner's address still accepts connections, so
+        # only the expiry lets it) and changes it.
+        reply = until_available(lambda: b.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://successor.example/"}))
+        check(reply.status_code == 201 and reply.headers.get("X-Browserd-Instance") == b.id,
+              "B took over and changed the profile: %s %s" % (reply.status_code, reply.text))
+        a.process.send_signal(signal.SIGCONT)
+        writer.join(30)
+        urls = [t["url"] for t in until_available(lambda: b.client.get("/v1/browsers/%s" % window)).json()["tabs"]]
+        check(urls.count("https://before.example/") == 1 and urls.count("https://successor.example/") == 1,
+              "nothing lost: %s" % urls)
+        if late.get("status") == 201:
+            check(late.get("instance") == b.id, "a late write that succeeded was served by the new owner")
+            check(urls.count("https://late.example/") == 1, "the late write, forwarded, is there once")
+            outcome = "forwarded to the new owner"
+        else:
+            check(late.get("status") == 503, "the paused owner's late write is refused: %s" % late)
+            check("https://late.example/" not in urls, "the refused late write left nothing")
+            outcome = "refused with 503 (fenced out)"
+        # The old owner has dropped the profile: what it is asked now goes to B.
+        after = until_available(lambda: a.client.get("/v1/browsers/%s" % window))
+        check(after.status_code == 200 and after.headers.get("X-Browserd-Instance") == b.id, "A forwards to B now")
+        log = a.output()
+        return "SIGSTOP of the owner for %.1f s (lease %.0f s): B took over; the late write was %s; A then forwards%s" % (
+            LEASE + 0.5, LEASE, outcome, " (A logged the fenced commit)" if "fenced" in log else "")
+
+    return with_cluster(binary, admin, 2, body)
+
+
+def scenario_restart_postgres(binary, admin, pg_ctl):
+    def body(database, instances):
+        a, b = instances
+        profile, window = create_profile_window(a)
+        check(a.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://kept.example/"}).status_code == 201, "first tab")
+        subprocess.run([pg_ctl, "stop", "-m", "fast"], check=True, stdout=subprocess.DEVNULL)
+        down = time.time()
+        statuses = set()
+        try:
+            for _ in range(5):
+                reply = a.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://while-down.example/"})
+                statuses.add(reply.status_code)
+                time.sleep(0.1)
+        finally:
+            subprocess.run([pg_ctl, "start"], check=True, stdout=subprocess.DEVNULL)
+        check(statuses == {503}, "changes are refused with 503 while PostgreSQL is down: %s" % statuses)
+        up = time.time()
+        reply = until_available(lambda: b.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://after.example/"}), 30)
+        check(reply.status_code == 201, "changes work again without restarting browserd: %s %s" % (reply.status_code, reply.text))
+        recovered = time.time()
+        urls = [t["url"] for t in a.client.get("/v1/browsers/%s" % window).json()["tabs"]]
+        check("https://kept.example/" in urls and "https://after.example/" in urls, "nothing acknowledged lost: %s" % urls)
+        check("https://while-down.example/" not in urls, "nothing refused kept: %s" % urls)
+        check(a.process.poll() is None and b.process.poll() is None, "both instances kept running")
+        return "PostgreSQL restart: 5 changes refused with 503 while down (%.1f s), changes accepted again %.1f s after it came back, no browserd restart" % (
+            up - down, recovered - up)
+
+    return with_cluster(binary, admin, 2, body)
+
+
+def main():
+    binary = sys.argv[1]
+    admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
+    pg_ctl = os.environ.get("BROWSERD_TEST_PG_CTL")
+    if not admin or not pg_ctl:
+        sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
+    for scenario in (scenario_create_read_watch, scenario_kill_owner, scenario_pause_owner):
+        print("cluster:", scenario(binary, admin), flush=True)
+    print("cluster:", scenario_restart_postgres(binary, admin, pg_ctl), flush=True)
+
+
+if __name__ == "__main__":
+    main()
