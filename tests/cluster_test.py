@@ -67,16 +67,21 @@ class Database:
 
 
 class Instance:
-    def __init__(self, binary, database, name):
+    def __init__(self, binary, database, name, environment=None, headers=None):
         self.name = name
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
         self.log = tempfile.NamedTemporaryFile(prefix="browserd-%s-" % name, suffix=".log", delete=False)
-        self.process = subprocess.Popen(
-            [binary, "serve", "--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE),
-             "--log-level", "info"],
-            stdout=self.log, stderr=subprocess.STDOUT, env={k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")})
-        self.client = httpx.Client(base_url=self.base, timeout=10)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
+        if environment is None:
+            arguments = ["--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE), "--log-level", "info"]
+        else:
+            arguments = []
+            env.update(environment, BROWSERD_PORT=str(self.port))
+            if "BROWSERD_ADVERTISE_URL" in env:
+                env["BROWSERD_ADVERTISE_URL"] = self.base
+        self.process = subprocess.Popen([binary, "serve"] + arguments, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self.client = httpx.Client(base_url=self.base, timeout=10, headers=headers or {})
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -363,13 +368,51 @@ def scenario_restart_postgres(binary, admin, pg_ctl):
     return with_cluster(binary, admin, 2, body)
 
 
+def scenario_compose_environment(binary, admin):
+    """deploy/compose.yaml's browserd environment, as written (but the addresses), starts and serves."""
+    import yaml
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    compose = yaml.safe_load(open(os.path.join(root, "deploy", "compose.yaml")))
+    help_text = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True).stdout
+    names = set()
+    for name, service in compose["services"].items():
+        for variable in (service.get("environment") or {}):
+            if variable.startswith("BROWSERD_"):
+                names.add(variable)
+    unknown = sorted(n for n in names if n not in help_text)
+    check(not unknown, "deploy/compose.yaml sets variables browserd does not know: %s" % unknown)
+    database = Database(admin)
+    parts = urllib.parse.urlsplit(database.url)
+    password = tempfile.NamedTemporaryFile("w", delete=False)
+    password.write(urllib.parse.unquote(parts.password or "") + "\n")
+    password.close()
+    token = "compose-test-token-%d" % os.getpid()
+    environment = {k: str(v) for k, v in compose["services"]["browserd-1"]["environment"].items()}
+    environment.update(
+        BROWSERD_DATABASE_URL=urllib.parse.urlunsplit(parts._replace(netloc="%s@%s:%d" % (parts.username, parts.hostname, parts.port))),
+        BROWSERD_DATABASE_PASSWORD_FILE=password.name, BROWSERD_ADMIN_TOKEN=token)
+    instance = None
+    try:
+        instance = Instance(binary, database, "compose", environment=environment,
+                            headers={"Authorization": "Bearer " + token})
+        check(instance.client.get("/readyz").status_code == 200, "ready with the compose environment")
+        check(instance.client.post("/v1/profiles", json={"name": "compose"}).status_code == 201, "serves with the compose environment")
+        check(httpx.get(instance.base + "/v1/profiles").status_code == 401, "and asks for the token")
+        return "deploy/compose.yaml: its %d BROWSERD_ variables are browserd's; an instance started with them (password from a file) serves" % len(names)
+    finally:
+        if instance:
+            instance.stop()
+        os.unlink(password.name)
+        database.drop()
+
+
 def main():
     binary = sys.argv[1]
     admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
     pg_ctl = os.environ.get("BROWSERD_TEST_PG_CTL")
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
-    for scenario in (scenario_create_read_watch, scenario_kill_owner, scenario_pause_owner):
+    for scenario in (scenario_compose_environment, scenario_create_read_watch, scenario_kill_owner, scenario_pause_owner):
         print("cluster:", scenario(binary, admin), flush=True)
     print("cluster:", scenario_restart_postgres(binary, admin, pg_ctl), flush=True)
 

@@ -59,7 +59,6 @@ public final class Application: Sendable {
         self.metricsFactory = factory
         var router = Router()
         let readiness = self.readiness
-        let membership = self.membership
         let recovery = StorageRecovery(logger: logger)
         self.recovery = recovery
         let sink = StoreSink { reason in
@@ -72,7 +71,14 @@ public final class Application: Sendable {
         let streamsGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
             namespace: "browserd", metricName: "event", unitName: "streams", helpText: "Event streams open now."))
         let serviceForMetrics = Mutex<BrowserService?>(nil)
-        operations.beforeScrape = { if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) } }
+        let ownedGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "browserd", metricName: "owned", unitName: "profiles",
+            helpText: "Regular profiles whose lease this instance holds (several instances on PostgreSQL)."))
+        let membership = self.membership
+        operations.beforeScrape = {
+            if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) }
+            if let cluster = membership.current { ownedGauge.set(to: Double(cluster.leases.held.count)) }
+        }
         operations.register(in: &router)
         InspectorRoutes().register(in: &router)
         let actionMetrics = ActionMetrics(factory: factory)
@@ -129,38 +135,29 @@ public final class Application: Sendable {
         let rolledBack = Mutex(false)
         recovery.configure { [service, sink] in
             guard let writer = sink.writer else { throw StoreError.stopped }
-            if let cluster = membership.current {
-                // Several instances: memory is not rolled back but dropped, profile by profile (the
-                // database is the truth, and another instance may take a profile over meanwhile);
-                // each comes back from the database with the next request that names it.
-                if !rolledBack.withLock({ $0 }) {
+            if !rolledBack.withLock({ $0 }) {
+                if let cluster = membership.current {
+                    // Several instances: memory is not rolled back but dropped, profile by profile (the
+                    // database is the truth, and another instance may take a profile over meanwhile);
+                    // each comes back from the database with the next request that names it.
                     let held = service.heldProfiles
                     for profile in held { await cluster.dropProfile(profile.rawValue, reason: "a commit failed: memory may be ahead of the database") }
                     try? await cluster.leases.release(held.map(\.rawValue))
-                    rolledBack.withLock { $0 = true }
                     logger.notice("profiles dropped from memory after a failed commit; they come back from the database on demand",
                                   metadata: ["profiles": "\(held.count)"])
+                } else {
+                    let stored = try await writer.readBack()
+                    let summary = try await service.rollBack(to: stored)
+                    for repair in summary.repairs.prefix(100) {
+                        logger.warning("rollback repaired a stored value", metadata: ["repair": "\(repair)"])
+                    }
+                    logger.notice("changes that were not committed were undone in memory", metadata: [
+                        "windowsRebuilt": "\(summary.windowsRebuilt)", "windowsClosed": "\(summary.windowsClosed)",
+                        "windowsReopened": "\(summary.windowsReopened)", "profilesRemoved": "\(summary.profilesRemoved)",
+                        "profilesRestored": "\(summary.profilesRestored)",
+                    ])
                 }
-                try await writer.probe()
-                rolledBack.withLock { $0 = false }
-                writer.resume()
-                sink.recovered()
-                readiness.clear("storage")
-                logger.notice("storage recovered: changes are taken again")
-                return
-            }
-            if !rolledBack.withLock({ $0 }) {
-                let stored = try await writer.readBack()
-                let summary = try await service.rollBack(to: stored)
                 rolledBack.withLock { $0 = true }
-                for repair in summary.repairs.prefix(100) {
-                    logger.warning("rollback repaired a stored value", metadata: ["repair": "\(repair)"])
-                }
-                logger.notice("changes that were not committed were undone in memory", metadata: [
-                    "windowsRebuilt": "\(summary.windowsRebuilt)", "windowsClosed": "\(summary.windowsClosed)",
-                    "windowsReopened": "\(summary.windowsReopened)", "profilesRemoved": "\(summary.profilesRemoved)",
-                    "profilesRestored": "\(summary.profilesRestored)",
-                ])
             }
             try await writer.probe()
             rolledBack.withLock { $0 = false }
