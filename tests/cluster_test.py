@@ -67,7 +67,7 @@ class Database:
 
 
 class Instance:
-    def __init__(self, binary, database, name, environment=None, headers=None):
+    def __init__(self, binary, database, name, environment=None, headers=None, admin_token=None):
         self.name = name
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
@@ -75,6 +75,9 @@ class Instance:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
         if environment is None:
             arguments = ["--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE), "--log-level", "info"]
+            if admin_token:
+                env["BROWSERD_ADMIN_TOKEN"] = admin_token
+                headers = {"Authorization": "Bearer " + admin_token}
         else:
             arguments = []
             env.update(environment, BROWSERD_PORT=str(self.port))
@@ -119,11 +122,11 @@ def until_available(send, seconds=15):
         time.sleep(0.2)
 
 
-def with_cluster(binary, admin, count, body):
+def with_cluster(binary, admin, count, body, admin_token=None):
     database = Database(admin)
     instances = []
     try:
-        instances = [Instance(binary, database, "abc"[i]) for i in range(count)]
+        instances = [Instance(binary, database, "abc"[i], admin_token=admin_token) for i in range(count)]
         return body(database, instances)
     except Exception:
         for instance in instances:
@@ -368,6 +371,35 @@ def scenario_restart_postgres(binary, admin, pg_ctl):
     return with_cluster(binary, admin, 2, body)
 
 
+def scenario_tokens(binary, admin):
+    """A profile token issued through one instance works on every instance; revoked, on none."""
+    def body(database, instances):
+        a, b = instances
+        profile, window = create_profile_window(a)
+        issued = a.client.post("/v1/profiles/%s/tokens" % profile)
+        check(issued.status_code == 201, "token issued: %s" % issued.status_code)
+        token = {"Authorization": "Bearer " + issued.json()["token"]}
+
+        def listed_by_b():
+            reply = httpx.get(b.base + "/v1/profiles", headers=token)
+            return reply.status_code, [p["id"] for p in reply.json().get("items", [])] if reply.status_code == 200 else []
+
+        deadline = time.time() + 5
+        while listed_by_b()[0] != 200 and time.time() < deadline:
+            time.sleep(0.05)
+        status, ids = listed_by_b()
+        check(status == 200 and ids == [profile], "B authenticates A's token and shows its profile only: %s %s" % (status, ids))
+        check(httpx.post(b.base + "/v1/profiles", json={"name": "x"}, headers=token).status_code == 403, "a profile token is not admin on B")
+        check(a.client.delete("/v1/profiles/%s/tokens/%s" % (profile, issued.json()["id"])).status_code == 204, "revoked through A")
+        deadline = time.time() + 5
+        while listed_by_b()[0] != 401 and time.time() < deadline:
+            time.sleep(0.05)
+        check(listed_by_b()[0] == 401, "B refuses the revoked token")
+        return "tokens: one issued through A authenticates on B (its profile only), and is refused there once revoked through A"
+
+    return with_cluster(binary, admin, 2, body, admin_token="cluster-admin-token-%d" % os.getpid())
+
+
 def scenario_compose_environment(binary, admin):
     """deploy/compose.yaml's browserd environment, as written (but the addresses), starts and serves."""
     import yaml
@@ -412,7 +444,7 @@ def main():
     pg_ctl = os.environ.get("BROWSERD_TEST_PG_CTL")
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
-    for scenario in (scenario_compose_environment, scenario_create_read_watch, scenario_kill_owner, scenario_pause_owner):
+    for scenario in (scenario_compose_environment, scenario_tokens, scenario_create_read_watch, scenario_kill_owner, scenario_pause_owner):
         print("cluster:", scenario(binary, admin), flush=True)
     print("cluster:", scenario_restart_postgres(binary, admin, pg_ctl), flush=True)
 

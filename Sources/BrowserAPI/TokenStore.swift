@@ -83,6 +83,16 @@ public final class TokenStore: Sendable {
         records.withLock { $0 = $0.filter { $0.value.profileID != profile } }
     }
 
+    /// Forgets a token revoked elsewhere (another instance).
+    public func forget(_ id: String) {
+        records.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// Takes exactly these records (all tokens stored, read again after missed news of changes).
+    public func replaceAll(_ saved: [Record]) {
+        records.withLock { records in records = Dictionary(saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 }) }
+    }
+
     /// Restores stored records.
     public func restore(_ saved: [Record]) {
         records.withLock { records in for record in saved { records[record.id] = record } }

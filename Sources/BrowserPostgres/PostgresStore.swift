@@ -330,6 +330,10 @@ public final class PostgresStore: Sendable {
             if !change.deletedTokens.isEmpty {
                 try await run(connection, "DELETE FROM tokens WHERE id = ANY($1::text[])") { $0.append(change.deletedTokens) }
             }
+            // Other instances learn of issued and revoked tokens at commit (they authenticate too).
+            for id in change.deletedTokens + change.tokens.map(\.id) {
+                try await run(connection, "SELECT pg_notify('\(ProfileLeases.tokenChannel)', $1)") { $0.append(id) }
+            }
             if !change.tokens.isEmpty {
                 try await run(connection, """
                     INSERT INTO tokens (id, profile_id, hash, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::float8[])
@@ -404,6 +408,9 @@ public final class PostgresStore: Sendable {
         if !change.deletedProfiles.isEmpty {
             try await run(connection, "DELETE FROM profiles WHERE id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
             try await run(connection, "DELETE FROM profile_leases WHERE profile_id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
+            for id in change.deletedProfiles {
+                try await run(connection, "SELECT pg_notify('\(ProfileLeases.tokenChannel)', $1)") { $0.append("profile:" + id) }
+            }
         }
         if !change.profiles.isEmpty {
             try await run(connection, """

@@ -57,6 +57,9 @@ public final class ProfileLeases: Sendable {
     }
 
     public static let channel = "browserd_leases"
+    /// Announces issued and revoked tokens (payload: the token id) and deleted profiles
+    /// (`profile:<id>`), so every instance authenticates what any instance issued.
+    public static let tokenChannel = "browserd_tokens"
 
     public let held: HeldLeases
     public var advertiseURL: String { held.advertiseURL }
@@ -166,12 +169,17 @@ public final class ProfileLeases: Sendable {
     /// cancelled, on a connection of its own (re-opened after a failure); `listening` is called each
     /// time listening (re)starts, since notifications sent meanwhile are lost.
     public func watchMoves(listening: @escaping @Sendable () -> Void, moved: @escaping @Sendable (String) -> Void) async {
+        await watch(Self.channel, listening: listening, received: moved)
+    }
+
+    /// Tells `received` every payload sent on `channel` (see ``watchMoves(listening:moved:)``).
+    public func watch(_ channel: String, listening: @escaping @Sendable () -> Void, received: @escaping @Sendable (String) -> Void) async {
         while !Task.isCancelled {
             do {
                 try await store.client.withConnection { connection in
-                    try await connection.listen(on: Self.channel) { notifications in
+                    try await connection.listen(on: channel) { notifications in
                         listening()
-                        for try await notification in notifications { moved(notification.payload) }
+                        for try await notification in notifications { received(notification.payload) }
                     }
                 }
             } catch {
@@ -200,6 +208,25 @@ public final class ProfileLeases: Sendable {
 
     public func profileExists(_ id: String) async throws -> Bool {
         try await lookup("SELECT id FROM profiles WHERE id = \(id)") != nil
+    }
+
+    /// Every stored API token (hashes only).
+    public func storedTokens() async throws -> [TokenRecord] {
+        try await store.said { [self] in
+            var tokens: [TokenRecord] = []
+            for try await (id, profile, hash, created) in try await store.client.query(
+                "SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id", logger: logger)
+                .decode((String, String, ByteBuffer, Double).self) {
+                tokens.append(TokenRecord(id: id, profileID: profile, hash: Array(hash.readableBytesView),
+                                          createdAt: Date(timeIntervalSince1970: created)))
+            }
+            return tokens
+        }
+    }
+
+    /// One stored token, if it exists.
+    public func storedToken(_ id: String) async throws -> TokenRecord? {
+        try await storedTokens().first { $0.id == id }
     }
 
     /// Every stored regular profile with its number of stored windows, oldest first.

@@ -19,6 +19,7 @@ extension Application {
         sink.attach(StoreWriter(store: store))
         cluster.startRenewing()
         cluster.startListening()
+        cluster.startFollowingTokens()
         // /readyz says whether the database answers (checked every 2 s).
         let readiness = self.readiness
         let logger = self.logger

@@ -1,6 +1,7 @@
 import BrowserAPI
 import BrowserModel
 import BrowserPostgres
+import BrowserRecords
 import BrowserServices
 import Foundation
 import HTTPServer
@@ -32,9 +33,14 @@ final class ClusterMembership: Sendable {
     let authenticationOn: Bool
     private let store: PostgresStore
     private let owners = Mutex<[String: ProfileLeases.Owner]>([:])
+    /// Which regular profile holds a window, tab or group, as the database said: ids never move to
+    /// another profile, so an answer stays true (bounded; emptied when full).
+    private let profileOfID = Mutex<[String: String]>([:])
+    static let profileCacheLimit = 200_000
     private let takeovers = Mutex<[String: Task<Void, any Error>]>([:])
     private let renewal = Mutex<Task<Void, Never>?>(nil)
     private let listener = Mutex<Task<Void, Never>?>(nil)
+    private let tokenListener = Mutex<Task<Void, Never>?>(nil)
     private let lastRenewal = Mutex(ContinuousClock.now)
     let forwardedCounter: Counter
     let takeoverCounter: Counter
@@ -171,14 +177,29 @@ final class ClusterMembership: Sendable {
         }
     }
 
-    /// The regular profile the database says holds the subject.
+    /// The regular profile the database says holds the subject (cached: one query per id at most,
+    /// while it exists).
     private func storedProfile(_ subject: Subject) async throws -> String? {
-        switch subject {
+        let key: String = switch subject {
+        case .profile(let id): id
+        case .window(let id): id
+        case .tab(let id): id
+        case .group(let id): "group:" + id
+        }
+        if let known = profileOfID.withLock({ $0[key] }) { return known }
+        let found: String? = switch subject {
         case .profile(let id): try await leases.profileExists(id) ? id : nil
         case .window(let id): try await leases.profile(ofWindow: id)
         case .tab(let id): try await leases.profile(ofTab: id)
         case .group(let id): try await leases.profile(ofGroup: id)
         }
+        if let found {
+            profileOfID.withLock { cache in
+                if cache.count >= Self.profileCacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[key] = found
+            }
+        }
+        return found
     }
 
     enum Placement {
@@ -229,6 +250,12 @@ final class ClusterMembership: Sendable {
             let started = ContinuousClock.now
             do {
                 let stored = try await store.load(profile: profile)
+                guard !stored.profiles.isEmpty else {
+                    // Deleted meanwhile: nothing to hold (the request is answered 404 here).
+                    try? await leases.release([profile])
+                    profileOfID.withLock { cache in cache = cache.filter { $0.value != profile } }
+                    return
+                }
                 let summary = try await service.restoreProfile(stored)
                 tokens.restore(stored.tokens.map {
                     TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
@@ -279,6 +306,50 @@ final class ClusterMembership: Sendable {
         }
     }
 
+    /// Follows tokens issued and revoked by any instance (`LISTEN browserd_tokens`); reads every
+    /// stored token whenever listening (re)starts.
+    func startFollowingTokens() {
+        tokenListener.withLock { task in
+            task = Task { [weak self] in
+                guard let leases = self?.leases else { return }
+                await leases.watch(ProfileLeases.tokenChannel, listening: { [weak self] in
+                    Task { await self?.reloadTokens() }
+                }, received: { [weak self] payload in
+                    Task { await self?.tokenChanged(payload) }
+                })
+            }
+        }
+    }
+
+    private func reloadTokens() async {
+        do {
+            tokens.replaceAll(try await leases.storedTokens().map(Self.tokenRecord))
+        } catch {
+            logger.warning("could not read the stored tokens", metadata: ["error": "\(PostgresStore.describe(error))"])
+        }
+    }
+
+    private func tokenChanged(_ payload: String) async {
+        if payload.hasPrefix("profile:") {
+            tokens.revokeAll(of: ProfileID(rawValue: String(payload.dropFirst(8))))
+            return
+        }
+        do {
+            if let record = try await leases.storedToken(payload) {
+                tokens.restore([Self.tokenRecord(record)])
+            } else {
+                tokens.forget(payload)
+            }
+        } catch {
+            // Unknown state: forget it (safe: a valid token is read again at the next reload).
+            tokens.forget(payload)
+        }
+    }
+
+    static func tokenRecord(_ record: TokenRecord) -> TokenStore.Record {
+        TokenStore.Record(id: record.id, profileID: ProfileID(rawValue: record.profileID), hash: record.hash, createdAt: record.createdAt)
+    }
+
     func startRenewing() {
         let interval = Duration.milliseconds(Int64(leases.ttlSeconds * 1000 / 3))
         let deadline = Duration.milliseconds(Int64(leases.ttlSeconds * 1000 * 0.8))
@@ -308,6 +379,7 @@ final class ClusterMembership: Sendable {
     func stop() async {
         renewal.withLock { $0?.cancel() }
         listener.withLock { $0?.cancel() }
+        tokenListener.withLock { $0?.cancel() }
         let held = Array(leases.held.all.keys)
         if !held.isEmpty {
             do {

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Scale-out: durable mutations on 1, 2 and 3 instances sharing one PostgreSQL, beside one SQLite
+instance, in one run (issue 15).
+
+For each setup: 6 profiles of one 20-tab window each, each profile created through instance
+i mod N (so each instance owns its share); then wrk open/close pairs over all six windows, one wrk
+per instance (-c64 split between them), so with N instances (N-1)/N of requests are forwarded to the
+owner. Reports mutations/s (summed), p50/p99 (the worst wrk's), and CPU per mutation of browserd and
+PostgreSQL together (from /proc). Then the cost of a forwarded request beside a direct one: the same
+window read (GET) and changed (open/close pairs) through its owner and through another instance.
+
+Run it under a PostgreSQL cluster: scripts/with-postgres.sh .venv/bin/python bench/scale_out.py --browserd PATH
+(bench/run.sh does). Writes bench/out/scale_out.json.
+
+This machine has 2 cores: PostgreSQL, every instance and wrk share them, so throughput cannot grow
+with instances here; what it shows is the cost of PostgreSQL against SQLite per mutation, the cost of
+a forwarding hop, and that the load is served correctly wherever it lands.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import children, cpu_seconds, free_port, parse_wrk, wait_http  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+PROFILES = 6
+TABS = 20
+
+
+def call(base, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"} if data else {})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        text = reply.read()
+        return json.loads(text) if text else None
+
+
+def postgres_pids():
+    out = subprocess.run(["pgrep", "-x", "postgres"], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+class Setup:
+    def __init__(self, binary, store, count, admin):
+        self.processes = []
+        self.bases = []
+        self.temp = tempfile.mkdtemp(prefix="browserd-scale-")
+        self.database = None
+        self.admin = admin
+        if store == "postgres":
+            self.database = "scale_%d_%d" % (count, int(time.time()) % 100000)
+            subprocess.run(["psql", admin, "-qc", "CREATE DATABASE %s" % self.database], check=True)
+            url = urllib.parse.urlunsplit(urllib.parse.urlsplit(admin)._replace(path="/" + self.database))
+        for i in range(count):
+            port = free_port()
+            args = [binary, "serve", "--port", str(port), "--log-level", "warning"]
+            args += ["--database-url", url] if store == "postgres" else ["--data-dir", os.path.join(self.temp, "data")]
+            env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
+            self.processes.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+            wait_http(port, "/readyz")
+            self.bases.append("http://127.0.0.1:%d" % port)
+        self.windows = []
+        for p in range(PROFILES):
+            base = self.bases[p % count]
+            profile = call(base, "POST", "/v1/profiles", {"name": "p%d" % p})["id"]
+            window = call(base, "POST", "/v1/browsers", {"profileId": profile})["id"]
+            for t in range(TABS):
+                call(base, "POST", "/v1/browsers/%s/tabs" % window, {"url": "https://bench.example/%d" % t, "activate": False})
+            self.windows.append(window)
+
+    def pids(self):
+        return [p.pid for p in self.processes] + (postgres_pids() if self.database else [])
+
+    def stop(self):
+        for p in self.processes:
+            p.terminate()
+        for p in self.processes:
+            p.wait(20)
+        if self.database:
+            subprocess.run(["psql", self.admin, "-qc", "DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.database], check=False)
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+
+def run_wrks(bases, script, env, duration, connections=64, extra=()):
+    """One wrk per base, connections split between them, run together."""
+    per = max(1, connections // len(bases))
+    procs = [subprocess.Popen(["wrk", "-t1", "-c%d" % per, "-d%s" % duration, "--latency", "-s", script, *extra, base],
+                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, **env), cwd=ROOT) for base in bases]
+    results = [parse_wrk(p.communicate()[0]) for p in procs]
+    return {"rps": sum(r["rps"] for r in results), "requests": sum(r["requests"] for r in results),
+            "p50": max(r["p50"] for r in results), "p99": max(r["p99"] for r in results),
+            "non2xx": sum(r["non2xx"] for r in results)}
+
+
+def measure(setup, bases, script, env, duration):
+    run_wrks(bases, script, env, "2s")  # warm-up
+    before = cpu_seconds(setup.pids())
+    result = run_wrks(bases, script, env, duration)
+    result["cpu_us"] = (cpu_seconds(setup.pids()) - before) / max(1, result["requests"]) * 1e6
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--browserd", required=True)
+    parser.add_argument("--duration", default="6s")
+    args = parser.parse_args()
+    admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
+    if not admin:
+        sys.exit("run under scripts/with-postgres.sh (bench/run.sh does)")
+    pairs = os.path.join(ROOT, "bench", "spread_pairs.lua")
+    rows = []
+    for store, count in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3)):
+        setup = Setup(args.browserd, store, count, admin)
+        try:
+            result = measure(setup, setup.bases, pairs, {"WINDOWS": ",".join(setup.windows)}, args.duration)
+            result.update(store=store, instances=count, forwarded_share=(count - 1) / count)
+            rows.append(result)
+            print("%-8s x%d: %7.0f mutations/s  p50 %6.2f ms  p99 %6.2f ms  %6.0f us CPU/mutation (browserd+postgres)  non-2xx %d" % (
+                store, count, result["rps"], result["p50"], result["p99"], result["cpu_us"], result["non2xx"]), flush=True)
+            if store == "postgres" and count == 2:
+                # The hop alone: one window, through its owner and through the other instance.
+                owner, other = setup.bases[0], setup.bases[1]
+                window = setup.windows[0]
+                hop = {}
+                for name, base in (("direct", owner), ("forwarded", other)):
+                    read = measure(setup, [base], os.path.join(ROOT, "bench", "get_window.lua"), {"WINDOW": window}, "4s")
+                    write = measure(setup, [base], pairs, {"WINDOWS": window}, "4s")
+                    hop[name] = {"read": read, "write": write}
+                    print("  %-9s GET window: %7.0f/s p50 %5.2f ms p99 %5.2f ms; open/close: %6.0f/s p50 %5.2f ms p99 %5.2f ms" % (
+                        name, read["rps"], read["p50"], read["p99"], write["rps"], write["p50"], write["p99"]), flush=True)
+                rows.append({"hop": hop})
+        finally:
+            setup.stop()
+    os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
+    with open(os.path.join(ROOT, "bench", "out", "scale_out.json"), "w") as f:
+        json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
