@@ -150,7 +150,7 @@ def main():
         baselines = []
 
         def measure(name, script, env, settle=None):
-            base = wrk(port, "bench/tab_pairs.lua", args.duration, {"WINDOW": base_window}, server.pid,
+            base = wrk(port, "bench/spread_pairs.lua", args.duration, {"WINDOWS": base_window}, server.pid,
                        settle=lambda: api.trim(base_window, base_ids))
             baselines.append(base)
             result = wrk(port, script, args.duration, env, server.pid, settle=settle)
@@ -159,7 +159,7 @@ def main():
             results[name] = result
 
         def pairs(name, window, ids):
-            measure(name, "bench/tab_pairs.lua", {"WINDOW": window}, settle=lambda: api.trim(window, ids))
+            measure(name, "bench/spread_pairs.lua", {"WINDOWS": window}, settle=lambda: api.trim(window, ids))
 
         # Windows per profile: 1, 10, 100, 1,000; the target window has 20 tabs.
         profile = api.profile()

@@ -102,9 +102,9 @@ http {{
         n = run(ngx_port, path, lambda: [nginx.pid] + children(nginx.pid))
         rows.append(("/v1/browsers/{id}" if path == paths[2] else path, len(bodies[path]), b, n))
 
-    env = dict(os.environ, WINDOW=pair_window)
+    env = dict(os.environ, WINDOWS=pair_window)
     before = cpu_seconds([browserd.pid])
-    out = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.duration}", "--latency", "-s", "bench/tab_pairs.lua",
+    out = subprocess.run(["wrk", "-t2", f"-c{args.connections}", f"-d{args.duration}", "--latency", "-s", "bench/spread_pairs.lua",
                           f"http://127.0.0.1:{bd_port}"], capture_output=True, text=True, env=env).stdout
     pairs = parse_wrk(out)
     pairs["cpu_us"] = (cpu_seconds([browserd.pid]) - before) / max(1, pairs["requests"]) * 1e6

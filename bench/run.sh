@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark: the model, persistence, HTTP throughput against nginx, 10,000 idle streams,
 # flat cost of a mutation as the state grows, restore time and memory of 100,000 and 1,000,000 tabs,
-# then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s).
+# then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s), and 1-3 instances
+# on one PostgreSQL beside one SQLite instance.
 # Numbers print side by side with their baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +23,6 @@ mkdir -p bench/out
 "$PY" bench/flat_cost.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
 "$PY" bench/big_session.py --browserd "$bin/browserd" --seeder "$bin/PersistenceBench" --profiles "${BENCH_BIG_PROFILES:-10,100}"
 "$PY" bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
+# Several instances on one PostgreSQL (a private cluster for the run) beside one SQLite instance.
+scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
 bash bench/slow_disk.sh "$bin"

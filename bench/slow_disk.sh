@@ -23,6 +23,6 @@ trap 'kill $server 2>/dev/null; rm -rf "$data"' EXIT
 for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 profile=$(curl -fsS -X POST "http://127.0.0.1:$port/v1/profiles" -H 'Content-Type: application/json' -d '{"name":"bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 window=$(curl -fsS -X POST "http://127.0.0.1:$port/v1/browsers" -H 'Content-Type: application/json' -d "{\"profileId\":\"$profile\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-rate=$(WINDOW=$window wrk -t2 -c64 -d"${BENCH_DURATION:-10s}" -s bench/tab_pairs.lua "http://127.0.0.1:$port" | awk '/Requests\/sec/ {print $2}')
+rate=$(WINDOWS=$window wrk -t2 -c64 -d"${BENCH_DURATION:-10s}" -s bench/spread_pairs.lua "http://127.0.0.1:$port" | awk '/Requests\/sec/ {print $2}')
 ratio=$(python3 -c "print(f'{float(\"$rate\") / float(\"$baseline\"):.1f}')")
 echo "  API, 64 clients, durable POST+DELETE tab pairs: ${rate} acknowledged mutations/s -> ${ratio}x the one-transaction-per-insert baseline"

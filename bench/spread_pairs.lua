@@ -1,5 +1,5 @@
--- wrk script: open/close pairs spread over several windows (WINDOWS: comma-separated ids), each
--- connection's requests going round the windows: POST /v1/browsers/<w>/tabs, then DELETE a tab it made.
+-- wrk script: open/close pairs over one or more windows (WINDOWS: comma-separated ids), each
+-- connection going round them: POST /v1/browsers/<w>/tabs, then DELETE a tab it made.
 local windows = {}
 for id in string.gmatch(os.getenv("WINDOWS"), "[^,]+") do table.insert(windows, id) end
 local pending = {}

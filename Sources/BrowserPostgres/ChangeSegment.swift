@@ -3,11 +3,13 @@ import BrowserRecords
 /// A group commit's changes, cut into segments that each cost a fixed number of statements (one per
 /// kind of row, with arrays), whatever the number of changes in them.
 ///
-/// Changes that only write tabs, window headers, recently-closed entries and idempotency answers
-/// (nearly all of them: page state, opening, closing, moving and activating tabs) merge into one
-/// segment, the last write of each row winning: they never create or remove what other rows refer
-/// to. A change that touches profiles, windows or tokens (or replaces everything) is a segment of
-/// its own, so rows that refer to each other are written in the order the SQLite store writes them.
+/// Changes that only write windows, tabs, window headers, recently-closed entries and idempotency
+/// answers (nearly all of them: page state, opening, closing, moving and activating tabs, opening
+/// windows) merge into one segment, the last write of each row winning: windows are written before
+/// the tabs that refer to them, and nothing in such a change removes what other rows refer to. A
+/// change that creates or deletes profiles, deletes windows or touches tokens (or replaces
+/// everything) is a segment of its own, so rows that refer to each other are written in the order
+/// the SQLite store writes them.
 struct ChangeSegment: Sendable {
     enum Write<Record: Sendable>: Sendable {
         case upsert(Record)
@@ -51,6 +53,7 @@ struct ChangeSegment: Sendable {
 
     /// The structural part, present only in a segment of one change.
     var structural: ChangeSet?
+    var windows = Rows<WindowRecord>()
     var tabs = Rows<(windowID: String, tab: TabRecord)>()
     var headers = Rows<WindowHeaderRecord>()
     var closed = Rows<(profileID: String, entry: ClosedTabRecord)>()
@@ -59,7 +62,7 @@ struct ChangeSegment: Sendable {
 
     /// Whether `change` must be a segment of its own.
     static func isStructural(_ change: ChangeSet) -> Bool {
-        change.replacesAll || !change.profiles.isEmpty || !change.deletedProfiles.isEmpty || !change.windows.isEmpty
+        change.replacesAll || !change.profiles.isEmpty || !change.deletedProfiles.isEmpty
             || !change.deletedWindows.isEmpty || !change.tokens.isEmpty || !change.deletedTokens.isEmpty
     }
 
@@ -86,6 +89,13 @@ struct ChangeSegment: Sendable {
     /// Adds the row writes of `change` (in the SQLite store's order within a change: deletes first).
     mutating func add(_ change: ChangeSet) {
         changes += 1
+        for var window in change.windows {
+            // A row written twice keeps what an update keeps (its creation time), as two statements would;
+            // a header written before it is superseded by it.
+            if case .upsert(let earlier)? = windows.last(window.id) { window.createdAt = earlier.createdAt }
+            windows.set(window.id, .upsert(window))
+            headers.set(window.id, .delete)
+        }
         for header in change.windowHeaders { headers.set(header.id, .upsert(header)) }
         for id in change.deletedTabs { tabs.set(id, .delete) }
         for var written in change.tabs {

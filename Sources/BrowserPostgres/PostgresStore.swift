@@ -255,6 +255,38 @@ public final class PostgresStore: Sendable {
         if let change = segment.structural {
             try await writeStructure(change, on: connection)
         }
+        let windows = segment.windows.upserts
+        if !windows.isEmpty {
+            try await run(connection, """
+                INSERT INTO windows (id, profile_id, version, active_index, pinned_count, created_at, last_active_at)
+                SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::float8[], $7::float8[])
+                ON CONFLICT (id) DO UPDATE SET version = excluded.version, active_index = excluded.active_index,
+                pinned_count = excluded.pinned_count, last_active_at = excluded.last_active_at
+                """) {
+                $0.append(windows.map(\.id))
+                $0.append(windows.map(\.profileID))
+                $0.append(windows.map(\.version))
+                $0.append(windows.map(\.activeIndex))
+                $0.append(windows.map(\.pinnedCount))
+                $0.append(windows.map(\.createdAt.timeIntervalSince1970))
+                $0.append(windows.map(\.lastActiveAt.timeIntervalSince1970))
+            }
+            try await run(connection, "DELETE FROM groups WHERE window_id = ANY($1::text[])") { $0.append(windows.map(\.id)) }
+            let groups = windows.flatMap { window in window.groups.enumerated().map { (window.id, $0.offset, $0.element) } }
+            if !groups.isEmpty {
+                try await run(connection, """
+                    INSERT INTO groups (window_id, position, id, title, color, collapsed)
+                    SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::bool[])
+                    """) {
+                    $0.append(groups.map(\.0))
+                    $0.append(groups.map(\.1))
+                    $0.append(groups.map(\.2.id))
+                    $0.append(groups.map(\.2.title))
+                    $0.append(groups.map(\.2.color))
+                    $0.append(groups.map(\.2.collapsed))
+                }
+            }
+        }
         let headers = segment.headers.upserts
         if !headers.isEmpty {
             try await run(connection, """
@@ -314,19 +346,19 @@ public final class PostgresStore: Sendable {
             }
         }
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
-        if let change = segment.structural {
-            let ordered = change.windows.filter { !$0.tabOrder.isEmpty }
-            if !ordered.isEmpty {
-                let rows = ordered.flatMap { window in window.tabOrder.enumerated().map { (window.id, $0.element, Double($0.offset) * PersistenceStore.positionStep) } }
-                try await run(connection, """
-                    UPDATE tabs AS t SET position = o.position FROM unnest($1::text[], $2::text[], $3::float8[]) AS o(window_id, id, position)
-                    WHERE t.id = o.id AND t.window_id = o.window_id
-                    """) {
-                    $0.append(rows.map(\.0))
-                    $0.append(rows.map(\.1))
-                    $0.append(rows.map(\.2))
-                }
+        let ordered = windows.filter { !$0.tabOrder.isEmpty }
+        if !ordered.isEmpty {
+            let rows = ordered.flatMap { window in window.tabOrder.enumerated().map { (window.id, $0.element, Double($0.offset) * PersistenceStore.positionStep) } }
+            try await run(connection, """
+                UPDATE tabs AS t SET position = o.position FROM unnest($1::text[], $2::text[], $3::float8[]) AS o(window_id, id, position)
+                WHERE t.id = o.id AND t.window_id = o.window_id
+                """) {
+                $0.append(rows.map(\.0))
+                $0.append(rows.map(\.1))
+                $0.append(rows.map(\.2))
             }
+        }
+        if let change = segment.structural {
             if !change.deletedTokens.isEmpty {
                 try await run(connection, "DELETE FROM tokens WHERE id = ANY($1::text[])") { $0.append(change.deletedTokens) }
             }
@@ -402,7 +434,7 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    /// Profiles and windows (with their groups), in the SQLite store's order.
+    /// Profiles created and deleted, windows deleted, in the SQLite store's order.
     private func writeStructure(_ change: ChangeSet, on connection: PostgresConnection) async throws {
         if change.replacesAll { try await run(connection, "DELETE FROM profiles") { _ in } }
         if !change.deletedProfiles.isEmpty {
@@ -424,38 +456,6 @@ public final class PostgresStore: Sendable {
         }
         if !change.deletedWindows.isEmpty {
             try await run(connection, "DELETE FROM windows WHERE id = ANY($1::text[])") { $0.append(change.deletedWindows) }
-        }
-        if !change.windows.isEmpty {
-            let windows = change.windows
-            try await run(connection, """
-                INSERT INTO windows (id, profile_id, version, active_index, pinned_count, created_at, last_active_at)
-                SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::float8[], $7::float8[])
-                ON CONFLICT (id) DO UPDATE SET version = excluded.version, active_index = excluded.active_index,
-                pinned_count = excluded.pinned_count, last_active_at = excluded.last_active_at
-                """) {
-                $0.append(windows.map(\.id))
-                $0.append(windows.map(\.profileID))
-                $0.append(windows.map(\.version))
-                $0.append(windows.map(\.activeIndex))
-                $0.append(windows.map(\.pinnedCount))
-                $0.append(windows.map(\.createdAt.timeIntervalSince1970))
-                $0.append(windows.map(\.lastActiveAt.timeIntervalSince1970))
-            }
-            try await run(connection, "DELETE FROM groups WHERE window_id = ANY($1::text[])") { $0.append(windows.map(\.id)) }
-            let groups = windows.flatMap { window in window.groups.enumerated().map { (window.id, $0.offset, $0.element) } }
-            if !groups.isEmpty {
-                try await run(connection, """
-                    INSERT INTO groups (window_id, position, id, title, color, collapsed)
-                    SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::bool[])
-                    """) {
-                    $0.append(groups.map(\.0))
-                    $0.append(groups.map(\.1))
-                    $0.append(groups.map(\.2.id))
-                    $0.append(groups.map(\.2.title))
-                    $0.append(groups.map(\.2.color))
-                    $0.append(groups.map(\.2.collapsed))
-                }
-            }
         }
     }
 }
