@@ -361,7 +361,7 @@ def scenario_restart_postgres(binary, admin, pg_ctl):
         reply = until_available(lambda: b.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://after.example/"}), 30)
         check(reply.status_code == 201, "changes work again without restarting browserd: %s %s" % (reply.status_code, reply.text))
         recovered = time.time()
-        urls = [t["url"] for t in a.client.get("/v1/browsers/%s" % window).json()["tabs"]]
+        urls = [t["url"] for t in until_available(lambda: a.client.get("/v1/browsers/%s" % window)).json()["tabs"]]
         check("https://kept.example/" in urls and "https://after.example/" in urls, "nothing acknowledged lost: %s" % urls)
         check("https://while-down.example/" not in urls, "nothing refused kept: %s" % urls)
         check(a.process.poll() is None and b.process.poll() is None, "both instances kept running")

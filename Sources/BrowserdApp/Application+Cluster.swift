@@ -31,10 +31,12 @@ extension Application {
                         try await store.ping()
                         if down { logger.notice("the database answers again") }
                         down = false
+                        cluster.databaseAnswers.withLock { $0 = true }
                         readiness.clear("database")
                     } catch {
                         if !down { logger.error("the database does not answer", metadata: ["error": "\(error)"]) }
                         down = true
+                        cluster.databaseAnswers.withLock { $0 = false }
                         readiness.block("database", reason: "the database does not answer: \(error)")
                     }
                     try? await Task.sleep(for: .seconds(2))

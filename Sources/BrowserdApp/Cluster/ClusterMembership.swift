@@ -42,6 +42,9 @@ final class ClusterMembership: Sendable {
     private let listener = Mutex<Task<Void, Never>?>(nil)
     private let tokenListener = Mutex<Task<Void, Never>?>(nil)
     private let lastRenewal = Mutex(ContinuousClock.now)
+    /// Whether the database answered its last probe: while it does not, a request this instance
+    /// cannot serve from memory gets its 503 at once instead of after a query's deadline.
+    let databaseAnswers = Mutex(true)
     let forwardedCounter: Counter
     let takeoverCounter: Counter
     let lostCounter: Counter
@@ -128,6 +131,9 @@ final class ClusterMembership: Sendable {
         if authenticationOn, request.headers["Authorization"] == nil, request.queryValue("ticket") == nil { return nil }
         // Here already: served here.
         if rootHere(subject) != nil { return nil }
+        guard databaseAnswers.withLock({ $0 }) else {
+            return Self.unavailable("The database does not answer, so which instance holds this profile cannot be known; retry.", request)
+        }
         do {
             guard let profile = try await storedProfile(subject) else { return nil } // nothing names it: the handler's 404
             switch try await owner(of: profile) {
