@@ -238,10 +238,6 @@ public final class PostgresStore: Sendable {
         try await said { [self] in _ = try await client.query("DELETE FROM idempotency_keys WHERE created_at < \(date.timeIntervalSince1970)", logger: logger) }
     }
 
-    /// How many tabs are stored.
-    public func tabCount() async throws -> Int {
-        try await scalar("SELECT count(*)::bigint FROM tabs", as: Int.self) ?? 0
-    }
 
     private func run(_ connection: PostgresConnection, _ sql: String, _ bind: (inout PostgresBindings) -> Void) async throws {
         var bindings = PostgresBindings()

@@ -226,7 +226,15 @@ public final class ProfileLeases: Sendable {
 
     /// One stored token, if it exists.
     public func storedToken(_ id: String) async throws -> TokenRecord? {
-        try await storedTokens().first { $0.id == id }
+        try await store.said { [self] in
+            var found: TokenRecord?
+            for try await (profile, hash, created) in try await store.client.query(
+                "SELECT profile_id, hash, created_at FROM tokens WHERE id = \(id)", logger: logger)
+                .decode((String, ByteBuffer, Double).self) {
+                found = TokenRecord(id: id, profileID: profile, hash: Array(hash.readableBytesView), createdAt: Date(timeIntervalSince1970: created))
+            }
+            return found
+        }
     }
 
     /// Every stored regular profile with its number of stored windows, oldest first.

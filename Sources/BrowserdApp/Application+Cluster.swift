@@ -1,6 +1,7 @@
 import BrowserPersistence
 import BrowserPostgres
 import Foundation
+import Logging
 
 extension Application {
     /// Starts as one of several instances on a PostgreSQL database: nothing is restored up front;
@@ -44,12 +45,7 @@ extension Application {
             }
         }
         readiness.clear("restore")
-        if configuration.adminToken == nil {
-            logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
-        }
-        logger.info("browserd started", metadata: [
-            "version": "\(BuildInfo.version)",
-            "address": "\(configuration.server.host):\(server.port)",
+        announceStarted([
             "database": "\(store.url)",
             "instance": "\(held.instanceID)",
             "advertise": "\(held.advertiseURL)",

@@ -272,21 +272,25 @@ public final class Application: Sendable {
             logger.warning("restore repaired more stored values", metadata: ["more": "\(summary.repairs.count - 100)"])
         }
         logger.info("restored", metadata: [
-            "database": "\(configuration.database.map(\.description) ?? databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
+            "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
             "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
         ])
+        announceStarted(["dataDir": "\(configuration.dataDirectory)"])
+    }
+
+    /// The start-up line (tests and tools read its `address`), after a warning when authentication is off.
+    func announceStarted(_ store: Logger.Metadata) {
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
         }
-        logger.info("browserd started", metadata: [
+        logger.info("browserd started", metadata: store.merging([
             "version": "\(BuildInfo.version)",
             "address": "\(configuration.server.host):\(server.port)",
-            "dataDir": "\(configuration.dataDirectory)",
             "threads": "\(configuration.server.threads)",
             "connectionLimit": "\(configuration.server.connectionLimit)",
             "maxBodyBytes": "\(configuration.server.maxBodyBytes)",
             "idleTimeout": "\(configuration.server.idleTimeoutSeconds)s",
-        ])
+        ]) { $1 })
     }
 
     /// Stops taking work, answers what is in flight, ends streams and stops the server.

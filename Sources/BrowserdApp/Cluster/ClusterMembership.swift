@@ -156,7 +156,7 @@ final class ClusterMembership: Sendable {
                     // An owner whose address refuses connections is gone: take its profiles now rather
                     // than after its lease expires. The request itself may or may not have reached it,
                     // so only a read is served at once; a change is answered 503, for the client to retry.
-                    guard RequestForwarder.refusesConnections(url), (try? await takeOver(profile, replacing: owner)) != nil,
+                    guard await RequestForwarder.refusesConnectionsOffThePool(url), (try? await takeOver(profile, replacing: owner)) != nil,
                           service.holdsProfile(ProfileID(rawValue: profile)) else {
                         return Self.unavailable("The instance that holds profile \(profile) (\(owner)) did not answer; retry.", request)
                     }

@@ -71,6 +71,14 @@ final class RequestForwarder: Sendable {
         return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.readableBytesView)))
     }
 
+    /// ``refusesConnections(_:)`` on a thread of its own: it may wait up to 300 ms, which a task of
+    /// the cooperative pool must not.
+    static func refusesConnectionsOffThePool(_ base: String) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: refusesConnections(base)) }.start()
+        }
+    }
+
     /// Whether nothing listens at `base`'s address (a TCP connection is refused within 300 ms): the
     /// instance that advertised it is gone.
     static func refusesConnections(_ base: String) -> Bool {
