@@ -400,6 +400,90 @@ def scenario_tokens(binary, admin):
     return with_cluster(binary, admin, 2, body, admin_token="cluster-admin-token-%d" % os.getpid())
 
 
+def scenario_lists_and_directory(binary, admin):
+    """Lists and the administrator's profile directory are the same on every instance, off-the-record
+    profiles (which only their owner's memory holds) included; an instance that starts learns them."""
+    def body(database, instances):
+        a, b, c = instances
+        directory = []
+        ready = threading.Event()
+        done = threading.Event()
+
+        def watch():
+            with httpx.stream("GET", c.base + "/v1/events", timeout=30) as stream:
+                check(stream.status_code == 200 and stream.headers.get("X-Browserd-Instance") == c.id, "C serves its own directory")
+                name = None
+                for line in stream.iter_lines():
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: ") and name:
+                        directory.append((name, json.loads(line[6:])))
+                        ready.set()
+                        if done.is_set():
+                            return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        check(ready.wait(10) and directory[0][0] == "profiles.populate", "C's directory starts with profiles.populate")
+        p1, w1 = create_profile_window(a)
+        p2, w2 = create_profile_window(b)
+        w3 = b.client.post("/v1/browsers", json={"profileId": p2}).json()["id"]
+        otr = a.client.post("/v1/profiles/%s/incognito" % p1)
+        check(otr.status_code in (200, 201), "incognito profile through A: %s %s" % (otr.status_code, otr.text))
+        otr = otr.json()["id"]
+        # Any instance reaches the off-the-record profile and its windows, which only A holds.
+        reply = until_available(lambda: c.client.post("/v1/browsers", json={"profileId": otr}))
+        check(reply.status_code == 201 and reply.headers.get("X-Browserd-Instance") == a.id,
+              "an incognito window through C, made by A: %s %s" % (reply.status_code, reply.text))
+        w4 = reply.json()["id"]
+        for instance in instances:
+            got = instance.client.get("/v1/browsers/%s" % w4)
+            check(got.status_code == 200 and got.headers.get("X-Browserd-Instance") == a.id, "%s reads the incognito window" % instance.name)
+            check(instance.client.get("/v1/profiles/%s" % otr).status_code == 200, "%s reads the incognito profile" % instance.name)
+        check(b.client.get("/v1/browsers/nonexistent").status_code == 404, "an unknown window is still 404")
+        expected = [w1, w2, w3, w4]
+        for instance in instances:
+            listed = instance.client.get("/v1/browsers").json()["items"]
+            check([w["id"] for w in listed] == expected, "%s lists every window in creation order: %s" % (instance.name, [w["id"] for w in listed]))
+            first = instance.client.get("/v1/browsers", params={"limit": 3}).json()
+            rest = instance.client.get("/v1/browsers", params={"limit": 3, "cursor": first["nextCursor"]}).json()
+            check([w["id"] for w in first["items"] + rest["items"]] == expected and "nextCursor" not in rest or rest.get("nextCursor") is None,
+                  "%s pages the merged list" % instance.name)
+
+            def listed_profiles(instance=instance):
+                return {p["id"]: p for p in instance.client.get("/v1/profiles").json()["items"]}
+            deadline = time.time() + 5
+            while otr not in listed_profiles() and time.time() < deadline:
+                time.sleep(0.05)
+            profiles = listed_profiles()
+            check(set(profiles) == {p1, p2, otr}, "%s lists every profile, A's incognito one included: %s" % (instance.name, sorted(profiles)))
+            check(profiles[p2]["windowCount"] == 2 and profiles[otr]["windowCount"] == 1, "%s counts windows everywhere" % instance.name)
+        # A fourth instance, started now, learns the incognito profile from the others.
+        d = Instance(binary, database, "d")
+        try:
+            deadline = time.time() + 5
+            ids = []
+            while otr not in ids and time.time() < deadline:
+                ids = [p["id"] for p in d.client.get("/v1/profiles").json()["items"]]
+                time.sleep(0.05)
+            check(otr in ids, "a new instance lists the incognito profile A holds: %s" % ids)
+        finally:
+            d.stop()
+        check(a.client.delete("/v1/profiles/%s" % p2).status_code == 204, "delete B's profile through A")
+        deadline = time.time() + 5
+        while not any(e == ("profiles.remove", {"profileId": p2}) for e in directory) and time.time() < deadline:
+            time.sleep(0.05)
+        done.set()
+        names = [(e[0], e[1].get("profile", {}).get("id") or e[1].get("profileId")) for e in directory[1:]]
+        for wanted in [("profiles.add", p1), ("profiles.add", p2), ("profiles.add", otr), ("profiles.remove", p2)]:
+            check(wanted in names, "C's directory saw %s %s: %s" % (wanted[0], wanted[1], names))
+        counts = [e[1]["profile"]["windowCount"] for e in directory if e[0] in ("profiles.add", "profiles.update") and e[1]["profile"]["id"] == p2]
+        check(counts[:3] == [0, 1, 2], "C's directory followed B's window count: %s" % counts)
+        return "lists and directory: 4 windows over 2 instances (1 incognito) listed and paged alike by all 3; C's directory saw %d events made on A and B; a 4th instance learned A's incognito profile" % len(names)
+
+    return with_cluster(binary, admin, 3, body)
+
+
 def scenario_compose_environment(binary, admin):
     """deploy/compose.yaml's browserd environment, as written (but the addresses), starts and serves."""
     import yaml
@@ -444,9 +528,12 @@ def main():
     pg_ctl = os.environ.get("BROWSERD_TEST_PG_CTL")
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
-    for scenario in (scenario_compose_environment, scenario_tokens, scenario_create_read_watch, scenario_kill_owner, scenario_pause_owner):
-        print("cluster:", scenario(binary, admin), flush=True)
-    print("cluster:", scenario_restart_postgres(binary, admin, pg_ctl), flush=True)
+    only = sys.argv[2] if len(sys.argv) > 2 else ""  # e.g. `lists`: the scenarios whose names hold it
+    for scenario in (scenario_compose_environment, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_kill_owner, scenario_pause_owner):
+        if only in scenario.__name__:
+            print("cluster:", scenario(binary, admin), flush=True)
+    if only in "scenario_restart_postgres":
+        print("cluster:", scenario_restart_postgres(binary, admin, pg_ctl), flush=True)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,22 @@ extension APIRoutes {
 
         if let storedProfiles {
             // Several instances: the stored profiles (each as its owner last saved it), with those held
-            // here (and their off-the-record profiles) as they are now.
+            // here (and their off-the-record profiles) as they are now, and the off-the-record
+            // profiles other instances hold (as they announced them: the database never has them).
             router.add(.get, "/v1/profiles", deferred { request in
                 let caller = Principal.current
                 let here = service.profiles()
-                let known = Set(here.map(\.id))
-                let all = (here + (try await storedProfiles()).filter { !known.contains($0.id) })
+                var known = Set(here.map(\.id))
+                let elsewhere = service.directoryProfiles().filter { $0.incognito && !known.contains($0.id) }
+                known.formUnion(elsewhere.map(\.id))
+                var linked: [ProfileID: ProfileID] = [:]
+                for profile in elsewhere { if let parent = profile.parentID { linked[parent] = profile.id } }
+                let stored = try await storedProfiles().filter { !known.contains($0.id) }.map { profile in
+                    var profile = profile
+                    profile.offTheRecordID = profile.offTheRecordID ?? linked[profile.id]
+                    return profile
+                }
+                let all = (here + elsewhere + stored)
                     .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
                 let visible = all.filter { profile in caller.reaches(profile.incognito ? profile.parentID : profile.id) }
                 let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)

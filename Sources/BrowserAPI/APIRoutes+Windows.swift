@@ -20,19 +20,24 @@ extension APIRoutes {
                              location: "/v1/browsers/\(window.id)")
         })
 
-        router.add(.get, "/v1/browsers", immediate { request in
-            var profile: ProfileID?
-            let caller = Principal.current
-            if let id = request.queryValue("profileId") {
-                guard service.profile(ProfileID(rawValue: id)) != nil, caller.reaches(service.rootProfile(of: ProfileID(rawValue: id))) else {
-                    throw APIProblem.profileNotFound(id)
+        if let otherWindows = routes.otherWindows {
+            // Several instances: with a profile, its owner answers (the request is forwarded there);
+            // without, the windows held here and those every other instance holds, merged in one order.
+            router.add(.get, "/v1/browsers", deferred { request in
+                guard request.queryValue("profileId") == nil else { return try Self.listWindows(service, request) }
+                let caller = Principal.current
+                let here = service.windows().filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }.map { window in
+                    ListedWindow(id: window.id.rawValue, createdAtMilliseconds: ListedWindow.milliseconds(window.createdAt),
+                                 json: APIRoutes.encodeWindow(service, window))
                 }
-                profile = ProfileID(rawValue: id)
-            }
-            let visible = service.windows(profile: profile).filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }
-            let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
-            return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { $1.raw(APIRoutes.encodeWindow(service, $0)) })
-        })
+                let all = (here + (try await otherWindows(request)))
+                    .sorted { ($0.createdAtMilliseconds, $0.id) < ($1.createdAtMilliseconds, $1.id) }
+                let (items, next) = try Self.page(all, id: \.id, request: request)
+                return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { $1.raw($0.json) })
+            })
+        } else {
+            router.add(.get, "/v1/browsers", immediate { request in try Self.listWindows(service, request) })
+        }
 
         router.add(.get, "/v1/browsers/{browserId}", immediate { request in
             let id = request.parameter("browserId")
@@ -223,6 +228,21 @@ extension APIRoutes {
             let (item, version) = try await service.dispatch(TabCommands.broadcast, BroadcastUpdate(key: key, value: value), in: window)
             return Self.json(APIEncoding.bytes { APIEncoding.broadcast(item, to: &$0) }, version: version)
         })
+    }
+
+    /// The windows held here (of `profileId` only, when given) that the caller may see, paged.
+    static func listWindows(_ service: BrowserService, _ request: HTTPRequest) throws -> HTTPResponse {
+        var profile: ProfileID?
+        let caller = Principal.current
+        if let id = request.queryValue("profileId") {
+            guard service.profile(ProfileID(rawValue: id)) != nil, caller.reaches(service.rootProfile(of: ProfileID(rawValue: id))) else {
+                throw APIProblem.profileNotFound(id)
+            }
+            profile = ProfileID(rawValue: id)
+        }
+        let visible = service.windows(profile: profile).filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }
+        let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
+        return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { $1.raw(APIRoutes.encodeWindow(service, $0)) })
     }
 
     static func encodeWindow(_ service: BrowserService, _ window: WindowSnapshot) -> [UInt8] {

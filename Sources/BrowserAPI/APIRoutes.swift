@@ -20,6 +20,9 @@ public struct APIRoutes: Sendable {
     /// Every regular profile stored, whichever instance holds it (several instances on one
     /// database); nil: the profiles in memory are all there are.
     let storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])?
+    /// The windows other instances hold that the request's caller may see (several instances on one
+    /// database); nil: the windows in memory are all there are.
+    let otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -31,14 +34,17 @@ public struct APIRoutes: Sendable {
     ///   - tickets: the stream tickets browsers open event streams with.
     ///   - webDriverBasePath: where the W3C WebDriver facade answers; nil turns it off.
     ///   - storedProfiles: every regular profile stored, for lists (several instances on one database).
+    ///   - otherWindows: the windows other instances hold, for `GET /v1/browsers` (several instances).
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
                 idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
                 webDriverBasePath: String? = "/webdriver",
                 unavailable: @escaping @Sendable () -> String? = { nil },
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
                 saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil,
-                storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil) {
+                storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil,
+                otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil) {
         self.storedProfiles = storedProfiles
+        self.otherWindows = otherWindows
         self.service = service
         self.tokens = tokens
         self.unavailable = unavailable

@@ -18,7 +18,7 @@ public enum Principal: Sendable, Equatable {
     }
 
     /// Whether the caller may see resources of the regular profile `root`.
-    func reaches(_ root: ProfileID?) -> Bool {
+    public func reaches(_ root: ProfileID?) -> Bool {
         switch self {
         case .admin: true
         case .profile(let mine): root == nil || root == mine

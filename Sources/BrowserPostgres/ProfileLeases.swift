@@ -60,6 +60,9 @@ public final class ProfileLeases: Sendable {
     /// Announces issued and revoked tokens (payload: the token id) and deleted profiles
     /// (`profile:<id>`), so every instance authenticates what any instance issued.
     public static let tokenChannel = "browserd_tokens"
+    /// Announces changes of the profile directory (payload: JSON written by the instance that made
+    /// them), so every instance lists and streams every instance's profiles.
+    public static let directoryChannel = "browserd_directory"
 
     public let held: HeldLeases
     public var advertiseURL: String { held.advertiseURL }
@@ -248,6 +251,43 @@ public final class ProfileLeases: Sendable {
                 profiles.append((ProfileRecord(id: id, name: name, createdAt: Date(timeIntervalSince1970: created)), windows))
             }
             return profiles
+        }
+    }
+
+    /// Sends each payload on `channel` (`NOTIFY`), in order.
+    public func notify(_ channel: String, _ payloads: [String]) async throws {
+        guard !payloads.isEmpty else { return }
+        try await store.said { [self] in
+            try await store.client.query("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n",
+                                         logger: logger)
+        }
+    }
+
+    /// The instances that hold a live lease (other than this one): their ids and advertised URLs.
+    public func otherLiveInstances() async throws -> [(instanceID: String, url: String)] {
+        let me = held.instanceID
+        return try await store.said { [self] in
+            var found: [(instanceID: String, url: String)] = []
+            for try await (id, url) in try await store.client.query("""
+                SELECT DISTINCT owner_id, owner_url FROM profile_leases WHERE expires_at > now() AND owner_id <> \(me) ORDER BY owner_id
+                """, logger: logger).decode((String, String).self) {
+                found.append((id, url))
+            }
+            return found
+        }
+    }
+
+    /// The stored regular profiles no live lease holds (nobody serves them until an instance takes them).
+    public func unheldProfiles() async throws -> [String] {
+        try await store.said { [self] in
+            var found: [String] = []
+            for try await id in try await store.client.query("""
+                SELECT p.id FROM profiles p LEFT JOIN profile_leases l ON l.profile_id = p.id AND l.expires_at > now()
+                WHERE l.profile_id IS NULL ORDER BY p.created_at, p.id
+                """, logger: logger).decode(String.self) {
+                found.append(id)
+            }
+            return found
         }
     }
 

@@ -25,6 +25,9 @@ final class SnapshotIndex: Sendable {
         var windows: [BrowserID: WindowEntry] = [:]
         var tabs: [TabID: BrowserID] = [:]
         var groups: [TabGroupID: BrowserID] = [:]
+        /// Profiles other instances hold, as they last announced them (several instances on one
+        /// database): part of the directory, never of this instance's model.
+        var remote: [ProfileID: ProfileSnapshot] = [:]
     }
 
     private let state = Mutex(State())
@@ -33,6 +36,10 @@ final class SnapshotIndex: Sendable {
 
     /// Told of every action a window's dispatcher ran (for metrics).
     let onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)?
+
+    /// Told of every change of the directory made here (a profile created, changed or deleted; not
+    /// one restored or unloaded because its lease moved), for other instances to follow.
+    let directoryChanged = Mutex<(@Sendable ([DirectoryChange]) -> Void)?>(nil)
 
     init(events: EventHub, onAction: (@Sendable (String, Bool) -> Void)? = nil) {
         self.events = events
@@ -63,28 +70,49 @@ final class SnapshotIndex: Sendable {
     // Profiles come, change and go here; each change is also the profile directory stream's event,
     // appended under this index's lock so the directory's events and snapshots follow its order.
 
+    /// Puts a profile in memory: created, changed, or restored after taking its lease over. A profile
+    /// another instance announced before (it held it) changes hands without an `add`; its
+    /// off-the-record profile there ended with that instance's hold and is removed.
     func putProfile(_ snapshot: ProfileSnapshot, executor: ProfileExecutor, rootID: ProfileID) {
-        state.withLock { state in
+        let published: [DirectoryChange] = state.withLock { state in
             let known = state.profiles[snapshot.id] != nil
             state.profiles[snapshot.id] = ProfileEntry(executor: executor, snapshot: snapshot, rootID: rootID)
+            var changes: [DirectoryChange] = []
+            if !known, let before = state.remote.removeValue(forKey: snapshot.id) {
+                for (id, other) in state.remote where other.parentID == snapshot.id {
+                    state.remote[id] = nil
+                    announceRemoval(id, in: state)
+                    changes.append(.remove(id))
+                }
+                if before != snapshot {
+                    announce("profiles.update", snapshot, in: state)
+                    changes.append(.put(snapshot))
+                }
+                return changes
+            }
             announce(known ? "profiles.update" : "profiles.add", snapshot, in: state)
+            return [.put(snapshot)]
         }
+        publish(published)
     }
 
     func updateProfile(_ snapshot: ProfileSnapshot) {
-        state.withLock { state in
-            guard let old = state.profiles[snapshot.id]?.snapshot, old != snapshot else { return }
+        let changed: Bool = state.withLock { state in
+            guard let old = state.profiles[snapshot.id]?.snapshot, old != snapshot else { return false }
             state.profiles[snapshot.id]?.snapshot = snapshot
             announce("profiles.update", snapshot, in: state)
+            return true
         }
+        if changed { publish([.put(snapshot)]) }
     }
 
     func removeProfile(_ id: ProfileID) {
-        state.withLock { state in
-            guard state.profiles.removeValue(forKey: id) != nil else { return }
-            events.directory.append([PendingEvent(topic: .browsers, name: "profiles.remove", json: EventJSON.object("profileId", id.rawValue) { _ in })],
-                                    snapshot: Self.directory(state))
+        let removed: Bool = state.withLock { state in
+            guard state.profiles.removeValue(forKey: id) != nil else { return false }
+            announceRemoval(id, in: state)
+            return true
         }
+        if removed { publish([.remove(id)]) }
     }
 
     private func announce(_ name: String, _ profile: ProfileSnapshot, in state: State) {
@@ -94,10 +122,75 @@ final class SnapshotIndex: Sendable {
         })], snapshot: Self.directory(state))
     }
 
-    /// The directory as of `state`: every profile, oldest first.
-    private static func directory(_ state: State) -> DirectorySnapshot {
-        DirectorySnapshot(profiles: state.profiles.values.map(\.snapshot).sorted { ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue) })
+    private func announceRemoval(_ id: ProfileID, in state: State) {
+        events.directory.append([PendingEvent(topic: .browsers, name: "profiles.remove", json: EventJSON.object("profileId", id.rawValue) { _ in })],
+                                snapshot: Self.directory(state))
     }
+
+    private func publish(_ changes: [DirectoryChange]) {
+        guard !changes.isEmpty, let tell = directoryChanged.withLock({ $0 }) else { return }
+        tell(changes)
+    }
+
+    /// The directory as of `state`: every profile, here and (several instances) elsewhere, oldest first.
+    private static func directory(_ state: State) -> DirectorySnapshot {
+        var all = state.profiles.values.map(\.snapshot)
+        for (id, profile) in state.remote where state.profiles[id] == nil { all.append(profile) }
+        return DirectorySnapshot(profiles: all.sorted { ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue) })
+    }
+
+    // Several instances: what other instances announce.
+
+    /// Every profile in the directory, here and elsewhere, in no order.
+    func directoryProfiles() -> [ProfileSnapshot] {
+        state.withLock { state in
+            state.profiles.values.map(\.snapshot) + state.remote.filter { state.profiles[$0.key] == nil }.map(\.value)
+        }
+    }
+
+    /// Applies changes another instance announced; one about a profile held here is stale (its
+    /// sender no longer holds it) and ignored. Each change that matters is the directory's event.
+    func applyRemote(_ changes: [DirectoryChange]) {
+        state.withLock { state in
+            for change in changes {
+                switch change {
+                case .put(let profile):
+                    guard state.profiles[profile.id] == nil, state.remote[profile.id] != profile else { continue }
+                    let known = state.remote[profile.id] != nil
+                    state.remote[profile.id] = profile
+                    announce(known ? "profiles.update" : "profiles.add", profile, in: state)
+                case .remove(let id):
+                    guard state.profiles[id] == nil else { continue }
+                    let gone = [id] + state.remote.values.filter { $0.parentID == id }.map(\.id)
+                    for id in gone where state.remote.removeValue(forKey: id) != nil { announceRemoval(id, in: state) }
+                }
+            }
+        }
+    }
+
+    /// Replaces what is known of the regular profiles held elsewhere with `stored` (every stored
+    /// regular profile, read after notifications may have been missed): those gone are removed,
+    /// the others put. Off-the-record profiles elsewhere are kept unless their profile is gone.
+    func resyncRemote(stored: [ProfileSnapshot]) {
+        let ids = Set(stored.map(\.id))
+        let gone: [DirectoryChange] = state.withLock { state in
+            state.remote.values.filter { !$0.incognito && !ids.contains($0.id) }.map { .remove($0.id) }
+        }
+        let puts: [DirectoryChange] = state.withLock { state in
+            stored.map { profile in
+                // The database does not know an off-the-record profile; the one announced stays linked.
+                var profile = profile
+                if profile.offTheRecordID == nil, let linked = state.remote[profile.id]?.offTheRecordID, state.remote[linked] != nil {
+                    profile.offTheRecordID = linked
+                }
+                return .put(profile)
+            }
+        }
+        applyRemote(gone + puts)
+    }
+
+    /// The profiles held here, as announced to other instances (an instance that starts asks).
+    func localProfiles() -> [ProfileSnapshot] { state.withLock { $0.profiles.values.map(\.snapshot) } }
 
     /// Publishes a window's snapshot, re-indexing its tabs and groups.
     /// - Parameter tabMoves: tabs that joined (true) or left (false) the window since its last
@@ -141,16 +234,29 @@ final class SnapshotIndex: Sendable {
     }
 
     /// Forgets profiles and windows that another instance owns now, and ends their streams (without
-    /// a closing event: nothing was closed).
+    /// a closing event: nothing was closed). The regular profile stays in the directory (held
+    /// elsewhere); its off-the-record profile ends here (`profiles.remove`).
     func unload(profiles: [ProfileID], windows: [BrowserID]) {
+        var ended: [DirectoryChange] = []
         state.withLock { state in
             for id in windows {
                 guard let old = state.windows.removeValue(forKey: id) else { continue }
                 for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
                 for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
             }
-            for id in profiles { state.profiles[id] = nil }
+            for id in profiles {
+                guard let entry = state.profiles.removeValue(forKey: id) else { continue }
+                if entry.snapshot.incognito {
+                    // Ends with this instance's hold, like a crashed browser's private tabs.
+                    announceRemoval(id, in: state)
+                    ended.append(.remove(id))
+                } else {
+                    // Still in the directory, held elsewhere now.
+                    state.remote[id] = entry.snapshot
+                }
+            }
         }
+        publish(ended)
         for id in windows { events.endWindow(id) }
         for id in profiles { events.endProfile(id) }
     }

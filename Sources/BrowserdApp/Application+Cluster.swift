@@ -21,6 +21,7 @@ extension Application {
         cluster.startRenewing()
         cluster.startListening()
         cluster.startFollowingTokens()
+        cluster.directory.start()
         // /readyz says whether the database answers (checked every 2 s).
         let readiness = self.readiness
         let logger = self.logger

@@ -98,6 +98,10 @@ public final class Application: Sendable {
                                 offTheRecordID: nil, windowCount: stored.windowCount, createdAt: stored.record.createdAt)
             }
         }
+        let otherWindows: @Sendable (HTTPRequest) async throws -> [ListedWindow] = { request in
+            guard let cluster = membership.current else { return [] }
+            return try await cluster.otherWindows(request)
+        }
         APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
@@ -115,7 +119,8 @@ public final class Application: Sendable {
                 change.profileID = (issued ?? revoked)?.profileID.rawValue
                 try await sink.commit(change)
             },
-            storedProfiles: configuration.database == nil ? nil : storedProfiles
+            storedProfiles: configuration.database == nil ? nil : storedProfiles,
+            otherWindows: configuration.database == nil ? nil : otherWindows
         ).register(in: &router)
         if configuration.database != nil {
             // Several instances: before a handler runs, the request's profile is placed (served here,

@@ -27,6 +27,8 @@ final class ClusterMembership: Sendable {
     let tokens: TokenStore
     let idempotency: IdempotencyStore
     let forwarder: RequestForwarder
+    /// Every instance's profiles, for lists and the administrator's stream.
+    let directory: ClusterDirectory
     let logger: Logger
     /// Whether requests must authenticate (an admin token is set): an anonymous request never makes
     /// this instance take a profile over or forward anything; it is answered 401 here.
@@ -95,6 +97,7 @@ final class ClusterMembership: Sendable {
         self.authenticationOn = authenticationOn
         self.logger = logger
         forwarder = RequestForwarder(instanceID: leases.held.instanceID, logger: logger)
+        directory = ClusterDirectory(leases: leases, service: service, logger: logger)
         forwardedCounter = Counter(label: "browserd_forwarded_requests_total", factory: factory)
         takeoverCounter = Counter(label: "browserd_lease_takeovers_total", factory: factory)
         lostCounter = Counter(label: "browserd_leases_lost_total", factory: factory)
@@ -135,7 +138,10 @@ final class ClusterMembership: Sendable {
             return Self.unavailable("The database does not answer, so which instance holds this profile cannot be known; retry.", request)
         }
         do {
-            guard let profile = try await storedProfile(subject) else { return nil } // nothing names it: the handler's 404
+            guard let profile = try await storedProfile(subject) else {
+                // The database never has off-the-record profiles and what they hold: their owners may.
+                return try await placeOffTheRecord(subject, request)
+            }
             switch try await owner(of: profile) {
             case .here:
                 return nil
@@ -168,6 +174,39 @@ final class ClusterMembership: Sendable {
             logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
             return Self.unavailable("The database cannot say which instance holds this profile: \(PostgresStore.describe(error))", request)
         }
+    }
+
+    /// A request for something no stored profile holds: an off-the-record profile another instance
+    /// announced goes to the owner of its regular profile; a window, tab or group goes to each
+    /// instance holding an off-the-record profile in turn, until one knows it. Nil when none does
+    /// (the handler's 404 here), or when another instance forwarded the request (one hop at most).
+    private func placeOffTheRecord(_ subject: Subject, _ request: HTTPRequest) async throws -> HTTPResponse? {
+        guard request.headers[RequestForwarder.forwardedHeader] == nil else { return nil }
+        let elsewhere = service.directoryProfiles().filter { $0.incognito && !service.holdsProfile($0.parentID ?? $0.id) }
+        let parents: [ProfileID]
+        if case .profile(let id) = subject {
+            guard let parent = elsewhere.first(where: { $0.id.rawValue == id })?.parentID else { return nil }
+            parents = [parent]
+        } else {
+            parents = Array(Set(elsewhere.compactMap(\.parentID)))
+        }
+        var asked: Set<String> = []
+        for parent in parents {
+            guard let owner = try await liveOwner(of: parent.rawValue), asked.insert(owner.url).inserted else { continue }
+            forwardedCounter.increment()
+            guard let answer = try? await forwarder.forward(request, to: owner.url) else { continue }
+            if answer.status != 404 { return answer }
+        }
+        return nil
+    }
+
+    /// The live owner of `profile` other than this instance, from the cache or the database (never
+    /// taking the profile over).
+    private func liveOwner(of profile: String) async throws -> ProfileLeases.Owner? {
+        if let cached = owners.withLock({ $0[profile] }), cached.instanceID != instanceID { return cached }
+        guard let owner = try await leases.owner(of: profile), owner.live, owner.instanceID != instanceID else { return nil }
+        owners.withLock { $0[profile] = owner }
+        return owner
     }
 
     private static func unavailable(_ detail: String, _ request: HTTPRequest) -> HTTPResponse {
@@ -386,6 +425,7 @@ final class ClusterMembership: Sendable {
         renewal.withLock { $0?.cancel() }
         listener.withLock { $0?.cancel() }
         tokenListener.withLock { $0?.cancel() }
+        directory.stop()
         let held = Array(leases.held.all.keys)
         if !held.isEmpty {
             do {

@@ -71,6 +71,19 @@ final class RequestForwarder: Sendable {
         return HTTPResponse(status: status, headers: headers, body: .bytes(Array(body.readableBytesView)))
     }
 
+    /// GETs `pathAndQuery` from the instance at `base` on behalf of `request`'s client (its headers
+    /// that matter), marked forwarded, so that the instance answers from what it holds itself.
+    func get(_ pathAndQuery: String, from base: String, for request: HTTPRequest) async throws -> (status: Int, body: [UInt8]) {
+        var outgoing = HTTPClientRequest(url: base + pathAndQuery)
+        for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
+            outgoing.headers.add(name: field.name, value: field.value)
+        }
+        outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
+        let response = try await client.execute(outgoing, deadline: .now() + .seconds(30), logger: logger)
+        let body = try await response.body.collect(upTo: 64 << 20)
+        return (Int(response.status.code), Array(body.readableBytesView))
+    }
+
     /// ``refusesConnections(_:)`` on a thread of its own: it may wait up to 300 ms, which a task of
     /// the cooperative pool must not.
     static func refusesConnectionsOffThePool(_ base: String) async -> Bool {
