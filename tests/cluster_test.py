@@ -484,6 +484,36 @@ def scenario_lists_and_directory(binary, admin):
     return with_cluster(binary, admin, 3, body)
 
 
+def scenario_webdriver(binary, admin):
+    """A WebDriver client behind a round-robin proxy: each command may reach another instance."""
+    def body(database, instances):
+        capabilities = {"capabilities": {"alwaysMatch": {"browserName": "browserd"}}}
+        first = instances[1].client.post("/webdriver/session", json=capabilities)
+        check(first.status_code == 200, "new session through B: %s %s" % (first.status_code, first.text))
+        session = first.json()["value"]["sessionId"]
+        maker = first.headers.get("X-Browserd-Instance")
+        # The shared "webdriver" profile lives on one instance: a second session asked elsewhere goes there.
+        second = instances[2].client.post("/webdriver/session", json=capabilities)
+        check(second.status_code == 200 and second.headers.get("X-Browserd-Instance") == maker,
+              "a second session through C lives with the shared profile: %s" % second.headers.get("X-Browserd-Instance"))
+        for i in range(6):
+            via = instances[i % 3]
+            url = "https://example.com/%d" % i
+            reply = via.client.post("/webdriver/session/%s/url" % session, json={"url": url})
+            check(reply.status_code == 200 and reply.headers.get("X-Browserd-Instance") == maker,
+                  "navigate through %s served by the session's instance: %s %s" % (via.name, reply.status_code, reply.text))
+            got = instances[(i + 1) % 3].client.get("/webdriver/session/%s/url" % session)
+            check(got.status_code == 200 and got.json()["value"] == url, "the URL read through another instance: %s" % got.text)
+        bogus = instances[0].client.get("/webdriver/session/pffffffffffffffff.nope/url")
+        check(bogus.status_code == 404 and bogus.json()["value"]["error"] == "invalid session id", "an unknown session is invalid everywhere")
+        for s_id, via in ((session, instances[0]), (second.json()["value"]["sessionId"], instances[1])):
+            check(via.client.delete("/webdriver/session/%s" % s_id).status_code == 200, "session ended through %s" % via.name)
+        check(instances[2].client.get("/webdriver/session/%s/url" % session).status_code == 404, "an ended session is gone everywhere")
+        return "webdriver: two sessions asked through B and C live with the shared profile on one instance; 12 commands through all 3 reach it"
+
+    return with_cluster(binary, admin, 3, body)
+
+
 def scenario_compose_environment(binary, admin):
     """deploy/compose.yaml's browserd environment, as written (but the addresses), starts and serves."""
     import yaml
@@ -529,7 +559,7 @@ def main():
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
     only = sys.argv[2] if len(sys.argv) > 2 else ""  # e.g. `lists`: the scenarios whose names hold it
-    for scenario in (scenario_compose_environment, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_kill_owner, scenario_pause_owner):
+    for scenario in (scenario_compose_environment, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner):
         if only in scenario.__name__:
             print("cluster:", scenario(binary, admin), flush=True)
     if only in "scenario_restart_postgres":

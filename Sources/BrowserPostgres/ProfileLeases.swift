@@ -209,6 +209,11 @@ public final class ProfileLeases: Sendable {
         try await lookup("SELECT w.profile_id FROM groups g JOIN windows w ON w.id = g.window_id WHERE g.id = \(id) LIMIT 1")
     }
 
+    /// The oldest stored regular profile named `name`, if any.
+    public func oldestProfile(named name: String) async throws -> String? {
+        try await lookup("SELECT id FROM profiles WHERE name = \(name) ORDER BY created_at, id LIMIT 1")
+    }
+
     public func profileExists(_ id: String) async throws -> Bool {
         try await lookup("SELECT id FROM profiles WHERE id = \(id)") != nil
     }

@@ -15,7 +15,8 @@ extension Application {
         }
         let leases = ProfileLeases(store: store, held: held, logger: logger)
         let cluster = ClusterMembership(leases: leases, store: store, service: service, tokens: tokens, idempotency: idempotency,
-                                        authenticationOn: configuration.adminToken != nil, factory: metricsFactory, logger: logger)
+                                        authenticationOn: configuration.adminToken != nil, webDriverBasePath: configuration.webDriverBasePath,
+                                        factory: metricsFactory, logger: logger)
         membership.set(cluster)
         sink.attach(StoreWriter(store: store))
         cluster.startRenewing()

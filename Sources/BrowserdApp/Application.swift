@@ -126,6 +126,9 @@ public final class Application: Sendable {
             // Several instances: before a handler runs, the request's profile is placed (served here,
             // taken over, or forwarded to its owner), and every answer names the instance that served it.
             router.wrapResponders(under: "/v1") { responder, _ in ClusterMembership.placing(responder, membership: membership) }
+            if let base = configuration.webDriverBasePath {
+                router.wrapResponders(under: base) { responder, _ in ClusterMembership.placing(responder, membership: membership) }
+            }
             sink.onFenced.withLock { slot in
                 slot = { profile in
                     guard let cluster = membership.current else { return }

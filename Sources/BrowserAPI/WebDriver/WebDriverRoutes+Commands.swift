@@ -53,7 +53,7 @@ extension WebDriverRoutes {
         } catch {
             throw WebDriverError.sessionNotCreated("the session's window could not be opened: \(error)")
         }
-        let id = WebDriverSessions.newID()
+        let id = WebDriverSessions.newID(profile: profile)
         var session = WebDriverSessions.Session(id: id, principal: call.principal, profile: profile, handles: [tab.id], current: tab.id)
         if case .object(let list)? = capabilitiesMatched["timeouts"] {
             session.timeouts = try Self.timeouts(from: Dictionary(list.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 }), over: session.timeouts)

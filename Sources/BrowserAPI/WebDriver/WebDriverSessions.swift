@@ -57,5 +57,7 @@ final class WebDriverSessions: Sendable {
 
     func remove(_ id: String) -> Session? { sessions.withLock { $0.removeValue(forKey: id) } }
 
-    static func newID() -> String { UUID().uuidString.lowercased() }
+    /// A new session id: its profile's id, a dot, a UUID. Several instances on one database route a
+    /// session's commands to the instance that holds its profile by the part before the dot.
+    static func newID(profile: ProfileID) -> String { profile.rawValue + "." + UUID().uuidString.lowercased() }
 }

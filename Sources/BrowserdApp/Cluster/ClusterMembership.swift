@@ -30,6 +30,8 @@ final class ClusterMembership: Sendable {
     /// Every instance's profiles, for lists and the administrator's stream.
     let directory: ClusterDirectory
     let logger: Logger
+    /// Where the WebDriver facade answers (its session commands are placed by session id).
+    let webDriverBasePath: String?
     /// Whether requests must authenticate (an admin token is set): an anonymous request never makes
     /// this instance take a profile over or forward anything; it is answered 401 here.
     let authenticationOn: Bool
@@ -88,7 +90,8 @@ final class ClusterMembership: Sendable {
     }
 
     init(leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
-         authenticationOn: Bool, factory: any MetricsFactory, logger: Logger) {
+         authenticationOn: Bool, webDriverBasePath: String?, factory: any MetricsFactory, logger: Logger) {
+        self.webDriverBasePath = webDriverBasePath
         self.leases = leases
         self.store = store
         self.service = service
@@ -113,9 +116,17 @@ final class ClusterMembership: Sendable {
         case group(String)
     }
 
-    static func subject(of request: HTTPRequest) -> Subject? {
+    func subject(of request: HTTPRequest) async -> Subject? {
         let parameters = request.pathParameters
         if let id = parameters["profileId"] { return .profile(id) }
+        // A WebDriver session lives with its profile, which its id starts with (`p….uuid`).
+        if let session = parameters["sessionId"] {
+            guard let dot = session.firstIndex(of: "."), dot != session.startIndex else { return nil }
+            return .profile(String(session[..<dot]))
+        }
+        if request.method == .post, let base = webDriverBasePath, request.routeTemplate == base + "/session" {
+            return await webDriverSessionProfile(request).map(Subject.profile)
+        }
         if let id = parameters["browserId"] { return .window(id) }
         if let id = parameters["tabId"] { return .tab(id) }
         if let id = parameters["groupId"] { return .group(id) }
@@ -128,9 +139,27 @@ final class ClusterMembership: Sendable {
         return nil
     }
 
+    /// Where a new WebDriver session will live, as the facade decides it (`browserd:profileId`, else
+    /// a profile token's own profile, else the shared profile named "webdriver"), so the instance
+    /// that holds it makes the session. Nil: made here (a new shared profile, or an invalid request).
+    func webDriverSessionProfile(_ request: HTTPRequest) async -> String? {
+        if let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+           let capabilities = body["capabilities"] as? [String: Any] {
+            let sets = [capabilities["alwaysMatch"] as? [String: Any] ?? [:]] + (capabilities["firstMatch"] as? [[String: Any]] ?? [])
+            if let id = sets.lazy.compactMap({ $0["browserd:profileId"] as? String }).first { return id }
+        }
+        if let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer "),
+           case .profile(let own)? = tokens.principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)) {
+            return own.rawValue
+        }
+        // The oldest stored one, as the facade picks it among those it holds (the database knows a
+        // profile as soon as its creation was answered; the directory may learn it a moment later).
+        return try? await leases.oldestProfile(named: "webdriver")
+    }
+
     /// The answer of another instance, or nil when this instance serves the request.
     func place(_ request: HTTPRequest) async -> HTTPResponse? {
-        guard let subject = Self.subject(of: request) else { return nil }
+        guard let subject = await subject(of: request) else { return nil }
         if authenticationOn, request.headers["Authorization"] == nil, request.queryValue("ticket") == nil { return nil }
         // Here already: served here.
         if rootHere(subject) != nil { return nil }
