@@ -176,8 +176,11 @@ public final class Application: Sendable {
         }
         var server = configuration.server
         server.cors = server.cors ?? configuration.corsPolicy
-        self.server = HTTPServer(configuration: server, router: router, logger: logger,
-                                 observer: MetricsObserver(factory: factory))
+        let http = HTTPServer(configuration: server, router: router, logger: logger,
+                              observer: MetricsObserver(factory: factory))
+        self.server = http
+        // The adaptive tick gathers events only while the stream loops still write the last ones.
+        service.events.deliveryBusy { [weak http] in http?.streamsBusy ?? false }
         Gauge(label: "browserd_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)
     }
 

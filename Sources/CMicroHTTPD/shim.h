@@ -1,11 +1,16 @@
 // Thin C shim over libmicrohttpd 0.9.75 for what Swift cannot call or import:
-// the variadic MHD_start_daemon, and macros that expand to casts.
+// the variadic MHD_start_daemon and MHD_get_*_info, and macros that expand to casts. It also brings
+// in epoll and eventfd (not in Swift's Glibc module), which the stream loops that take sockets over
+// from libmicrohttpd use.
 #ifndef CMICROHTTPD_SHIM_H
 #define CMICROHTTPD_SHIM_H
 
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <netinet/tcp.h>
 #include <microhttpd.h>
 
 /// MHD_SIZE_UNKNOWN is `((uint64_t) -1LL)`: a cast macro, not imported.
@@ -34,6 +39,13 @@ static inline uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon)
 {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+/// MHD_get_connection_info is variadic: the connection's socket (-1 when unknown).
+static inline int CMicroHTTPD_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
 }
 
 #endif

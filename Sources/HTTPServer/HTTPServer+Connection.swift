@@ -156,14 +156,13 @@ extension HTTPServer {
         return HTTPError.internalError("The server could not answer this request.").response(instance: request.path)
     }
 
-    /// Hands a response to libmicrohttpd; a stream response also gets its writer here.
+    /// Hands a response to libmicrohttpd; a stream response is handed over to a stream loop.
     private func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
         context.phase = .answered
         context.status = response.status
         let mhdResponse: OpaquePointer?
-        var opened: (StreamWriter, StreamBody)?
         switch response.body {
         case .shared(let shared):
             // Built once with its own headers, owned by the SharedResponse: queued, not destroyed here.
@@ -175,24 +174,7 @@ extension HTTPServer {
                                                 .RESPMEM_MUST_COPY)
             }
         case .stream(let body):
-            let writer = StreamWriter(id: nextStreamID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                      connection: ConnectionHandle(raw: connection), body: body)
-            let reader: MHD_ContentReaderCallback = { cls, _, buffer, max in
-                Unmanaged<StreamWriter>.fromOpaque(cls!).takeUnretainedValue().read(into: buffer!, max: max)
-            }
-            let release: MHD_ContentReaderFreeCallback = { cls in
-                Unmanaged<StreamWriter>.fromOpaque(cls!).release()
-            }
-            mhdResponse = MHD_create_response_from_callback(
-                CMicroHTTPD_SIZE_UNKNOWN, 4096, reader, Unmanaged.passRetained(writer).toOpaque(), release)
-            if mhdResponse != nil {
-                context.stream = writer
-                streams.withLock { $0[writer.id] = writer }
-                observer?.streamCountChanged(by: 1)
-                opened = (writer, body)
-            } else {
-                Unmanaged.passUnretained(writer).release()
-            }
+            return handOver(response, body: body, for: context, on: connection)
         }
         guard let mhdResponse else {
             logger.error("libmicrohttpd could not create a response", metadata: ["status": "\(response.status)"])
@@ -203,24 +185,91 @@ extension HTTPServer {
         }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
-        if let (writer, body) = opened {
-            body.open(writer)
-            if stopping.load(ordering: .relaxed) { writer.finish() }
-        }
         return result
+    }
+
+    /// Answers with a stream on a socket of its own: the server takes the connection's socket over
+    /// (a duplicate of it), writes the head and then the stream itself on a ``StreamLoop``, and tells
+    /// libmicrohttpd to let the connection go (`MHD_NO`; with `MHD_USE_TURBO` it closes only its
+    /// descriptor, no `shutdown`), which frees its memory pool: a stream costs what its writer holds.
+    private func handOver(_ response: HTTPResponse, body: StreamBody, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+        let socket = CMicroHTTPD_connection_fd(connection)
+        let loops = streamLoops.withLock { $0 }
+        let id = nextStreamID.wrappingAdd(1, ordering: .relaxed).oldValue
+        guard socket >= 0, !loops.isEmpty else {
+            logger.error("a stream could not take its connection over", metadata: ["path": "\(context.path)"])
+            return .NO
+        }
+        let own = dup(socket)
+        guard own >= 0 else {
+            logger.error("a stream could not take its connection over", metadata: ["path": "\(context.path)", "errno": "\(errno)"])
+            return .NO
+        }
+        var on: Int32 = 1, off: Int32 = 0
+        _ = setsockopt(own, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(own, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size))
+        _ = fcntl(own, F_SETFL, fcntl(own, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(own, F_SETFD, FD_CLOEXEC)
+        var headers = response.headers
+        headers.remove("Content-Length")
+        headers.set("Transfer-Encoding", "chunked")
+        var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
+        for field in headers { head += "\(field.name): \(field.value)\r\n" }
+        head += Self.dateHeader() + "\r\n"
+        let writer = StreamWriter(id: id, fd: own, loop: loops[id % loops.count], head: Array(head.utf8), body: body)
+        streams.withLock { $0[writer.id] = writer }
+        observer?.streamCountChanged(by: 1)
+        context.isStream = true
+        body.open(writer)
+        writer.start()
+        if stopping.load(ordering: .relaxed) { writer.finish() }
+        return .NO
+    }
+
+    /// A stream has ended on its loop: forget it, and give a cleanly ended stream's socket back to
+    /// libmicrohttpd as a new connection (the client's keep-alive goes on). Returns whether it did.
+    func streamEnded(_ writer: StreamWriter, clean: Bool) -> Bool {
+        streams.withLock { _ = $0.removeValue(forKey: writer.id) }
+        observer?.streamCountChanged(by: -1)
+        guard clean, !stopping.load(ordering: .relaxed), let daemon = daemonHandle else { return false }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(writer.fd, $0, &length) }
+        }
+        guard named == 0 else { return false }
+        let added = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(daemon.raw, writer.fd, $0, length) }
+        }
+        if added != .YES { logger.debug("a finished stream's connection could not be kept", metadata: ["errno": "\(errno)"]) }
+        return true // libmicrohttpd owns the socket now, and closed it if it could not take it
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 206: "Partial Content"
+        default: "Status"
+        }
+    }
+
+    /// `Date: …` as libmicrohttpd writes it for its own answers.
+    static func dateHeader() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// libmicrohttpd is done with a request: count it, log it, and close its stream.
     func completed(_ context: RequestContext, termination: MHD_RequestTerminationCode) {
         inFlight.wrappingSubtract(1, ordering: .relaxed)
-        if let stream = context.stream {
-            streams.withLock { _ = $0.removeValue(forKey: stream.id) }
-            stream.markClosed()
-            observer?.streamCountChanged(by: -1)
-        }
         let duration = ContinuousClock.now - context.start
         observer?.requestCompleted(method: context.method, route: context.routeTemplate, status: context.status,
-                                   duration: duration, isStream: context.stream != nil)
+                                   duration: duration, isStream: context.isStream)
         if logger.logLevel <= .debug {
             logger.debug("request", metadata: [
                 "method": "\(context.method)", "path": "\(context.path)", "route": "\(context.routeTemplate ?? "-")",

@@ -39,6 +39,8 @@ public final class HTTPServer: Sendable {
     let inFlight = Atomic<Int>(0)
     let nextStreamID = Atomic<Int>(1)
     let streams = Mutex<[Int: StreamWriter]>([:])
+    /// The threads that send the streams' bytes (one per worker thread), made at start.
+    let streamLoops = Mutex<[StreamLoop]>([])
     let waiting = Mutex<[ObjectIdentifier: RequestContext]>([:])
     /// Set to stop the heartbeat thread.
     private let heartbeatsStopped = Atomic<Bool>(false)
@@ -59,11 +61,17 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on (the chosen one when configured with 0); 0 before start.
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
+    /// The running daemon, if any (for giving a finished stream's socket back).
+    var daemonHandle: DaemonHandle? { daemon.withLock { $0 } }
+
     /// Requests begun and not yet completed, streams included.
     public var inFlightRequests: Int { inFlight.load(ordering: .relaxed) }
 
     /// Open streaming responses.
     public var openStreams: Int { streams.withLock { $0.count } }
+
+    /// Whether the stream loops are still writing what was last written to streams.
+    public var streamsBusy: Bool { streamLoops.withLock { $0 }.contains { $0.busy.load(ordering: .acquiring) } }
 
     /// Bytes each open stream holds for its client (for tests and diagnostics).
     public var streamBufferedBytes: [Int] { streams.withLock { Array($0.values) }.map(\.bufferedByteCount) }
@@ -73,6 +81,13 @@ public final class HTTPServer: Sendable {
     public func start() throws {
         try daemon.withLock { current in
             guard current == nil else { return }
+            let loops = (0..<max(1, configuration.threads)).map { index in
+                StreamLoop(name: "browserd-streams-\(index)") { [weak self] writer, clean in
+                    self?.streamEnded(writer, clean: clean) ?? false
+                }
+            }
+            streamLoops.withLock { $0 = loops }
+            for loop in loops { loop.start() }
             let handle = try startDaemon()
             current = handle
             boundPort.store(Int(CMicroHTTPD_bound_port(handle.raw)), ordering: .releasing)
@@ -100,7 +115,8 @@ public final class HTTPServer: Sendable {
         for stream in openStreams { stream.finish() }
 
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-        while inFlightRequests > 0 && ContinuousClock.now < deadline {
+        // Requests finish, and streams send what they hold and their last chunk.
+        while (inFlightRequests > 0 || self.openStreams > 0) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
         // Whatever is still suspended must be resumed before the daemon stops (or it aborts).
@@ -119,6 +135,7 @@ public final class HTTPServer: Sendable {
             current = nil
             Unmanaged.passUnretained(self).release()
         }
+        for loop in streamLoops.withLock({ $0 }) { loop.stop() }
         logger.info("http server stopped")
     }
 
@@ -144,7 +161,10 @@ public final class HTTPServer: Sendable {
         }
         guard parsed == 1 else { throw StartError.invalidHost(configuration.host) }
 
+        // TURBO: a connection libmicrohttpd closes gets no shutdown(), so a stream's socket, taken
+        // over (duplicated) when libmicrohttpd lets its connection go, stays open for the stream.
         var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
+            | MHD_USE_TURBO.rawValue
         if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
 
         let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
@@ -168,6 +188,8 @@ public final class HTTPServer: Sendable {
             var buffer = [CChar](repeating: 0, count: 512)
             _ = vsnprintf(&buffer, buffer.count, format, arguments!)
             let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // A stream's hand-over ends its libmicrohttpd connection this way on purpose.
+            if message.hasPrefix("Application reported internal error") { return }
             server.logger.info("libmicrohttpd: \(message.trimmingTrailingNewlines())")
         }
 

@@ -32,7 +32,8 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var routeTemplate: String?
     var status = 0
-    var stream: StreamWriter?
+    /// Answered with a stream (its socket was taken over: see `HTTPServer.handOver`).
+    var isStream = false
     /// The caller's origin when the server's CORS policy allows it: its answer gets CORS headers.
     var corsOrigin: String?
     let handoff = Mutex<Handoff>(.idle)

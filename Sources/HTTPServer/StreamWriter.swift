@@ -1,11 +1,19 @@
-import CMicroHTTPD
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Feeds one streaming response (e.g. server-sent events); safe to use from any thread.
 ///
-/// Bytes written are buffered until the client's connection takes them. While the buffer is empty
-/// the connection is suspended, so an idle stream holds no thread and costs no CPU; a write wakes it.
-/// The buffer is bounded: past ``StreamBody/maxBufferedBytes`` a write reports ``WriteResult/overflow``
+/// libmicrohttpd parses the request; once the handler answers with a stream, the server takes the
+/// connection's socket over (see ``StreamLoop``): libmicrohttpd lets go of the connection and its
+/// memory, and the stream costs a few hundred bytes while idle. What is written is queued as the
+/// caller's own arrays (shared, never copied per stream) and sent by the stream's loop thread in
+/// one `writev` per wake-up, framed as one HTTP chunk; a stream that ends cleanly gives its socket
+/// back to libmicrohttpd, so the client's keep-alive connection goes on.
+///
+/// The queue is bounded: past ``StreamBody/maxBufferedBytes`` a write reports ``WriteResult/overflow``
 /// and the caller decides (drop and resynchronise, or ``abort()``).
 public final class StreamWriter: Sendable {
     /// What happened to a write.
@@ -18,55 +26,80 @@ public final class StreamWriter: Sendable {
     }
 
     struct State {
-        var buffer: [UInt8] = []
-        var offset = 0
-        var suspended = false
+        /// Bytes sent before any chunk: the response head (not chunk-framed).
+        var head: [UInt8]
+        var headSent = 0
+        /// Queued data, the callers' arrays as given.
+        var chunks: [[UInt8]] = []
+        /// Bytes of `chunks[0]` already sent.
+        var firstOffset = 0
+        /// Data bytes queued and not yet sent.
+        var pending = 0
+        /// The HTTP chunk being sent: its size line, how much of it is sent, its data bytes still to
+        /// send, and its closing CRLF bytes still to send.
+        var frameLine: [UInt8] = []
+        var frameLineSent = 0
+        var frameData = 0
+        var frameTrailer = 0
+        /// Whether the loop has the stream on its list to flush, or waits for the socket to drain.
+        var scheduled = false
+        var awaitingWritable = false
         var closed = false
         var finishing = false
         var aborting = false
         var lastWrite: ContinuousClock.Instant
         var onClose: [@Sendable () -> Void] = []
-        var pending: Int { buffer.count - offset }
     }
 
     /// A server-unique number for this stream.
     public let id: Int
-    let connection: ConnectionHandle
+    /// The socket, owned by the stream from the hand-over until it closes or gives it back.
+    let fd: Int32
+    let loop: StreamLoop
     let maxBufferedBytes: Int
     let heartbeat: [UInt8]?
     let state: Mutex<State>
 
-    init(id: Int, connection: ConnectionHandle, body: StreamBody) {
+    init(id: Int, fd: Int32, loop: StreamLoop, head: [UInt8], body: StreamBody) {
         self.id = id
-        self.connection = connection
+        self.fd = fd
+        self.loop = loop
         self.maxBufferedBytes = body.maxBufferedBytes
         self.heartbeat = body.heartbeat
-        var initial = State(lastWrite: .now)
-        initial.buffer = body.preamble
+        var initial = State(head: head, lastWrite: .now)
+        if !body.preamble.isEmpty {
+            initial.chunks = [body.preamble]
+            initial.pending = body.preamble.count
+        }
         self.state = Mutex(initial)
     }
 
-    /// Queues bytes for the client and wakes its connection.
+    /// Has the loop send the head (and the preamble) now.
+    func start() {
+        let wake = state.withLock { Self.schedule(&$0) }
+        if wake { loop.schedule(self) }
+    }
+
+    /// Queues bytes for the client and wakes the stream's loop.
     /// - Returns: whether the bytes were taken; nothing is taken on overflow or once closed.
     /// - Parameter evenIfFull: take the bytes when nothing is buffered even if they are more than the
     ///   bound (a snapshot larger than the bound must still reach the client once).
     @discardableResult
     public func write(_ bytes: [UInt8], evenIfFull: Bool = false) -> WriteResult {
-        state.withLock { s in
-            if s.closed || s.finishing || s.aborting { return .closed }
-            if s.pending + bytes.count > maxBufferedBytes && !(evenIfFull && s.pending == 0) { return .overflow }
-            if s.offset > 0 && s.offset >= s.buffer.count / 2 {
-                s.buffer.removeFirst(s.offset)
-                s.offset = 0
-            }
-            s.buffer.append(contentsOf: bytes)
+        guard !bytes.isEmpty else { return isClosed ? .closed : .written }
+        let (result, wake) = state.withLock { s -> (WriteResult, Bool) in
+            if s.closed || s.finishing || s.aborting { return (.closed, false) }
+            if s.pending + bytes.count > maxBufferedBytes && !(evenIfFull && s.pending == 0) { return (.overflow, false) }
+            s.chunks.append(bytes)
+            s.pending += bytes.count
             s.lastWrite = .now
-            wake(&s)
-            return .written
+            return (.written, Self.schedule(&s))
         }
+        if wake { loop.schedule(self) }
+        return result
     }
 
-    /// Bytes written but not yet taken by the client.
+    /// Bytes written but not yet taken by the client's socket.
     public var bufferedByteCount: Int { state.withLock { $0.pending } }
 
     /// Whether the stream has ended or is ending.
@@ -74,20 +107,24 @@ public final class StreamWriter: Sendable {
 
     /// Ends the stream cleanly once the buffered bytes are sent (the connection may be kept alive).
     public func finish() {
-        state.withLock { s in
-            guard !s.closed else { return }
+        let wake = state.withLock { s -> Bool in
+            guard !s.closed, !s.finishing else { return false }
             s.finishing = true
-            wake(&s)
+            return Self.schedule(&s)
         }
+        if wake { loop.schedule(self) }
     }
 
     /// Ends the stream at once, dropping buffered bytes and closing the connection.
     public func abort() {
-        state.withLock { s in
-            guard !s.closed else { return }
+        let wake = state.withLock { s -> Bool in
+            guard !s.closed else { return false }
             s.aborting = true
-            wake(&s)
+            // Even while waiting for the socket to drain: the loop must close it now.
+            s.awaitingWritable = false
+            return Self.schedule(&s)
         }
+        if wake { loop.schedule(self) }
     }
 
     /// Registers work to run once when the stream ends for any reason (at once if it has ended).
@@ -107,50 +144,159 @@ public final class StreamWriter: Sendable {
         if idle { write(heartbeat) }
     }
 
-    // MARK: Server side
-
-    /// Resumes the connection if it is suspended. Caller holds the lock.
-    private func wake(_ s: inout State) {
-        if s.suspended && !s.closed {
-            s.suspended = false
-            connection.resume()
-        }
+    /// Puts the stream on its loop's list unless it is there, or waits for its socket to drain (then
+    /// the loop flushes it when the socket is writable). Caller holds the lock.
+    private static func schedule(_ s: inout State) -> Bool {
+        if s.scheduled || s.awaitingWritable || s.closed { return false }
+        s.scheduled = true
+        return true
     }
 
-    /// The content reader: copies buffered bytes, or suspends the connection when there are none.
-    /// Runs on the connection's worker thread.
-    func read(into destination: UnsafeMutablePointer<CChar>, max: Int) -> Int {
-        state.withLock { s in
-            if s.aborting { return Int(CMicroHTTPD_CONTENT_READER_END_WITH_ERROR) }
-            let count = min(max, s.pending)
-            if count > 0 {
-                s.buffer.withUnsafeBufferPointer { source in
-                    UnsafeMutableRawPointer(destination).copyMemory(
-                        from: source.baseAddress! + s.offset, byteCount: count)
+    // MARK: The loop's side (its thread only)
+
+    /// What the loop does next with the stream after a flush.
+    enum Next {
+        /// Everything queued was sent; wait for more.
+        case idle
+        /// The socket is full: wait until it is writable.
+        case waitWritable
+        /// Ended cleanly, everything sent: give the socket back for keep-alive.
+        case finished
+        /// Close the socket (aborted, or the client is gone).
+        case close
+    }
+
+    /// Sends what is queued, one `writev` per HTTP chunk, until it is all sent or the socket is full.
+    func flush() -> Next {
+        state.withLock { s -> Next in
+            s.scheduled = false
+            s.awaitingWritable = false
+            if s.closed { return .idle }
+            if s.aborting { return .close }
+            while true {
+                if s.frameData == 0 && s.frameTrailer == 0 && s.frameLineSent == s.frameLine.count {
+                    // No chunk in flight: start one with everything queued, or end.
+                    if s.pending > 0 {
+                        s.frameLine = Array((String(s.pending, radix: 16) + "\r\n").utf8)
+                        s.frameLineSent = 0
+                        s.frameData = s.pending
+                        s.frameTrailer = 2
+                    } else if s.finishing {
+                        if s.frameLine != Self.lastChunk {
+                            s.frameLine = Self.lastChunk
+                            s.frameLineSent = 0
+                        } else if s.headSent == s.head.count {
+                            return .finished
+                        }
+                    } else if s.headSent == s.head.count {
+                        return .idle
+                    }
                 }
-                s.offset += count
-                if s.offset == s.buffer.count {
-                    s.buffer.removeAll(keepingCapacity: s.buffer.count <= 4096)
-                    s.offset = 0
+                let sent = Self.send(&s, fd: fd)
+                if sent < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK {
+                        s.awaitingWritable = true
+                        return .waitWritable
+                    }
+                    if errno == EINTR { continue }
+                    return .close
                 }
-                return count
+                Self.advance(&s, by: sent)
             }
-            if s.finishing || s.closed { return Int(CMicroHTTPD_CONTENT_READER_END_OF_STREAM) }
-            s.suspended = true
-            connection.suspend()
-            return 0
         }
     }
 
-    /// The connection is gone (libmicrohttpd's completion callback): never touch it again.
+    static let lastChunk = Array("0\r\n\r\n".utf8)
+    private static let crlf: [UInt8] = [13, 10]
+
+    /// One `writev` of the head's rest, the chunk's size line, its data (the queued arrays as they
+    /// are) and its closing CRLF. Returns the bytes sent, or -1 with `errno`.
+    private static func send(_ s: inout State, fd: Int32) -> Int {
+        let maxVectors = 64
+        return withUnsafeTemporaryAllocation(of: iovec.self, capacity: maxVectors) { vectors -> Int in
+            var count = 0
+            // The data's pointers outlive their `withUnsafeBytes` calls: each is the storage of a
+            // native array that `s.chunks` (not mutated here, under the lock) and `retained` keep
+            // alive until `writev` has returned.
+            func add(_ base: UnsafeRawPointer?, _ length: Int) {
+                guard length > 0, count < maxVectors, let base else { return }
+                vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: length)
+                count += 1
+            }
+            return s.head.withUnsafeBytes { head -> Int in
+                add(head.baseAddress.map { $0 + s.headSent }, head.count - s.headSent)
+                return s.frameLine.withUnsafeBytes { line -> Int in
+                    add(line.baseAddress.map { $0 + s.frameLineSent }, line.count - s.frameLineSent)
+                    // The chunk's data: the first `frameData` bytes of the queue.
+                    var left = s.frameData
+                    var index = 0
+                    var offset = s.firstOffset
+                    var retained: [[UInt8]] = []
+                    while left > 0, index < s.chunks.count, count < maxVectors - 1 {
+                        let chunk = s.chunks[index]
+                        let take = min(left, chunk.count - offset)
+                        retained.append(chunk)
+                        chunk.withUnsafeBytes { add($0.baseAddress.map { $0 + offset }, take) }
+                        left -= take
+                        index += 1
+                        offset = 0
+                    }
+                    let trailerStart = 2 - s.frameTrailer
+                    return Self.crlf.withUnsafeBytes { crlf -> Int in
+                        if left == 0 { add(crlf.baseAddress.map { $0 + trailerStart }, s.frameTrailer) }
+                        let sent = writev(fd, vectors.baseAddress, Int32(count))
+                        withExtendedLifetime(retained) {}
+                        return sent
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks `sent` bytes of the head, size line, data and trailer as sent, in that order.
+    private static func advance(_ s: inout State, by sent: Int) {
+        var left = sent
+        let head = min(left, s.head.count - s.headSent)
+        s.headSent += head
+        left -= head
+        if s.headSent == s.head.count, !s.head.isEmpty { s.head = []; s.headSent = 0 }
+        let line = min(left, s.frameLine.count - s.frameLineSent)
+        s.frameLineSent += line
+        left -= line
+        let data = min(left, s.frameData)
+        s.frameData -= data
+        s.pending -= data
+        left -= data
+        var consumed = data
+        while consumed > 0, let first = s.chunks.first {
+            let rest = first.count - s.firstOffset
+            if consumed >= rest {
+                consumed -= rest
+                s.chunks.removeFirst()
+                s.firstOffset = 0
+            } else {
+                s.firstOffset += consumed
+                consumed = 0
+            }
+        }
+        if s.frameData == 0 {
+            let trailer = min(left, s.frameTrailer)
+            s.frameTrailer -= trailer
+        }
+        if s.chunks.isEmpty && s.chunks.capacity > 16 { s.chunks = [] }
+    }
+
+    /// The stream has ended and its socket is closed or given back: never touch it again.
     func markClosed() {
         let actions = state.withLock { s -> [@Sendable () -> Void] in
             s.closed = true
-            s.suspended = false
+            s.scheduled = false
+            s.awaitingWritable = false
             let actions = s.onClose
             s.onClose = []
-            s.buffer = []
-            s.offset = 0
+            s.chunks = []
+            s.pending = 0
+            s.head = []
             return actions
         }
         for action in actions { action() }

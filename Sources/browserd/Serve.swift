@@ -71,8 +71,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes queued for one slow stream client before it is reset [env: BROWSERD_STREAM_QUEUE_BYTES] (default: 1048576).")
     var streamQueueBytes: Int?
 
-    @Option(help: "Milliseconds events gather before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: 20).")
+    @Option(help: "Milliseconds events gather at most before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: 20).")
     var eventTickMs: Int?
+
+    @Option(help: "true: events go out at once while the previous ones are delivered and gather (a tick at most) only while they are still being written; false: a fixed tick [env: BROWSERD_EVENT_TICK_ADAPTIVE] (default: true).")
+    var eventTickAdaptive: Bool?
 
     @Option(help: "Most event streams at once, in all (503 past it) [env: BROWSERD_MAX_STREAMS] (default: 12000).")
     var maxStreams: Int?
@@ -169,6 +172,7 @@ struct Serve: AsyncParsableCommand {
         events.replayBytes = try resolve(replayBytes, "BROWSERD_REPLAY_BYTES", default: events.replayBytes) { Int($0) }
         events.queueBytes = try resolve(streamQueueBytes, "BROWSERD_STREAM_QUEUE_BYTES", default: events.queueBytes) { Int($0) }
         events.tick = .milliseconds(try resolve(eventTickMs, "BROWSERD_EVENT_TICK_MS", default: 20) { Int($0) })
+        events.adaptiveTick = try resolve(eventTickAdaptive, "BROWSERD_EVENT_TICK_ADAPTIVE", default: true) { Bool($0) }
         events.maxStreams = try resolve(maxStreams, "BROWSERD_MAX_STREAMS", default: events.maxStreams) { Int($0) }
         events.maxStreamsPerProfile = try resolve(maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
                                                   default: events.maxStreamsPerProfile) { Int($0) }

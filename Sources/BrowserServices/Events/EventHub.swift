@@ -28,7 +28,7 @@ public final class EventHub: Sendable {
         self.framing = framing
         let epoch = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
         self.epoch = epoch
-        let pump = EventPump(tick: limits.tick)
+        let pump = EventPump(tick: limits.tick, adaptive: limits.adaptiveTick)
         self.pump = pump
         self.directory = EventChannel(epoch: epoch, limits: limits, framing: framing, snapshot: DirectorySnapshot(profiles: [])) {
             pump.markDirty($0)
@@ -37,6 +37,12 @@ public final class EventHub: Sendable {
 
     /// The profile directory's source: every profile coming, changing and going.
     let directory: EventChannel
+
+    /// Tells the adaptive tick whether the transport is still writing the last events out (then
+    /// new events gather until it is done, or for one tick at most).
+    public func deliveryBusy(_ probe: @escaping @Sendable () -> Bool) {
+        pump.setBusyProbe(probe)
+    }
 
     private func makeChannel(_ snapshot: any StreamSnapshot) -> EventChannel {
         let pump = self.pump

@@ -1,11 +1,13 @@
 import Foundation
 import Synchronization
 
-/// Delivers new events in ticks: a channel that got events is pumped at most once per tick, so each
-/// client is woken at most once per tick with everything since its last wake-up, however many events
-/// came. The first events after a quiet spell go out at once (no tick of delay when it is calm).
-/// (libmicrohttpd walks every suspended connection on each wake-up; one wake-up per event would cost
-/// O(events × streams).)
+/// Delivers new events to the channels' clients, each client getting everything since its last
+/// wake-up in one write.
+///
+/// Adaptive (the default): events go out at once when the transport has written the previous ones
+/// (calm: no delay), and gather while it is still writing them, for one tick at most (under load:
+/// one write per client for many events). Fixed: a channel is pumped at most once per tick, the
+/// first events after a quiet spell at once.
 final class EventPump: Sendable {
     private struct State {
         var dirty: [ObjectIdentifier: EventChannel] = [:]
@@ -14,12 +16,19 @@ final class EventPump: Sendable {
     }
 
     private let tick: Duration
+    private let adaptive: Bool
+    private let busy = Mutex<(@Sendable () -> Bool)?>(nil)
     private let state = Mutex(State())
     // NSCondition is thread-safe; it only guards the wait for work.
     private let signal = NSCondition()
 
-    init(tick: Duration) {
+    init(tick: Duration, adaptive: Bool = true) {
         self.tick = tick
+        self.adaptive = adaptive
+    }
+
+    func setBusyProbe(_ probe: @escaping @Sendable () -> Bool) {
+        busy.withLock { $0 = probe }
     }
 
     /// Pumps `channel` at the next tick (the pump's thread starts with the first call).
@@ -56,10 +65,18 @@ final class EventPump: Sendable {
             while state.withLock({ $0.dirty.isEmpty && !$0.stopping }) { signal.wait() }
             signal.unlock()
             if state.withLock({ $0.stopping }) { return }
-            // At most one pump per tick: events after a quiet spell go out at once; events that come
-            // sooner gather until the tick since the last pump is over, then go out together.
-            let wait = tick - (ContinuousClock.now - lastPump)
-            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+            if adaptive {
+                // While the transport still writes the last events, gather (a tick at most).
+                if let busy = busy.withLock({ $0 }) {
+                    let deadline = lastPump + tick
+                    while busy() && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.0002) }
+                }
+            } else {
+                // At most one pump per tick: events after a quiet spell go out at once; events that come
+                // sooner gather until the tick since the last pump is over, then go out together.
+                let wait = tick - (ContinuousClock.now - lastPump)
+                if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+            }
             lastPump = ContinuousClock.now
             let channels = state.withLock { state -> [EventChannel] in
                 defer { state.dirty = [:] }
