@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark: the model, persistence, HTTP throughput against nginx, 10,000 idle streams,
 # flat cost of a mutation as the state grows, restore time and memory of 100,000 and 1,000,000 tabs,
-# then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s), and 1-3 instances
+# then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s; then with a native
+# client: 1,000 x 100/s, 10,000 x 10/s, 10,000 idle, on one window and on windows of 100), and 1-3 instances
 # on one PostgreSQL beside one SQLite instance.
 # Numbers print side by side with their baseline measured in the same run.
 set -euo pipefail
@@ -23,6 +24,8 @@ mkdir -p bench/out
 "$PY" bench/flat_cost.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
 "$PY" bench/big_session.py --browserd "$bin/browserd" --seeder "$bin/PersistenceBench" --profiles "${BENCH_BIG_PROFILES:-10,100}"
 "$PY" bench/sse.py --browserd "$bin/browserd" --scenarios "${BENCH_SSE:-1000x100,10000x2,200x300}"
+# The same streams with a native client (bench/sse_swarm.c) beside a fixed tick and the C floor.
+"$PY" bench/sse_swarm.py --browserd "$bin/browserd" --scenarios "${BENCH_SWARM:-1000x100,10000x10,10000x0}"
 # Several instances on one PostgreSQL (a private cluster for the run) beside one SQLite instance.
 scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
 bash bench/slow_disk.sh "$bin"

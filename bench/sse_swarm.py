@@ -3,7 +3,8 @@
 Scenarios (watchers x mutations/s), each on one window and spread over windows of 100 watchers
 (events spread round-robin over the windows): 1,000 x 100, 10,000 x 10, 10,000 idle. Each runs
 against browserd as configured (its event tick adapting: at once when calm, gathered under load) and,
-side by side, against the same server with a fixed 20 ms tick (what it did before).
+side by side, against the same server with a fixed 20 ms tick (what it did before), and against the
+floor (bench/sse_floor.c: a C server that only writes events of the same size to every watcher).
 
 Reported per run: latency from a mutation's acknowledgement to its event at the last watcher of its
 window (p50/p99/max over mutations) and per delivery, events delivered of expected, server CPU per
@@ -27,21 +28,27 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--browserd", required=True)
 parser.add_argument("--scenarios", default="1000x100,10000x10,10000x0")
 parser.add_argument("--spread", default="1,100", help="1: one window; N: windows of N watchers")
-parser.add_argument("--modes", default="adaptive,fixed20")
+parser.add_argument("--modes", default="adaptive,fixed20,floor")
 parser.add_argument("--seconds", type=float, default=10)
 parser.add_argument("--json", default="bench/out/sse_swarm.json")
 args = parser.parse_args()
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SWARM = os.path.join(ROOT, "bench", "out", "sse_swarm")
+FLOOR = os.path.join(ROOT, "bench", "out", "sse_floor")
+# The floor: bench/sse_floor.c, a C server that only sends events of browserd's size (one encoding,
+# one write per watcher, two sender threads): what the kernel and the client cost, which no server
+# goes under on this machine.
+EVENT_BYTES = int(os.environ.get("SSE_FLOOR_EVENT_BYTES", "530"))
 MODES = {"adaptive": [], "fixed20": ["--event-tick-ms", "20", "--event-tick-adaptive", "false"]}
 
 
 def build_swarm():
     os.makedirs(os.path.dirname(SWARM), exist_ok=True)
-    source = os.path.join(ROOT, "bench", "sse_swarm.c")
-    if not os.path.exists(SWARM) or os.path.getmtime(SWARM) < os.path.getmtime(source):
-        subprocess.run(["cc", "-O2", "-pthread", "-o", SWARM, source], check=True)
+    for binary, name in ((SWARM, "sse_swarm.c"), (FLOOR, "sse_floor.c")):
+        source = os.path.join(ROOT, "bench", name)
+        if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(source):
+            subprocess.run(["cc", "-O2", "-pthread", "-o", binary, source], check=True)
 
 
 def call(port, method, path, body=None):
@@ -59,15 +66,23 @@ def run(watchers, rate, per_window, mode):
     windows_wanted = 1 if per_window == 1 else max(1, watchers // per_window)
     data = tempfile.mkdtemp(prefix="browserd-swarm-")
     port = free_port()
-    server = subprocess.Popen([args.browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
-                               "--max-streams", str(watchers + 100), "--max-streams-per-profile", str(watchers + 100),
-                               "--connection-limit", str(watchers + 1000)] + MODES[mode],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if mode == "floor":
+        server = subprocess.Popen([FLOOR, str(port), str(EVENT_BYTES)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        server = subprocess.Popen([args.browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
+                                   "--max-streams", str(watchers + 100), "--max-streams-per-profile", str(watchers + 100),
+                                   "--connection-limit", str(watchers + 1000)] + MODES[mode],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_http(port, "/readyz")
-        profile = call(port, "POST", "/v1/profiles", {"name": "swarm"})["id"]
         windows, tabs = [], []
-        for _ in range(windows_wanted):
+        if mode == "floor":
+            time.sleep(0.3)
+            windows = [f"w{i}" for i in range(windows_wanted)]
+            tabs = [f"t{i}" for i in range(windows_wanted)]
+        else:
+            wait_http(port, "/readyz")
+            profile = call(port, "POST", "/v1/profiles", {"name": "swarm"})["id"]
+        for _ in range(windows_wanted if mode != "floor" else 0):
             window = call(port, "POST", "/v1/browsers", {"profileId": profile})["id"]
             windows.append(window)
             tabs.append(call(port, "POST", f"/v1/browsers/{window}/tabs", {"url": "https://bench.example/"})["id"])
@@ -109,7 +124,8 @@ def main():
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     print("\nEvent streams, native client (bench/sse_swarm.c): latency = acknowledgement -> event at the last watcher "
-          "of the window (per mutation); 'each' = per delivery. Side by side: the adaptive tick and a fixed 20 ms tick.")
+          "of the window (per mutation); 'each' = per delivery. Side by side: the adaptive tick, a fixed 20 ms tick, and the floor "
+          "(a C server that only writes the events: what the kernel and this client cost).")
     print(f"{'watchers':>8} {'mut/s':>5} {'windows':>7} {'tick':>8} | {'p50':>6} {'p99':>6} {'max':>6} {'each p99':>8} ms | "
           f"{'delivered':>21} | {'server':>6} {'µs/event':>8} | {'RSS/watcher':>11} | {'client':>6}")
     for r in rows:

@@ -35,10 +35,11 @@ public final class StreamWriter: Sendable {
         var firstOffset = 0
         /// Data bytes queued and not yet sent.
         var pending = 0
-        /// The HTTP chunk being sent: its size line, how much of it is sent, its data bytes still to
-        /// send, and its closing CRLF bytes still to send.
-        var frameLine: [UInt8] = []
+        /// The HTTP chunk being sent: its size (0: the last chunk), how much of its size line is
+        /// sent, its data bytes still to send, and its closing CRLF bytes still to send.
+        var frameSize = -1
         var frameLineSent = 0
+        var frameLineLength = 0
         var frameData = 0
         var frameTrailer = 0
         /// Whether the loop has the stream on its list to flush, or waits for the socket to drain.
@@ -174,22 +175,21 @@ public final class StreamWriter: Sendable {
             if s.closed { return .idle }
             if s.aborting { return .close }
             while true {
-                if s.frameData == 0 && s.frameTrailer == 0 && s.frameLineSent == s.frameLine.count {
+                if s.frameData == 0 && s.frameTrailer == 0 && s.frameLineSent == s.frameLineLength {
                     // No chunk in flight: start one with everything queued, or end.
                     if s.pending > 0 {
-                        s.frameLine = Array((String(s.pending, radix: 16) + "\r\n").utf8)
+                        s.frameSize = s.pending
                         s.frameLineSent = 0
+                        s.frameLineLength = Self.sizeLineLength(s.pending)
                         s.frameData = s.pending
                         s.frameTrailer = 2
-                    } else if s.finishing {
-                        if s.frameLine != Self.lastChunk {
-                            s.frameLine = Self.lastChunk
-                            s.frameLineSent = 0
-                        } else if s.headSent == s.head.count {
-                            return .finished
-                        }
+                    } else if s.finishing && s.frameSize != 0 {
+                        // The last chunk: "0\r\n\r\n" (its size line and the empty trailer section).
+                        s.frameSize = 0
+                        s.frameLineSent = 0
+                        s.frameLineLength = 5
                     } else if s.headSent == s.head.count {
-                        return .idle
+                        return s.finishing ? .finished : .idle
                     }
                 }
                 let sent = Self.send(&s, fd: fd)
@@ -206,37 +206,54 @@ public final class StreamWriter: Sendable {
         }
     }
 
-    static let lastChunk = Array("0\r\n\r\n".utf8)
     private static let crlf: [UInt8] = [13, 10]
+
+    /// Bytes of the size line of a chunk of `size` data bytes (hex digits and CRLF).
+    private static func sizeLineLength(_ size: Int) -> Int {
+        var digits = 1
+        var rest = size >> 4
+        while rest > 0 { digits += 1; rest >>= 4 }
+        return digits + 2
+    }
 
     /// One `writev` of the head's rest, the chunk's size line, its data (the queued arrays as they
     /// are) and its closing CRLF. Returns the bytes sent, or -1 with `errno`.
     private static func send(_ s: inout State, fd: Int32) -> Int {
         let maxVectors = 64
         return withUnsafeTemporaryAllocation(of: iovec.self, capacity: maxVectors) { vectors -> Int in
-            var count = 0
-            // The data's pointers outlive their `withUnsafeBytes` calls: each is the storage of a
-            // native array that `s.chunks` (not mutated here, under the lock) and `retained` keep
-            // alive until `writev` has returned.
-            func add(_ base: UnsafeRawPointer?, _ length: Int) {
-                guard length > 0, count < maxVectors, let base else { return }
-                vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: length)
-                count += 1
-            }
-            return s.head.withUnsafeBytes { head -> Int in
-                add(head.baseAddress.map { $0 + s.headSent }, head.count - s.headSent)
-                return s.frameLine.withUnsafeBytes { line -> Int in
-                    add(line.baseAddress.map { $0 + s.frameLineSent }, line.count - s.frameLineSent)
-                    // The chunk's data: the first `frameData` bytes of the queue.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { line -> Int in
+                var count = 0
+                func add(_ base: UnsafeRawPointer?, _ length: Int) {
+                    guard length > 0, count < maxVectors, let base else { return }
+                    vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: length)
+                    count += 1
+                }
+                // The size line, written out (hex, CRLF; the last chunk's is "0\r\n\r\n").
+                var length = 0
+                if s.frameSize == 0 {
+                    for byte in "0\r\n\r\n".utf8 { line[length] = byte; length += 1 }
+                } else if s.frameSize > 0 {
+                    var shift = (s.frameLineLength - 3) * 4
+                    while shift >= 0 {
+                        let digit = UInt8((s.frameSize >> shift) & 15)
+                        line[length] = digit < 10 ? 48 + digit : 87 + digit // 0-9, a-f
+                        length += 1
+                        shift -= 4
+                    }
+                    line[length] = 13; line[length + 1] = 10; length += 2
+                }
+                // The data's pointers outlive their `withUnsafeBytes` calls: each is the storage of a
+                // native array that `s.chunks` keeps alive, unchanged while the lock is held, until
+                // `writev` has returned.
+                return s.head.withUnsafeBytes { head -> Int in
+                    add(head.baseAddress.map { $0 + s.headSent }, head.count - s.headSent)
+                    add(UnsafeRawPointer(line.baseAddress!) + s.frameLineSent, length - s.frameLineSent)
                     var left = s.frameData
                     var index = 0
                     var offset = s.firstOffset
-                    var retained: [[UInt8]] = []
                     while left > 0, index < s.chunks.count, count < maxVectors - 1 {
-                        let chunk = s.chunks[index]
-                        let take = min(left, chunk.count - offset)
-                        retained.append(chunk)
-                        chunk.withUnsafeBytes { add($0.baseAddress.map { $0 + offset }, take) }
+                        let take = min(left, s.chunks[index].count - offset)
+                        s.chunks[index].withUnsafeBytes { add($0.baseAddress.map { $0 + offset }, take) }
                         left -= take
                         index += 1
                         offset = 0
@@ -244,9 +261,7 @@ public final class StreamWriter: Sendable {
                     let trailerStart = 2 - s.frameTrailer
                     return Self.crlf.withUnsafeBytes { crlf -> Int in
                         if left == 0 { add(crlf.baseAddress.map { $0 + trailerStart }, s.frameTrailer) }
-                        let sent = writev(fd, vectors.baseAddress, Int32(count))
-                        withExtendedLifetime(retained) {}
-                        return sent
+                        return writev(fd, vectors.baseAddress, Int32(count))
                     }
                 }
             }
@@ -260,7 +275,7 @@ public final class StreamWriter: Sendable {
         s.headSent += head
         left -= head
         if s.headSent == s.head.count, !s.head.isEmpty { s.head = []; s.headSent = 0 }
-        let line = min(left, s.frameLine.count - s.frameLineSent)
+        let line = min(left, s.frameLineLength - s.frameLineSent)
         s.frameLineSent += line
         left -= line
         let data = min(left, s.frameData)

@@ -84,7 +84,7 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
     /// full and go out as it drains (chunk framing intact across partial writes).
     @Test func slowReaderGetsEveryByteInOrder() async throws {
         let box = WriterBox()
-        try await withServer(router: streamRouter(box, heartbeat: nil, maxBuffered: 4 << 20)) { server, _ in
+        try await withServer(router: streamRouter(box, heartbeat: nil, maxBuffered: 32 << 20)) { server, _ in
             let client = try HTTPClientConnection(host: "127.0.0.1", port: server.port, timeout: .seconds(10), receiveBufferSize: 4096)
             try client.send("GET", "/stream")
             _ = try client.readResponse(headOnly: true)
@@ -92,8 +92,9 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
             #expect(waitUntil { box.count == 1 })
             let writer = box.all[0]
             var expected: [UInt8] = []
-            for index in 0..<200 {
-                let piece = [UInt8](repeating: UInt8(65 + index % 26), count: 1_000 + index * 37)
+            // More than loopback's socket buffers hold (several MB), so some of it must wait.
+            for index in 0..<400 {
+                let piece = [UInt8](repeating: UInt8(65 + index % 26), count: 20_000 + index * 37)
                 expected += piece
                 #expect(writer.write(piece) == .written)
             }
