@@ -49,8 +49,8 @@ public struct HTTPResponse: Sendable {
 /// How a streaming response starts: the server calls `open` with the stream's writer once the
 /// head is queued; the application keeps the writer and feeds it from any thread.
 public struct StreamBody: Sendable {
-    /// Bytes written when the stream has been idle for the server's heartbeat interval; they also
-    /// reveal clients that left (a suspended connection does not see a disconnect).
+    /// Bytes written when the stream has been idle for the server's heartbeat interval (they keep
+    /// proxies from timing the stream out; a client that hangs up is noticed at once anyway).
     public var heartbeat: [UInt8]?
     /// The most bytes the writer buffers for a slow client before `write` reports an overflow.
     public var maxBufferedBytes: Int

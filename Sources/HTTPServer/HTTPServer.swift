@@ -64,7 +64,7 @@ public final class HTTPServer: Sendable {
     /// The running daemon, if any (for giving a finished stream's socket back).
     var daemonHandle: DaemonHandle? { daemon.withLock { $0 } }
 
-    /// Requests begun and not yet completed, streams included.
+    /// Requests begun and not yet completed (a stream completes when its socket is taken over).
     public var inFlightRequests: Int { inFlight.load(ordering: .relaxed) }
 
     /// Open streaming responses.

@@ -6,7 +6,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Worker threads, each with its own epoll set (default: the number of cores).
     public var threads: Int
-    /// Most connections held at once, streams included (libmicrohttpd's own default is only 1,020).
+    /// Most connections libmicrohttpd holds at once (its own default is only 1,020). Streams leave
+    /// libmicrohttpd once answered (see `StreamLoop`): their owner bounds them.
     public var connectionLimit: Int
     /// Seconds an idle or stalled connection is kept; suspended streams are exempt.
     public var idleTimeoutSeconds: Int

@@ -44,7 +44,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "HTTP worker threads [env: BROWSERD_THREADS] (default: the number of cores).")
     var threads: Int?
 
-    @Option(help: "Most connections at once, streams included [env: BROWSERD_CONNECTION_LIMIT] (default: 16000).")
+    @Option(help: "Most HTTP connections at once, event streams not included (--max-streams bounds those) [env: BROWSERD_CONNECTION_LIMIT] (default: 16000).")
     var connectionLimit: Int?
 
     @Option(help: "Largest request body in bytes; larger gets 413 [env: BROWSERD_MAX_BODY_BYTES] (default: 1048576).")
@@ -103,7 +103,7 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "browserd")
         // A file-size limit must fail writes (EFBIG → 503), not kill the server.
         signal(SIGXFSZ, SIG_IGN)
-        raiseOpenFileLimit(wanted: configuration.server.connectionLimit + 256, logger: logger)
+        raiseOpenFileLimit(wanted: configuration.server.connectionLimit + configuration.events.maxStreams + 256, logger: logger)
         let application = Application(configuration: configuration, logger: logger)
         let group = ServiceGroup(
             services: [ServerService(application: application)],
@@ -199,8 +199,8 @@ struct Serve: AsyncParsableCommand {
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         if Int(limit.rlim_cur) < wanted {
-            logger.warning("open-file limit is below the connection limit", metadata: [
-                "nofile": "\(limit.rlim_cur)", "connectionLimit": "\(wanted - 256)",
+            logger.warning("open-file limit is below the connection limit plus the stream limit", metadata: [
+                "nofile": "\(limit.rlim_cur)", "wanted": "\(wanted - 256)",
             ])
         }
     }
