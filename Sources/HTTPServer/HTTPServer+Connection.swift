@@ -19,12 +19,14 @@ extension HTTPServer {
         connection: OpaquePointer,
         url: UnsafePointer<CChar>,
         method: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>?,
         uploadData: UnsafePointer<CChar>?,
         uploadDataSize: UnsafeMutablePointer<Int>,
         context slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let raw = slot.pointee else {
             let context = RequestContext(method: HTTPMethod(String(cString: method)), path: String(cString: url))
+            context.http10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.wrappingAdd(1, ordering: .relaxed)
             if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
@@ -212,11 +214,18 @@ extension HTTPServer {
         _ = fcntl(own, F_SETFD, FD_CLOEXEC)
         var headers = response.headers
         headers.remove("Content-Length")
-        headers.set("Transfer-Encoding", "chunked")
+        // HTTP/1.1: chunked, and the connection goes on after a clean end; HTTP/1.0 knows no chunks:
+        // the body ends when the connection closes.
+        if context.http10 {
+            headers.set("Connection", "close")
+        } else {
+            headers.set("Transfer-Encoding", "chunked")
+        }
         var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
         for field in headers { head += "\(field.name): \(field.value)\r\n" }
         head += Self.dateHeader() + "\r\n"
-        let writer = StreamWriter(id: id, fd: own, loop: loops[id % loops.count], head: Array(head.utf8), body: body)
+        let writer = StreamWriter(id: id, fd: own, loop: loops[id % loops.count], head: Array(head.utf8), chunked: !context.http10,
+                                  body: body)
         streams.withLock { $0[writer.id] = writer }
         observer?.streamCountChanged(by: 1)
         context.isStream = true

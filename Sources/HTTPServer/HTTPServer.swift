@@ -167,9 +167,9 @@ public final class HTTPServer: Sendable {
             | MHD_USE_TURBO.rawValue
         if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
 
-        let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+        let access: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadDataSize, conCls in
             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
-            return server.handle(connection: connection!, url: url!, method: method!,
+            return server.handle(connection: connection!, url: url!, method: method!, version: version,
                                  uploadData: uploadData, uploadDataSize: uploadDataSize!, context: conCls!)
         }
         let completed: MHD_RequestCompletedCallback = { cls, _, conCls, termination in

@@ -34,6 +34,8 @@ final class RequestContext: @unchecked Sendable {
     var status = 0
     /// Answered with a stream (its socket was taken over: see `HTTPServer.handOver`).
     var isStream = false
+    /// The request came as HTTP/1.0 (a stream answer then has no chunks and ends by closing).
+    var http10 = false
     /// The caller's origin when the server's CORS policy allows it: its answer gets CORS headers.
     var corsOrigin: String?
     let handoff = Mutex<Handoff>(.idle)

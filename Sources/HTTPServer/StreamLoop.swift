@@ -120,6 +120,8 @@ final class StreamLoop: @unchecked Sendable {
     }
 
     private func flush(_ writer: StreamWriter) {
+        // Scheduled just before it ended: its descriptor may already be another connection's.
+        guard !writer.hasEnded else { return }
         if registered[writer.fd] == nil {
             // First flush: watch the socket for the client hanging up.
             var event = epoll_event()

@@ -56,14 +56,18 @@ public final class StreamWriter: Sendable {
     public let id: Int
     /// The socket, owned by the stream from the hand-over until it closes or gives it back.
     let fd: Int32
+    /// HTTP/1.1 chunk framing; without it (an HTTP/1.0 client) the data goes as it is and the stream
+    /// ends by closing the connection.
+    let chunked: Bool
     let loop: StreamLoop
     let maxBufferedBytes: Int
     let heartbeat: [UInt8]?
     let state: Mutex<State>
 
-    init(id: Int, fd: Int32, loop: StreamLoop, head: [UInt8], body: StreamBody) {
+    init(id: Int, fd: Int32, loop: StreamLoop, head: [UInt8], chunked: Bool = true, body: StreamBody) {
         self.id = id
         self.fd = fd
+        self.chunked = chunked
         self.loop = loop
         self.maxBufferedBytes = body.maxBufferedBytes
         self.heartbeat = body.heartbeat
@@ -102,6 +106,9 @@ public final class StreamWriter: Sendable {
 
     /// Bytes written but not yet taken by the client's socket.
     public var bufferedByteCount: Int { state.withLock { $0.pending } }
+
+    /// Whether the stream has ended (its socket closed or given back).
+    var hasEnded: Bool { state.withLock { $0.closed } }
 
     /// Whether the stream has ended or is ending.
     public var isClosed: Bool { state.withLock { $0.closed || $0.finishing || $0.aborting } }
@@ -178,11 +185,13 @@ public final class StreamWriter: Sendable {
                 if s.frameData == 0 && s.frameTrailer == 0 && s.frameLineSent == s.frameLineLength {
                     // No chunk in flight: start one with everything queued, or end.
                     if s.pending > 0 {
-                        s.frameSize = s.pending
+                        s.frameSize = chunked ? s.pending : -1
                         s.frameLineSent = 0
-                        s.frameLineLength = Self.sizeLineLength(s.pending)
+                        s.frameLineLength = chunked ? Self.sizeLineLength(s.pending) : 0
                         s.frameData = s.pending
-                        s.frameTrailer = 2
+                        s.frameTrailer = chunked ? 2 : 0
+                    } else if s.finishing && !chunked {
+                        if s.headSent == s.head.count { return .close } // the close ends the body
                     } else if s.finishing && s.frameSize != 0 {
                         // The last chunk: "0\r\n\r\n" (its size line and the empty trailer section).
                         s.frameSize = 0

@@ -126,6 +126,23 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
         }
     }
 
+    /// An HTTP/1.0 client gets the stream without chunks, ended by the connection's close.
+    @Test func http10ClientGetsAnUnchunkedStream() async throws {
+        let box = WriterBox()
+        try await withServer(router: streamRouter(box, heartbeat: nil)) { server, _ in
+            let client = try connect(server)
+            try client.sendRaw(Array("GET /stream HTTP/1.0\r\nHost: x\r\n\r\n".utf8))
+            #expect(waitUntil { box.count == 1 })
+            box.all[0].write(Array("data: one\n\n".utf8))
+            box.all[0].finish()
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.header("transfer-encoding") == nil)
+            #expect(response.header("connection") == "close")
+            #expect(String(decoding: response.body, as: UTF8.self) == ": connected\n\ndata: one\n\n")
+        }
+    }
+
     @Test func slowReaderOverflowsItsBoundedBuffer() async throws {
         let box = WriterBox()
         try await withServer(router: streamRouter(box, heartbeat: nil, maxBuffered: 64 * 1024)) { server, _ in

@@ -205,28 +205,49 @@ final class ClusterMembership: Sendable {
         }
     }
 
-    /// A request for something no stored profile holds: an off-the-record profile another instance
-    /// announced goes to the owner of its regular profile; a window, tab or group goes to each
-    /// instance holding an off-the-record profile in turn, until one knows it. Nil when none does
-    /// (the handler's 404 here), or when another instance forwarded the request (one hop at most).
+    /// A request for something no stored profile holds: an off-the-record profile, or a window, tab or
+    /// group of one, which only its owner's memory has. The owners of the incognito profiles the
+    /// directory announced are asked first (for a profile: its regular profile's owner), then every
+    /// other live instance (the directory may not have heard of a profile made a moment ago); each is
+    /// asked with a read of the subject (`GET`, as the client), and the request goes to the one that
+    /// has it. Nil when none does (the handler's 404 here), or when another instance forwarded the
+    /// request (one hop at most).
     private func placeOffTheRecord(_ subject: Subject, _ request: HTTPRequest) async throws -> HTTPResponse? {
         guard request.headers[RequestForwarder.forwardedHeader] == nil else { return nil }
         let elsewhere = service.directoryProfiles().filter { $0.incognito && !service.holdsProfile($0.parentID ?? $0.id) }
         let parents: [ProfileID]
         if case .profile(let id) = subject {
-            guard let parent = elsewhere.first(where: { $0.id.rawValue == id })?.parentID else { return nil }
-            parents = [parent]
+            parents = elsewhere.first(where: { $0.id.rawValue == id })?.parentID.map { [$0] } ?? []
         } else {
             parents = Array(Set(elsewhere.compactMap(\.parentID)))
         }
-        var asked: Set<String> = []
+        var candidates: [String] = []
         for parent in parents {
-            guard let owner = try await liveOwner(of: parent.rawValue), asked.insert(owner.url).inserted else { continue }
+            if let owner = try await liveOwner(of: parent.rawValue), !candidates.contains(owner.url) { candidates.append(owner.url) }
+        }
+        for other in try await leases.otherLiveInstances() where !candidates.contains(other.url) { candidates.append(other.url) }
+        let probe = Self.readPath(of: subject)
+        for url in candidates {
+            guard let found = try? await forwarder.get(probe, from: url, for: request), found.status == 200 else { continue }
             forwardedCounter.increment()
-            guard let answer = try? await forwarder.forward(request, to: owner.url) else { continue }
-            if answer.status != 404 { return answer }
+            do {
+                return try await forwarder.forward(request, to: url)
+            } catch {
+                return Self.unavailable("The instance that holds this incognito resource did not answer; retry.", request)
+            }
         }
         return nil
+    }
+
+    /// The path that reads `subject` (its existence, for the caller).
+    private static func readPath(of subject: Subject) -> String {
+        let (base, id): (String, String) = switch subject {
+        case .profile(let id): ("/v1/profiles/", id)
+        case .window(let id): ("/v1/browsers/", id)
+        case .tab(let id): ("/v1/tabs/", id)
+        case .group(let id): ("/v1/groups/", id)
+        }
+        return base + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id)
     }
 
     /// The live owner of `profile` other than this instance, from the cache or the database (never
