@@ -1,5 +1,5 @@
 // sse_swarm: a native load client for browserd's event streams, so that the client is not what
-// limits the measurement. One thread runs every watcher on one epoll set (non-blocking sockets,
+// limits the measurement. One thread (or SWARM_THREADS) runs the watchers on an epoll set (non-blocking sockets,
 // HTTP/1.1 chunked or plain bodies parsed incrementally, no allocation per event); another thread
 // mutates at a fixed rate over one keep-alive connection and stamps each acknowledgement. Both stamp
 // with CLOCK_MONOTONIC, so latency = a mutation's acknowledgement -> its event at the last watcher.
@@ -9,6 +9,7 @@
 //
 // Build: cc -O2 -pthread -o sse_swarm bench/sse_swarm.c
 // Usage: sse_swarm PORT WATCHERS RATE SECONDS WINDOWS(comma list) TABS(comma list) [IDLE_SECONDS]
+//   SWARM_THREADS=N: N watcher threads, each with its own epoll set and share of the watchers.
 //   RATE 0: watchers only (connect, wait IDLE_SECONDS, report; for memory per idle watcher).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -77,7 +78,7 @@ static int connect_to(int nonblocking) {
 static int mark_count;
 static double *acked;             // ms, 0 = not yet
 static _Atomic int *arrived;      // watchers that saw it
-static double *last_arrival;      // latest arrival (watcher thread only)
+static double *last_arrival;      // latest arrival (merged from the lanes at the end)
 // Every delivery (mark, arrival), for the per-delivery latency once every acknowledgement is known.
 struct delivery { int mark; double t; };
 static struct delivery *delivered_log;
@@ -100,6 +101,7 @@ struct watcher {
     int request_sent;
     char request[512];
     int request_len;
+    int lane;
 };
 
 static struct watcher *all;
@@ -108,13 +110,25 @@ static _Atomic int finished;
 static long long bytes_read;
 static long long deliveries;
 
+// A lane: one watcher thread with its own epoll set, its share of the watchers (w % lanes), and its
+// own tallies (merged at the end). SWARM_THREADS sets how many (default 1).
+struct lane {
+    int index;
+    double *last_arrival;
+    struct delivery *log;
+    long long capacity, deliveries, bytes_read;
+};
+static int lane_count = 1;
+static struct lane *lanes;
+
 static void record(struct watcher *w, int mark, double t) {
     if (mark <= w->last || mark >= mark_count) return;
     w->last = mark;
     atomic_fetch_add(&arrived[mark], 1);
-    if (t > last_arrival[mark]) last_arrival[mark] = t;
-    if (deliveries < delivered_capacity) delivered_log[deliveries] = (struct delivery){mark, t};
-    deliveries++;
+    struct lane *l = &lanes[w->lane];
+    if (t > l->last_arrival[mark]) l->last_arrival[mark] = t;
+    if (l->deliveries < l->capacity) l->log[l->deliveries] = (struct delivery){mark, t};
+    l->deliveries++;
 }
 
 // Scans body bytes for marks; a mark split across pieces is found through the carried tail.
@@ -210,18 +224,18 @@ static int parse(struct watcher *w, char *data, long length, double t) {
     return 0;
 }
 
-static void *watch(void *unused) {
-    (void)unused;
+static void *watch(void *arg) {
+    struct lane *lane = arg;
     int ep = epoll_create1(0);
-    all = calloc(watcher_count, sizeof *all);
     // Connect in waves so the server's listen backlog is not overrun.
-    int connected = 0;
+    int connected = lane->index;
     struct epoll_event events[1024];
-    static char buffer[1 << 16];
+    char *buffer = malloc(1 << 16);
     while (!atomic_load(&finished)) {
         while (connected < watcher_count && connected - atomic_load(&ready_count) < 256) {
             struct watcher *w = &all[connected];
             w->fd = connect_to(1);
+            w->lane = lane->index;
             w->last = -1;
             w->phase = SENDING;
             w->request_len = snprintf(w->request, sizeof w->request,
@@ -229,7 +243,7 @@ static void *watch(void *unused) {
                                       windows[connected % window_count]);
             struct epoll_event e = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.ptr = w};
             epoll_ctl(ep, EPOLL_CTL_ADD, w->fd, &e);
-            connected++;
+            connected += lane_count;
         }
         int n = epoll_wait(ep, events, 1024, 50);
         double t = now_ms();
@@ -246,16 +260,16 @@ static void *watch(void *unused) {
             }
             if (events[k].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
                 for (;;) {
-                    ssize_t got = recv(w->fd, buffer, sizeof buffer, 0);
+                    ssize_t got = recv(w->fd, buffer, 1 << 16, 0);
                     if (got > 0) {
-                        bytes_read += got;
+                        lane->bytes_read += got;
                         if (parse(w, buffer, got, t) < 0) {
                             epoll_ctl(ep, EPOLL_CTL_DEL, w->fd, NULL);
                             close(w->fd);
                             w->fd = -1;
                             break;
                         }
-                        if (got < (ssize_t)sizeof buffer) break;
+                        if (got < (ssize_t)(1 << 16)) break;
                         continue;
                     }
                     if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -330,10 +344,19 @@ int main(int argc, char **argv) {
     delivered_capacity = (long long)mark_count * watcher_count;
     if (delivered_capacity > 50000000) delivered_capacity = 50000000;
     delivered_log = malloc((delivered_capacity + 1) * sizeof *delivered_log);
+    if (getenv("SWARM_THREADS")) lane_count = atoi(getenv("SWARM_THREADS")) > 0 ? atoi(getenv("SWARM_THREADS")) : 1;
+    lanes = calloc(lane_count, sizeof *lanes);
+    all = calloc(watcher_count, sizeof *all);
+    for (int i = 0; i < lane_count; i++) {
+        lanes[i].index = i;
+        lanes[i].last_arrival = calloc(mark_count + 1, sizeof(double));
+        lanes[i].capacity = delivered_capacity / lane_count + 1;
+        lanes[i].log = malloc((lanes[i].capacity + 1) * sizeof(struct delivery));
+    }
 
     double t0 = now_ms();
-    pthread_t watcher_thread;
-    pthread_create(&watcher_thread, NULL, watch, NULL);
+    pthread_t *threads = calloc(lane_count, sizeof *threads);
+    for (int i = 0; i < lane_count; i++) pthread_create(&threads[i], NULL, watch, &lanes[i]);
     while (atomic_load(&ready_count) < watcher_count) {
         usleep(10000);
         if (now_ms() - t0 > 180000) {
@@ -376,7 +399,21 @@ int main(int argc, char **argv) {
     }
     double wall = now_ms() - wall0, cpu = cpu_ms() - cpu0;
     atomic_store(&finished, 1);
-    pthread_join(watcher_thread, NULL);
+    for (int i = 0; i < lane_count; i++) pthread_join(threads[i], NULL);
+    // Merge the lanes.
+    for (int i = 0; i < lane_count; i++) {
+        for (int m = 0; m < mark_count; m++) {
+            if (lanes[i].last_arrival[m] > last_arrival[m]) last_arrival[m] = lanes[i].last_arrival[m];
+        }
+        long long kept = lanes[i].deliveries < lanes[i].capacity ? lanes[i].deliveries : lanes[i].capacity;
+        for (long long k = 0; k < kept && deliveries < delivered_capacity; k++) delivered_log[deliveries++] = lanes[i].log[k];
+        bytes_read += lanes[i].bytes_read;
+    }
+    {
+        long long total = 0;
+        for (int i = 0; i < lane_count; i++) total += lanes[i].deliveries;
+        deliveries = total;
+    }
 
     // Per mutation: the last watcher's arrival minus the acknowledgement (0 when it came first).
     double *latency = calloc(mark_count + 1, sizeof *latency);
@@ -396,7 +433,9 @@ int main(int argc, char **argv) {
     double p99 = complete ? latency[(int)(complete * 0.99) < complete ? (int)(complete * 0.99) : complete - 1] : -1;
     double max = complete ? latency[complete - 1] : -1;
     // Each delivery's own latency (acknowledgement -> this watcher; 0 when it came first).
-    long long logged = deliveries < delivered_capacity ? deliveries : delivered_capacity;
+    long long logged = 0;
+    for (int i = 0; i < lane_count; i++) logged += lanes[i].deliveries < lanes[i].capacity ? lanes[i].deliveries : lanes[i].capacity;
+    if (logged > delivered_capacity) logged = delivered_capacity;
     double *each = malloc((logged + 1) * sizeof *each);
     for (long long k = 0; k < logged; k++) {
         double d = delivered_log[k].t - acked[delivered_log[k].mark];

@@ -30,6 +30,8 @@ parser.add_argument("--scenarios", default="1000x100,10000x10,10000x0")
 parser.add_argument("--spread", default="1,100", help="1: one window; N: windows of N watchers")
 parser.add_argument("--modes", default="adaptive,fixed20,floor")
 parser.add_argument("--seconds", type=float, default=10)
+parser.add_argument("--client-threads", type=int, default=2,
+                    help="watcher threads of the native client (one recv per watcher per event is its share of the work)")
 parser.add_argument("--json", default="bench/out/sse_swarm.json")
 args = parser.parse_args()
 
@@ -89,7 +91,7 @@ def run(watchers, rate, per_window, mode):
         time.sleep(0.5)
         rss_before = rss_kib([server.pid])
         swarm = subprocess.Popen([SWARM, str(port), str(watchers), str(rate), str(args.seconds), ",".join(windows), ",".join(tabs), "2"],
-                                 stdout=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, text=True, env=dict(os.environ, SWARM_THREADS=str(args.client_threads)))
         ready = json.loads(swarm.stdout.readline())
         time.sleep(1.5)  # idle, every watcher connected and past its snapshot
         rss_idle = rss_kib([server.pid])
@@ -123,7 +125,7 @@ def main():
                 row = run(watchers, rate, per_window, mode)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    print("\nEvent streams, native client (bench/sse_swarm.c): latency = acknowledgement -> event at the last watcher "
+    print(f"\nEvent streams, native client (bench/sse_swarm.c, {args.client_threads} watcher threads): latency = acknowledgement -> event at the last watcher "
           "of the window (per mutation); 'each' = per delivery. Side by side: the adaptive tick, a fixed 20 ms tick, and the floor "
           "(a C server that only writes the events: what the kernel and this client cost).")
     print(f"{'watchers':>8} {'mut/s':>5} {'windows':>7} {'tick':>8} | {'p50':>6} {'p99':>6} {'max':>6} {'each p99':>8} ms | "
