@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
     targets: [
         // C libraries, reached only through these thin wrapper modules.
@@ -53,6 +54,7 @@ let package = Package(
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
             "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "DequeModule", package: "swift-collections"),
         ], swiftSettings: swiftSettings),
 
         // Infrastructure layers: they know nothing of browsers.

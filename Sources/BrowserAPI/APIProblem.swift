@@ -10,7 +10,17 @@ enum APIProblem {
     }
 
     static func invalidField(_ field: String, _ detail: String) -> HTTPError {
-        HTTPError(422, kind: "invalid-field", title: "Invalid Field", detail: "'\(field)' \(detail).", extensions: ["field": field])
+        let field = echo(field)
+        return HTTPError(422, kind: "invalid-field", title: "Invalid Field", detail: "'\(field)' \(detail).", extensions: ["field": field])
+    }
+
+    /// Client-supplied text as a problem repeats it: at most 128 characters (then "…"), so an answer —
+    /// which an idempotency key keeps for a day — never grows with what the client sent.
+    static func echo(_ text: String) -> String {
+        guard text.unicodeScalars.count > 128 else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.prefix(127))
+        return String(scalars) + "…"
     }
 
     static func invalidQuery(_ parameter: String, _ detail: String) -> HTTPError {
@@ -34,10 +44,10 @@ enum APIProblem {
         HTTPError(404, kind: kind, title: "Not Found", detail: what)
     }
 
-    static func windowNotFound(_ id: String) -> HTTPError { notFound("window-not-found", "Window \(id) does not exist.") }
-    static func tabNotFound(_ id: String) -> HTTPError { notFound("tab-not-found", "Tab \(id) does not exist.") }
-    static func profileNotFound(_ id: String) -> HTTPError { notFound("profile-not-found", "Profile \(id) does not exist.") }
-    static func groupNotFound(_ id: String) -> HTTPError { notFound("group-not-found", "Group \(id) does not exist.") }
+    static func windowNotFound(_ id: String) -> HTTPError { notFound("window-not-found", "Window \(echo(id)) does not exist.") }
+    static func tabNotFound(_ id: String) -> HTTPError { notFound("tab-not-found", "Tab \(echo(id)) does not exist.") }
+    static func profileNotFound(_ id: String) -> HTTPError { notFound("profile-not-found", "Profile \(echo(id)) does not exist.") }
+    static func groupNotFound(_ id: String) -> HTTPError { notFound("group-not-found", "Group \(echo(id)) does not exist.") }
 
     /// The problem for an error of the model or the service.
     static func from(_ error: any Error) -> any Error {

@@ -1,3 +1,4 @@
+import Foundation
 import BrowserModel
 import BrowserServices
 import HTTPServer
@@ -12,11 +13,19 @@ extension APIRoutes {
             let body = try RequestBody(request, allowed: ["path"])
             let path = try body.string("path", maxLength: 200, required: true)!
             let target = try Self.streamTicketTarget(path, service: service)
-            guard let (ticket, expiresAt) = tickets.issue(for: Principal.current, target: target) else {
+            let issued: (ticket: String, expiresAt: Date)
+            do {
+                issued = try tickets.issue(for: Principal.current, tokenID: Principal.tokenID, target: target)
+            } catch StreamTicketStore.Refusal.principalLimit {
                 throw HTTPError(429, kind: "too-many-tickets", title: "Too Many Stream Tickets",
-                                detail: "\(StreamTicketStore.limit) tickets are outstanding; use or let some expire first.",
+                                detail: "You hold \(tickets.perPrincipalLimit) unused stream tickets; use or let some expire first.",
                                 headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
+            } catch {
+                throw HTTPError(503, kind: "tickets-unavailable", title: "Stream Tickets Unavailable",
+                                detail: "The server holds as many stream tickets as it keeps; retry shortly.",
+                                headers: ["Retry-After": "5"])
             }
+            let (ticket, expiresAt) = issued
             return Self.json(APIEncoding.bytes { json in
                 json.beginObject()
                 json.member("ticket", ticket)
@@ -127,12 +136,15 @@ extension APIRoutes {
     /// A `text/event-stream` answer whose writer is handed to `open` as an ``EventSink``.
     func stream(_ reservation: StreamReservation, open: @escaping @Sendable (any EventSink) -> Void) -> HTTPResponse {
         let limits = service.events.limits
+        let token = Principal.tokenID
         let body = StreamBody(
             heartbeat: Array(": ping\n\n".utf8),
             maxBufferedBytes: limits.queueBytes,
             preamble: Array(": browserd events\nretry: \(limits.retryMilliseconds)\n\n".utf8)
-        ) { writer in
+        ) { [revocations] writer in
             writer.onClose { reservation.end() }
+            // A stream opened with a profile token ends when that token is revoked.
+            if let token { revocations.add(writer, token: token) }
             open(StreamEventSink(writer: writer))
         }
         return HTTPResponse(status: 200, headers: [

@@ -9,10 +9,17 @@ import HTTPServer
 extension APIRoutes {
     /// The caller of `request`.
     /// - Throws: 401 with `WWW-Authenticate: Bearer` when authentication is on and the token is missing or unknown.
-    func authenticate(_ request: HTTPRequest) throws -> Principal {
-        guard tokens.isEnabled else { return .admin }
+    func authenticate(_ request: HTTPRequest) throws -> Principal { try identify(request).principal }
+
+    /// The caller of `request` and the id of the profile token it came with (nil: the administrator).
+    /// - Throws: as ``authenticate(_:)``.
+    func identify(_ request: HTTPRequest) throws -> (principal: Principal, tokenID: String?) {
+        guard tokens.isEnabled else { return (.admin, nil) }
         if request.headers["Authorization"] == nil, let ticket = request.queryValue("ticket"), let target = Self.streamTarget(of: request) {
-            guard let principal = tickets.redeem(ticket, target: target) else {
+            // A ticket of a token revoked since it was issued opens nothing (its tickets were voided
+            // then; this also covers a revocation that raced the redemption).
+            guard let principal = tickets.redeem(ticket, target: target),
+                  principal.tokenID.map({ tokens.record($0) != nil }) ?? true else {
                 throw HTTPError(401, kind: "unauthorized", title: "Unauthorized",
                                 detail: "The stream ticket is not valid: unknown, already used, expired, or issued for another stream.",
                                 headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
@@ -24,7 +31,7 @@ extension APIRoutes {
                             headers: ["WWW-Authenticate": "Bearer realm=\"browserd\""])
         }
         let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        guard let principal = tokens.principal(for: token) else {
+        guard let principal = tokens.identify(token) else {
             throw HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "The token is not valid.",
                             headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
         }

@@ -13,7 +13,9 @@ public struct APIRoutes: Sendable {
     let tickets: StreamTicketStore
     /// Where the WebDriver facade answers (`/webdriver`); nil: no facade.
     let webDriverBasePath: String?
-    let webDriverSessions = WebDriverSessions()
+    let webDriverSessions: WebDriverSessions
+    /// The open streams of each profile token, ended when it is revoked.
+    let revocations = TokenStreams()
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
     let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)?
@@ -42,7 +44,8 @@ public struct APIRoutes: Sendable {
                 backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
                 saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil,
                 storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil,
-                otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil) {
+                otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil,
+                webDriverLimits: WebDriverLimits = WebDriverLimits()) {
         self.storedProfiles = storedProfiles
         self.otherWindows = otherWindows
         self.service = service
@@ -53,6 +56,7 @@ public struct APIRoutes: Sendable {
         self.idempotency = idempotency
         self.tickets = tickets
         self.webDriverBasePath = webDriverBasePath
+        self.webDriverSessions = WebDriverSessions(limits: webDriverLimits)
     }
 
     /// Routes only the administrator may call; a profile token gets 403 there.
@@ -62,6 +66,11 @@ public struct APIRoutes: Sendable {
     ]
 
     public func register(in router: inout Router) {
+        // Revoking a token (here, or on another instance) ends its streams and voids its tickets.
+        tokens.onRevoked { [revocations, tickets] ids in
+            tickets.revoke(tokens: Set(ids))
+            revocations.end(tokens: ids)
+        }
         registerTokens(in: &router)
         registerProfiles(in: &router)
         registerWindows(in: &router)
@@ -89,11 +98,13 @@ public struct APIRoutes: Sendable {
             if request.method != .get, request.method != .head, let reason = routes.service.storageUnavailableReason {
                 throw APIProblem.from(ServiceError.storageFailed(reason))
             }
-            let principal = try routes.authenticate(request)
-            return try await Principal.$current.withValue(principal) {
-                try routes.checkScope(request, principal: principal)
-                return try await routes.idempotent(request, principal: principal) {
-                    do { return try await body(request) } catch { throw APIProblem.from(error) }
+            let (principal, token) = try routes.identify(request)
+            return try await Principal.$tokenID.withValue(token) {
+                try await Principal.$current.withValue(principal) {
+                    try routes.checkScope(request, principal: principal)
+                    return try await routes.idempotent(request, principal: principal) {
+                        do { return try await body(request) } catch { throw APIProblem.from(error) }
+                    }
                 }
             }
         }
@@ -104,10 +115,12 @@ public struct APIRoutes: Sendable {
         let routes = self
         return .immediate { request in
             try routes.checkAvailable()
-            let principal = try routes.authenticate(request)
-            return try Principal.$current.withValue(principal) {
-                try routes.checkScope(request, principal: principal)
-                do { return try body(request) } catch { throw APIProblem.from(error) }
+            let (principal, token) = try routes.identify(request)
+            return try Principal.$tokenID.withValue(token) {
+                try Principal.$current.withValue(principal) {
+                    try routes.checkScope(request, principal: principal)
+                    do { return try body(request) } catch { throw APIProblem.from(error) }
+                }
             }
         }
     }

@@ -9,6 +9,11 @@ public enum Principal: Sendable, Equatable {
     /// The caller of the request being handled (set by the API's guard for the handler's duration).
     @TaskLocal public static var current: Principal = .admin
 
+    /// The id of the profile token the request being handled came with (directly or through a stream
+    /// ticket); nil for the administrator or with authentication off. What it opens ends when that
+    /// token is revoked.
+    @TaskLocal public static var tokenID: String? = nil
+
     /// The key under which this caller's idempotency keys live.
     var scope: String {
         switch self {

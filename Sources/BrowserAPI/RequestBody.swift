@@ -27,6 +27,9 @@ struct RequestBody {
         guard case .object(let list) = value else {
             throw APIProblem.malformedJSON("the body must be a JSON object, not \(value.typeName)")
         }
+        if let path = Self.unstorableText(in: value, path: "") {
+            throw APIProblem.invalidField(path, "contains U+0000 (NUL), which browserd does not store: remove it")
+        }
         var members: [String: JSONValue] = [:]
         for (key, value) in list {
             guard allowed.contains(key) else {
@@ -35,6 +38,30 @@ struct RequestBody {
             members[key] = value
         }
         self.members = members
+    }
+
+    /// The path (`title`, `args.items[2]`) of the first string or member name holding text that no store
+    /// keeps exactly — U+0000: PostgreSQL's text cannot hold it and C APIs end a string there — or nil.
+    /// Refused here, at the edge, it is never discovered in a commit shared with other profiles.
+    static func unstorableText(in value: JSONValue, path: String) -> String? {
+        switch value {
+        case .string(let text):
+            return text.utf8.contains(0) ? (path.isEmpty ? "(body)" : path) : nil
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let found = unstorableText(in: item, path: "\(path)[\(index)]") { return found }
+            }
+            return nil
+        case .object(let members):
+            for (key, member) in members {
+                let memberPath = path.isEmpty ? key : "\(path).\(key)"
+                if key.utf8.contains(0) { return memberPath }
+                if let found = unstorableText(in: member, path: memberPath) { return found }
+            }
+            return nil
+        case .null, .bool, .number:
+            return nil
+        }
     }
 
     /// Whether a `Content-Type` value names JSON: `application/json` or `application/…+json`, any

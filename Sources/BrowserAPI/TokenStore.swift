@@ -42,13 +42,30 @@ public final class TokenStore: Sendable {
     }
 
     /// Who `token` belongs to, or nil.
-    public func principal(for token: String) -> Principal? {
+    public func principal(for token: String) -> Principal? { identify(token)?.principal }
+
+    /// Who `token` belongs to and, for a profile token, its id (what revoking it names); nil when unknown.
+    public func identify(_ token: String) -> (principal: Principal, tokenID: String?)? {
         let hash = Self.hash(token)
-        if let adminHash, Self.constantTimeEquals(hash, adminHash) { return .admin }
+        if let adminHash, Self.constantTimeEquals(hash, adminHash) { return (.admin, nil) }
         let all = records.withLock { Array($0.values) }
-        var found: Principal?
-        for record in all where Self.constantTimeEquals(hash, record.hash) { found = .profile(record.profileID) }
+        var found: (Principal, String?)?
+        for record in all where Self.constantTimeEquals(hash, record.hash) { found = (.profile(record.profileID), record.id) }
         return found
+    }
+
+    /// Told of the ids of tokens that stop being valid (revoked here or elsewhere, or their profile
+    /// deleted), so what they opened — streams, tickets — ends with them.
+    private let revocationObservers = Mutex<[@Sendable ([String]) -> Void]>([])
+
+    /// Calls `observer` with the ids of tokens each time some stop being valid.
+    public func onRevoked(_ observer: @escaping @Sendable ([String]) -> Void) {
+        revocationObservers.withLock { $0.append(observer) }
+    }
+
+    private func revoked(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        for observer in revocationObservers.withLock({ $0 }) { observer(ids) }
     }
 
     /// Creates a token for a profile.
@@ -71,26 +88,39 @@ public final class TokenStore: Sendable {
     /// - Returns: whether it existed.
     @discardableResult
     public func revoke(_ id: String, of profile: ProfileID) -> Bool {
-        records.withLock { records in
+        let done = records.withLock { records in
             guard records[id]?.profileID == profile else { return false }
             records[id] = nil
             return true
         }
+        if done { revoked([id]) }
+        return done
     }
 
     /// Revokes every token of a profile (when it is deleted).
     public func revokeAll(of profile: ProfileID) {
-        records.withLock { $0 = $0.filter { $0.value.profileID != profile } }
+        let ids = records.withLock { records -> [String] in
+            let gone = records.values.filter { $0.profileID == profile }.map(\.id)
+            for id in gone { records[id] = nil }
+            return gone
+        }
+        revoked(ids)
     }
 
     /// Forgets a token revoked elsewhere (another instance).
     public func forget(_ id: String) {
-        records.withLock { _ = $0.removeValue(forKey: id) }
+        if records.withLock({ $0.removeValue(forKey: id) }) != nil { revoked([id]) }
     }
 
     /// Takes exactly these records (all tokens stored, read again after missed news of changes).
     public func replaceAll(_ saved: [Record]) {
-        records.withLock { records in records = Dictionary(saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 }) }
+        let gone = records.withLock { records -> [String] in
+            let kept = Dictionary(saved.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+            let gone = records.keys.filter { kept[$0] == nil }
+            records = kept
+            return gone
+        }
+        revoked(gone)
     }
 
     /// Restores stored records.

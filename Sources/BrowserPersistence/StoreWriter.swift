@@ -148,6 +148,7 @@ public final class StoreWriter: @unchecked Sendable {
             }
             if !batch.isEmpty {
                 var fencedProfiles: Set<String> = []
+                var refusedProfiles: [String: String] = [:]
                 let result = Result {
                     // After an I/O failure the connection may hold a broken view of the WAL: start afresh.
                     if needsReopen {
@@ -164,6 +165,12 @@ public final class StoreWriter: @unchecked Sendable {
                         } catch let error as FencedOut where !error.profileIDs.isSubset(of: fenced) {
                             fenced.formUnion(error.profileIDs)
                             changes = changes.filter { $0.profileID.map { !fenced.contains($0) } ?? true }
+                        } catch where Self.profileCount(changes) > 1 {
+                            // One profile's change may be what the store refuses: never let it take the
+                            // batch's other profiles with it. Each profile is committed on its own; only
+                            // when every one fails is it the storage that failed.
+                            refusedProfiles = try applyEachProfile(changes, fenced: &fenced, batchError: error)
+                            break
                         }
                     }
                     fencedProfiles = fenced
@@ -181,6 +188,8 @@ public final class StoreWriter: @unchecked Sendable {
                 for pending in batch {
                     if let profile = pending.change.profileID, fencedProfiles.contains(profile), case .success = result {
                         pending.ticket.complete(.failure(StoreError.fencedOut(profileID: profile)))
+                    } else if case .success = result, let reason = refusedProfiles[pending.change.profileID ?? ""] {
+                        pending.ticket.complete(.failure(StoreError.refused(profileID: pending.change.profileID ?? "", reason: reason)))
                     } else {
                         pending.ticket.complete(result)
                     }
@@ -210,6 +219,39 @@ public final class StoreWriter: @unchecked Sendable {
 }
 
 extension StoreWriter {
+    /// Distinct profiles a batch touches (changes of no profile count as one more).
+    static func profileCount(_ changes: [ChangeSet]) -> Int {
+        Set(changes.map { $0.profileID ?? "" }).count
+    }
+
+    /// Commits a failed batch again, one profile's changes at a time (in their order), so that a change
+    /// the store refuses fails only its own profile.
+    /// - Returns: the profiles whose changes were refused, with the store's reason.
+    /// - Throws: the batch's error when no profile's changes commit (the storage itself failed).
+    private func applyEachProfile(_ changes: [ChangeSet], fenced: inout Set<String>, batchError: any Error) throws -> [String: String] {
+        var order: [String] = []
+        var groups: [String: [ChangeSet]] = [:]
+        for change in changes {
+            let key = change.profileID ?? ""
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(change)
+        }
+        var refused: [String: String] = [:]
+        var committed = 0
+        for key in order {
+            do {
+                try store.apply(groups[key] ?? [])
+                committed += 1
+            } catch let error as FencedOut {
+                fenced.formUnion(error.profileIDs)
+            } catch {
+                refused[key] = "\(error)"
+            }
+        }
+        if committed == 0 && fenced.isEmpty { throw batchError }
+        return refused
+    }
+
     /// The change with the answers of its idempotent requests, waited for if still being made.
     private static func withAnswers(_ pending: Pending) -> ChangeSet {
         guard !pending.change.pendingAnswers.isEmpty else { return pending.change }
@@ -227,12 +269,16 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case notCommitted(String)
     /// Not written: another instance owns the profile now (its lease moved on).
     case fencedOut(profileID: String)
+    /// Not written: the store refused this profile's change (the reason); the other profiles of its
+    /// batch were committed.
+    case refused(profileID: String, reason: String)
 
     public var description: String {
         switch self {
         case .stopped: "the writer is stopped"
         case .fencedOut(let profile): "not written: another instance owns profile \(profile) now"
         case .notCommitted(let reason): "not written: an earlier commit failed (\(reason))"
+        case .refused(let profile, let reason): "not written: the store refused a change of profile \(profile) (\(reason))"
         }
     }
 }

@@ -135,6 +135,12 @@ public final class Application: Sendable {
                     Task { await cluster.dropProfile(profile, reason: "a commit was fenced out: another instance took it over") }
                 }
             }
+            sink.onRefused.withLock { slot in
+                slot = { profile in
+                    guard let cluster = membership.current else { return }
+                    Task { await cluster.dropProfile(profile, reason: "the database refused one of its changes") }
+                }
+            }
         }
         self.routes = router.routes
         // After a failed commit: at once, read back what the database holds and bring memory back to
@@ -176,6 +182,10 @@ public final class Application: Sendable {
         }
         var server = configuration.server
         server.cors = server.cors ?? configuration.corsPolicy
+        // On a loopback bind only loopback names are answered (DNS rebinding), unless listed.
+        server.allowedHosts = server.allowedHosts ?? ServerConfiguration.loopbackHosts(for: server.host)
+        // With authentication off, no web page may change state: a POST must be JSON (CSRF).
+        server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
         let http = HTTPServer(configuration: server, router: router, logger: logger,
                               observer: MetricsObserver(factory: factory))
         self.server = http

@@ -23,7 +23,9 @@ final class MetricsObserver: HTTPServerObserver {
 
     func requestCompleted(method: HTTPMethod, route: String?, status: Int, duration: Duration, isStream: Bool) {
         let route = route ?? "unmatched"
-        let key = "\(method.rawValue) \(route) \(status)"
+        // Keyed by the label, never the raw method: the label space is closed (the server answers 501
+        // to other methods before they get here, and any left would share "other").
+        let key = "\(Self.methodLabel(method)) \(route) \(status)"
         let counter = counters.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = Counter(label: "browserd_http_requests_total", dimensions: [

@@ -12,6 +12,8 @@ final class StoreSink: DurableSink {
     private let onFailure: @Sendable (String) -> Void
     /// Told of a profile whose change was refused because another instance holds it now.
     let onFenced = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Told of a profile whose change alone the store refused (its batch's other profiles committed).
+    let onRefused = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// - Parameter onFailure: called once when a commit fails while storage was healthy.
     init(onFailure: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -46,6 +48,11 @@ final class StoreSink: DurableSink {
                 // Not a storage failure: this profile lives on another instance now.
                 onFenced.withLock { $0 }?(profile)
                 throw StoreError.fencedOut(profileID: profile)
+            } catch StoreError.refused(let profile, let reason) {
+                // Only this profile's memory is ahead of the store: with several instances it is dropped
+                // (it comes back from the database); on SQLite memory is rolled back to the disk.
+                if let onRefused = onRefused.withLock({ $0 }) { onRefused(profile) } else { fail(reason) }
+                throw StoreError.refused(profileID: profile, reason: reason)
             } catch {
                 fail("\(error)")
                 throw error

@@ -48,4 +48,11 @@ static inline int CMicroHTTPD_connection_fd(struct MHD_Connection *connection)
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/// MHD_get_connection_info is variadic: the socket context set by the connection-notify callback.
+static inline void *CMicroHTTPD_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 #endif

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An HTTP request method, kept as the client sent it (methods are case-sensitive, RFC 9110 §9.1).
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
@@ -14,4 +20,11 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let patch = HTTPMethod("PATCH")
     public static let delete = HTTPMethod("DELETE")
     public static let options = HTTPMethod("OPTIONS")
+
+    /// The methods this server implements, as the client spelled them; nil for any other (answered
+    /// 501 before anything is kept or counted under its name).
+    static func known(_ raw: UnsafePointer<CChar>) -> HTTPMethod? {
+        for method in [get, post, patch, delete, put, head, options] where strcmp(raw, method.rawValue) == 0 { return method }
+        return nil
+    }
 }

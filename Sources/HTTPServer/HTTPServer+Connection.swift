@@ -25,14 +25,17 @@ extension HTTPServer {
         context slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let raw = slot.pointee else {
-            let context = RequestContext(method: HTTPMethod(String(cString: method)), path: String(cString: url))
+            let watched = Self.watched(connection)
+            watched?.enter(.body)
+            // A method outside the closed set is answered before anything is kept under its name.
+            let known = HTTPMethod.known(method)
+            let context = RequestContext(method: known ?? HTTPMethod("OTHER"), path: String(cString: url))
             context.http10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.wrappingAdd(1, ordering: .relaxed)
-            if let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length"),
-               let length = Int(String(cString: declared)), length > configuration.maxBodyBytes {
-                return queue(HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path),
-                             for: context, on: connection)
+            if let refusal = refuseEarly(context, known: known != nil, on: connection) {
+                watched?.enter(.handling)
+                return queue(refusal, for: context, on: connection)
             }
             return .YES
         }
@@ -40,6 +43,7 @@ extension HTTPServer {
 
         let size = uploadDataSize.pointee
         if size > 0 {
+            Self.watched(connection)?.received(size)
             if context.phase == .receiving, let uploadData {
                 if context.body.count + size > configuration.maxBodyBytes {
                     context.phase = .discarding
@@ -54,6 +58,7 @@ extension HTTPServer {
             return .YES
         }
 
+        if context.phase == .receiving || context.phase == .discarding { Self.watched(connection)?.enter(.handling) }
         switch context.phase {
         case .receiving:
             return dispatch(context, on: connection)
@@ -68,6 +73,63 @@ extension HTTPServer {
         }
     }
 
+    /// The connection's deadline record (see ``ConnectionWatch``).
+    static func watched(_ connection: OpaquePointer) -> WatchedConnection? {
+        CMicroHTTPD_socket_context(connection).map { Unmanaged<WatchedConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// What a request's head alone says must be refused before its body is read (the answer then closes
+    /// the connection: the body is not wanted): an unknown method (501), a `Host` this server does not
+    /// answer for (421), both `Content-Length` and `Transfer-Encoding` (400, RFC 9112 §6.1: a request
+    /// another hop may frame differently), and a declared body over the limit (413).
+    private func refuseEarly(_ context: RequestContext, known: Bool, on connection: OpaquePointer) -> HTTPResponse? {
+        func header(_ name: String) -> String? {
+            MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+        }
+        guard known else {
+            return HTTPError(501, kind: "method-not-implemented", title: "Not Implemented",
+                             detail: "The method is not one this server implements (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS).",
+                             headers: ["Connection": "close"]).response(instance: nil)
+        }
+        if let allowed = configuration.allowedHosts, let host = header("Host"), !Self.host(host, isIn: allowed) {
+            return HTTPError(421, kind: "misdirected-request", title: "Misdirected Request",
+                             detail: "This server does not answer for the host this request names (see --allowed-hosts).",
+                             headers: ["Connection": "close"]).response(instance: nil)
+        }
+        if header("Transfer-Encoding") != nil, header("Content-Length") != nil {
+            return HTTPError(400, kind: "ambiguous-framing", title: "Ambiguous Framing",
+                             detail: "A request may carry Content-Length or Transfer-Encoding, not both (RFC 9112 section 6.1).",
+                             headers: ["Connection": "close"]).response(instance: context.path)
+        }
+        if let declared = header("Content-Length"), let length = Int(declared), length > configuration.maxBodyBytes {
+            return HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path)
+        }
+        return nil
+    }
+
+    /// Whether a `Host` value (a name or address, maybe with a port) names one of `allowed` (names
+    /// compared without case); any IPv4 loopback address counts as `127.0.0.1`.
+    static func host(_ value: String, isIn allowed: [String]) -> Bool {
+        var name = Substring(value.lowercased())
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            name = name[...close]
+        } else if let colon = name.lastIndex(of: ":") {
+            name = name[..<colon]
+        }
+        if name.hasPrefix("127."), name.split(separator: ".").count == 4, name.allSatisfy({ $0.isNumber || $0 == "." }),
+           allowed.contains("127.0.0.1") {
+            return true
+        }
+        return allowed.contains { $0.lowercased() == name }
+    }
+
+    /// `application/json` or `application/…+json`, parameters and spaces aside.
+    static func isJSONMediaType(_ value: String) -> Bool {
+        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+
     /// Routes a complete request and answers it, at once or through a suspended deferred handler.
     private func dispatch(_ context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var request = HTTPRequest(
@@ -76,6 +138,14 @@ extension HTTPServer {
             headers: HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND)),
             body: context.body)
         context.body = []
+        // A POST a web page could send cross-origin without a preflight (when configured: auth off).
+        if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,
+           !Self.isJSONMediaType(request.headers["Content-Type"] ?? "") {
+            return queue(HTTPError(415, kind: "unsupported-media-type", title: "Unsupported Media Type",
+                                   detail: "A POST must say Content-Type: application/json (or carry an Authorization header), even with an empty body.",
+                                   headers: ["Accept-Post": "application/json"]).response(instance: context.path),
+                         for: context, on: connection)
+        }
         if let cors = configuration.cors, let origin = request.headers["Origin"], cors.allows(origin) {
             context.corsOrigin = origin
             if context.method == .options, request.headers["Access-Control-Request-Method"] != nil {
@@ -274,14 +344,16 @@ extension HTTPServer {
     }
 
     /// libmicrohttpd is done with a request: count it, log it, and close its stream.
-    func completed(_ context: RequestContext, termination: MHD_RequestTerminationCode) {
+    func completed(_ context: RequestContext, on connection: OpaquePointer?, termination: MHD_RequestTerminationCode) {
         inFlight.wrappingSubtract(1, ordering: .relaxed)
+        // Kept alive for the next request (which has the idle timeout and then its head's deadline).
+        if let connection, !context.isStream { Self.watched(connection)?.enter(.idle) }
         let duration = ContinuousClock.now - context.start
         observer?.requestCompleted(method: context.method, route: context.routeTemplate, status: context.status,
                                    duration: duration, isStream: context.isStream)
         if logger.logLevel <= .debug {
             logger.debug("request", metadata: [
-                "method": "\(context.method)", "path": "\(context.path)", "route": "\(context.routeTemplate ?? "-")",
+                "method": "\(context.method)", "path": "\(LogText.escaped(context.path))", "route": "\(context.routeTemplate ?? "-")",
                 "status": "\(context.status)", "ms": "\(Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)",
                 "end": "\(termination.rawValue)",
             ])

@@ -44,6 +44,8 @@ public final class HTTPServer: Sendable {
     let waiting = Mutex<[ObjectIdentifier: RequestContext]>([:])
     /// Set to stop the heartbeat thread.
     private let heartbeatsStopped = Atomic<Bool>(false)
+    /// Every open libmicrohttpd connection, for the head and body deadlines.
+    let watch: ConnectionWatch
 
     /// Creates a server; nothing is bound until ``start()``.
     /// - Parameters:
@@ -56,7 +58,11 @@ public final class HTTPServer: Sendable {
         self.router = router
         self.logger = logger
         self.observer = observer
+        self.watch = ConnectionWatch(deadlines: configuration.deadlines)
     }
+
+    /// Connections ended since start for missing their head or body deadline.
+    public var connectionsPastDeadline: Int { watch.endedCount }
 
     /// The port the server listens on (the chosen one when configured with 0); 0 before start.
     public var port: Int { boundPort.load(ordering: .acquiring) }
@@ -93,10 +99,14 @@ public final class HTTPServer: Sendable {
             boundPort.store(Int(CMicroHTTPD_bound_port(handle.raw)), ordering: .releasing)
         }
         startHeartbeats()
+        watch.start { [logger] count in
+            logger.info("ended connections past their request deadline", metadata: ["count": "\(count)"])
+        }
         logger.info("http server listening", metadata: [
             "address": "\(configuration.host):\(port)", "threads": "\(configuration.threads)",
             "connectionLimit": "\(configuration.connectionLimit)", "idleTimeout": "\(configuration.idleTimeoutSeconds)s",
-            "maxBodyBytes": "\(configuration.maxBodyBytes)",
+            "maxBodyBytes": "\(configuration.maxBodyBytes)", "perIPConnectionLimit": "\(configuration.perIPConnectionLimit)",
+            "requestHeadTimeout": "\(configuration.requestHeadTimeoutSeconds)s",
         ])
     }
 
@@ -136,6 +146,7 @@ public final class HTTPServer: Sendable {
             Unmanaged.passUnretained(self).release()
         }
         for loop in streamLoops.withLock({ $0 }) { loop.stop() }
+        watch.stop()
         logger.info("http server stopped")
     }
 
@@ -172,16 +183,39 @@ public final class HTTPServer: Sendable {
             return server.handle(connection: connection!, url: url!, method: method!, version: version,
                                  uploadData: uploadData, uploadDataSize: uploadDataSize!, context: conCls!)
         }
-        let completed: MHD_RequestCompletedCallback = { cls, _, conCls, termination in
+        let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, termination in
             guard let conCls, let raw = conCls.pointee else { return }
             conCls.pointee = nil
             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
             let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-            server.completed(context, termination: termination)
+            server.completed(context, on: connection, termination: termination)
         }
-        let connectionNotice: MHD_NotifyConnectionCallback = { cls, _, _, code in
+        // Each connection is watched from its start to its close (see ConnectionWatch), its record
+        // kept in the socket context.
+        let connectionNotice: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
-            server.observer?.connectionCountChanged(by: code == .CONNECTION_NOTIFY_STARTED ? 1 : -1)
+            if code == .CONNECTION_NOTIFY_STARTED {
+                let watched = WatchedConnection(fd: connection.map { CMicroHTTPD_connection_fd($0) } ?? -1, now: WatchedConnection.now())
+                if watched.fd >= 0 {
+                    server.watch.opened(watched)
+                    socketContext?.pointee = Unmanaged.passRetained(watched).toOpaque()
+                }
+                server.observer?.connectionCountChanged(by: 1)
+            } else {
+                if let raw = socketContext?.pointee {
+                    socketContext?.pointee = nil
+                    let watched = Unmanaged<WatchedConnection>.fromOpaque(raw).takeRetainedValue()
+                    server.watch.closed(watched)
+                }
+                server.observer?.connectionCountChanged(by: -1)
+            }
+        }
+        // Called once a request line is read (before its headers): the head's deadline starts.
+        let uriLog: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { _, _, connection in
+            if let connection, let raw = CMicroHTTPD_socket_context(connection) {
+                Unmanaged<WatchedConnection>.fromOpaque(raw).takeUnretainedValue().enter(.head)
+            }
+            return nil // *con_cls stays NULL: the access handler's first call makes the request context
         }
         let log: MHD_LogCallback = { cls, format, arguments in
             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
@@ -203,6 +237,8 @@ public final class HTTPServer: Sendable {
                 MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: configuration.idleTimeoutSeconds, ptr_value: nil),
                 MHD_OptionItem(option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryBytes, ptr_value: nil),
                 MHD_OptionItem(option: .LISTEN_BACKLOG_SIZE, value: configuration.listenBacklog, ptr_value: nil),
+                MHD_OptionItem(option: .PER_IP_CONNECTION_LIMIT, value: max(0, configuration.perIPConnectionLimit), ptr_value: nil),
+                MHD_OptionItem(option: .URI_LOG_CALLBACK, value: unsafeBitCast(uriLog, to: Int.self), ptr_value: nil),
                 MHD_OptionItem(option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: me),
                 MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(connectionNotice, to: Int.self), ptr_value: me),
                 MHD_OptionItem(option: .END, value: 0, ptr_value: nil),

@@ -23,6 +23,22 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// The web origins that may call from a browser; nil: none (no CORS header is ever sent).
     public var cors: CORSPolicy?
+    /// Most connections one client address holds in libmicrohttpd at once (0: no limit). Behind a
+    /// reverse proxy every client has the proxy's address: set 0 there and limit at the proxy.
+    public var perIPConnectionLimit: Int
+    /// Seconds a request head may take from its request line to its last header (a slow client that
+    /// sends a byte now and then is ended at this deadline, not kept while it is merely not idle).
+    public var requestHeadTimeoutSeconds: Int
+    /// Bytes per second a request body must keep up after the head timeout's grace (0: only the
+    /// idle timeout bounds a body).
+    public var minimumBodyRate: Int
+    /// The host names (without port) a request's `Host` may name; nil: any. A request naming another
+    /// host gets 421, so a page on a rebound DNS name cannot reach a server bound to loopback.
+    public var allowedHosts: [String]?
+    /// A POST without an `Authorization` header must be `Content-Type: application/json` (415
+    /// otherwise): a page on another origin cannot send that without a preflight, so with
+    /// authentication off no web page can change state (CSRF). PUT, PATCH and DELETE always need one.
+    public var requireJSONForUnauthenticatedPosts: Bool
 
     public init(
         host: String = "127.0.0.1",
@@ -35,7 +51,12 @@ public struct ServerConfiguration: Sendable {
         listenBacklog: Int = 4096,
         streamHeartbeatInterval: Duration = .seconds(15),
         shutdownGracePeriod: Duration = .seconds(10),
-        cors: CORSPolicy? = nil
+        cors: CORSPolicy? = nil,
+        perIPConnectionLimit: Int = 1_024,
+        requestHeadTimeoutSeconds: Int = 10,
+        minimumBodyRate: Int = 1_024,
+        allowedHosts: [String]? = nil,
+        requireJSONForUnauthenticatedPosts: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -48,6 +69,26 @@ public struct ServerConfiguration: Sendable {
         self.streamHeartbeatInterval = streamHeartbeatInterval
         self.shutdownGracePeriod = shutdownGracePeriod
         self.cors = cors
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.requestHeadTimeoutSeconds = requestHeadTimeoutSeconds
+        self.minimumBodyRate = minimumBodyRate
+        self.allowedHosts = allowedHosts
+        self.requireJSONForUnauthenticatedPosts = requireJSONForUnauthenticatedPosts
+    }
+
+    /// The deadlines a request's head and body must keep (see ``RequestDeadlines``).
+    public var deadlines: RequestDeadlines {
+        RequestDeadlines(idleTimeout: .seconds(idleTimeoutSeconds), headTimeout: .seconds(requestHeadTimeoutSeconds),
+                         minimumBodyRate: minimumBodyRate)
+    }
+
+    /// The host names a server bound to `host` answers for when no list is given: a loopback bind
+    /// answers only loopback names (DNS rebinding); any other bind, any name.
+    public static func loopbackHosts(for host: String) -> [String]? {
+        guard host == "localhost" || host == "::1" || host.hasPrefix("127.") else { return nil }
+        var names = ["localhost", "127.0.0.1", "::1", "[::1]"]
+        if !names.contains(host) { names.append(host) }
+        return names
     }
 
     /// The number of cores this process may run on.

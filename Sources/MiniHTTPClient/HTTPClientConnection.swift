@@ -42,6 +42,8 @@ public final class HTTPClientConnection {
     }
 
     private let fd: Int32
+    /// The socket (for tests that poke it directly).
+    public var descriptor: Int32 { fd }
     private var buffer: [UInt8] = []
     private var isChunkedStream = false
     public private(set) var isOpen = true
@@ -50,7 +52,9 @@ public final class HTTPClientConnection {
     /// - Parameters:
     ///   - timeout: for connect and for every later read.
     ///   - receiveBufferSize: a small kernel receive buffer (`SO_RCVBUF`), to play a slow client.
-    public init(host: String, port: Int, timeout: Duration = .seconds(10), receiveBufferSize: Int? = nil) throws {
+    ///   - sourceAddress: an IPv4 address to connect from (e.g. `127.0.0.2`, to play another client on loopback).
+    public init(host: String, port: Int, timeout: Duration = .seconds(10), receiveBufferSize: Int? = nil,
+                sourceAddress: String? = nil) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.connectFailed(String(cString: strerror(errno))) }
@@ -62,6 +66,22 @@ public final class HTTPClientConnection {
         if let receiveBufferSize {
             var size = Int32(receiveBufferSize)
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, sourceAddress, &local.sin_addr) == 1 else {
+                Glibc.close(fd)
+                throw ClientError.connectFailed("bad source address \(sourceAddress)")
+            }
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw ClientError.connectFailed("cannot bind \(sourceAddress): \(reason)")
+            }
         }
         var storage = sockaddr_storage()
         let length: socklen_t

@@ -33,7 +33,8 @@ public final class SQLiteStatement {
             case .null: code = sqlite3_bind_null(handle, index)
             case .integer(let v): code = sqlite3_bind_int64(handle, index, v)
             case .real(let v): code = sqlite3_bind_double(handle, index, v)
-            case .text(let v): code = sqlite3_bind_text(handle, index, v, -1, CSQLite_transient())
+            // With its byte length, not up to a NUL: the text is stored exactly as given.
+            case .text(let v): code = sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), CSQLite_transient())
             case .blob(let v):
                 code = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), CSQLite_transient()) }
             }

@@ -53,6 +53,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds before an idle or stalled connection is closed [env: BROWSERD_IDLE_TIMEOUT] (default: 60).")
     var idleTimeout: Int?
 
+    @Option(help: "Most connections one client address may hold at once (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: 1024).")
+    var perIpConnectionLimit: Int?
+
+    @Option(help: "Seconds a request head may take from its first line to its last header, however steadily it trickles in [env: BROWSERD_REQUEST_HEAD_TIMEOUT] (default: 10).")
+    var requestHeadTimeout: Int?
+
+    @Option(help: "Bytes per second a request body must keep up after the head timeout's grace (0: off) [env: BROWSERD_MIN_BODY_RATE] (default: 1024).")
+    var minBodyRate: Int?
+
+    @Option(help: "Comma-separated host names a request's Host may name (421 otherwise); default: the loopback names on a loopback bind (DNS rebinding), any name elsewhere [env: BROWSERD_ALLOWED_HOSTS].")
+    var allowedHosts: String?
+
     @Option(help: "Seconds between heartbeats on idle streams [env: BROWSERD_HEARTBEAT_INTERVAL] (default: 15).")
     var heartbeatInterval: Double?
 
@@ -98,7 +110,8 @@ struct Serve: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            // Clients' text (paths, names, errors) never reaches the log raw: control characters escaped.
+            return EscapingLogHandler(handler)
         }
         let logger = Logger(label: "browserd")
         // A file-size limit must fail writes (EFBIG → 503), not kill the server.
@@ -126,6 +139,14 @@ struct Serve: AsyncParsableCommand {
         server.connectionLimit = try resolve(connectionLimit, "BROWSERD_CONNECTION_LIMIT", default: 16_000) { Int($0) }
         server.maxBodyBytes = try resolve(maxBodyBytes, "BROWSERD_MAX_BODY_BYTES", default: 1 << 20) { Int($0) }
         server.idleTimeoutSeconds = try resolve(idleTimeout, "BROWSERD_IDLE_TIMEOUT", default: 60) { Int($0) }
+        server.perIPConnectionLimit = try resolve(perIpConnectionLimit, "BROWSERD_PER_IP_CONNECTION_LIMIT",
+                                                  default: server.perIPConnectionLimit) { Int($0) }
+        server.requestHeadTimeoutSeconds = try resolve(requestHeadTimeout, "BROWSERD_REQUEST_HEAD_TIMEOUT",
+                                                       default: server.requestHeadTimeoutSeconds) { Int($0) }
+        server.minimumBodyRate = try resolve(minBodyRate, "BROWSERD_MIN_BODY_RATE", default: server.minimumBodyRate) { Int($0) }
+        if let hosts = allowedHosts ?? Environment.value("BROWSERD_ALLOWED_HOSTS") {
+            server.allowedHosts = hosts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         let heartbeat = try resolve(heartbeatInterval, "BROWSERD_HEARTBEAT_INTERVAL", default: 15) { Double($0) }
         server.streamHeartbeatInterval = .milliseconds(Int64(heartbeat * 1000))
         let grace = try resolve(shutdownGrace, "BROWSERD_SHUTDOWN_GRACE", default: 10) { Double($0) }

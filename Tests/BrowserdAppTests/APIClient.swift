@@ -30,7 +30,10 @@ final class APIClient {
         var all = headers
         var bytes: [UInt8]? = raw
         if let body { bytes = Array(try JSONSerialization.data(withJSONObject: body, options: [.fragmentsAllowed])) }
-        if bytes != nil { all.append(("Content-Type", contentType)) }
+        // A POST always says it is JSON, empty or not, as browserd asks of unauthenticated POSTs (CSRF).
+        if bytes != nil || method == "POST", !all.contains(where: { $0.0.lowercased() == "content-type" }) {
+            all.append(("Content-Type", contentType))
+        }
         let response = try connection.request(method, path, headers: all, body: bytes)
         return Reply(status: response.status, headers: response.headers, body: response.body)
     }

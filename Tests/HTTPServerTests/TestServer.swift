@@ -10,9 +10,11 @@ final class CountingObserver: HTTPServerObserver {
     let connections = Atomic<Int>(0)
     let streams = Atomic<Int>(0)
     let completed = Mutex<[(route: String?, status: Int)]>([])
+    let methodsSeen = Mutex<Set<String>>([])
 
     func requestCompleted(method: HTTPMethod, route: String?, status: Int, duration: Duration, isStream: Bool) {
         completed.withLock { $0.append((route, status)) }
+        methodsSeen.withLock { _ = $0.insert(method.rawValue) }
     }
 
     func connectionCountChanged(by delta: Int) {

@@ -45,6 +45,8 @@ extension WebDriverRoutes {
             throw WebDriverError.sessionNotCreated("no capability set matches browserd (browserName \"browserd\", platformName \"linux\")")
         }
         let profile = try await sessionProfile(capabilitiesMatched, principal: call.principal)
+        // Refused before anything is made (and checked again when it is added).
+        do { try sessions.check(profile: profile) } catch { throw WebDriverError.sessionNotCreated(error.description) }
         let window: WindowSnapshot
         let tab: TabSnapshot
         do {
@@ -58,9 +60,11 @@ extension WebDriverRoutes {
         if case .object(let list)? = capabilitiesMatched["timeouts"] {
             session.timeouts = try Self.timeouts(from: Dictionary(list.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 }), over: session.timeouts)
         }
-        guard sessions.add(session) else {
+        do {
+            try sessions.add(session)
+        } catch {
             _ = try? await api.service.closeWindow(window.id)
-            throw WebDriverError.sessionNotCreated("\(WebDriverSessions.limit) sessions are open; end one first")
+            throw WebDriverError.sessionNotCreated(error.description)
         }
         let timeouts = session.timeouts
         return Self.value { json in
@@ -157,13 +161,18 @@ extension WebDriverRoutes {
 
     func deleteSession(_ call: Call) async throws -> HTTPResponse {
         guard let session = sessions.remove(call.sessionValue.id) else { return Self.null }
-        // Its tabs close (through each window's dispatcher); a window left empty closes too.
+        await end(session)
+        return Self.null
+    }
+
+    /// Closes what a removed session made: its tabs close (through each window's dispatcher); a window
+    /// left empty closes too.
+    func end(_ session: WebDriverSessions.Session) async {
         for handle in openHandles(session) {
             guard let window = api.service.window(ofTab: handle) else { continue }
             _ = try? await api.service.dispatch(TabCommands.close, handle, in: window)
             if api.service.window(window)?.tabCount == 0 { _ = try? await api.service.closeWindow(window) }
         }
-        return Self.null
     }
 
     // MARK: Timeouts

@@ -48,7 +48,22 @@ struct WebDriverRoutes {
 
     // MARK: Registration
 
+    /// Ends sessions left unused past the session timeout, as Delete Session would (their tabs close),
+    /// checking every quarter of the timeout (at most every 30 s); stops once the sessions are gone.
+    func startExpiry() {
+        let interval = min(sessions.limits.sessionTimeout / 4, .seconds(30))
+        let routes = self
+        Task.detached { [weak sessions] in
+            while true {
+                try? await Task.sleep(for: max(interval, .milliseconds(50)))
+                guard let sessions else { return }
+                for session in sessions.removeExpired() { await routes.end(session) }
+            }
+        }
+    }
+
     func register(in router: inout Router) {
+        startExpiry()
         var table: [(HTTPMethod, String, Responder)] = []
         func add(_ method: HTTPMethod, _ path: String, session needsSession: Bool = true,
                  _ body: @escaping @Sendable (Call) async throws -> HTTPResponse) {
@@ -60,10 +75,11 @@ struct WebDriverRoutes {
         }
         add(.get, "/status", session: false) { _ in
             let open = sessions.count
+            let limit = sessions.limits.total
             return Self.value { json in
                 json.beginObject()
-                json.member("ready", open < WebDriverSessions.limit)
-                json.member("message", open < WebDriverSessions.limit ? "browserd accepts new sessions" : "the session limit is reached")
+                json.member("ready", open < limit)
+                json.member("message", open < limit ? "browserd accepts new sessions" : "the session limit is reached")
                 json.member("sessions", open)
                 json.endObject()
             }
@@ -127,6 +143,9 @@ struct WebDriverRoutes {
                 if method == .post {
                     guard let value = try? JSONParser.parse(request.body), case .object(let list) = value else {
                         throw WebDriverError.invalidArgument("the body must be a JSON object")
+                    }
+                    if let path = RequestBody.unstorableText(in: value, path: "") {
+                        throw WebDriverError.invalidArgument("'\(APIProblem.echo(path))' contains U+0000 (NUL), which browserd does not store")
                     }
                     for (key, value) in list { members[key] = value }
                 }

@@ -37,10 +37,9 @@ function setStatus(text, bad = false) {
 async function api(method, path, body, headers = {}) {
   const init = { method, headers: { ...headers } };
   if (auth.token) init.headers.Authorization = `Bearer ${auth.token}`;
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  // Every POST says it is JSON, even without a body: browserd refuses other POSTs without a token (CSRF).
+  if (body !== undefined || method === "POST") init.headers["Content-Type"] = "application/json";
+  if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
   if (response.status === 401) {
     askForToken();
