@@ -29,7 +29,8 @@ run: release
 ## store conformance suite on SQLite and on a private PostgreSQL cluster), the contract check, the
 ## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
 ## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
-## webdriver.Remote and raw HTTP, several instances on one PostgreSQL as real processes (kill -9,
+## webdriver.Remote and raw HTTP, hostile tenants and clients against a real process (tests/hostile_test.py),
+## several instances on one PostgreSQL as real processes (kill -9,
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
 ## length of the tests only (scripts/with-postgres.sh).
@@ -44,6 +45,7 @@ test-steps:
 	$(PYTHON) tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/browser_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/webdriver_test.py $$($(SWIFT) build --show-bin-path)/browserd
+	$(PYTHON) tests/hostile_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/cluster_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
 

@@ -107,6 +107,8 @@ enum APIProblem {
         case .crossProfile: return HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation", detail: detail)
         case .limitReached: return HTTPError(409, kind: "limit-reached", title: "Limit Reached", detail: detail)
         case .noWindowToRestoreInto: return HTTPError(409, kind: "no-window", title: "No Window", detail: detail)
+        case .profileFull:
+            return HTTPError(507, kind: "profile-storage-full", title: "Profile Storage Full", detail: detail)
         case .tabAlreadyInList, .groupAlreadyExists, .batchInProgress, .commandAlreadyRegistered,
              .alreadyBroadcasting, .notBroadcasting:
             return HTTPError(409, kind: "conflict", title: "Conflict", detail: detail)

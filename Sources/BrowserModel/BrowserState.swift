@@ -12,10 +12,15 @@ public final class BrowserState {
     public private(set) weak var original: BrowserState?
     /// For a regular profile, its off-the-record one if it exists.
     public private(set) var offTheRecord: BrowserState?
+    /// The bytes of text the profile may hold and holds; an off-the-record profile shares its
+    /// regular profile's.
+    public let budget: ByteBudget
 
     /// Creates a regular profile.
-    public init(id: ProfileID = .make(), name: String, createdAt: Date = Date()) {
+    public init(id: ProfileID = .make(), name: String, createdAt: Date = Date(),
+                budget: ByteBudget = ByteBudget(limit: ModelLimits().profileBytes)) {
         self.id = id
+        self.budget = budget
         self.name = name
         self.isOffTheRecord = false
         self.createdAt = createdAt
@@ -27,6 +32,7 @@ public final class BrowserState {
         self.isOffTheRecord = true
         self.createdAt = Date()
         self.original = original
+        self.budget = original.budget
     }
 
     /// The off-the-record profile, created when missing.

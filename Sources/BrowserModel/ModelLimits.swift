@@ -12,14 +12,19 @@ public struct ModelLimits: Sendable, Equatable {
     public var recentlyClosedEntries: Int
     /// Most navigation entries kept in memory per tab (older ones are dropped from the front).
     public var historyEntries: Int
+    /// Most bytes of text (history URLs and titles, recently closed tabs) one profile holds, its
+    /// off-the-record profile included (default 64 MiB); growth past it is refused.
+    public var profileBytes: Int
 
     public init(tabsPerWindow: Int = 10_000, windowsPerProfile: Int = 1_000, urlBytes: Int = 2 * 1024 * 1024,
-                titleCharacters: Int = 1_024, recentlyClosedEntries: Int = 25, historyEntries: Int = 1_000) {
+                titleCharacters: Int = 1_024, recentlyClosedEntries: Int = 25, historyEntries: Int = 1_000,
+                profileBytes: Int = 64 << 20) {
         self.tabsPerWindow = tabsPerWindow
         self.windowsPerProfile = windowsPerProfile
         self.urlBytes = urlBytes
         self.titleCharacters = titleCharacters
         self.recentlyClosedEntries = recentlyClosedEntries
         self.historyEntries = historyEntries
+        self.profileBytes = profileBytes
     }
 }

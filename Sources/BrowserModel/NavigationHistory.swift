@@ -10,6 +10,8 @@ public struct NavigationHistory: Sendable, Equatable {
     public private(set) var items: [NavigationItem]
     /// The last committed index; −1 when there are no items.
     public private(set) var currentIndex: Int
+    /// The bytes of text the items hold (URLs and titles), kept as they change.
+    public private(set) var byteCount = 0
 
     public init() {
         items = []
@@ -28,6 +30,7 @@ public struct NavigationHistory: Sendable, Equatable {
         }
         self.items = items
         self.currentIndex = currentIndex
+        self.byteCount = items.reduce(0) { $0 + $1.byteCount }
     }
 
     public var count: Int { items.count }
@@ -52,9 +55,16 @@ public struct NavigationHistory: Sendable, Equatable {
            !(item.transition == .formSubmit && current.transition != .formSubmit) {
             return false
         }
-        if currentIndex < items.count - 1 { items.removeSubrange((currentIndex + 1)...) }
+        if currentIndex < items.count - 1 {
+            byteCount -= items[(currentIndex + 1)...].reduce(0) { $0 + $1.byteCount }
+            items.removeSubrange((currentIndex + 1)...)
+        }
         items.append(item)
-        if items.count > maxItems { items.removeFirst(items.count - maxItems) }
+        byteCount += item.byteCount
+        if items.count > maxItems {
+            byteCount -= items[..<(items.count - maxItems)].reduce(0) { $0 + $1.byteCount }
+            items.removeFirst(items.count - maxItems)
+        }
         currentIndex = items.count - 1
         return true
     }
@@ -75,6 +85,7 @@ public struct NavigationHistory: Sendable, Equatable {
     /// Updates the current item's title (a renderer reported it).
     public mutating func setCurrentTitle(_ title: String) {
         guard currentIndex >= 0 else { return }
+        byteCount += title.utf8.count - items[currentIndex].title.utf8.count
         items[currentIndex].title = title
     }
 

@@ -24,6 +24,7 @@ public final class ProfileSession {
         self.browserState = browserState
         self.limits = limits
         self.recentlyClosed = RecentlyClosedTabs(capacity: limits.recentlyClosedEntries)
+        self.recentlyClosed.budget = browserState.budget
         self.tracker = SessionTracker(session: self)
     }
 
@@ -191,8 +192,15 @@ public final class ProfileSession {
 
     // MARK: Bookkeeping (called by the tracker)
 
-    fileprivate func tabsInserted(_ tab: WebState, in browser: Browser) { tabLocations[tab.id] = browser }
-    fileprivate func tabRemoved(_ tab: WebState) { tabLocations[tab.id] = nil }
+    fileprivate func tabsInserted(_ tab: WebState, in browser: Browser) {
+        tabLocations[tab.id] = browser
+        tab.budget = browserState.budget
+    }
+
+    fileprivate func tabRemoved(_ tab: WebState) {
+        tabLocations[tab.id] = nil
+        tab.budget = nil
+    }
 
     fileprivate func browserOwning(_ list: WebStateList) -> Browser? {
         owners[ObjectIdentifier(list)]

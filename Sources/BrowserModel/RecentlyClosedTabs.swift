@@ -35,8 +35,24 @@ public struct ClosedTab: Sendable {
 /// profiles have none. Observers are told what changed (as Chromium's `TabRestoreServiceObserver`
 /// is), so session saving writes only the entries that came or went.
 public final class RecentlyClosedTabs {
-    public private(set) var entries: [ClosedTab] = []
+    public private(set) var entries: [ClosedTab] = [] {
+        // At most `capacity` (25) entries: summing them again is O(capacity), whatever the profile's size.
+        didSet {
+            let now = entries.reduce(0) { $0 + $1.history.byteCount }
+            budget?.charge(now - byteCount)
+            byteCount = now
+        }
+    }
     public let capacity: Int
+    /// The bytes of text the entries' histories hold.
+    public private(set) var byteCount = 0
+    /// The budget of the profile the list belongs to, charged with what it holds.
+    public internal(set) weak var budget: ByteBudget? {
+        didSet {
+            oldValue?.charge(-byteCount)
+            budget?.charge(byteCount)
+        }
+    }
     private var observers: [WeakRecentlyClosedTabsObserver] = []
 
     public init(capacity: Int = ModelLimits().recentlyClosedEntries) { self.capacity = capacity }

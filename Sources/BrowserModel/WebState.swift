@@ -17,6 +17,17 @@ public final class WebState {
     public private(set) var lastActiveAt: Date
     /// In the order they were added, so every change reaches observers in a known order.
     private var observers: [WeakWebStateObserver] = []
+    /// The budget of the profile whose window holds the tab (set while it is in one): each change of
+    /// the history's size is charged to it.
+    public internal(set) weak var budget: ByteBudget? {
+        didSet {
+            oldValue?.charge(-history.byteCount)
+            budget?.charge(history.byteCount)
+        }
+    }
+
+    /// The bytes of text the tab's history holds (what it costs its profile's budget).
+    public var byteCount: Int { history.byteCount }
 
     /// Creates a tab.
     /// - Parameters:
@@ -50,7 +61,9 @@ public final class WebState {
     /// Commits a navigation to `url` at once (pruning forward entries) and starts loading.
     /// - Parameter maxItems: history cap; the oldest entries are dropped past it.
     public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) {
+        let before = history.byteCount
         history.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems)
+        budget?.charge(history.byteCount - before)
         title = ""
         isLoading = true
         progress = 0
@@ -96,7 +109,9 @@ public final class WebState {
         var changes = Set<WebStateChange>()
         if let title, title != self.title {
             self.title = title
+            let before = history.byteCount
             history.setCurrentTitle(title)
+            budget?.charge(history.byteCount - before)
             changes.insert(.title)
         }
         if let isLoading, isLoading != self.isLoading {

@@ -35,7 +35,8 @@ extension BrowserService {
         var summary = RestoreSummary()
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
         for profile in stored.profiles {
-            let state = BrowserState(id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt)
+            let state = BrowserState(id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt,
+                                     budget: ByteBudget(limit: limits.profileBytes))
             let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
             let windows = windowsByProfile[profile.id] ?? []
             let closed = stored.recentlyClosed[profile.id] ?? []

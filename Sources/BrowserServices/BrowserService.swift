@@ -110,7 +110,7 @@ public final class BrowserService: Sendable {
         guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= 200 else {
             throw ModelError.invalidArgument("name must be 1 to 200 characters")
         }
-        let state = BrowserState(name: trimmed)
+        let state = BrowserState(name: trimmed, budget: ByteBudget(limit: limits.profileBytes))
         let id = state.id
         let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
         let snapshots = self.snapshots

@@ -101,7 +101,7 @@ extension WindowMediator {
             return list.webState(at: index)!
         }
         let group = try request.groupID.map(group)
-        let tab = newTab(url: url, transition: request.transition)
+        let tab = try newTab(url: url, transition: request.transition)
         let index = try list.insert(tab, InsertionParams(index: request.index, opener: opener, inheritOpener: request.inheritOpener,
                                                           activate: request.activate, pinned: request.pinned, group: group))
         return list.tabSnapshot(at: index, browserID: browser.id)
@@ -127,14 +127,16 @@ extension WindowMediator {
 
     func replace(_ request: ReplaceRequest) throws -> TabSnapshot {
         let index = try index(of: request.tabID)
-        let tab = newTab(url: try url(request.url), transition: .typed)
+        let tab = try newTab(url: try url(request.url), transition: .typed)
         try list.replace(at: index, with: tab)
         return list.tabSnapshot(at: index, browserID: browser.id)
     }
 
     func duplicate(_ id: TabID) throws -> TabSnapshot {
         let index = try index(of: id)
-        let copy = list.webState(at: index)!.duplicate()
+        let original = list.webState(at: index)!
+        try browser.browserState.budget.check(adding: original.byteCount)
+        let copy = original.duplicate()
         let at = try list.insert(copy, InsertionParams(index: index + 1, pinned: list.isPinned(at: index), group: list.group(at: index)))
         return list.tabSnapshot(at: at, browserID: browser.id)
     }
@@ -143,7 +145,9 @@ extension WindowMediator {
         let tab = try tab(request.tabID)
         switch request.navigation {
         case .navigate(let url, let transition):
-            tab.navigate(to: try self.url(url), transition: transition, maxItems: limits.historyEntries)
+            let url = try self.url(url)
+            try browser.browserState.budget.check(adding: url.utf8.count)
+            tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
         case .back: tab.go(offset: -1)
         case .forward: tab.go(offset: 1)
         case .reload: tab.reload()
@@ -156,6 +160,7 @@ extension WindowMediator {
         let index = try index(of: update.tabID)
         let tab = list.webState(at: index)!
         let title = try update.title.map { try InputValidation.title($0, limits: limits) }
+        if let title { try browser.browserState.budget.check(adding: title.utf8.count - tab.title.utf8.count) }
         let progress = try update.progress.map(InputValidation.progress)
         let favicon: String?? = try update.faviconURL.map { try $0.map(url) }
         let opener: WebState?? = try update.openerID.map { id in

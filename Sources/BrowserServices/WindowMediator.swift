@@ -221,7 +221,10 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
 
     func url(_ string: String) throws -> String { try URLNormalizer.normalize(string, maxBytes: limits.urlBytes) }
 
-    func newTab(url: String, transition: PageTransition) -> WebState {
+    /// A new tab showing `url`.
+    /// - Throws: ``ModelError/profileFull(used:adding:limit:)`` when the profile has no room for its URL.
+    func newTab(url: String, transition: PageTransition) throws -> WebState {
+        try browser.browserState.budget.check(adding: url.utf8.count)
         let tab = WebState()
         tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
         return tab

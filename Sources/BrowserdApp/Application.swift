@@ -24,7 +24,7 @@ public final class Application: Sendable {
     public let service: BrowserService
     let tokens: TokenStore
     /// Answers kept per Idempotency-Key (also stored with their changes and restored at start).
-    let idempotency = IdempotencyStore()
+    let idempotency: IdempotencyStore
     let registry: PrometheusCollectorRegistry
     let sink: StoreSink
     /// Awaited before the saved state is loaded (tests hold restore open with it).
@@ -48,6 +48,8 @@ public final class Application: Sendable {
     public init(configuration: BrowserdConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+        let idempotency = IdempotencyStore(capacity: configuration.idempotencyKeysPerPrincipal)
+        self.idempotency = idempotency
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -82,7 +84,7 @@ public final class Application: Sendable {
         operations.register(in: &router)
         InspectorRoutes().register(in: &router)
         let actionMetrics = ActionMetrics(factory: factory)
-        let service = BrowserService(sink: sink, waitsForCommit: !configuration.relaxedDurability,
+        let service = BrowserService(limits: configuration.modelLimits, sink: sink, waitsForCommit: !configuration.relaxedDurability,
                                      events: configuration.events, framing: SSEFraming()) { name, ok in
             actionMetrics.count(name, ok: ok)
         }
@@ -103,14 +105,15 @@ public final class Application: Sendable {
             return try await cluster.otherWindows(request)
         }
         APIRoutes(
-            service: service, tokens: tokens, idempotency: idempotency, webDriverBasePath: configuration.webDriverBasePath,
+            service: service, tokens: tokens, idempotency: idempotency,
+            tickets: StreamTicketStore(perPrincipalLimit: configuration.streamTicketsPerPrincipal), webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
             backup: { [database = configuration.database] in
                 if database != nil {
                     throw HTTPError(409, kind: "backup-elsewhere", title: "Backup Elsewhere",
                                     detail: "The state is in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups).")
                 }
-                return try await DatabaseBackup(databasePath: databasePath).write()
+                return try await DatabaseBackup(databasePath: databasePath, keep: configuration.backupKeep).write()
             },
             saveToken: { issued, revoked in
                 var change = ChangeSet()
@@ -120,7 +123,8 @@ public final class Application: Sendable {
                 try await sink.commit(change)
             },
             storedProfiles: configuration.database == nil ? nil : storedProfiles,
-            otherWindows: configuration.database == nil ? nil : otherWindows
+            otherWindows: configuration.database == nil ? nil : otherWindows,
+            webDriverLimits: configuration.webDriver
         ).register(in: &router)
         if configuration.database != nil {
             // Several instances: before a handler runs, the request's profile is placed (served here,

@@ -1,3 +1,5 @@
+public import BrowserAPI
+public import BrowserModel
 public import BrowserPostgres
 import Foundation
 public import BrowserServices
@@ -29,6 +31,16 @@ public struct BrowserdConfiguration: Sendable {
     public var webDriverBasePath: String? = "/webdriver"
     /// Web origins whose pages may call the API from a browser (`--cors-origins`); empty: none.
     public var corsOrigins: [String] = []
+    /// The model's caps, the byte budget per profile (`--profile-max-bytes`) among them.
+    public var modelLimits = ModelLimits()
+    /// WebDriver sessions: idle timeout and caps (`--webdriver-session-timeout`, `--webdriver-sessions-per-profile`).
+    public var webDriver = WebDriverLimits()
+    /// Unused stream tickets one caller may hold (`--stream-tickets-per-principal`).
+    public var streamTicketsPerPrincipal = StreamTicketStore.defaultPerPrincipalLimit
+    /// Idempotency keys kept per caller (`--idempotency-keys-per-principal`; the oldest leave first).
+    public var idempotencyKeysPerPrincipal = 10_000
+    /// Backups kept beside the database (`--backup-keep`; the oldest are removed).
+    public var backupKeep = 5
 
     /// The request headers a browser page may send, and the answer headers it may read.
     public static let corsAllowedHeaders = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "Last-Event-ID"]
@@ -88,6 +100,12 @@ public struct BrowserdConfiguration: Sendable {
                       && !base.contains("{") && !base.contains("?") && !base.contains(" "),
                       "--webdriver-base-path must be a path like /webdriver (no trailing slash, not under /v1), got \(base)")
         }
+        try check(modelLimits.profileBytes >= 64 * 1024, "--profile-max-bytes must be at least 65536, got \(modelLimits.profileBytes)")
+        try check(webDriver.sessionTimeout >= .seconds(1), "--webdriver-session-timeout must be at least 1 second")
+        try check((1...1_000).contains(webDriver.perProfile), "--webdriver-sessions-per-profile must be 1…1000, got \(webDriver.perProfile)")
+        try check((1...100_000).contains(streamTicketsPerPrincipal), "--stream-tickets-per-principal must be 1…100000, got \(streamTicketsPerPrincipal)")
+        try check((1...1_000_000).contains(idempotencyKeysPerPrincipal), "--idempotency-keys-per-principal must be 1…1000000, got \(idempotencyKeysPerPrincipal)")
+        try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
         try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
         if let advertiseURL {
             try check((advertiseURL.hasPrefix("http://") || advertiseURL.hasPrefix("https://")) && !advertiseURL.hasSuffix("/")

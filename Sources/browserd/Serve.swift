@@ -98,6 +98,24 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Path of the W3C WebDriver facade, e.g. /webdriver (New Session at <path>/session); 'none' turns it off [env: BROWSERD_WEBDRIVER_BASE_PATH] (default: /webdriver).")
     var webdriverBasePath: String?
 
+    @Option(help: "Most bytes of history text (URLs, titles, recently closed tabs) one profile may hold, its incognito profile included; growth past it gets 507 [env: BROWSERD_PROFILE_MAX_BYTES] (default: 67108864).")
+    var profileMaxBytes: Int?
+
+    @Option(help: "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: 600).")
+    var webdriverSessionTimeout: Double?
+
+    @Option(help: "Most WebDriver sessions one profile may have open [env: BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE] (default: 16).")
+    var webdriverSessionsPerProfile: Int?
+
+    @Option(help: "Most unused stream tickets one caller (the admin, or one profile's tokens) may hold; past it 429 [env: BROWSERD_STREAM_TICKETS_PER_PRINCIPAL] (default: 64).")
+    var streamTicketsPerPrincipal: Int?
+
+    @Option(help: "Idempotency keys kept per caller; the oldest leave first, never another caller's [env: BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL] (default: 10000).")
+    var idempotencyKeysPerPrincipal: Int?
+
+    @Option(help: "Backups kept beside the database by POST /v1/admin/backup; older ones are removed [env: BROWSERD_BACKUP_KEEP] (default: 5).")
+    var backupKeep: Int?
+
     @Option(help: "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none).")
     var corsOrigins: String?
 
@@ -200,6 +218,17 @@ struct Serve: AsyncParsableCommand {
         configuration.events = events
         let webDriverPath = try resolve(webdriverBasePath, "BROWSERD_WEBDRIVER_BASE_PATH", default: "/webdriver") { $0 }
         configuration.webDriverBasePath = webDriverPath == "none" ? nil : webDriverPath
+        configuration.modelLimits.profileBytes = try resolve(profileMaxBytes, "BROWSERD_PROFILE_MAX_BYTES",
+                                                             default: configuration.modelLimits.profileBytes) { Int($0) }
+        let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: 600) { Double($0) }
+        configuration.webDriver.sessionTimeout = .milliseconds(Int64(max(0, sessionTimeout) * 1000))
+        configuration.webDriver.perProfile = try resolve(webdriverSessionsPerProfile, "BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE",
+                                                         default: configuration.webDriver.perProfile) { Int($0) }
+        configuration.streamTicketsPerPrincipal = try resolve(streamTicketsPerPrincipal, "BROWSERD_STREAM_TICKETS_PER_PRINCIPAL",
+                                                              default: configuration.streamTicketsPerPrincipal) { Int($0) }
+        configuration.idempotencyKeysPerPrincipal = try resolve(idempotencyKeysPerPrincipal, "BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL",
+                                                                default: configuration.idempotencyKeysPerPrincipal) { Int($0) }
+        configuration.backupKeep = try resolve(backupKeep, "BROWSERD_BACKUP_KEEP", default: configuration.backupKeep) { Int($0) }
         let origins = try resolve(corsOrigins, "BROWSERD_CORS_ORIGINS", default: "") { $0 }
         configuration.corsOrigins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         do {

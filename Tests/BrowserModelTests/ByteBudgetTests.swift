@@ -1,0 +1,75 @@
+@testable import BrowserModel
+import Testing
+
+/// The profile's byte budget (hostile tenants, finding 5): every byte of history text a profile
+/// holds is counted as it changes, growth past the limit is refused, and what leaves gives room back.
+@Suite struct ByteBudgetTests {
+    private let limit = 10_000
+
+    private func session() -> ProfileSession {
+        ProfileSession(browserState: BrowserState(name: "Work", budget: ByteBudget(limit: limit)),
+                       limits: ModelLimits(profileBytes: limit))
+    }
+
+    /// The bytes counted from scratch, to compare with the incremental count.
+    private func recount(_ s: ProfileSession) -> Int {
+        let tabs = s.browserList.browsers().flatMap { browser in
+            (0..<browser.webStateList.count).compactMap { browser.webStateList.webState(at: $0) }
+        }
+        let histories = tabs.map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
+        let closed = s.recentlyClosed.entries.map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
+        return histories.reduce(0, +) + closed.reduce(0, +)
+    }
+
+    @Test func everyChangeIsCountedIncrementally() throws {
+        let s = session()
+        let browser = try s.createBrowser()
+        let tab = WebState()
+        tab.navigate(to: "https://a.example/", transition: .typed)
+        try browser.webStateList.insert(tab)
+        #expect(s.browserState.budget.used == recount(s))
+        tab.navigate(to: "https://b.example/long/path", transition: .link)
+        tab.updatePageState(title: "A title with ü")
+        #expect(s.browserState.budget.used == recount(s))
+        tab.go(offset: -1)
+        tab.navigate(to: "https://c.example/", transition: .link) // drops the forward entry
+        #expect(s.browserState.budget.used == recount(s))
+        try browser.webStateList.close(at: 0, flags: .userAction) // into recently closed
+        #expect(s.recentlyClosed.entries.count == 1)
+        #expect(s.browserState.budget.used == recount(s))
+        #expect(s.browserState.budget.used > 0)
+        s.recentlyClosed.removeAll()
+        #expect(s.browserState.budget.used == 0)
+    }
+
+    @Test func growthPastTheLimitIsRefusedAndLeavingGivesRoomBack() throws {
+        let s = session()
+        let browser = try s.createBrowser()
+        let budget = s.browserState.budget
+        let tab = WebState()
+        try browser.webStateList.insert(tab)
+        let url = "https://a.example/" + String(repeating: "x", count: 1_000)
+        var added = 0
+        while (try? budget.check(adding: url.utf8.count + 2)) != nil {
+            tab.navigate(to: url + "\(added)", transition: .link)
+            added += 1
+        }
+        #expect(added == 9)
+        #expect(throws: ModelError.self) { try budget.check(adding: url.utf8.count) }
+        #expect(budget.used <= limit)
+        _ = try browser.webStateList.detach(at: 0)
+        #expect(budget.used == 0)
+        try budget.check(adding: url.utf8.count)
+    }
+
+    @Test func theOffTheRecordProfileSharesItsProfilesBudget() throws {
+        let s = session()
+        let (otr, _) = try s.createOffTheRecord()
+        #expect(otr.budget === s.browserState.budget)
+        let incognito = try s.createBrowser(incognito: true)
+        let tab = WebState()
+        tab.navigate(to: "https://secret.example/", transition: .typed)
+        try incognito.webStateList.insert(tab)
+        #expect(s.browserState.budget.used == "https://secret.example/".utf8.count)
+    }
+}
