@@ -81,7 +81,7 @@ class Browserd:
     def call(self, method, path, body=None, token=None, headers=None):
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method)
-        if data is not None:
+        if data is not None or method == "POST":  # browserd asks every unauthenticated POST to be JSON (CSRF)
             request.add_header("Content-Type", "application/json")
         if token:
             request.add_header("Authorization", f"Bearer {token}")

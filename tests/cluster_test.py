@@ -13,7 +13,9 @@ database of its own. Checks:
      old owner's late write is refused (or, had it already learnt it lost the lease, forwarded):
      nothing lost, nothing doubled;
   4. PostgreSQL restarted under the instances: changes get 503 while it is down, then work again
-     without restarting browserd, with everything acknowledged before still there.
+     without restarting browserd, with everything acknowledged before still there;
+  5. hostile tenants: a NUL, invalid tokens, an encoded target and a spoofed forwarded-by header
+     take nothing from anyone.
 
 Usage: tests/cluster_test.py PATH_TO_BROWSERD
 """
@@ -32,6 +34,10 @@ import httpx
 
 LEASE = 2.0
 JSON = {"Content-Type": "application/json"}
+# The instances' shared secret (--cluster-secret-file), one file for every scenario.
+SECRET = tempfile.NamedTemporaryFile("w", prefix="browserd-cluster-secret-", delete=False)
+SECRET.write("cluster-test-secret-%d-%d\n" % (os.getpid(), int(time.time())))
+SECRET.close()
 
 
 def free_port():
@@ -73,6 +79,7 @@ class Instance:
         self.base = "http://127.0.0.1:%d" % self.port
         self.log = tempfile.NamedTemporaryFile(prefix="browserd-%s-" % name, suffix=".log", delete=False)
         env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
+        env["BROWSERD_CLUSTER_SECRET_FILE"] = SECRET.name
         if environment is None:
             arguments = ["--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE), "--log-level", "info"]
             if admin_token:
@@ -80,11 +87,11 @@ class Instance:
                 headers = {"Authorization": "Bearer " + admin_token}
         else:
             arguments = []
-            env.update(environment, BROWSERD_PORT=str(self.port))
+            env.update(environment, BROWSERD_PORT=str(self.port), BROWSERD_CLUSTER_SECRET_FILE=SECRET.name)
             if "BROWSERD_ADVERTISE_URL" in env:
                 env["BROWSERD_ADVERTISE_URL"] = self.base
         self.process = subprocess.Popen([binary, "serve"] + arguments, stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        self.client = httpx.Client(base_url=self.base, timeout=10, headers=headers or {})
+        self.client = httpx.Client(base_url=self.base, timeout=10, headers={"Content-Type": "application/json", **(headers or {})})
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -209,7 +216,7 @@ def scenario_kill_owner(binary, admin):
             target = instances[n % len(instances)]
             mine = []
             i = 0
-            with httpx.Client(base_url=target.base, timeout=5) as http:
+            with httpx.Client(base_url=target.base, timeout=5, headers={"Content-Type": "application/json"}) as http:
                 while not stop.is_set():
                     i += 1
                     if i % 3 == 0 and mine:
@@ -303,7 +310,7 @@ def scenario_pause_owner(binary, admin):
 
         def late_write():
             try:
-                with httpx.Client(base_url=a.base, timeout=30) as http:
+                with httpx.Client(base_url=a.base, timeout=30, headers={"Content-Type": "application/json"}) as http:
                     reply = http.post("/v1/browsers/%s/tabs" % window, json={"url": "https://late.example/"})
                     late["status"] = reply.status_code
                     late["instance"] = reply.headers.get("X-Browserd-Instance")
@@ -514,6 +521,66 @@ def scenario_webdriver(binary, admin):
     return with_cluster(binary, admin, 3, body)
 
 
+def scenario_hostile(binary, admin):
+    """The hostile-tenants review's cluster findings: a NUL refused at the edge takes no profile from
+    anyone (1); an invalid token moves no lease and reaches no other instance (6); a forwarded target
+    keeps its encoding (10); only instances that know the shared secret are taken for instances (12)."""
+    def body(database, instances):
+        a, b = instances
+
+        def metric(instance, name):
+            text = instance.client.get("/metrics").text
+            return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name))
+
+        def epoch(profile):
+            out = subprocess.run(["psql", database.url, "-At", "-c", "SELECT epoch FROM profile_leases WHERE profile_id = '%s'" % profile],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+            return out
+
+        # Two tenants, both held by A; the second has an incognito window only A's memory has.
+        profile, window = create_profile_window(a)
+        other, other_window = create_profile_window(a)
+        token = {"Authorization": "Bearer " + a.client.post("/v1/profiles/%s/tokens" % profile).json()["token"], **JSON}
+        tab = a.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://one.example/"}).json()["id"]
+        incognito = a.client.post("/v1/profiles/%s/incognito" % other).json()["id"]
+        secret_window = a.client.post("/v1/browsers", json={"profileId": incognito}).json()["id"]
+        secret_tab = a.client.post("/v1/browsers/%s/tabs" % secret_window, json={"url": "https://secret.example/"}).json()["id"]
+        # 1: a NUL through B (forwarded to A): 422 naming the field; A keeps every profile it holds.
+        for via in (a, b):
+            refused = httpx.patch(via.base + "/v1/tabs/%s" % tab, json={"title": "a\u0000b"}, headers=token)
+            check(refused.status_code == 422 and refused.json().get("field") == "title", "1: NUL refused via %s: %s %s" % (via.name, refused.status_code, refused.text))
+        group = a.client.post("/v1/browsers/%s/groups" % window, json={"tabIds": [tab]}).json()["id"]
+        check(httpx.patch(b.base + "/v1/groups/%s" % group, json={"title": "x\u0000"}, headers=token).status_code == 422, "1: NUL in a group title refused")
+        check(a.client.get("/v1/tabs/%s" % secret_tab).status_code == 200, "1: the other tenant's incognito tab is still there")
+        check(a.client.patch("/v1/tabs/%s" % secret_tab, json={"title": "still mine"}).status_code == 200, "1: and takes edits")
+        check(a.client.get("/readyz").status_code == 200, "1: the instance stays ready")
+        # 6: an invalid token, through B, on a session id and on ids of A's profile: 401 from B itself;
+        # no lease moved, nothing forwarded, nothing asked of the database.
+        before_epoch, before_forwarded = epoch(profile), metric(b, "browserd_forwarded_requests_total")
+        bad = {"Authorization": "Bearer not-a-token"}
+        for path in ["/webdriver/session/%s.x/url" % profile, "/v1/browsers/%s" % window, "/v1/tabs/%s" % tab] + \
+                    ["/v1/browsers/w%016x" % i for i in range(20)]:
+            reply = httpx.get(b.base + path, headers=bad)
+            check(reply.status_code == 401, "6: an invalid token is 401 on %s: %s" % (path, reply.status_code))
+        check(epoch(profile) == before_epoch, "6: no lease moved: epoch %s -> %s" % (before_epoch, epoch(profile)))
+        check(metric(b, "browserd_forwarded_requests_total") == before_forwarded, "6: nothing was forwarded")
+        # 10: the target is forwarded as sent: an encoded ? and # stay in the path segment.
+        reply = b.client.post("/v1/browsers/%s/commands/x%%3Fadmin=1%%23frag" % window, json={})
+        check(reply.headers.get("X-Browserd-Instance") == a.id, "10: forwarded to the owner")
+        check(reply.status_code == 404 and "x?admin=1#frag" in reply.text, "10: the owner saw the command name whole: %s" % reply.text)
+        # 12: a client that says it is an instance (no secret) is a client: its request is forwarded,
+        # and no answer names a profile or an instance it could not see.
+        spoofed = httpx.get(b.base + "/v1/browsers/%s" % window, headers={"X-Browserd-Forwarded-By": "evil", **token})
+        check(spoofed.status_code == 200 and spoofed.headers.get("X-Browserd-Instance") == a.id,
+              "12: a spoofed forwarded-by header is ignored: %s %s" % (spoofed.status_code, spoofed.text[:200]))
+        wrong = httpx.get(b.base + "/v1/browsers/%s" % window,
+                          headers={"X-Browserd-Forwarded-By": "evil", "X-Browserd-Cluster-Secret": "guess", **token})
+        check(wrong.status_code == 200, "12: so is a wrong secret: %s" % wrong.status_code)
+        return "hostile: a NUL is 422 through either instance and the other tenant's incognito tab stays; an invalid token is 401 on 23 paths with no lease moved and nothing forwarded; an encoded target reaches the owner whole; a forwarded-by header without the secret is a client's"
+
+    return with_cluster(binary, admin, 2, body, admin_token="cluster-admin-token-%d" % os.getpid())
+
+
 def scenario_compose_environment(binary, admin):
     """deploy/compose.yaml's browserd environment, as written (but the addresses), starts and serves."""
     import yaml
@@ -559,7 +626,7 @@ def main():
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
     only = sys.argv[2] if len(sys.argv) > 2 else ""  # e.g. `lists`: the scenarios whose names hold it
-    for scenario in (scenario_compose_environment, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner):
+    for scenario in (scenario_compose_environment, scenario_hostile, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner):
         if only in scenario.__name__:
             print("cluster:", scenario(binary, admin), flush=True)
     if only in "scenario_restart_postgres":

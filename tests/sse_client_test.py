@@ -133,7 +133,8 @@ def main():
     server = start()
     checked = 0
     try:
-        api = httpx.Client(base_url=base, timeout=5)
+        # Every POST says it is JSON, empty or not (browserd refuses other unauthenticated POSTs: CSRF).
+        api = httpx.Client(base_url=base, timeout=5, headers={"Content-Type": "application/json"})
         stream_client = httpx.Client(base_url=base, timeout=httpx.Timeout(5, read=10))
         profile = api.post("/v1/profiles", json={"name": "e2e"}).json()["id"]
         profile_watch = Watcher(stream_client, f"/v1/events?profileId={profile}")

@@ -1,7 +1,7 @@
 import BrowserModel
 import BrowserServices
 import Foundation
-import HTTPServer
+public import HTTPServer
 
 // The API's guard: who is calling, whether they may reach what the path names, and idempotent
 // retries. A profile token that names another profile's resource gets the same 404 as an id that
@@ -36,6 +36,20 @@ extension APIRoutes {
                             headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
         }
         return principal
+    }
+
+    /// Whether `request` carries a credential that would pass ``authenticate(_:)`` (a known token, or a
+    /// ticket outstanding for its stream), checked without using a ticket up; true when authentication
+    /// is off. What runs before the guard (several instances' placement) asks this first, so a request
+    /// with an invalid token never moves a lease, probes another instance or reads the database.
+    public static func carriesValidCredentials(_ request: HTTPRequest, tokens: TokenStore, tickets: StreamTicketStore) -> Bool {
+        guard tokens.isEnabled else { return true }
+        if let header = request.headers["Authorization"] {
+            guard header.lowercased().hasPrefix("bearer ") else { return false }
+            return tokens.identify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)) != nil
+        }
+        guard let ticket = request.queryValue("ticket"), let target = streamTarget(of: request) else { return false }
+        return tickets.isOutstanding(ticket, target: target)
     }
 
     /// The stream a request opens, as tickets name it (`/v1/browsers/{id}/events`,

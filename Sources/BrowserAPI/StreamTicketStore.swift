@@ -107,6 +107,12 @@ public final class StreamTicketStore: Sendable {
         return (found.principal, found.tokenID)
     }
 
+    /// Whether `ticket` is outstanding for `target`, without using it.
+    func isOutstanding(_ ticket: String, target: String) -> Bool {
+        let now = ContinuousClock.now
+        return state.withLock { $0.tickets[ticket].map { $0.expires > now && $0.target == target } ?? false }
+    }
+
     /// Voids every outstanding ticket issued to these tokens (they were revoked).
     func revoke(tokens ids: Set<String>) {
         state.withLock { state in

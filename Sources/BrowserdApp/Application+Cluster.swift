@@ -1,3 +1,4 @@
+import BrowserAPI
 import BrowserPersistence
 import BrowserPostgres
 import Foundation
@@ -14,8 +15,11 @@ extension Application {
             held.advertiseURL = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
         }
         let leases = ProfileLeases(store: store, held: held, logger: logger)
+        let (tokens, tickets) = (self.tokens, self.tickets)
         let cluster = ClusterMembership(leases: leases, store: store, service: service, tokens: tokens, idempotency: idempotency,
                                         authenticationOn: configuration.adminToken != nil, webDriverBasePath: configuration.webDriverBasePath,
+                                        secret: configuration.clusterSecret ?? "",
+                                        authentic: { APIRoutes.carriesValidCredentials($0, tokens: tokens, tickets: tickets) },
                                         factory: metricsFactory, logger: logger)
         membership.set(cluster)
         sink.attach(StoreWriter(store: store))

@@ -25,6 +25,8 @@ public final class Application: Sendable {
     let tokens: TokenStore
     /// Answers kept per Idempotency-Key (also stored with their changes and restored at start).
     let idempotency: IdempotencyStore
+    /// The stream tickets the API issues and redeems.
+    let tickets: StreamTicketStore
     let registry: PrometheusCollectorRegistry
     let sink: StoreSink
     /// Awaited before the saved state is loaded (tests hold restore open with it).
@@ -50,6 +52,8 @@ public final class Application: Sendable {
         self.logger = logger
         let idempotency = IdempotencyStore(capacity: configuration.idempotencyKeysPerPrincipal)
         self.idempotency = idempotency
+        let tickets = StreamTicketStore(perPrincipalLimit: configuration.streamTicketsPerPrincipal)
+        self.tickets = tickets
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -106,7 +110,7 @@ public final class Application: Sendable {
         }
         APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency,
-            tickets: StreamTicketStore(perPrincipalLimit: configuration.streamTicketsPerPrincipal), webDriverBasePath: configuration.webDriverBasePath,
+            tickets: tickets, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
             backup: { [database = configuration.database] in
                 if database != nil {

@@ -39,6 +39,9 @@ public struct BrowserdConfiguration: Sendable {
     public var streamTicketsPerPrincipal = StreamTicketStore.defaultPerPrincipalLimit
     /// Idempotency keys kept per caller (`--idempotency-keys-per-principal`; the oldest leave first).
     public var idempotencyKeysPerPrincipal = 10_000
+    /// The secret every instance on one database shares (`--cluster-secret-file`): sent on every
+    /// forwarded and internal request, so an instance takes such a request only from another instance.
+    public var clusterSecret: String?
     /// Backups kept beside the database (`--backup-keep`; the oldest are removed).
     public var backupKeep = 5
 
@@ -112,6 +115,10 @@ public struct BrowserdConfiguration: Sendable {
                       && URLComponents(string: advertiseURL)?.host?.isEmpty == false,
                       "--advertise-url must be an http(s) URL without a trailing slash, like http://10.0.0.2:8080, got \(advertiseURL)")
             try check(database != nil, "--advertise-url needs --database-url (it is how other instances on that database reach this one)")
+        }
+        if database != nil {
+            try check((clusterSecret?.utf8.count ?? 0) >= 16,
+                      "--database-url needs --cluster-secret-file (or BROWSERD_CLUSTER_SECRET_FILE): a file holding a secret of at least 16 characters that every instance on the database shares")
         }
         if database != nil, advertiseURL == nil, server.host == "0.0.0.0" || server.host == "::" {
             throw Invalid(description: "--advertise-url is needed with --database-url when binding \(server.host): other instances must know which address reaches this one")

@@ -62,6 +62,11 @@ public struct RequestDeadlines: Sendable, Equatable {
 /// which only makes the deadline later).
 final class WatchedConnection: Sendable {
     let fd: Int32
+    /// The request target of the connection's current request, as sent (set when its request line is
+    /// read). `nonisolated(unsafe)`: written and read only by the worker thread that owns the
+    /// connection (libmicrohttpd calls every callback of one connection on one thread); the deadline
+    /// thread never touches it.
+    nonisolated(unsafe) var requestTarget: String?
     private let phaseValue = Atomic<Int>(RequestDeadlines.Phase.idle.rawValue)
     private let sinceNanoseconds = Atomic<UInt64>(0)
     private let bodyBytesValue = Atomic<Int>(0)
@@ -84,7 +89,8 @@ final class WatchedConnection: Sendable {
     func isExpired(_ deadlines: RequestDeadlines, now: UInt64) -> Bool {
         let phase = self.phase
         let since = sinceNanoseconds.load(ordering: .acquiring)
-        let elapsed = Duration.nanoseconds(Int64(now &- since) < 0 ? 0 : Int64(now &- since))
+        // A phase entered after the sweep read the clock has not started yet for it.
+        let elapsed = Duration.nanoseconds(now > since ? Int64(clamping: now - since) : 0)
         return deadlines.isExpired(phase: phase, elapsed: elapsed, bodyBytes: bodyBytesValue.load(ordering: .relaxed))
     }
 

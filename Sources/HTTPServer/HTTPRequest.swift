@@ -11,6 +11,10 @@ public struct HTTPRequest: Sendable {
     public var pathParameters: [String: String]
     /// The template of the matched route (e.g. `/v1/tabs/{tabId}`), for logs and metrics.
     public var routeTemplate: String?
+    /// The request target as the client sent it (path and query, still percent-encoded): what a proxy
+    /// passes on, so that `%3F` or `%23` in a path never turn into a query or a fragment. Nil when
+    /// the request did not come over the wire.
+    public var rawTarget: String?
 
     public init(
         method: HTTPMethod,

@@ -31,6 +31,7 @@ extension HTTPServer {
             let known = HTTPMethod.known(method)
             let context = RequestContext(method: known ?? HTTPMethod("OTHER"), path: String(cString: url))
             context.http10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
+            context.rawTarget = watched?.requestTarget
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.wrappingAdd(1, ordering: .relaxed)
             if let refusal = refuseEarly(context, known: known != nil, on: connection) {
@@ -137,6 +138,7 @@ extension HTTPServer {
             query: Self.values(of: connection, kind: .GET_ARGUMENT_KIND),
             headers: HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND)),
             body: context.body)
+        request.rawTarget = context.rawTarget
         context.body = []
         // A POST a web page could send cross-origin without a preflight (when configured: auth off).
         if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,

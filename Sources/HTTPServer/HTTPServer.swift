@@ -211,9 +211,11 @@ public final class HTTPServer: Sendable {
             }
         }
         // Called once a request line is read (before its headers): the head's deadline starts.
-        let uriLog: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { _, _, connection in
+        let uriLog: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { _, uri, connection in
             if let connection, let raw = CMicroHTTPD_socket_context(connection) {
-                Unmanaged<WatchedConnection>.fromOpaque(raw).takeUnretainedValue().enter(.head)
+                let watched = Unmanaged<WatchedConnection>.fromOpaque(raw).takeUnretainedValue()
+                watched.requestTarget = uri.map { String(cString: $0) }
+                watched.enter(.head)
             }
             return nil // *con_cls stays NULL: the access handler's first call makes the request context
         }

@@ -38,6 +38,8 @@ final class RequestContext: @unchecked Sendable {
     var http10 = false
     /// The caller's origin when the server's CORS policy allows it: its answer gets CORS headers.
     var corsOrigin: String?
+    /// The request target as sent (see ``HTTPRequest/rawTarget``).
+    var rawTarget: String?
     let handoff = Mutex<Handoff>(.idle)
 
     init(method: HTTPMethod, path: String) {

@@ -35,6 +35,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --database-url: the URL other instances reach this one at, e.g. http://10.0.0.2:8080 [env: BROWSERD_ADVERTISE_URL] (default: http://HOST:PORT of this server).")
     var advertiseUrl: String?
 
+    @Option(help: "With --database-url (needed then): a file holding the secret every instance on the database shares, at least 16 characters; instances send it on the requests they forward [env: BROWSERD_CLUSTER_SECRET_FILE].")
+    var clusterSecretFile: String?
+
     @Option(help: "With --database-url: seconds a profile's lease lasts without renewal; a dead instance's profiles move on after this long [env: BROWSERD_LEASE_SECONDS] (default: 10).")
     var leaseSeconds: Double?
 
@@ -200,6 +203,12 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--database-password-file needs --database-url")
         }
         configuration.advertiseURL = advertiseUrl ?? Environment.value("BROWSERD_ADVERTISE_URL")
+        if let path = clusterSecretFile ?? Environment.value("BROWSERD_CLUSTER_SECRET_FILE") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("cannot read the cluster secret file \(path)")
+            }
+            configuration.clusterSecret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         configuration.leaseSeconds = try resolve(leaseSeconds, "BROWSERD_LEASE_SECONDS", default: 10) { Double($0) }
         let durabilityMode = try resolve(durability, "BROWSERD_DURABILITY", default: "durable") { $0 }
         guard durabilityMode == "durable" || durabilityMode == "relaxed" else {

@@ -34,8 +34,12 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let logger = Logger(label: "test-store")
             let name = "apptest_\(UInt64.random(in: 0...UInt64.max))"
             let url = try await PostgresStore.createDatabase(name, admin: admin, logger: logger)
+            // Instances on one database share a secret (a file, as in production).
+            let secret = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-secret-\(UUID())").path
+            try "app-test-cluster-secret-\(UUID())\n".write(toFile: secret, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: secret) }
             do {
-                let result = try await body(["--database-url", url.absoluteString])
+                let result = try await body(["--database-url", url.absoluteString, "--cluster-secret-file", secret])
                 try? await PostgresStore.dropDatabase(name, admin: admin, logger: logger)
                 return result
             } catch {

@@ -11,7 +11,7 @@ extension ClusterMembership {
     /// request another instance sent (to gather its list) gets only what is held here.
     /// - Throws: a 503 when the database or another instance does not answer (retry).
     func otherWindows(_ request: HTTPRequest) async throws -> [ListedWindow] {
-        if request.headers[RequestForwarder.forwardedHeader] != nil { return [] }
+        if forwarder.isFromPeer(request) { return [] }
         guard databaseAnswers.withLock({ $0 }) else {
             throw HTTPError.unavailable("The database does not answer, so the instances that hold windows cannot be known; retry.", retryAfter: 1)
         }

@@ -35,6 +35,8 @@ final class ClusterMembership: Sendable {
     /// Whether requests must authenticate (an admin token is set): an anonymous request never makes
     /// this instance take a profile over or forward anything; it is answered 401 here.
     let authenticationOn: Bool
+    /// Whether a request carries a valid credential (checked before anything is placed).
+    let authentic: @Sendable (HTTPRequest) -> Bool
     private let store: PostgresStore
     private let owners = Mutex<[String: ProfileLeases.Owner]>([:])
     /// Which regular profile holds a window, tab or group, as the database said: ids never move to
@@ -90,7 +92,9 @@ final class ClusterMembership: Sendable {
     }
 
     init(leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
-         authenticationOn: Bool, webDriverBasePath: String?, factory: any MetricsFactory, logger: Logger) {
+         authenticationOn: Bool, webDriverBasePath: String?, secret: String, authentic: @escaping @Sendable (HTTPRequest) -> Bool,
+         factory: any MetricsFactory, logger: Logger) {
+        self.authentic = authentic
         self.webDriverBasePath = webDriverBasePath
         self.leases = leases
         self.store = store
@@ -99,7 +103,7 @@ final class ClusterMembership: Sendable {
         self.idempotency = idempotency
         self.authenticationOn = authenticationOn
         self.logger = logger
-        forwarder = RequestForwarder(instanceID: leases.held.instanceID, logger: logger)
+        forwarder = RequestForwarder(instanceID: leases.held.instanceID, secret: secret, logger: logger)
         directory = ClusterDirectory(leases: leases, service: service, logger: logger)
         forwardedCounter = Counter(label: "browserd_forwarded_requests_total", factory: factory)
         takeoverCounter = Counter(label: "browserd_lease_takeovers_total", factory: factory)
@@ -159,8 +163,10 @@ final class ClusterMembership: Sendable {
 
     /// The answer of another instance, or nil when this instance serves the request.
     func place(_ request: HTTPRequest) async -> HTTPResponse? {
+        // Authenticated first: a request without a valid credential is answered 401 here by the API's
+        // guard, and never moves a lease, asks another instance or reads the database.
+        if authenticationOn, !authentic(request) { return nil }
         guard let subject = await subject(of: request) else { return nil }
-        if authenticationOn, request.headers["Authorization"] == nil, request.queryValue("ticket") == nil { return nil }
         // Here already: served here.
         if rootHere(subject) != nil { return nil }
         guard databaseAnswers.withLock({ $0 }) else {
@@ -175,9 +181,10 @@ final class ClusterMembership: Sendable {
             case .here:
                 return nil
             case .elsewhere(let url, let owner):
-                if let from = request.headers[RequestForwarder.forwardedHeader] {
+                if forwarder.isFromPeer(request) {
                     // Forwarded to us, but we do not hold it: the lease moved meanwhile. Never a second hop.
-                    return Self.unavailable("Profile \(profile) is moving between instances (forwarded by \(from) to \(instanceID), now held by \(owner)); retry.", request)
+                    logger.debug("a forwarded request's profile moved on", metadata: ["profile": "\(profile)", "owner": "\(owner)"])
+                    return Self.unavailable("The profile is moving between instances; retry.", request)
                 }
                 forwardedCounter.increment()
                 do {
@@ -193,15 +200,15 @@ final class ClusterMembership: Sendable {
                     // so only a read is served at once; a change is answered 503, for the client to retry.
                     guard await RequestForwarder.refusesConnectionsOffThePool(url), (try? await takeOver(profile, replacing: owner)) != nil,
                           service.holdsProfile(ProfileID(rawValue: profile)) else {
-                        return Self.unavailable("The instance that holds profile \(profile) (\(owner)) did not answer; retry.", request)
+                        return Self.unavailable("The instance that holds the profile did not answer; retry.", request)
                     }
                     if request.method == .get || request.method == .head { return nil }
-                    return Self.unavailable("The instance that held profile \(profile) (\(owner)) is gone and this one took the profile over; retry.", request)
+                    return Self.unavailable("The instance that held the profile is gone and this one took it over; retry.", request)
                 }
             }
         } catch {
             logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
-            return Self.unavailable("The database cannot say which instance holds this profile: \(PostgresStore.describe(error))", request)
+            return Self.unavailable("The database cannot say which instance holds this profile; retry.", request)
         }
     }
 
@@ -213,7 +220,7 @@ final class ClusterMembership: Sendable {
     /// has it. Nil when none does (the handler's 404 here), or when another instance forwarded the
     /// request (one hop at most).
     private func placeOffTheRecord(_ subject: Subject, _ request: HTTPRequest) async throws -> HTTPResponse? {
-        guard request.headers[RequestForwarder.forwardedHeader] == nil else { return nil }
+        guard !forwarder.isFromPeer(request) else { return nil }
         let elsewhere = service.directoryProfiles().filter { $0.incognito && !service.holdsProfile($0.parentID ?? $0.id) }
         let parents: [ProfileID]
         if case .profile(let id) = subject {

@@ -12,10 +12,13 @@ import NIOHTTP1
 /// query, the headers that matter, body; status, headers and body back, an event stream chunk by
 /// chunk as it comes (never buffered whole).
 ///
-/// A forwarded request carries `X-Browserd-Forwarded-By`; an instance never forwards such a request
-/// again (one hop at most: a lease that moves meanwhile gives a 503 to retry, never a loop).
+/// A forwarded request carries `X-Browserd-Forwarded-By` and the cluster's shared secret
+/// (`X-Browserd-Cluster-Secret`, from `--cluster-secret-file`); an instance never forwards such a
+/// request again (one hop at most: a lease that moves meanwhile gives a 503 to retry, never a loop).
+/// A request that names itself forwarded without the secret is a client's, and treated as one.
 final class RequestForwarder: Sendable {
     static let forwardedHeader = "X-Browserd-Forwarded-By"
+    static let secretHeader = "X-Browserd-Cluster-Secret"
     static let instanceHeader = "X-Browserd-Instance"
     /// Request headers passed on; the others (hop-by-hop ones, Host, Content-Length) are the client's own.
     static let passedRequestHeaders: Set<String> = [
@@ -26,15 +29,28 @@ final class RequestForwarder: Sendable {
 
     private let client: HTTPClient
     private let instanceID: String
+    private let secret: [UInt8]
     private let logger: Logger
 
-    init(instanceID: String, logger: Logger) {
+    init(instanceID: String, secret: String, logger: Logger) {
         self.instanceID = instanceID
+        self.secret = Array(secret.utf8)
         self.logger = logger
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .milliseconds(500), read: .seconds(60))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Whether `request` came from another instance of this cluster: it names itself forwarded and
+    /// carries the shared secret (compared in constant time).
+    func isFromPeer(_ request: HTTPRequest) -> Bool {
+        guard !secret.isEmpty, request.headers[Self.forwardedHeader] != nil, let given = request.headers[Self.secretHeader] else { return false }
+        let bytes = Array(given.utf8)
+        guard bytes.count == secret.count else { return false }
+        var difference: UInt8 = 0
+        for index in bytes.indices { difference |= bytes[index] ^ secret[index] }
+        return difference == 0
     }
 
     func shutdown() async {
@@ -44,8 +60,10 @@ final class RequestForwarder: Sendable {
     /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
     /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
     func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
-        var target = base + request.path
-        if !request.query.isEmpty {
+        // The target as the client sent it, still percent-encoded: decoding it would turn an encoded
+        // `?` or `#` in a path segment into a query or a fragment on the owner.
+        var target = base + (request.rawTarget ?? request.path)
+        if request.rawTarget == nil, !request.query.isEmpty {
             var components = URLComponents()
             components.queryItems = request.query.map { URLQueryItem(name: $0.name, value: $0.value) }
             target += "?" + (components.percentEncodedQuery ?? "")
@@ -56,6 +74,7 @@ final class RequestForwarder: Sendable {
             outgoing.headers.add(name: field.name, value: field.value)
         }
         outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
+        outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
         let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
         let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .seconds(60)), logger: logger)
@@ -79,6 +98,7 @@ final class RequestForwarder: Sendable {
             outgoing.headers.add(name: field.name, value: field.value)
         }
         outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
+        outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
         let response = try await client.execute(outgoing, deadline: .now() + .seconds(30), logger: logger)
         let body = try await response.body.collect(upTo: 64 << 20)
         return (Int(response.status.code), Array(body.readableBytesView))
