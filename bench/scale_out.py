@@ -54,6 +54,9 @@ class Setup:
         self.processes = []
         self.bases = []
         self.temp = tempfile.mkdtemp(prefix="browserd-scale-")
+        self.secret = os.path.join(self.temp, "cluster-secret")
+        with open(self.secret, "w") as secret:
+            secret.write("bench-cluster-secret-%d\n" % os.getpid())
         self.database = None
         self.admin = admin
         if store == "postgres":
@@ -65,6 +68,7 @@ class Setup:
             args = [binary, "serve", "--port", str(port), "--log-level", "warning"]
             args += ["--database-url", url] if store == "postgres" else ["--data-dir", os.path.join(self.temp, "data")]
             env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
+            env["BROWSERD_CLUSTER_SECRET_FILE"] = self.secret
             self.processes.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
             wait_http(port, "/readyz")
             self.bases.append("http://127.0.0.1:%d" % port)

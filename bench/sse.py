@@ -94,7 +94,8 @@ async def scenario(watchers, rate, tick):
     port = free_port()
     server = subprocess.Popen([args.browserd, "--port", str(port), "--data-dir", data, "--log-level", "warning",
                                "--event-tick-ms", str(tick), "--max-streams", str(watchers + 100),
-                               "--max-streams-per-profile", str(watchers + 100), "--connection-limit", str(watchers + 1000)],
+                               "--max-streams-per-profile", str(watchers + 100), "--connection-limit", str(watchers + 1000),
+                               "--per-ip-connection-limit", "0"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_http(port, "/readyz")

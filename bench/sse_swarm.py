@@ -73,7 +73,7 @@ def run(watchers, rate, per_window, mode):
     else:
         server = subprocess.Popen([args.browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
                                    "--max-streams", str(watchers + 100), "--max-streams-per-profile", str(watchers + 100),
-                                   "--connection-limit", str(watchers + 1000)] + MODES[mode],
+                                   "--connection-limit", str(watchers + 1000), "--per-ip-connection-limit", "0"] + MODES[mode],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         windows, tabs = [], []

@@ -59,7 +59,7 @@ final class MetricsObserver: HTTPServerObserver {
     /// Methods outside the standard set share one label, so clients cannot grow the label space.
     private static func methodLabel(_ method: HTTPMethod) -> String {
         switch method.rawValue {
-        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS": method.rawValue
+        case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY": method.rawValue
         default: "other"
         }
     }

@@ -20,11 +20,16 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let patch = HTTPMethod("PATCH")
     public static let delete = HTTPMethod("DELETE")
     public static let options = HTTPMethod("OPTIONS")
+    public static let trace = HTTPMethod("TRACE")
+    public static let connect = HTTPMethod("CONNECT")
+    /// The safe method with a body (draft-ietf-httpbis-safe-method-w-body), registered with IANA.
+    public static let query = HTTPMethod("QUERY")
 
-    /// The methods this server implements, as the client spelled them; nil for any other (answered
-    /// 501 before anything is kept or counted under its name).
+    /// The methods of RFC 9110, PATCH and QUERY, as the client spelled them (a route answers 405 to those it
+    /// does not declare); nil for any other, which is answered 501 before anything is kept or counted
+    /// under its name.
     static func known(_ raw: UnsafePointer<CChar>) -> HTTPMethod? {
-        for method in [get, post, patch, delete, put, head, options] where strcmp(raw, method.rawValue) == 0 { return method }
+        for method in [get, post, patch, delete, put, head, options, trace, connect, query] where strcmp(raw, method.rawValue) == 0 { return method }
         return nil
     }
 }

@@ -89,7 +89,7 @@ extension HTTPServer {
         }
         guard known else {
             return HTTPError(501, kind: "method-not-implemented", title: "Not Implemented",
-                             detail: "The method is not one this server implements (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS).",
+                             detail: "The method is not one this server knows (those of RFC 9110, PATCH and QUERY).",
                              headers: ["Connection": "close"]).response(instance: nil)
         }
         if let allowed = configuration.allowedHosts, let host = header("Host"), !Self.host(host, isIn: allowed) {

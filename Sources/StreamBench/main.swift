@@ -30,6 +30,7 @@ final class Hub: Sendable {
 let arguments = CommandLine.arguments
 let port = arguments.count > 1 ? Int(arguments[1]) ?? 8090 : 8090
 var configuration = ServerConfiguration(host: "127.0.0.1", port: port, threads: ServerConfiguration.coreCount)
+configuration.perIPConnectionLimit = 0 // every watcher connects from 127.0.0.1
 configuration.connectionLimit = arguments.count > 2 ? Int(arguments[2]) ?? 16_000 : 16_000
 configuration.connectionMemoryBytes = arguments.count > 3 ? Int(arguments[3]) ?? 32_768 : 32_768
 configuration.streamHeartbeatInterval = .seconds(15)

@@ -25,7 +25,7 @@ import Glibc
                 #expect(response.header("connection")?.lowercased() == "close")
             }
             let methods = observer.methodsSeen.withLock { $0 }
-            #expect(methods.isSubset(of: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "OTHER"]))
+            #expect(methods.isSubset(of: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY", "OTHER"]))
             #expect(try connect(server).request("GET", "/hello").status == 200)
         }
     }

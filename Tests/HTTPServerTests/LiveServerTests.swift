@@ -44,7 +44,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["PUT", "OPTIONS"])
+    @Test(arguments: ["TRACE", "QUERY", "PUT", "OPTIONS"])
     func undeclaredMethodIs405WithAllow(method: String) async throws {
         try await withServer(router: testRouter()) { server, _ in
             let response = try connect(server).request(method, "/hello")
