@@ -53,7 +53,7 @@ def wait_http(port, path="/healthz", timeout=30):
     while time.time() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+                s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
                 if s.recv(64).startswith(b"HTTP/1.1 200"):
                     return
         except OSError:

@@ -83,14 +83,17 @@ def measure(port, token, tab, count, label):
     return latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)]
 
 
-def flood(kind, port, token, profile, window, tab, stop_file, counter):
-    """One attacker process: floods `kind` until `stop_file` exists."""
+def flood(kind, port, token, profile, window, tab, stop_file, counter, rate=0):
+    """One attacker process: floods `kind` until `stop_file` exists, at most `rate` requests a second
+    (0: as fast as it can)."""
+    started = time.time()
     client = Client(port, token, source="127.0.0.2" if kind == "connections" else "127.0.0.1")
     done = 0
     statuses = {}
     held = []
+    max_held = 0
     long_url = "https://flood.example/" + "x" * (256 * 1024)
-    while done % 20 != 0 or not os.path.exists(stop_file):
+    while (done % 20 != 0 and kind != "connections") or not os.path.exists(stop_file):
         if kind == "tickets":
             status, _ = client.call("POST", "/v1/stream-tickets", {"path": f"/v1/browsers/{window}/events"})
         elif kind == "sessions":
@@ -101,29 +104,51 @@ def flood(kind, port, token, profile, window, tab, stop_file, counter):
         elif kind == "history":
             status, _ = client.call("POST", f"/v1/tabs/{tab}/navigate", {"url": f"{long_url}{done}"})
         elif kind == "connections":
-            try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=("127.0.0.2", 0))
-                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0")
-                held.append(s)
-                status = "held"
-            except OSError:
-                status = "refused"
-                time.sleep(0.01)
-            if len(held) > 4000:
-                held.pop(0).close()
+            # Slowloris from another address: keep as many request heads open as the server lets us,
+            # each sent a byte at a time, reopening what the server closed.
+            alive = []
+            for s in held:
+                try:
+                    s.sendall(b"X")
+                    alive.append(s)
+                except OSError:
+                    s.close()
+            held = alive
+            opened = 0
+            while len(held) < 3000 and opened < 500:
+                try:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=("127.0.0.2", 0))
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0")
+                    held.append(s)
+                except OSError:
+                    break
+                opened += 1
+            status = f"open≤{len(held)}"
+            time.sleep(0.5)
         statuses[status] = statuses.get(status, 0) + 1
+        if rate and kind != "connections":
+            ahead = started + (done + 1) / rate - time.time()
+            if ahead > 0:
+                time.sleep(ahead)
+        if kind == "connections":
+            max_held = max(max_held, len(held))
         done += 1
     for s in held:
         s.close()
+    if kind == "connections":
+        statuses = {f"heads held, most at once (open or not yet seen closed)": max_held}
     counter.put((kind, done, statuses))
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--browserd", required=True)
-    parser.add_argument("--requests", type=int, default=1500, help="keyed PATCHes the quiet tenant times per phase")
+    parser.add_argument("--requests", type=int, default=3000, help="keyed PATCHes the quiet tenant times per phase")
     parser.add_argument("--attackers", type=int, default=1, help="attacker processes per flood")
     parser.add_argument("--floods", default="tickets,sessions,keys,history,connections")
+    parser.add_argument("--rates", default="500,0",
+                        help="attacker requests a second, one run each (0: as fast as one process can); 500/s keeps every "
+                             "pool full, while the unbounded run shows the CPU two cores share besides")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="browserd-hostile-bench-")
     port = free_port()
@@ -136,9 +161,19 @@ def main():
         _, quiet_token, _, quiet_tab = tenant(port, "quiet")
         attacker = tenant(port, "attacker")
         measure(port, quiet_token, quiet_tab, 300, "warm")
-        base_p50, base_p99 = measure(port, quiet_token, quiet_tab, args.requests, "quiet")
+        for rate in [int(r) for r in args.rates.split(",")]:
+            base_p50, base_p99 = measure(port, quiet_token, quiet_tab, args.requests, f"quiet-{rate}")
+            run_floods(args, port, server, work, quiet_token, quiet_tab, attacker, base_p50, base_p99, rate)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_floods(args, port, server, work, quiet_token, quiet_tab, attacker, base_p50, base_p99, rate):
+    if True:
         print(f"hostile tenants: the quiet tenant's keyed PATCH, {args.requests} sequential requests per phase; "
-              f"{args.attackers} attacker process(es) per flood", flush=True)
+              f"{args.attackers} attacker process(es) per flood, " + (f"each at {rate} requests/s" if rate else "each as fast as it can"), flush=True)
         print(f"{'phase':<12} | {'p50 ms':>7} {'p99 ms':>7} {'p99 / quiet':>11} | {'server RSS':>10} | attacker requests (answers)")
         print(f"{'quiet':<12} | {base_p50:>7.2f} {base_p99:>7.2f} {1.0:>10.2f}x | {rss_kib([server.pid]) / 1024:>7.1f} MiB |")
         worst = 1.0
@@ -146,9 +181,9 @@ def main():
             queue = multiprocessing.Queue()
             procs = []
             # Attackers run for as long as the measurement does: started first, stopped after it.
-            stop_file = os.path.join(work, f"stop-{kind}")
+            stop_file = os.path.join(work, f"stop-{kind}-{rate}")
             for _ in range(args.attackers):
-                p = multiprocessing.Process(target=flood_until_file, args=(kind, port, attacker, stop_file, queue))
+                p = multiprocessing.Process(target=flood_until_file, args=(kind, port, attacker, stop_file, queue, rate))
                 p.start()
                 procs.append(p)
             time.sleep(1.0)  # the flood reaches its steady state (pools full, budget reached)
@@ -167,16 +202,12 @@ def main():
             worst = max(worst, ratio)
             summary = ", ".join(f"{k}: {v}" for k, v in sorted(answers.items(), key=lambda kv: -kv[1]))
             print(f"{kind:<12} | {p50:>7.2f} {p99:>7.2f} {ratio:>10.2f}x | {rss:>7.1f} MiB | {done} ({summary})", flush=True)
-        print(f"worst p99 under a flood: {worst:.2f}x the quiet p99 (floor: 1.5x)")
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-        shutil.rmtree(work, ignore_errors=True)
+        print(f"worst p99 under a flood: {worst:.2f}x the quiet p99 (floor: 1.5x)", flush=True)
 
 
-def flood_until_file(kind, port, attacker, stop_file, queue):
+def flood_until_file(kind, port, attacker, stop_file, queue, rate):
     profile, token, window, tab = attacker
-    flood(kind, port, token, profile, window, tab, stop_file, queue)
+    flood(kind, port, token, profile, window, tab, stop_file, queue, rate)
 
 
 if __name__ == "__main__":

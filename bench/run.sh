@@ -3,7 +3,7 @@
 # flat cost of a mutation as the state grows, restore time and memory of 100,000 and 1,000,000 tabs,
 # then event-stream delivery (1,000 watchers at 100 mutations/s, 10,000 at 2/s; then with a native
 # client: 1,000 x 100/s, 10,000 x 10/s, 10,000 idle, on one window and on windows of 100), and 1-3 instances
-# on one PostgreSQL beside one SQLite instance.
+# on one PostgreSQL beside one SQLite instance, and hostile tenants flooding every pool.
 # Numbers print side by side with their baseline measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,4 +28,6 @@ mkdir -p bench/out
 "$PY" bench/sse_swarm.py --browserd "$bin/browserd" --scenarios "${BENCH_SWARM:-1000x100,10000x10,10000x0}"
 # Several instances on one PostgreSQL (a private cluster for the run) beside one SQLite instance.
 scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
+# One tenant floods each pool while another works (its p99 beside its quiet p99, and RSS).
+"$PY" bench/hostile.py --browserd "$bin/browserd"
 bash bench/slow_disk.sh "$bin"

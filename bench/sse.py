@@ -37,7 +37,7 @@ MARK = re.compile(rb'"title":"bench-(\d+)"')
 
 async def request(reader, writer, method, path, body=None):
     data = json.dumps(body).encode() if body is not None else b""
-    head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n"
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(data)}\r\n"
     if body is not None:
         head += "Content-Type: application/json\r\n"
     writer.write(head.encode() + b"\r\n" + data)
@@ -69,7 +69,7 @@ class Watcher(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
-        transport.write(f"GET {self.path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
+        transport.write(f"GET {self.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
 
     def data_received(self, data):
         if not self.started:

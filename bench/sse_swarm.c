@@ -239,7 +239,7 @@ static void *watch(void *arg) {
             w->last = -1;
             w->phase = SENDING;
             w->request_len = snprintf(w->request, sizeof w->request,
-                                      "GET /v1/browsers/%s/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n",
+                                      "GET /v1/browsers/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n",
                                       windows[connected % window_count]);
             struct epoll_event e = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.ptr = w};
             epoll_ctl(ep, EPOLL_CTL_ADD, w->fd, &e);
@@ -298,7 +298,7 @@ static char reply[1 << 16];
 static int exchange(const char *method, const char *path, const char *json) {
     char request[1024];
     int length = snprintf(request, sizeof request,
-                          "%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                          "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
                           method, path, strlen(json), json);
     if (send(mutator_fd, request, length, MSG_NOSIGNAL) != length) { perror("send"); exit(2); }
     long have = 0, need = -1;

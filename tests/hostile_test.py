@@ -274,6 +274,19 @@ def finding_5_byte_budget(binary, work):
     size = sum(os.path.getsize(os.path.join(data, f)) for f in os.listdir(data) if f.startswith("browserd.sqlite"))
     check("5: the database stays within a few budgets", size < 16 * (1 << 20), size)
     server.stop()
+    # The one writer every tenant shares: a profile writing faster than its quota waits (429), alone.
+    server = Server(binary, data + "-quota", "--profile-write-bytes-per-second", "65536")
+    a, a_headers, _ = tenant(server, "a")
+    b, b_headers, _ = tenant(server, "b")
+    _, a_tab = window_with_tab(server, a, a_headers)
+    _, b_tab = window_with_tab(server, b, b_headers)
+    codes = [server.call("POST", f"/v1/tabs/{a_tab}/navigate", {"url": f"{url}{index}"}, headers=a_headers) for index in range(12)]
+    limited = [reply for reply in codes if reply[0] == 429]
+    check("5: a profile past its write quota gets 429 with Retry-After",
+          codes[0][0] == 200 and limited and limited[0][2]["type"] == "/problems/write-rate-exceeded" and int(limited[0][1]["Retry-After"]) >= 1,
+          [reply[0] for reply in codes])
+    check("5: another profile writes meanwhile", server.call("PATCH", f"/v1/tabs/{b_tab}", {"title": "mine"}, headers=b_headers)[0] == 200)
+    server.stop()
 
 
 def finding_7_browser_borne_requests(binary, work):

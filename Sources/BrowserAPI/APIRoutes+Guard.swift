@@ -86,6 +86,31 @@ extension APIRoutes {
         }
     }
 
+    /// The regular profile whose state `request` changes, by its path's ids.
+    func rootProfile(of request: HTTPRequest) -> ProfileID? {
+        let parameters = request.pathParameters
+        if let id = parameters["profileId"] { return service.rootProfile(of: ProfileID(rawValue: id)) }
+        if let id = parameters["browserId"] { return service.rootProfile(ofWindow: BrowserID(rawValue: id)) }
+        if let id = parameters["tabId"] { return service.rootProfile(ofTab: TabID(rawValue: id)) }
+        if let id = parameters["groupId"] { return service.rootProfile(ofGroup: TabGroupID(rawValue: id)) }
+        return nil
+    }
+
+    /// Refuses a change to a profile that has written more than its quota lately (429 with the seconds
+    /// until it may write again); other profiles are not affected.
+    func checkWriteQuota(_ request: HTTPRequest) throws {
+        guard let quota = service.writeQuota, let profile = rootProfile(of: request) else { return }
+        try Self.checkWriteQuota(quota, profile: profile)
+    }
+
+    static func checkWriteQuota(_ quota: WriteQuota, profile: ProfileID) throws {
+        if let seconds = quota.retryAfter(profile: profile.rawValue) {
+            throw HTTPError(429, kind: "write-rate-exceeded", title: "Write Rate Exceeded",
+                            detail: "This profile wrote more than \(quota.bytesPerSecond) bytes a second lately (--profile-write-bytes-per-second); retry in \(seconds) s.",
+                            headers: ["Retry-After": "\(seconds)"])
+        }
+    }
+
     /// Runs a POST, PATCH or PUT at most once per `Idempotency-Key`: a retry gets the stored answer.
     func idempotent(_ request: HTTPRequest, principal: Principal,
                     _ body: () async throws -> HTTPResponse) async throws -> HTTPResponse {

@@ -102,6 +102,7 @@ public struct APIRoutes: Sendable {
             return try await Principal.$tokenID.withValue(token) {
                 try await Principal.$current.withValue(principal) {
                     try routes.checkScope(request, principal: principal)
+                    if request.method != .get, request.method != .head { try routes.checkWriteQuota(request) }
                     return try await routes.idempotent(request, principal: principal) {
                         do { return try await body(request) } catch { throw APIProblem.from(error) }
                     }

@@ -6,6 +6,11 @@ import Foundation
 public struct NavigationHistory: Sendable, Equatable {
     /// The most items a saved session keeps around the current one (`kMaxSessionSize`).
     public static let maxSessionSize = 75
+    /// The most bytes of text (URLs and titles) a saved session keeps for one tab: past it the items
+    /// farthest from the current one are left out (the current one always stays), so that saving one
+    /// tab's change never writes more than this, however long its URLs (one tenant's huge history
+    /// must not hold the one writer every tenant shares).
+    public static let maxSessionBytes = 1 << 20
 
     public private(set) var items: [NavigationItem]
     /// The last committed index; −1 when there are no items.
@@ -92,12 +97,30 @@ public struct NavigationHistory: Sendable, Equatable {
     /// The part of the history a saved session keeps (spec §6): at most 75 items around the current
     /// one. `offset = max(0, min(lci − 37, n − 75))`, saved index = `lci − offset`; when there is no
     /// committed item (lci = −1) the last item counts as current.
-    public func sessionWindow(maxSize: Int = NavigationHistory.maxSessionSize) -> (items: ArraySlice<NavigationItem>, currentIndex: Int) {
+    ///
+    /// Past `maxBytes` of text the items farthest from the current one leave the window, one at a time
+    /// (the current item always stays).
+    public func sessionWindow(maxSize: Int = NavigationHistory.maxSessionSize,
+                              maxBytes: Int = NavigationHistory.maxSessionBytes) -> (items: ArraySlice<NavigationItem>, currentIndex: Int) {
         let n = items.count
         guard n > 0 else { return (items[...], -1) }
         let lci = currentIndex >= 0 ? currentIndex : n - 1
         let size = min(maxSize, n)
-        let offset = max(0, min(lci - maxSize / 2, n - maxSize))
-        return (items[offset..<(offset + size)], lci - offset)
+        var lower = max(0, min(lci - maxSize / 2, n - maxSize))
+        var upper = lower + size // exclusive
+        // Most windows are far below the byte cap: measure only when the whole history might pass it.
+        if byteCount > maxBytes {
+            var bytes = items[lower..<upper].reduce(0) { $0 + $1.byteCount }
+            while bytes > maxBytes && upper - lower > 1 {
+                if lci - lower >= upper - 1 - lci {
+                    bytes -= items[lower].byteCount
+                    lower += 1
+                } else {
+                    upper -= 1
+                    bytes -= items[upper].byteCount
+                }
+            }
+        }
+        return (items[lower..<upper], lci - lower)
     }
 }

@@ -258,3 +258,20 @@ public struct StoredState: Sendable, Equatable {
 
     public init() {}
 }
+
+extension ChangeSet {
+    /// About how many bytes committing this change writes: the text of the tabs and closed tabs it
+    /// saves (their histories' URLs and titles), the answers it stores, and a little per row. What a
+    /// profile's write quota is charged with.
+    public var approximateBytes: Int {
+        func history(_ entries: [HistoryEntryRecord]) -> Int {
+            entries.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count + 32 }
+        }
+        var bytes = 64 * (profiles.count + windows.count + windowHeaders.count + deletedTabs.count + deletedWindows.count
+                          + closedRemoved.count + tokens.count + deletedTokens.count + deletedProfiles.count)
+        for (_, tab) in tabs { bytes += 128 + tab.title.utf8.count + (tab.faviconURL?.utf8.count ?? 0) + history(tab.history) }
+        for (_, entry) in closedAdded { bytes += 128 + history(entry.history) }
+        for answer in idempotency { bytes += 128 + answer.body.count }
+        return bytes
+    }
+}

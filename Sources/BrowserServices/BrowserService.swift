@@ -16,6 +16,8 @@ public final class BrowserService: Sendable {
     let waitsForCommit: Bool
     /// Routes that arrived while the state was being restored, one per window (the newest).
     let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
+    /// The bytes each profile may write per second (nil: no quota); charged with every change queued.
+    public let writeQuota: WriteQuota?
 
     /// - Parameters:
     ///   - limits: the model's caps.
@@ -25,9 +27,11 @@ public final class BrowserService: Sendable {
     ///   - events: bounds of the event streams.
     ///   - framing: the event streams' wire format (the HTTP edge gives server-sent events).
     ///   - onAction: told of every action a window's dispatcher ran, by name and outcome (metrics).
+    ///   - writeQuota: the bytes each profile may write per second; nil: no quota.
     public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
                 events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
-                onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil) {
+                onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil, writeQuota: WriteQuota? = nil) {
+        self.writeQuota = writeQuota
         self.limits = limits
         self.snapshots = SnapshotIndex(events: EventHub(limits: events, framing: framing), onAction: onAction)
         self.sink = sink
@@ -43,6 +47,7 @@ public final class BrowserService: Sendable {
         if mutating, let reason = sink?.unavailableReason { throw ServiceError.storageFailed(reason) }
         let snapshots = self.snapshots
         let sink = self.sink
+        let quota = self.writeQuota
         let request = IdempotentRequest.current
         let (result, waiter) = await executor.perform { session -> (Result<T, any Error>, (@Sendable () async throws -> Void)?) in
             // Checked again here, in executor order: a change must not be applied once a commit has
@@ -57,6 +62,7 @@ public final class BrowserService: Sendable {
             change.profileID = session.browserState.id.rawValue
             // An idempotent request's answer goes into the same transaction; the edge gives it next.
             if let request { change.pendingAnswers = [request.attach()] }
+            quota?.charge(change.approximateBytes, profile: session.browserState.id.rawValue)
             return (result, sink.enqueue(change))
         }
         if let waiter {

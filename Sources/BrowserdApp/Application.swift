@@ -89,9 +89,10 @@ public final class Application: Sendable {
         InspectorRoutes().register(in: &router)
         let actionMetrics = ActionMetrics(factory: factory)
         let service = BrowserService(limits: configuration.modelLimits, sink: sink, waitsForCommit: !configuration.relaxedDurability,
-                                     events: configuration.events, framing: SSEFraming()) { name, ok in
+                                     events: configuration.events, framing: SSEFraming(), onAction: { name, ok in
             actionMetrics.count(name, ok: ok)
-        }
+        }, writeQuota: configuration.profileWriteBytesPerSecond == 0 ? nil
+            : WriteQuota(bytesPerSecond: configuration.profileWriteBytesPerSecond, burstBytes: 8 * configuration.profileWriteBytesPerSecond))
         self.service = service
         serviceForMetrics.withLock { $0 = service }
         let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")

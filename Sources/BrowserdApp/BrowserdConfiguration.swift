@@ -42,6 +42,9 @@ public struct BrowserdConfiguration: Sendable {
     /// The secret every instance on one database shares (`--cluster-secret-file`): sent on every
     /// forwarded and internal request, so an instance takes such a request only from another instance.
     public var clusterSecret: String?
+    /// Bytes each profile may write to the store per second, on average (`--profile-write-bytes-per-second`;
+    /// 0: no quota); a profile may write eight seconds' worth at once after a quiet while.
+    public var profileWriteBytesPerSecond = 1 << 20
     /// Backups kept beside the database (`--backup-keep`; the oldest are removed).
     public var backupKeep = 5
 
@@ -108,6 +111,7 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...1_000).contains(webDriver.perProfile), "--webdriver-sessions-per-profile must be 1…1000, got \(webDriver.perProfile)")
         try check((1...100_000).contains(streamTicketsPerPrincipal), "--stream-tickets-per-principal must be 1…100000, got \(streamTicketsPerPrincipal)")
         try check((1...1_000_000).contains(idempotencyKeysPerPrincipal), "--idempotency-keys-per-principal must be 1…1000000, got \(idempotencyKeysPerPrincipal)")
+        try check((0...(1 << 30)).contains(profileWriteBytesPerSecond), "--profile-write-bytes-per-second must be 0…1073741824, got \(profileWriteBytesPerSecond)")
         try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
         try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
         if let advertiseURL {

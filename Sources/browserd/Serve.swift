@@ -104,6 +104,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most bytes of history text (URLs, titles, recently closed tabs) one profile may hold, its incognito profile included; growth past it gets 507 [env: BROWSERD_PROFILE_MAX_BYTES] (default: 67108864).")
     var profileMaxBytes: Int?
 
+    @Option(help: "Bytes each profile may write to the store per second on average (eight seconds' worth at once); past it its changes get 429 until it is back under (0: no quota) [env: BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND] (default: 1048576).")
+    var profileWriteBytesPerSecond: Int?
+
     @Option(help: "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: 600).")
     var webdriverSessionTimeout: Double?
 
@@ -229,6 +232,8 @@ struct Serve: AsyncParsableCommand {
         configuration.webDriverBasePath = webDriverPath == "none" ? nil : webDriverPath
         configuration.modelLimits.profileBytes = try resolve(profileMaxBytes, "BROWSERD_PROFILE_MAX_BYTES",
                                                              default: configuration.modelLimits.profileBytes) { Int($0) }
+        configuration.profileWriteBytesPerSecond = try resolve(profileWriteBytesPerSecond, "BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND",
+                                                               default: configuration.profileWriteBytesPerSecond) { Int($0) }
         let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: 600) { Double($0) }
         configuration.webDriver.sessionTimeout = .milliseconds(Int64(max(0, sessionTimeout) * 1000))
         configuration.webDriver.perProfile = try resolve(webdriverSessionsPerProfile, "BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE",

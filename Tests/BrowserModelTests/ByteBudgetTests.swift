@@ -73,3 +73,21 @@ import Testing
         #expect(s.browserState.budget.used == "https://secret.example/".utf8.count)
     }
 }
+
+/// A saved session's window of one tab is bounded in bytes too, so saving one change never writes
+/// more than `maxSessionBytes`, however long the tab's URLs (the one writer is everyone's).
+@Suite struct SessionWindowBytesTests {
+    @Test func theWindowKeepsTheCurrentItemAndTheNearestWithinTheCap() throws {
+        let tab = WebState()
+        for index in 0..<10 { tab.navigate(to: "https://a.example/" + String(repeating: "\(index)", count: 300), transition: .link) }
+        tab.go(offset: -5) // current: item 4
+        let (items, current) = tab.history.sessionWindow(maxBytes: 1_000)
+        #expect(items.count == 3)
+        #expect(items[items.startIndex + current].url == tab.history.currentItem?.url)
+        #expect(items.map { $0.url.utf8.count + $0.title.utf8.count }.reduce(0, +) <= 1_000)
+        let (one, index) = tab.history.sessionWindow(maxBytes: 10)
+        #expect(one.count == 1 && index == 0 && one.first?.url == tab.history.currentItem?.url)
+        let (all, _) = tab.history.sessionWindow()
+        #expect(all.count == 10)
+    }
+}

@@ -139,6 +139,11 @@ struct WebDriverRoutes {
             do {
                 let principal = try routes.api.authenticate(request)
                 let session = needsSession ? try routes.sessions.session(request.parameter("sessionId"), for: principal) : nil
+                // A profile over its write quota: the session's changes wait like a REST client's.
+                if method == .post, let session, let quota = routes.api.service.writeQuota,
+                   let seconds = quota.retryAfter(profile: session.profile.rawValue) {
+                    throw WebDriverError.unknownError("the profile wrote more than its quota lately; retry in \(seconds) s")
+                }
                 var members: [String: JSONValue] = [:]
                 if method == .post {
                     guard let value = try? JSONParser.parse(request.body), case .object(let list) = value else {
