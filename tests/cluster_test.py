@@ -397,12 +397,32 @@ def scenario_tokens(binary, admin):
         status, ids = listed_by_b()
         check(status == 200 and ids == [profile], "B authenticates A's token and shows its profile only: %s %s" % (status, ids))
         check(httpx.post(b.base + "/v1/profiles", json={"name": "x"}, headers=token).status_code == 403, "a profile token is not admin on B")
+        # A stream opened through B with the token (relayed from the owner) ends when A revokes it.
+        ended = threading.Event()
+
+        def watch():
+            try:
+                with httpx.stream("GET", b.base + "/v1/browsers/%s/events" % window, headers=token, timeout=20) as stream:
+                    for _ in stream.iter_lines():
+                        pass
+            except httpx.HTTPError:
+                pass
+            ended.set()
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        time.sleep(0.5)
+        check(not ended.is_set(), "the token's stream is open through B")
         check(a.client.delete("/v1/profiles/%s/tokens/%s" % (profile, issued.json()["id"])).status_code == 204, "revoked through A")
+        revoked_at = time.time()
+        check(ended.wait(5), "the revoked token's stream through B ended")
+        stream_ended_after = time.time() - revoked_at
         deadline = time.time() + 5
         while listed_by_b()[0] != 401 and time.time() < deadline:
             time.sleep(0.05)
         check(listed_by_b()[0] == 401, "B refuses the revoked token")
-        return "tokens: one issued through A authenticates on B (its profile only), and is refused there once revoked through A"
+        check(stream_ended_after < 1.5, "within a second or so: %.2f s" % stream_ended_after)
+        return "tokens: one issued through A authenticates on B (its profile only), and is refused there once revoked through A; its stream through B ended %.2f s after" % stream_ended_after
 
     return with_cluster(binary, admin, 2, body, admin_token="cluster-admin-token-%d" % os.getpid())
 
