@@ -67,10 +67,11 @@ extension APIRoutes {
         action("reload") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .reload), in: $2, ifMatch: $3) }
 
         router.add(.post, "/v1/tabs/{tabId}/duplicate", deferred { request in
-            try Self.noParameters(request)
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
-            let (tab, version) = try await service.dispatch(TabCommands.duplicate, TabID(rawValue: id), in: window, ifMatch: try Self.ifMatch(request))
+            let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
+            let (tab, version) = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: TabID(rawValue: id), activate: activate),
+                                                            in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: version, status: 201)
         })
 

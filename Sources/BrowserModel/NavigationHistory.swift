@@ -94,6 +94,24 @@ public struct NavigationHistory: Sendable, Equatable {
         items[currentIndex].title = title
     }
 
+    /// The entries a closed tab is remembered with (`TabRestoreServiceHelper::PopulateTab`,
+    /// `gMaxPersistNavigationCount` = 6): at most `maxEachSide` entries before and after the current
+    /// one, the index rebased (`TabRestoreServiceImplTest.RestoreManyNavigations`: 9 entries, the last
+    /// current, are remembered as entries 3–9 with index 6).
+    public func restoreWindow(maxEachSide: Int = 6) -> NavigationHistory {
+        guard !items.isEmpty else { return self }
+        let current = currentIndex >= 0 ? currentIndex : items.count - 1
+        let lower = max(0, current - maxEachSide)
+        let upper = min(items.count - 1, current + maxEachSide)
+        guard lower > 0 || upper < items.count - 1 else { return self }
+        // Cannot fail: the index is inside the kept range.
+        return (try? NavigationHistory(items: Array(items[lower...upper]), currentIndex: current - lower)) ?? self
+    }
+
+    /// Whether the history is the new-tab page alone (Chromium does not remember such a tab when it
+    /// closes: `ClosingWebStateObserverBrowserAgent::RecordHistoryForWebStateAtIndex`).
+    public var isNewTabPageOnly: Bool { items.count == 1 && items[0].url == NavigationItem.newTabPageURL }
+
     /// The part of the history a saved session keeps (spec §6): at most 75 items around the current
     /// one. `offset = max(0, min(lci − 37, n − 75))`, saved index = `lci − offset`; when there is no
     /// committed item (lci = −1) the last item counts as current.

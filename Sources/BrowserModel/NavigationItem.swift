@@ -8,6 +8,9 @@ public enum PageTransition: String, Sendable, CaseIterable, Codable {
 
 /// One committed entry of a tab's history.
 public struct NavigationItem: Sendable, Equatable {
+    /// The new-tab page's URL: a tab that only ever showed it is not remembered when closed.
+    public static let newTabPageURL = "browserd://newtab"
+
     public var url: String
     public var title: String
     public var transition: PageTransition

@@ -118,11 +118,11 @@ public final class ProfileSession {
         }
         guard list.count < list.maxCount else { throw ModelError.limitReached(what: "tabs per window", limit: list.maxCount) }
         // As Chromium's MoveTabFromBrowserToBrowser: detached, then inserted at the index only; the pinned
-        // flag does not travel (only `pinned` asks for it). The index is kept inside the section the
-        // tab joins: a regular tab asked into the pinned section lands at the first regular index.
-        let target = index.map { pinned ? min($0, list.pinnedCount) : max($0, list.pinnedCount) }
+        // flag does not travel (only `pinned` asks for it). As every insert, an index outside the
+        // section the tab joins sends it to that section's end (`DetermineInsertionIndex`;
+        // `InsertWebState_InsertionInPinnedRange`): a regular tab asked into the pinned range goes last.
         let tab = try source.webStateList.detach(at: from)
-        return try list.insert(tab, InsertionParams(index: target, activate: activate || list.isEmpty, pinned: pinned))
+        return try list.insert(tab, InsertionParams(index: index, activate: activate || list.isEmpty, pinned: pinned))
     }
 
     // MARK: Off-the-record
@@ -218,9 +218,11 @@ private final class SessionTracker: WebStateListObserver {
             return
         }
         let tab = detach.tab
-        guard !tab.history.isEmpty else { return }
+        // A tab that only ever showed the new-tab page is not remembered; one that is, is remembered
+        // with a window of its history around the current entry.
+        guard !tab.history.isEmpty, !tab.history.isNewTabPageOnly else { return }
         session.recentlyClosed.record(ClosedTab(
-            tabID: tab.id, history: tab.history, title: tab.title, faviconURL: tab.faviconURL, browserID: browser.id,
+            tabID: tab.id, history: tab.history.restoreWindow(), title: tab.title, faviconURL: tab.faviconURL, browserID: browser.id,
             index: detach.fromIndex, groupID: detach.group?.id, wasActive: status.oldActive === tab,
             wasPinned: list.isPinned(at: detach.fromIndex)))
     }

@@ -264,8 +264,10 @@ public final class WebStateList {
         return mutate {
             let oldActive = activeWebState
             var opener = params.opener.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
-            if params.inheritOpener {
+            if params.inheritOpener || params.forgetsOtherOpeners {
                 for entry in children.values.flatMap(\.values) { dropOpener(of: entry) }
+            }
+            if params.inheritOpener {
                 opener = activeWebState.map { Opener(webState: $0, navigationIndex: $0.lastCommittedIndex) }
             }
             var group = params.group

@@ -71,6 +71,9 @@ public struct InsertionParams {
     public var opener: WebState?
     /// Use the active tab as opener, after clearing every tab's opener.
     public var inheritOpener: Bool
+    /// Clear every other tab's opener first (`TabStripModel::ForgetAllOpeners`, as an active insert
+    /// with inherit-opener does), keeping `opener` as given (a duplicate's opener is its original).
+    public var forgetsOtherOpeners = false
     public var activate: Bool
     public var pinned: Bool
     public var group: TabGroup?

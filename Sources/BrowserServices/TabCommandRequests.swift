@@ -89,6 +89,17 @@ public struct PinRequest: Sendable {
     }
 }
 
+/// Duplicate a tab (`chrome::DuplicateTabAt`): the copy goes right after it and, unless `activate` is
+/// false, becomes active with the original as its opener, the other tabs' openers forgotten.
+public struct DuplicateRequest: Sendable {
+    public var tabID: TabID
+    public var activate: Bool
+    public init(tabID: TabID, activate: Bool = true) {
+        self.tabID = tabID
+        self.activate = activate
+    }
+}
+
 public struct ReplaceRequest: Sendable {
     public var tabID: TabID
     public var url: String

@@ -11,7 +11,7 @@ public enum TabCommands {
     public static let pin = Command<PinRequest, TabSnapshot>("tabs.pin")
     public static let move = Command<MoveTabRequest, TabSnapshot>("tabs.move")
     public static let replace = Command<ReplaceRequest, TabSnapshot>("tabs.replace")
-    public static let duplicate = Command<TabID, TabSnapshot>("tabs.duplicate")
+    public static let duplicate = Command<DuplicateRequest, TabSnapshot>("tabs.duplicate")
     public static let navigate = Command<NavigateRequest, TabSnapshot>("tabs.navigate")
     public static let updatePageState = Command<PageStateUpdate, TabSnapshot>("tabs.updatePageState")
     public static let closeMany = Command<CloseTabsSelector, CloseTabsResult>("tabs.closeMany")

@@ -132,12 +132,21 @@ extension WindowMediator {
         return list.tabSnapshot(at: index, browserID: browser.id)
     }
 
-    func duplicate(_ id: TabID) throws -> TabSnapshot {
-        let index = try index(of: id)
+    /// As `chrome::DuplicateTabAt` (`BrowserCommandsTest.DuplicateTab`): inserted right after the original
+    /// with `ADD_ACTIVE | ADD_INHERIT_OPENER` — active, its opener the original, every other opener
+    /// forgotten; `activate: false` asks for a background copy with no opener (as before).
+    func duplicate(_ request: DuplicateRequest) throws -> TabSnapshot {
+        let index = try index(of: request.tabID)
         let original = list.webState(at: index)!
         try browser.browserState.budget.check(adding: original.byteCount)
         let copy = original.duplicate()
-        let at = try list.insert(copy, InsertionParams(index: index + 1, pinned: list.isPinned(at: index), group: list.group(at: index)))
+        var params = InsertionParams(index: index + 1, pinned: list.isPinned(at: index), group: list.group(at: index))
+        if request.activate {
+            params.activate = true
+            params.opener = original
+            params.forgetsOtherOpeners = true
+        }
+        let at = try list.insert(copy, params)
         return list.tabSnapshot(at: at, browserID: browser.id)
     }
 

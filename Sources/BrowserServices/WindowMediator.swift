@@ -36,7 +36,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     private var tabMoves: [(TabID, joined: Bool)]?
 
     /// The URL a new tab shows when none is given.
-    static let newTabURL = "browserd://newtab"
+    static let newTabURL = NavigationItem.newTabPageURL
 
     init(browser: Browser, session: ProfileSession, snapshots: SnapshotIndex, touches: TouchedWindows, version: Int = 1) {
         self.browser = browser

@@ -93,8 +93,10 @@ import Testing
         try destination.webStateList.insert(d0, .automatic().pinned())
         try destination.webStateList.insert(d1, .automatic().activating())
         #expect(throws: ModelError.indexOutOfRange(index: 3, validRange: 0...2)) { try s.moveTab(p.id, to: destination, index: 3) }
-        #expect(try s.moveTab(p.id, to: destination, index: 0) == 1, "index 0 is in the pinned section: first regular index")
-        #expect(!destination.webStateList.isPinned(at: 1) && destination.webStateList.pinnedCount == 1)
+        // InsertWebState_InsertionInPinnedRange: an index outside the section the tab joins sends it to
+        // the section's end, as every insert does (DetermineInsertionIndex).
+        #expect(try s.moveTab(p.id, to: destination, index: 0) == 2, "index 0 is in the pinned section: the regular section's end")
+        #expect(!destination.webStateList.isPinned(at: 2) && destination.webStateList.pinnedCount == 1)
         #expect(destination.webStateList.activeWebState === d1, "not activated unless asked")
         // The source: one pinned tab fewer, the child lost its opener, the next active tab chosen.
         #expect(source.webStateList.pinnedCount == 1 && source.webStateList.opener(at: source.webStateList.index(of: child)) == nil)

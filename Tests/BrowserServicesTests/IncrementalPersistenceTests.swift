@@ -163,7 +163,7 @@ final class MemoryStore: DurableSink {
                     if let group = groups.first, !ids.isEmpty {
                         _ = try await service.dispatch(TabCommands.moveGroup, MoveGroupRequest(groupID: group, beforeIndex: Int(random.next() % UInt64(ids.count + 1))), in: windowID)
                     }
-                case 17: if let id = pick() { _ = try await service.dispatch(TabCommands.duplicate, id, in: windowID) }
+                case 17: if let id = pick() { _ = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: id, activate: random.next() % 2 == 0), in: windowID) }
                 case 18: if let id = pick() { _ = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: id, url: "https://r.example/\(step)"), in: windowID) }
                 default: _ = try await service.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(activate: random.next() % 2 == 0), in: windowID)
                 }

@@ -94,10 +94,18 @@ import Testing
             names[replaced.id] = "r"
             #expect(replaced["index"] as? Int == 1 && replaced["active"] as? Bool == true)
             #expect(try api.get("/v1/tabs/\(c)").status == 404)
+            // BrowserCommandsTest.DuplicateTab: right after the original, active, the original its opener.
             let copy = try api.post("/v1/tabs/\(a)/duplicate")
             names[copy.id] = "d"
             #expect(copy.status == 201 && copy["url"] as? String == "https://a.example/")
-            #expect(try api.layout(window, names: names) == "| a d r* b")
+            #expect(copy["active"] as? Bool == true && copy["openerTabId"] as? String == a)
+            #expect(try api.layout(window, names: names) == "| a d* r b")
+            // "activate": false keeps a background copy with no opener.
+            let background = try api.post("/v1/tabs/\(a)/duplicate", ["activate": false])
+            names[background.id] = "e"
+            #expect(background["active"] as? Bool == false && background["openerTabId"] is NSNull)
+            #expect(try api.layout(window, names: names) == "| a e d* r b")
+            #expect(try api.send("DELETE", "/v1/tabs/\(background.id)").status == 204)
             // Cross-window move: activates in an empty window; never into another profile's window.
             let other = try api.window(profile)
             let moved = try api.post("/v1/tabs/\(b)/move", ["index": 0, "browserId": other])
@@ -168,9 +176,10 @@ import Testing
             _ = try watcher.until("tabs.populate")
 
             let moved = try api.post("/v1/tabs/\(p)/move", ["index": 0, "browserId": destination])
-            #expect(moved.status == 200 && moved["pinned"] as? Bool == false && moved["index"] as? Int == 1)
+            // Into the pinned range: the end, as every insert (InsertWebState_InsertionInPinnedRange).
+            #expect(moved.status == 200 && moved["pinned"] as? Bool == false && moved["index"] as? Int == 2)
             let insert = try watcher.until("tabs.insert").last
-            #expect((insert?.json["item"] as? [String: Any])?["pinned"] as? Bool == false && insert?.json["index"] as? Int == 1)
+            #expect((insert?.json["item"] as? [String: Any])?["pinned"] as? Bool == false && insert?.json["index"] as? Int == 2)
             #expect(try api.get("/v1/browsers/\(destination)")["pinnedCount"] as? Int == 1)
             #expect(try api.get("/v1/browsers/\(source)")["pinnedCount"] as? Int == 1)
 
