@@ -38,7 +38,8 @@ extension APIRoutes {
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let body = try RequestBody(request, allowed: ["tabIds"])
-            let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", in: window)
+            // Tabs of the group's window, or of another window of its profile (they move over).
+            let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", inProfileOf: window)
             let (group, version) = try await service.dispatch(
                 TabCommands.addToGroup, GroupTabsRequest(groupID: TabGroupID(rawValue: id), tabIDs: ids), in: window,
                 ifMatch: try Self.ifMatch(request))

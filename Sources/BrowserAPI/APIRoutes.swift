@@ -218,6 +218,18 @@ public struct APIRoutes: Sendable {
     }
 
     /// Tab ids in a body must name tabs of `window`.
+    /// The tabs `ids` names, each in a window of the same regular profile as `window` (incognito ones
+    /// included: the model refuses a move between incognito and regular windows itself).
+    func tabIDs(_ ids: [String], field: String, inProfileOf window: BrowserID) throws -> [TabID] {
+        let root = service.rootProfile(ofWindow: window)
+        return try ids.map { id in
+            guard root != nil, service.rootProfile(ofTab: TabID(rawValue: id)) == root else {
+                throw APIProblem.invalidField(field, "names tab \(APIProblem.echo(id)), which is in no window of this group's profile")
+            }
+            return TabID(rawValue: id)
+        }
+    }
+
     func tabIDs(_ ids: [String], field: String, in window: BrowserID) throws -> [TabID] {
         try ids.map { id in
             guard service.window(ofTab: TabID(rawValue: id)) == window else {

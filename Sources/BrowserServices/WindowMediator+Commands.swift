@@ -24,6 +24,20 @@ extension WindowMediator {
         add(TabCommands.updateGroup) { try $0.updateGroup($1) }
         add(TabCommands.addToGroup) { m, r in
             let group = try m.group(r.groupID ?? TabGroupID(rawValue: ""))
+            // A tab of another window of the profile comes over first (`MoveToGroup` across windows:
+            // detached there, inserted here unpinned), then joins the group with the others.
+            // Every tab is checked before any moves, so a refused request changes nothing.
+            let foreign = try r.tabIDs.filter { m.list.index(ofTabWithID: $0) < 0 }.map { id -> TabID in
+                guard let (source, _) = m.session.locate(id), source !== m.browser else { throw ModelError.tabNotFound(id) }
+                guard source.isIncognito == m.browser.isIncognito else {
+                    throw ModelError.incognitoMismatch("tabs cannot move between incognito and regular windows")
+                }
+                return id
+            }
+            guard m.list.count + foreign.count <= m.list.maxCount else {
+                throw ModelError.limitReached(what: "tabs per window", limit: m.list.maxCount)
+            }
+            for id in foreign { try m.session.moveTab(id, to: m.browser, index: nil) }
             try m.list.moveToGroup(indices: Set(r.tabIDs.map(m.index(of:))), group: group)
             return m.snapshot(of: group)
         }

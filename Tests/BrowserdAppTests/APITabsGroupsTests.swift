@@ -227,6 +227,33 @@ import Testing
 }
 
 @Suite struct APIGroupTests {
+    /// `TabStripModel::MoveToGroup` / `InsertionParams::InGroup` across windows (model-fidelity issue):
+    /// a tab of another window of the profile joins the group, moving into the group's window.
+    @Test func aTabOfAnotherWindowJoinsAGroup() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            let window = try api.window(profile)
+            let other = try api.window(profile)
+            let first = try api.tab(window, "https://1.example/")
+            _ = try api.tab(window, "https://2.example/")
+            let group = try api.post("/v1/browsers/\(window)/groups", ["tabIds": [first], "title": "G"]).id
+            let traveller = try api.tab(other, "https://traveller.example/")
+            let added = try api.post("/v1/groups/\(group)/add-tabs", ["tabIds": [traveller]])
+            #expect(added.status == 200 && added["count"] as? Int == 2)
+            let moved = try api.get("/v1/tabs/\(traveller)")
+            #expect(moved["browserId"] as? String == window && moved["groupId"] as? String == group && moved["index"] as? Int == 1)
+            #expect(try api.get("/v1/browsers/\(other)")["tabCount"] as? Int == 0)
+            // Another profile's tab stays out (422); an incognito tab cannot join a regular group (409).
+            let stranger = try api.tab(try api.window(try api.profile("Other")), "https://s.example/")
+            #expect(try api.post("/v1/groups/\(group)/add-tabs", ["tabIds": [stranger]]).status == 422)
+            let incognito = try api.window(try api.post("/v1/profiles/\(profile)/incognito").id)
+            let secret = try api.tab(incognito, "https://secret.example/")
+            #expect(try api.post("/v1/groups/\(group)/add-tabs", ["tabIds": [secret]]).problemType == "/problems/incognito-mismatch")
+            #expect(try api.get("/v1/tabs/\(secret)")["browserId"] as? String == incognito)
+        }
+    }
+
     @Test func groupLifecycle() async throws {
         try await withApplication { app in
             let api = try APIClient(app)
