@@ -146,10 +146,10 @@ public final class ProfileSession {
     // MARK: Recently closed
 
     /// Restores a closed tab: at its old index in its old window when that window still exists
-    /// (clamped to the list, back in its group if the group still exists), else at the end of the most
-    /// recently active regular window. Activated unless `activate` is false, whether or not it was
+    /// (clamped to the list, back in its group if the group still exists), else in a new regular window
+    /// (Chromium's `TabRestoreServiceHelper::RestoreEntryById`). Activated unless `activate` is false, whether or not it was
     /// active when closed (Chromium: `TabRestoreTest.MiddleTab`; iOS `AddRestoredTab` inserts with `Activate()`).
-    /// - Throws: when the entry is unknown or there is no regular window.
+    /// - Throws: when the entry is unknown, or the profile has its most windows.
     @discardableResult
     public func restoreClosedTab(_ entryID: ClosedTabID, activate: Bool = true) throws -> (browser: Browser, tab: WebState, index: Int) {
         guard let entry = recentlyClosed.entries.first(where: { $0.id == entryID }) else {
@@ -180,10 +180,10 @@ public final class ProfileSession {
             } else if entry.wasPinned {
                 params.pinned = true
             }
-        } else if let recent = mostRecentlyActiveRegularBrowser {
-            target = recent
         } else {
-            throw ModelError.noWindowToRestoreInto
+            // Its window is gone: a new window, as Chromium's tab restore service makes one
+            // (`TabRestoreServiceHelper::RestoreEntryById`: no live context with the tab's browser id).
+            target = try createBrowser()
         }
         let index = try target.webStateList.insert(tab, params)
         _ = try recentlyClosed.take(entry.id)

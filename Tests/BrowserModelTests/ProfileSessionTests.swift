@@ -181,7 +181,9 @@ import Testing
         #expect(index == 1 && window.webStateList.activeWebState === active && active !== restored)
     }
 
-    @Test func restoreFromAClosedWindowGoesToTheMostRecentlyActiveWindow() throws {
+    /// `TabRestoreServiceHelper::RestoreEntryById`: with no live window of the tab's browser id, a new
+    /// window is made for it (not the most recently active one).
+    @Test func restoreFromAClosedWindowOpensANewWindow() throws {
         let s = session()
         let doomed = try s.createBrowser()
         try doomed.webStateList.insert(tab("https://gone.example/"))
@@ -191,17 +193,19 @@ import Testing
         try newer.webStateList.insert(tab("https://n.example/"))
         try s.closeBrowser(doomed)
         let entry = try #require(s.recentlyClosed.entries.first)
-        let (browser, _, index) = try s.restoreClosedTab(entry.id)
-        #expect(browser === older)
-        #expect(index == 1)
+        let (browser, restored, index) = try s.restoreClosedTab(entry.id)
+        #expect(browser !== older && browser !== newer && browser !== doomed)
+        #expect(index == 0 && browser.webStateList.activeWebState === restored && !browser.isIncognito)
+        #expect(s.browserList.browsers().count == 3)
     }
 
-    @Test func restoreWithoutAnyWindowIsAnError() throws {
+    @Test func restoreWithoutAnyWindowOpensOne() throws {
         let s = session()
         let window = try s.createBrowser()
         try window.webStateList.insert(tab("https://a.example/"))
         try s.closeBrowser(window)
-        #expect(throws: ModelError.noWindowToRestoreInto) { try s.restoreClosedTab(s.recentlyClosed.entries[0].id) }
+        let (browser, _, _) = try s.restoreClosedTab(s.recentlyClosed.entries[0].id)
+        #expect(s.browserList.browsers().map(\.id) == [browser.id])
     }
 
     @Test func incognitoAndCleanupAndReplacedTabsAreNotRemembered() throws {

@@ -87,7 +87,11 @@ import TestSupport
                     }
                 case 19: try list.closeOthers(keeping: anyIndex(list))
                 case 20:
-                    if let entry = pick(session.recentlyClosed.entries) { try session.restoreClosedTab(entry.id) }
+                    if let entry = pick(session.recentlyClosed.entries) {
+                        // A tab whose window is gone comes back in a new window (Chromium's tab restore).
+                        let (target, _, _) = try session.restoreClosedTab(entry.id)
+                        if !windows.contains(where: { $0 === target }) { windows.append(target) }
+                    }
                 case 21:
                     if Int.random(in: 0..<200, using: &rng) == 0 {
                         try session.closeBrowser(window)

@@ -108,7 +108,10 @@ import Testing
             let other = try api.window(profile)
             let entry = try #require(closed?.first?["id"] as? String)
             let restored = try api.post("/v1/profiles/\(profile)/recently-closed/\(entry)/restore")
-            #expect(restored.status == 201 && restored["browserId"] as? String == other)
+            // Its window is gone: a new window (Chromium's tab restore), not the other open one.
+            let opened = restored["browserId"] as? String
+            #expect(restored.status == 201 && opened != nil && opened != other && opened != window)
+            #expect(try api.get("/v1/browsers/\(opened ?? "")")["tabCount"] as? Int == 1)
             #expect(try api.post("/v1/profiles/\(profile)/recently-closed/\(entry)/restore").status == 404)
         }
     }

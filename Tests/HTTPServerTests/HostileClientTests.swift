@@ -41,7 +41,8 @@ import Glibc
             let response = try client.readResponse(method: "POST")
             #expect(response.status == 400)
             #expect(response.text.contains("/problems/ambiguous-framing"))
-            #expect(throws: (any Error).self) { _ = try client.readResponse() }
+            let second = try? client.readResponse()
+            #expect(second == nil, "a second answer: \(second.map { "\($0.status) \($0.text)" } ?? "")")
         }
     }
 
