@@ -167,11 +167,13 @@ extension WebDriverRoutes {
 
     /// Closes what a removed session made: its tabs close (through each window's dispatcher); a window
     /// left empty closes too.
-    func end(_ session: WebDriverSessions.Session) async {
-        for handle in openHandles(session) {
-            guard let window = api.service.window(ofTab: handle) else { continue }
-            _ = try? await api.service.dispatch(TabCommands.close, handle, in: window)
-            if api.service.window(window)?.tabCount == 0 { _ = try? await api.service.closeWindow(window) }
+    func end(_ session: WebDriverSessions.Session) async { await Self.end(session, service: api.service) }
+
+    static func end(_ session: WebDriverSessions.Session, service: BrowserService) async {
+        for handle in session.handles {
+            guard let window = service.window(ofTab: handle) else { continue }
+            _ = try? await service.dispatch(TabCommands.close, handle, in: window)
+            if service.window(window)?.tabCount == 0 { _ = try? await service.closeWindow(window) }
         }
     }
 

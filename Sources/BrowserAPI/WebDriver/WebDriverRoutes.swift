@@ -49,15 +49,15 @@ struct WebDriverRoutes {
     // MARK: Registration
 
     /// Ends sessions left unused past the session timeout, as Delete Session would (their tabs close),
-    /// checking every quarter of the timeout (at most every 30 s); stops once the sessions are gone.
+    /// checking every quarter of the timeout (at most every 30 s). It holds the sessions and the service
+    /// weakly, so it stops once the application that made them is gone.
     func startExpiry() {
         let interval = min(sessions.limits.sessionTimeout / 4, .seconds(30))
-        let routes = self
-        Task.detached { [weak sessions] in
+        Task.detached { [weak sessions, weak service = api.service] in
             while true {
                 try? await Task.sleep(for: max(interval, .milliseconds(50)))
-                guard let sessions else { return }
-                for session in sessions.removeExpired() { await routes.end(session) }
+                guard let sessions, let service else { return }
+                for session in sessions.removeExpired() { await Self.end(session, service: service) }
             }
         }
     }
