@@ -104,9 +104,6 @@ public final class IdempotencyStore: Sendable {
         }
     }
 
-    /// Keys kept for the caller `scope` (for tests and metrics).
-    func count(scope: String) -> Int { partitions.withLock { $0[scope]?.entries.count ?? 0 } }
-
     /// The record to store for `response`, or nil when it cannot or must not be kept (server errors,
     /// streams).
     static func record(key: String, fingerprint: [UInt8], response: HTTPResponse, now: Date = Date()) -> IdempotencyRecord? {

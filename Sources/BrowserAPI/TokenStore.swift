@@ -34,7 +34,8 @@ public final class TokenStore: Sendable {
 
     static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
 
-    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    /// Whether two byte strings are equal, in time that depends on their length only (for secrets).
+    public static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for i in 0..<a.count { difference |= a[i] ^ b[i] }

@@ -23,7 +23,4 @@ final class TokenStreams: Sendable {
         let writers = streams.withLock { streams in ids.flatMap { streams.removeValue(forKey: $0)?.values.map { $0 } ?? [] } }
         for writer in writers { writer.finish() }
     }
-
-    /// Streams open under `token` (for tests).
-    func count(token: String) -> Int { streams.withLock { $0[token]?.count ?? 0 } }
 }

@@ -125,12 +125,6 @@ extension HTTPServer {
         return allowed.contains { $0.lowercased() == name }
     }
 
-    /// `application/json` or `application/…+json`, parameters and spaces aside.
-    static func isJSONMediaType(_ value: String) -> Bool {
-        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
-    }
-
     /// Routes a complete request and answers it, at once or through a suspended deferred handler.
     private func dispatch(_ context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var request = HTTPRequest(
@@ -142,7 +136,7 @@ extension HTTPServer {
         context.body = []
         // A POST a web page could send cross-origin without a preflight (when configured: auth off).
         if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,
-           !Self.isJSONMediaType(request.headers["Content-Type"] ?? "") {
+           !MediaType.isJSON(request.headers["Content-Type"] ?? "") {
             return queue(HTTPError(415, kind: "unsupported-media-type", title: "Unsupported Media Type",
                                    detail: "A POST must say Content-Type: application/json (or carry an Authorization header), even with an empty body.",
                                    headers: ["Accept-Post": "application/json"]).response(instance: context.path),

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BrowserAPI
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -46,11 +47,7 @@ final class RequestForwarder: Sendable {
     /// carries the shared secret (compared in constant time).
     func isFromPeer(_ request: HTTPRequest) -> Bool {
         guard !secret.isEmpty, request.headers[Self.forwardedHeader] != nil, let given = request.headers[Self.secretHeader] else { return false }
-        let bytes = Array(given.utf8)
-        guard bytes.count == secret.count else { return false }
-        var difference: UInt8 = 0
-        for index in bytes.indices { difference |= bytes[index] ^ secret[index] }
-        return difference == 0
+        return TokenStore.constantTimeEquals(Array(given.utf8), secret)
     }
 
     func shutdown() async {
