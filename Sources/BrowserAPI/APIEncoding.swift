@@ -148,18 +148,67 @@ enum APIEncoding {
         }
     }
 
-    static func closedTab(_ entry: ClosedTabSnapshot, to json: inout JSONText) {
+    /// A recently-closed entry: its leading tab's fields (a tab entry's tab), its kind, and for a
+    /// window or group entry every tab and (group) the group.
+    static func closedEntry(_ entry: ClosedEntrySnapshot, to json: inout JSONText) {
         json.beginObject()
         json.member("id", entry.id.rawValue)
-        json.member("tabId", entry.tabID.rawValue)
-        json.member("url", entry.url)
-        json.member("title", entry.title)
-        json.member("browserId", entry.browserID.rawValue)
-        json.member("index", entry.index)
-        json.member("groupId", entry.groupID?.rawValue)
-        json.member("wasActive", entry.wasActive)
-        json.member("closedAt", JSONText.timestamp(entry.closedAt))
+        json.member("kind", entry.kind.rawValue)
+        closedTabFields(entry.leading, to: &json)
+        json.member("browserId", entry.leading.browserID.rawValue)
+        json.member("closedAt", JSONText.timestamp(entry.leading.closedAt))
+        json.member("tabCount", entry.tabs.count)
+        if entry.kind != .tab {
+            json.key("tabs")
+            json.beginArray()
+            for tab in entry.tabs {
+                json.beginObject()
+                json.member("id", tab.id.rawValue)
+                closedTabFields(tab, to: &json)
+                json.endObject()
+            }
+            json.endArray()
+        }
+        if let group = entry.group {
+            json.key("group")
+            json.beginObject()
+            json.member("id", group.id.rawValue)
+            json.member("title", group.visualData.title)
+            json.member("color", group.visualData.color.rawValue)
+            json.member("collapsed", group.visualData.collapsed)
+            json.endObject()
+        }
         json.endObject()
+    }
+
+    private static func closedTabFields(_ tab: ClosedTabSnapshot, to json: inout JSONText) {
+        json.member("tabId", tab.tabID.rawValue)
+        json.member("url", tab.url)
+        json.member("title", tab.title)
+        json.member("index", tab.index)
+        json.member("groupId", tab.groupID?.rawValue)
+        json.member("wasActive", tab.wasActive)
+        json.member("wasPinned", tab.wasPinned)
+    }
+
+    static func closing(_ closing: TabsClosingSnapshot) -> [UInt8] {
+        bytes { json in
+            json.beginObject()
+            json.member("id", closing.id.rawValue)
+            json.member("profileId", closing.profileID.rawValue)
+            json.member("policy", closing.policy.rawValue)
+            json.member("state", closing.state.rawValue)
+            json.key("tabIds")
+            json.beginArray()
+            for id in closing.tabIDs { json.value(id.rawValue) }
+            json.endArray()
+            json.key("browserIds")
+            json.beginArray()
+            for id in closing.browserIDs { json.value(id.rawValue) }
+            json.endArray()
+            json.member("undoableUntil", closing.undoableUntil.map(JSONText.timestamp))
+            json.endObject()
+        }
     }
 
     static func broadcast(_ item: BroadcastSnapshot, to json: inout JSONText) {

@@ -89,6 +89,7 @@ enum APIProblem {
         case .profileNotFound(let id): return profileNotFound(id.rawValue)
         case .groupNotFound(let id): return groupNotFound(id.rawValue)
         case .closedTabNotFound: return notFound("closed-tab-not-found", detail)
+        case .closingNotFound: return notFound("closing-not-found", detail)
         case .commandNotRegistered: return notFound("command-not-found", detail)
         case .unknownBroadcastKey: return notFound("broadcast-key-not-found", detail)
         case .indexOutOfRange: return HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range", detail: detail)

@@ -73,7 +73,28 @@ extension APIRoutes {
 
         router.add(.get, "/v1/profiles/{profileId}/recently-closed", deferred { request in
             let entries = try await service.recentlyClosed(profile: ProfileID(rawValue: request.parameter("profileId")))
-            return Self.json(APIEncoding.list(entries) { APIEncoding.closedTab($0, to: &$1) })
+            return Self.json(APIEncoding.list(entries) { APIEncoding.closedEntry($0, to: &$1) })
+        })
+
+        router.add(.post, "/v1/profiles/{profileId}/close-all", deferred { request in
+            let (policy, undoSeconds) = try Self.closeAllOptions(request)
+            let closing = try await service.closeAllTabs(profile: ProfileID(rawValue: request.parameter("profileId")), window: nil,
+                                                         policy: policy, undoSeconds: undoSeconds)
+            return Self.json(APIEncoding.closing(closing))
+        })
+
+        router.add(.post, "/v1/profiles/{profileId}/closings/{closingId}/undo", deferred { request in
+            try Self.noParameters(request)
+            let closing = try await service.undoCloseAll(profile: ProfileID(rawValue: request.parameter("profileId")),
+                                                         closing: ClosedTabID(rawValue: request.parameter("closingId")))
+            return Self.json(APIEncoding.closing(closing))
+        })
+
+        router.add(.post, "/v1/profiles/{profileId}/closings/{closingId}/confirm", deferred { request in
+            try Self.noParameters(request)
+            let closing = try await service.confirmCloseAll(profile: ProfileID(rawValue: request.parameter("profileId")),
+                                                            closing: ClosedTabID(rawValue: request.parameter("closingId")))
+            return Self.json(APIEncoding.closing(closing))
         })
 
         router.add(.post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore", deferred { request in
@@ -83,5 +104,19 @@ extension APIRoutes {
                 activate: activate)
             return Self.tabResponse(tab, version: version, status: 201)
         })
+    }
+
+    /// A close-all's options: `policy` (`allTabs`, the default, or `regularTabs`) and `undoSeconds`
+    /// (0…600, default 10: how long it stays undoable before it is confirmed by itself).
+    static func closeAllOptions(_ request: HTTPRequest) throws -> (TabsClosePolicy, Int) {
+        let body = try RequestBody(request, allowed: ["policy", "undoSeconds"])
+        var policy = TabsClosePolicy.allTabs
+        if let name = try body.string("policy", maxLength: 32) {
+            guard let given = TabsClosePolicy(rawValue: name) else {
+                throw APIProblem.invalidField("policy", "must be allTabs or regularTabs")
+            }
+            policy = given
+        }
+        return (policy, try body.int("undoSeconds", range: 0...600) ?? 10)
     }
 }

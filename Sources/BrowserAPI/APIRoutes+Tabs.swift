@@ -78,32 +78,50 @@ extension APIRoutes {
         router.add(.post, "/v1/tabs/{tabId}/move", deferred { request in
             let id = request.parameter("tabId")
             let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["index", "browserId", "activate", "pinned"])
-            let index = try body.int("index", range: Int.min...Int.max, required: true)!
+            let body = try RequestBody(request, allowed: ["index", "browserId", "activate", "pinned", "groupId"])
+            let groupID = try body.string("groupId", maxLength: 64)
+            let index = try body.int("index", range: Int.min...Int.max, required: groupID == nil)
             var destination: BrowserID?
             if let target = try body.string("browserId", maxLength: 64), target != window.rawValue {
                 let targetID = BrowserID(rawValue: target)
                 guard service.window(targetID) != nil, Principal.current.reaches(service.rootProfile(ofWindow: targetID)) else {
                     throw APIProblem.invalidField("browserId", "names window \(target), which does not exist")
                 }
-                guard service.rootProfile(ofWindow: targetID) == service.rootProfile(ofWindow: window) else {
+                destination = targetID
+            }
+            if let groupID {
+                // The group names its window: the tab goes there (`MoveToGroup`, or an insert `InGroup`).
+                guard let groupWindow = service.window(ofGroup: TabGroupID(rawValue: groupID)),
+                      Principal.current.reaches(service.rootProfile(ofWindow: groupWindow)) else {
+                    throw APIProblem.invalidField("groupId", "names group \(groupID), which does not exist")
+                }
+                if let destination, destination != groupWindow {
+                    throw APIProblem.invalidField("groupId", "names group \(groupID), which is not in window \(destination.rawValue)")
+                }
+                destination = groupWindow == window ? nil : groupWindow
+            }
+            if let destination {
+                guard service.rootProfile(ofWindow: destination) == service.rootProfile(ofWindow: window) else {
                     throw HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation",
                                     detail: "Tabs move only between windows of one profile.")
                 }
-                destination = targetID
             }
-            let count = service.window(destination ?? window)?.tabCount ?? 0
-            let limit = destination == nil ? count - 1 : count
-            guard index >= 0, index <= limit else {
-                throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
-                                detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
+            if let index {
+                let count = service.window(destination ?? window)?.tabCount ?? 0
+                let limit = destination == nil ? count - 1 : count
+                guard index >= 0, index <= limit else {
+                    throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
+                                    detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
+                }
             }
             let pinned = try body.bool("pinned")
             if pinned != nil, destination == nil {
                 throw APIProblem.invalidField("pinned", "applies only to a move to another window; use /pin or /unpin in the same window")
             }
+            if pinned == true, groupID != nil { throw APIProblem.invalidField("pinned", "cannot be true with groupId: a pinned tab is never grouped") }
             let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
-                                      activate: try body.bool("activate") ?? false, pinned: pinned ?? false)
+                                      activate: try body.bool("activate") ?? false, pinned: pinned ?? false,
+                                      groupID: groupID.map(TabGroupID.init(rawValue:)))
             let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: try Self.ifMatch(request))
             return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
         })

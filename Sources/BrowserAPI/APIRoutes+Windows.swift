@@ -91,6 +91,14 @@ extension APIRoutes {
             return Self.tabResponse(tab, version: version, status: 201)
         })
 
+        router.add(.post, "/v1/browsers/{browserId}/close-all", deferred { request in
+            let window = try routes.existingWindow(request.parameter("browserId"))
+            let (policy, undoSeconds) = try Self.closeAllOptions(request)
+            guard let profile = service.window(window)?.profileID else { throw APIProblem.windowNotFound(window.rawValue) }
+            let closing = try await service.closeAllTabs(profile: profile, window: window, policy: policy, undoSeconds: undoSeconds)
+            return Self.json(APIEncoding.closing(closing))
+        })
+
         router.add(.post, "/v1/browsers/{browserId}/close-tabs", deferred { request in
             let window = try routes.existingWindow(request.parameter("browserId"))
             let body = try RequestBody(request, allowed: ["tabIds", "all", "allNonPinned", "allExcept", "groupId"])

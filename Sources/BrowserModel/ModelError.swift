@@ -29,6 +29,8 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case notBroadcasting(String)
     case noWindowToRestoreInto
     case closedTabNotFound(ClosedTabID)
+    /// A close-all that is not (or no longer) undoable: confirmed, undone, or never made.
+    case closingNotFound(ClosedTabID)
     case notOffTheRecordCapable(String)
     /// The profile's text (histories, titles, recently closed) would pass its byte budget.
     case profileFull(used: Int, adding: Int, limit: Int)
@@ -64,6 +66,7 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notBroadcasting(let key): "'\(key)' is not being broadcast"
         case .noWindowToRestoreInto: "the profile has no window to restore the tab into"
         case .closedTabNotFound(let id): "recently closed entry \(id) does not exist"
+        case .closingNotFound(let id): "close-all \(id) cannot be undone: it was confirmed or undone, or does not exist"
         case .notOffTheRecordCapable(let what): what
         }
     }

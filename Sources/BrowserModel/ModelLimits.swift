@@ -10,6 +10,8 @@ public struct ModelLimits: Sendable, Equatable {
     public var titleCharacters: Int
     /// Entries kept in the recently-closed list of a regular profile (25).
     public var recentlyClosedEntries: Int
+    /// Close-alls of a profile awaiting undo or confirmation at once (16); past it the oldest is confirmed.
+    public var pendingClosingsPerProfile = 16
     /// Most navigation entries kept in memory per tab (older ones are dropped from the front).
     public var historyEntries: Int
     /// Most bytes of text (history URLs and titles, recently closed tabs) one profile holds, its

@@ -456,6 +456,18 @@ public final class WebStateList {
         return mutate { removeEntries(at: [index], closing: false, flags: [])[0] }
     }
 
+    /// Removes several tabs without closing them, in a batch (`TabsCloser` parks them so one call can
+    /// bring them back): as ``close(atIndices:flags:)`` with `isClosing` false.
+    /// - Returns: the detached tabs, highest index first.
+    /// - Throws: when an index is not in the list (nothing is detached then).
+    @discardableResult
+    public func detachAll(atIndices indices: Set<Int>) throws -> [WebState] {
+        for index in indices where !containsIndex(index) { throw outOfRange(index) }
+        return try performBatch { list in
+            indices.isEmpty ? [] : list.mutate { list.removeEntries(at: indices, closing: false, flags: []) }
+        }
+    }
+
     /// Closes the tab at `index` (a detach with `isClosing`). A single close is not a batch.
     @discardableResult
     public func close(at index: Int, flags: CloseFlags = []) throws -> WebState {

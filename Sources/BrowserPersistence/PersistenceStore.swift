@@ -72,6 +72,16 @@ public final class PersistenceStore {
             try db.execute("UPDATE windows SET tab_order = ''")
             try db.execute("CREATE INDEX tabs_by_window_position ON tabs(window_id, position)")
         },
+        // Window and group entries (the tabs of one closed window or group are one entry), tabs a
+        // close-all parked until it is confirmed, and the visual data of a closed tab's group.
+        .init("closed windows and groups", sql: """
+            ALTER TABLE closed_tabs ADD COLUMN entry_id TEXT;
+            ALTER TABLE closed_tabs ADD COLUMN entry_kind TEXT;
+            ALTER TABLE closed_tabs ADD COLUMN group_title TEXT;
+            ALTER TABLE closed_tabs ADD COLUMN group_color TEXT;
+            ALTER TABLE closed_tabs ADD COLUMN group_collapsed INTEGER NOT NULL DEFAULT 0;
+            CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
+            """),
     ]) }
 
     /// The distance between the positions of neighbouring tabs when a window's order is written whole.
@@ -169,14 +179,21 @@ public final class PersistenceStore {
                           answer.headers.map { "\($0.name): \($0.value)\n" }.joined(), answer.body,
                           answer.createdAt.timeIntervalSince1970)
         }
-        for id in change.closedRemoved { try db.cached("DELETE FROM closed_tabs WHERE id = ?").run(id) }
+        for id in change.closedRemoved { try db.cached("DELETE FROM closed_tabs WHERE id = ?1 OR entry_id = ?1").run(id) }
         for (profileID, entry) in change.closedAdded {
-            try db.cached("""
-                INSERT OR REPLACE INTO closed_tabs (id, profile_id, position, tab_id, window_id, tab_index, group_id, was_active,
-                was_pinned, title, favicon_url, closed_at, history_index, history) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).run(entry.id, profileID, entry.tabID, entry.windowID, entry.index, entry.groupID, entry.wasActive,
-                       entry.wasPinned, entry.title, entry.faviconURL, entry.closedAt.timeIntervalSince1970, entry.historyIndex,
-                       HistoryCodec.encode(entry.history))
+            // Written again: its rows are replaced whole (a window entry may have lost or gained rows).
+            try db.cached("DELETE FROM closed_tabs WHERE id = ?1 OR entry_id = ?1").run(entry.id)
+            let grouped = entry.kind != .tab
+            for tab in entry.tabs {
+                try db.cached("""
+                    INSERT OR REPLACE INTO closed_tabs (id, profile_id, position, tab_id, window_id, tab_index, group_id, was_active,
+                    was_pinned, title, favicon_url, closed_at, history_index, history, entry_id, entry_kind, group_title,
+                    group_color, group_collapsed) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """).run(tab.id, profileID, tab.tabID, tab.windowID, tab.index, tab.groupID, tab.wasActive,
+                             tab.wasPinned, tab.title, tab.faviconURL, tab.closedAt.timeIntervalSince1970, tab.historyIndex,
+                             HistoryCodec.encode(tab.history), grouped ? entry.id : nil, grouped ? entry.kind.rawValue : nil,
+                             tab.group?.title, tab.group?.color, tab.group?.collapsed ?? false)
+            }
         }
     }
 
@@ -268,16 +285,22 @@ public final class PersistenceStore {
                 state.tabs[tab.id] = tab
             }
         }
+        var closedRows: [String: [ClosedEntryRecord.Row]] = [:]
         for row in try db.rows("""
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
-            closed_at, history_index, history FROM closed_tabs ORDER BY profile_id, closed_at DESC, rowid DESC
+            closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed
+            FROM closed_tabs ORDER BY profile_id, closed_at DESC, rowid DESC
             """) {
-            state.recentlyClosed[row[0].string ?? "", default: []].append(ClosedTabRecord(
-                id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
-                groupID: row[5].string, wasActive: row[6].int == 1, wasPinned: row[7].int == 1, title: row[8].string ?? "",
-                faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
-                historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? [])))
+            let group = row[5].string == nil ? nil
+                : ClosedGroupRecord(title: row[15].string ?? "", color: row[16].string ?? "", collapsed: row[17].int == 1)
+            closedRows[row[0].string ?? "", default: []].append(ClosedEntryRecord.Row(
+                entryID: row[13].string, kind: row[14].string, tab: ClosedTabRecord(
+                    id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
+                    groupID: row[5].string, group: group, wasActive: row[6].int == 1, wasPinned: row[7].int == 1,
+                    title: row[8].string ?? "", faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
+                    historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? []))))
         }
+        for (profile, rows) in closedRows { state.recentlyClosed[profile] = ClosedEntryRecord.assemble(rows) }
         for row in try db.rows("SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id") {
             state.tokens.append(TokenRecord(id: row[0].string ?? "", profileID: row[1].string ?? "", hash: row[2].bytes ?? [],
                                             createdAt: Date(timeIntervalSince1970: row[3].double ?? 0)))

@@ -56,7 +56,7 @@ struct ChangeSegment: Sendable {
     var windows = Rows<WindowRecord>()
     var tabs = Rows<(windowID: String, tab: TabRecord)>()
     var headers = Rows<WindowHeaderRecord>()
-    var closed = Rows<(profileID: String, entry: ClosedTabRecord)>()
+    var closed = Rows<(profileID: String, entry: ClosedEntryRecord)>()
     var idempotency = Rows<(profileID: String?, answer: IdempotencyRecord)>()
     var changes = 0
 

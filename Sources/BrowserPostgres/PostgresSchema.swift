@@ -66,6 +66,16 @@ enum PostgresSchema {
             ALTER TABLE idempotency_keys ADD COLUMN profile_id text;
             CREATE INDEX idempotency_keys_by_profile ON idempotency_keys(profile_id);
             """),
+        // Window and group entries (the tabs of one closed window or group are one entry), tabs a
+        // close-all parked until it is confirmed, and the visual data of a closed tab's group.
+        Migration(name: "closed windows and groups", sql: """
+            ALTER TABLE closed_tabs ADD COLUMN entry_id text;
+            ALTER TABLE closed_tabs ADD COLUMN entry_kind text;
+            ALTER TABLE closed_tabs ADD COLUMN group_title text;
+            ALTER TABLE closed_tabs ADD COLUMN group_color text;
+            ALTER TABLE closed_tabs ADD COLUMN group_collapsed boolean NOT NULL DEFAULT false;
+            CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
+            """),
     ]
 
     static var latestVersion: Int { migrations.count }

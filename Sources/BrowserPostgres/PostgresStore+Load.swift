@@ -72,17 +72,23 @@ extension PostgresStore {
         }
         let closedRows = try await connection.query("""
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
-            closed_at, history_index, history FROM closed_tabs WHERE \(only)::text IS NULL OR profile_id = \(only)
+            closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed
+            FROM closed_tabs WHERE \(only)::text IS NULL OR profile_id = \(only)
             ORDER BY profile_id, closed_at DESC, seq DESC
             """, logger: logger)
+        var closed: [String: [ClosedEntryRecord.Row]] = [:]
         for try await row in closedRows {
-            let (profile, id, tab, window, index, group, wasActive, wasPinned, title, favicon, closedAt, historyIndex, history)
-                = try row.decode((String, String, String, String, Int, String?, Bool, Bool, String, String?, Double, Int, ByteBuffer).self)
-            state.recentlyClosed[profile, default: []].append(ClosedTabRecord(
-                id: id, tabID: tab, windowID: window, index: index, groupID: group, wasActive: wasActive, wasPinned: wasPinned,
-                title: title, faviconURL: favicon, closedAt: Self.date(closedAt), historyIndex: historyIndex,
-                history: try HistoryCodec.decode(Self.bytes(history))))
+            let (profile, id, tab, window, index, group, wasActive, wasPinned, title, favicon, closedAt, historyIndex, history,
+                 entryID, kind, groupTitle, groupColor, groupCollapsed)
+                = try row.decode((String, String, String, String, Int, String?, Bool, Bool, String, String?, Double, Int, ByteBuffer,
+                                  String?, String?, String?, String?, Bool).self)
+            closed[profile, default: []].append(ClosedEntryRecord.Row(entryID: entryID, kind: kind, tab: ClosedTabRecord(
+                id: id, tabID: tab, windowID: window, index: index, groupID: group,
+                group: group == nil ? nil : ClosedGroupRecord(title: groupTitle ?? "", color: groupColor ?? "", collapsed: groupCollapsed),
+                wasActive: wasActive, wasPinned: wasPinned, title: title, faviconURL: favicon, closedAt: Self.date(closedAt),
+                historyIndex: historyIndex, history: try HistoryCodec.decode(Self.bytes(history)))))
         }
+        for (profile, rows) in closed { state.recentlyClosed[profile] = ClosedEntryRecord.assemble(rows) }
         for try await (id, profile, hash, created) in try await connection.query(
             "SELECT id, profile_id, hash, created_at FROM tokens WHERE \(only)::text IS NULL OR profile_id = \(only) ORDER BY created_at, id",
             logger: logger)

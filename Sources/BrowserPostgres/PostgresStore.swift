@@ -396,36 +396,52 @@ public final class PostgresStore: Sendable {
         let closedGone = segment.closed.everDeleted
         let closedAdded = segment.closed.upserts
         if !closedGone.isEmpty || !closedAdded.isEmpty {
-            // An entry written again is replaced, and takes its place as the newest (as SQLite's REPLACE).
+            // An entry written again is replaced whole, and takes its place as the newest (as SQLite's REPLACE).
             let ids = closedGone + closedAdded.map(\.entry.id)
-            try await run(connection, "DELETE FROM closed_tabs WHERE id = ANY($1::text[])") { $0.append(ids) }
+            try await run(connection, "DELETE FROM closed_tabs WHERE id = ANY($1::text[]) OR entry_id = ANY($1::text[])") {
+                $0.append(ids)
+            }
         }
-        if !closedAdded.isEmpty {
+        // One row per tab; a window or group entry's rows name their entry.
+        let rows = closedAdded.flatMap { added in
+            added.entry.tabs.map { (profileID: added.profileID, entry: added.entry.kind == .tab ? nil : added.entry, tab: $0) }
+        }
+        if !rows.isEmpty {
             try await run(connection, """
                 INSERT INTO closed_tabs (id, profile_id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title,
-                favicon_url, closed_at, history_index, history)
+                favicon_url, closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed)
                 SELECT id, profile_id, tab_id, window_id, tab_index, CASE WHEN has_group THEN group_id END, was_active, was_pinned,
-                title, CASE WHEN has_favicon THEN favicon_url END, closed_at, history_index, history
+                title, CASE WHEN has_favicon THEN favicon_url END, closed_at, history_index, history,
+                CASE WHEN has_entry THEN entry_id END, CASE WHEN has_entry THEN entry_kind END,
+                CASE WHEN has_group THEN group_title END, CASE WHEN has_group THEN group_color END, group_collapsed
                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::bool[], $7::text[], $8::bool[],
-                $9::bool[], $10::text[], $11::bool[], $12::text[], $13::float8[], $14::int8[], $15::bytea[]) WITH ORDINALITY
+                $9::bool[], $10::text[], $11::bool[], $12::text[], $13::float8[], $14::int8[], $15::bytea[], $16::bool[],
+                $17::text[], $18::text[], $19::text[], $20::text[], $21::bool[]) WITH ORDINALITY
                 AS c(id, profile_id, tab_id, window_id, tab_index, has_group, group_id, was_active, was_pinned, title,
-                has_favicon, favicon_url, closed_at, history_index, history, n) ORDER BY n
+                has_favicon, favicon_url, closed_at, history_index, history, has_entry, entry_id, entry_kind, group_title,
+                group_color, group_collapsed, n) ORDER BY n
                 """) {
-                $0.append(closedAdded.map(\.entry.id))
-                $0.append(closedAdded.map(\.profileID))
-                $0.append(closedAdded.map(\.entry.tabID))
-                $0.append(closedAdded.map(\.entry.windowID))
-                $0.append(closedAdded.map(\.entry.index))
-                $0.append(closedAdded.map { $0.entry.groupID != nil })
-                $0.append(closedAdded.map { $0.entry.groupID ?? "" })
-                $0.append(closedAdded.map(\.entry.wasActive))
-                $0.append(closedAdded.map(\.entry.wasPinned))
-                $0.append(closedAdded.map(\.entry.title))
-                $0.append(closedAdded.map { $0.entry.faviconURL != nil })
-                $0.append(closedAdded.map { $0.entry.faviconURL ?? "" })
-                $0.append(closedAdded.map(\.entry.closedAt.timeIntervalSince1970))
-                $0.append(closedAdded.map(\.entry.historyIndex))
-                $0.append(closedAdded.map { Self.bytes(HistoryCodec.encode($0.entry.history)) })
+                $0.append(rows.map(\.tab.id))
+                $0.append(rows.map(\.profileID))
+                $0.append(rows.map(\.tab.tabID))
+                $0.append(rows.map(\.tab.windowID))
+                $0.append(rows.map(\.tab.index))
+                $0.append(rows.map { $0.tab.groupID != nil })
+                $0.append(rows.map { $0.tab.groupID ?? "" })
+                $0.append(rows.map(\.tab.wasActive))
+                $0.append(rows.map(\.tab.wasPinned))
+                $0.append(rows.map(\.tab.title))
+                $0.append(rows.map { $0.tab.faviconURL != nil })
+                $0.append(rows.map { $0.tab.faviconURL ?? "" })
+                $0.append(rows.map(\.tab.closedAt.timeIntervalSince1970))
+                $0.append(rows.map(\.tab.historyIndex))
+                $0.append(rows.map { Self.bytes(HistoryCodec.encode($0.tab.history)) })
+                $0.append(rows.map { $0.entry != nil })
+                $0.append(rows.map { $0.entry?.id ?? "" })
+                $0.append(rows.map { $0.entry?.kind.rawValue ?? "" })
+                $0.append(rows.map { $0.tab.group?.title ?? "" })
+                $0.append(rows.map { $0.tab.group?.color ?? "" })
+                $0.append(rows.map { $0.tab.group?.collapsed ?? false })
             }
         }
     }

@@ -131,13 +131,16 @@ public struct WindowRecord: Sendable, Equatable {
     }
 }
 
-/// A recently closed tab of a regular profile.
+/// A recently closed tab of a regular profile (an entry by itself, or one tab of a window or group entry).
 public struct ClosedTabRecord: Sendable, Equatable {
     public var id: String
     public var tabID: String
     public var windowID: String
     public var index: Int
     public var groupID: String?
+    /// The visual data of its group when it closed (title, colour name, collapsed), so a restore can
+    /// rebuild the group; nil when it was in none.
+    public var group: ClosedGroupRecord?
     public var wasActive: Bool
     public var wasPinned: Bool
     public var title: String
@@ -146,13 +149,15 @@ public struct ClosedTabRecord: Sendable, Equatable {
     public var historyIndex: Int
     public var history: [HistoryEntryRecord]
 
-    public init(id: String, tabID: String, windowID: String, index: Int, groupID: String?, wasActive: Bool, wasPinned: Bool,
-                title: String, faviconURL: String?, closedAt: Date, historyIndex: Int, history: [HistoryEntryRecord]) {
+    public init(id: String, tabID: String, windowID: String, index: Int, groupID: String?, group: ClosedGroupRecord? = nil,
+                wasActive: Bool, wasPinned: Bool, title: String, faviconURL: String?, closedAt: Date, historyIndex: Int,
+                history: [HistoryEntryRecord]) {
         self.id = id
         self.tabID = tabID
         self.windowID = windowID
         self.index = index
         self.groupID = groupID
+        self.group = group
         self.wasActive = wasActive
         self.wasPinned = wasPinned
         self.title = title
@@ -160,6 +165,79 @@ public struct ClosedTabRecord: Sendable, Equatable {
         self.closedAt = closedAt
         self.historyIndex = historyIndex
         self.history = history
+    }
+}
+
+/// The visual data of a closed tab's group.
+public struct ClosedGroupRecord: Sendable, Equatable {
+    public var title: String
+    public var color: String
+    public var collapsed: Bool
+
+    public init(title: String, color: String, collapsed: Bool) {
+        self.title = title
+        self.color = color
+        self.collapsed = collapsed
+    }
+}
+
+/// One entry of a regular profile's recently-closed list: a tab, a closed window's tabs, a closed
+/// group's tabs, or the tabs a close-all parked until it is confirmed or undone (`closing`).
+///
+/// Stored as one row per tab: a tab entry's row has the entry's id; the rows of the other kinds name
+/// their entry (`entry_id`) and its kind, so removing an entry removes every row of it.
+public struct ClosedEntryRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case tab, window, group, closing
+    }
+
+    public var id: String
+    public var kind: Kind
+    /// In window order (their `index`); exactly one for a tab entry, whose id is the entry's.
+    public var tabs: [ClosedTabRecord]
+
+    public init(id: String, kind: Kind, tabs: [ClosedTabRecord]) {
+        self.id = id
+        self.kind = kind
+        self.tabs = tabs
+    }
+
+    /// A tab entry.
+    public init(tab: ClosedTabRecord) {
+        self.init(id: tab.id, kind: .tab, tabs: [tab])
+    }
+
+    /// One stored row: a tab, and the entry it belongs to when that is not itself.
+    public struct Row: Sendable {
+        public var entryID: String?
+        public var kind: String?
+        public var tab: ClosedTabRecord
+
+        public init(entryID: String?, kind: String?, tab: ClosedTabRecord) {
+            self.entryID = entryID
+            self.kind = kind
+            self.tab = tab
+        }
+    }
+
+    /// The entries a profile's rows make, in the rows' order (newest first), each entry's tabs in window order.
+    public static func assemble(_ rows: [Row]) -> [ClosedEntryRecord] {
+        var entries: [ClosedEntryRecord] = []
+        var positions: [String: Int] = [:]
+        for row in rows {
+            guard let entryID = row.entryID else {
+                entries.append(ClosedEntryRecord(tab: row.tab))
+                continue
+            }
+            if let at = positions[entryID] {
+                entries[at].tabs.append(row.tab)
+            } else {
+                positions[entryID] = entries.count
+                entries.append(ClosedEntryRecord(id: entryID, kind: row.kind.flatMap(Kind.init(rawValue:)) ?? .window, tabs: [row.tab]))
+            }
+        }
+        for at in positions.values { entries[at].tabs.sort { $0.index < $1.index } }
+        return entries
     }
 }
 
@@ -190,7 +268,7 @@ public struct ChangeSet: Sendable, Equatable {
     public var tabs: [(windowID: String, tab: TabRecord)] = []
     public var deletedTabs: [String] = []
     /// Recently closed entries added, with their profile.
-    public var closedAdded: [(profileID: String, entry: ClosedTabRecord)] = []
+    public var closedAdded: [(profileID: String, entry: ClosedEntryRecord)] = []
     /// Recently closed entries gone (restored, or dropped past the cap).
     public var closedRemoved: [String] = []
     /// API tokens issued and revoked.
@@ -251,7 +329,8 @@ public struct StoredState: Sendable, Equatable {
     public var profiles: [ProfileRecord] = []
     public var windows: [WindowRecord] = []
     public var tabs: [String: TabRecord] = [:]
-    public var recentlyClosed: [String: [ClosedTabRecord]] = [:]
+    /// Each regular profile's entries, newest first.
+    public var recentlyClosed: [String: [ClosedEntryRecord]] = [:]
     public var tokens: [TokenRecord] = []
     /// Stored answers of idempotent requests that have not expired.
     public var idempotency: [IdempotencyRecord] = []
@@ -270,7 +349,9 @@ extension ChangeSet {
         var bytes = 64 * (profiles.count + windows.count + windowHeaders.count + deletedTabs.count + deletedWindows.count
                           + closedRemoved.count + tokens.count + deletedTokens.count + deletedProfiles.count)
         for (_, tab) in tabs { bytes += 128 + tab.title.utf8.count + (tab.faviconURL?.utf8.count ?? 0) + history(tab.history) }
-        for (_, entry) in closedAdded { bytes += 128 + history(entry.history) }
+        for (_, entry) in closedAdded {
+            for tab in entry.tabs { bytes += 128 + history(tab.history) }
+        }
         for answer in idempotency { bytes += 128 + answer.body.count }
         return bytes
     }

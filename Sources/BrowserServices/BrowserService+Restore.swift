@@ -58,7 +58,7 @@ extension BrowserService {
                         progress(now)
                     }
                 }
-                session.recentlyClosed.restore(closed.map { Self.closedTab($0, repairs: &repairs) })
+                Self.restoreClosed(closed, into: session.recentlyClosed, repairs: &repairs)
                 mediator.publishWindows()
                 mediator.isRestoring = false
                 for browser in session.browserList.browsers() { mediator.attachConsumers(to: browser) }
@@ -162,11 +162,33 @@ extension BrowserService {
         return NavigationHistory()
     }
 
+    /// Puts a profile's stored entries back in its recently-closed list; a close-all's parked tabs
+    /// that were never confirmed nor undone (the process ended meanwhile) count as confirmed.
+    static func restoreClosed(_ records: [ClosedEntryRecord], into list: RecentlyClosedTabs, repairs: inout [String]) {
+        var entries: [ClosedEntry] = []
+        var parked: [ClosedEntry] = []
+        for record in records where !record.tabs.isEmpty {
+            let tabs = record.tabs.map { closedTab($0, repairs: &repairs) }
+            let id = ClosedTabID(rawValue: record.id)
+            switch record.kind {
+            case .tab: entries.append(ClosedEntry(tab: tabs[0]))
+            case .window: entries.append(ClosedEntry(id: id, kind: .window, tabs: tabs))
+            case .group: entries.append(ClosedEntry(id: id, kind: .group, tabs: tabs))
+            case .closing: parked.append(ClosedEntry(id: id, kind: .window, tabs: tabs))
+            }
+        }
+        list.restore(entries, parked: parked)
+    }
+
     static func closedTab(_ record: ClosedTabRecord, repairs: inout [String]) -> ClosedTab {
         let history = restoredHistory(record.history, currentIndex: record.historyIndex, of: "closed tab \(record.id)", repairs: &repairs)
+        let group = record.groupID.map { id in
+            ClosedTabGroup(id: TabGroupID(rawValue: id), visualData: TabGroupVisualData(
+                title: record.group?.title ?? "", color: record.group.flatMap { TabGroupColor(rawValue: $0.color) } ?? .grey,
+                collapsed: record.group?.collapsed ?? false))
+        }
         return ClosedTab(id: ClosedTabID(rawValue: record.id), tabID: TabID(rawValue: record.tabID), history: history, title: record.title,
                          faviconURL: record.faviconURL, browserID: BrowserID(rawValue: record.windowID), index: record.index,
-                         groupID: record.groupID.map { TabGroupID(rawValue: $0) }, wasActive: record.wasActive,
-                         wasPinned: record.wasPinned, closedAt: record.closedAt)
+                         group: group, wasActive: record.wasActive, wasPinned: record.wasPinned, closedAt: record.closedAt)
     }
 }

@@ -74,7 +74,9 @@ extension BrowserService {
                         part.windowsReopened += 1
                     }
                 }
-                session.recentlyClosed.restore((stored.recentlyClosed[id.rawValue] ?? []).map { Self.closedTab($0, repairs: &part.repairs) })
+                // What is stored is the truth again: close-alls not confirmed are as after a restart.
+                session.forgetClosings()
+                Self.restoreClosed(stored.recentlyClosed[id.rawValue] ?? [], into: session.recentlyClosed, repairs: &part.repairs)
                 mediator.publishWindows()
                 mediator.publishProfiles()
                 mediator.markPersisted()

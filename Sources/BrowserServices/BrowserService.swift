@@ -250,32 +250,112 @@ public final class BrowserService: Sendable {
         }
     }
 
-    /// A regular profile's recently closed tabs, newest first.
-    public func recentlyClosed(profile id: ProfileID) async throws -> [ClosedTabSnapshot] {
+    /// A regular profile's recently closed entries, newest first.
+    public func recentlyClosed(profile id: ProfileID) async throws -> [ClosedEntrySnapshot] {
         guard let entry = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         guard entry.rootID == id else { return [] }
         return try await run(entry.executor, mutating: false) { session in
-            session.recentlyClosed.entries.map {
-                ClosedTabSnapshot(id: $0.id, tabID: $0.tabID, url: $0.history.currentItem?.url ?? "", title: $0.title,
-                                  browserID: $0.browserID, index: $0.index, groupID: $0.groupID, wasActive: $0.wasActive,
-                                  closedAt: $0.closedAt)
-            }
+            session.recentlyClosed.entries.map(ClosedEntrySnapshot.init)
         }
     }
 
-    /// Restores an entry of a regular profile's recently closed list, through the window it lands in.
+    /// Restores an entry of a regular profile's recently closed list, through the window it lands in
+    /// (a window entry: through a new window made for it).
     public func restoreClosedTab(profile id: ProfileID, entry: ClosedTabID, activate: Bool = true) async throws -> (tab: TabSnapshot, version: Int) {
         guard let profile = snapshots.profile(id), profile.rootID == id else { throw ModelError.profileNotFound(id) }
         return try await run(profile.executor) { session in
             guard let closed = session.recentlyClosed.entries.first(where: { $0.id == entry }) else {
                 throw ModelError.closedTabNotFound(entry)
             }
-            let target = session.browser(withID: closed.browserID).flatMap { $0.isIncognito ? nil : $0 }
-                ?? session.mostRecentlyActiveRegularBrowser
-            guard let target else { throw ModelError.noWindowToRestoreInto }
-            let tab = try target.dispatcher.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(entry: entry, activate: activate))
-            return (tab, target.userData.get(WindowMediator.self)?.version ?? 0)
+            var newWindow: BrowserID?
+            var target = closed.kind == .window ? nil : session.browser(withID: closed.browserID).flatMap { $0.isIncognito ? nil : $0 }
+            if target == nil {
+                // Its window is gone (or it is a window): the new window it opens carries the command.
+                let window = try session.createBrowser()
+                newWindow = window.id
+                target = window
+            }
+            let tab = try target!.dispatcher.dispatch(TabCommands.restoreClosed,
+                                                      RestoreClosedTabRequest(entry: entry, activate: activate, newWindow: newWindow))
+            return (tab, session.browser(withID: tab.browserID)?.userData.get(WindowMediator.self)?.version ?? 0)
         }
+    }
+
+    // MARK: Close all, undo
+
+    /// Closes every tab (or, with `.regularTabs`, every unpinned tab) of a window, or of every window
+    /// of a profile (`window` nil), so that ``undoCloseAll(profile:closing:)`` brings them all back;
+    /// confirmed by itself after `undoSeconds` (0: at once), or by ``confirmCloseAll(profile:closing:)``.
+    /// Dispatched through the window, or the profile's most recently active one.
+    public func closeAllTabs(profile id: ProfileID, window: BrowserID?, policy: TabsClosePolicy,
+                             undoSeconds: Int) async throws -> TabsClosingSnapshot {
+        guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        let maxPending = limits.pendingClosingsPerProfile
+        var snapshot = try await run(profile.executor) { session -> TabsClosingSnapshot in
+            let incognito = id != session.browserState.id
+            let windows: [Browser]
+            if let window {
+                guard let browser = session.browser(withID: window) else { throw ModelError.browserNotFound(window) }
+                windows = [browser]
+            } else {
+                windows = session.browserList.browsers(incognito ? .incognito : .regular).sorted { $0.lastActiveAt > $1.lastActiveAt }
+            }
+            guard let carrier = windows.first else {
+                // No window: nothing to close, and nothing to undo.
+                return TabsClosingSnapshot(id: .make(), profileID: id, policy: policy, state: .confirmed, tabIDs: [], browserIDs: [])
+            }
+            return try carrier.dispatcher.dispatch(TabCommands.closeAll,
+                                                   CloseAllTabsRequest(windows: windows.map(\.id), policy: policy, maxPending: maxPending))
+        }
+        guard snapshot.state == .pending else { return snapshot }
+        if undoSeconds <= 0 {
+            return try await confirmCloseAll(profile: id, closing: snapshot.id)
+        }
+        snapshot.undoableUntil = Date().addingTimeInterval(TimeInterval(undoSeconds))
+        let closing = snapshot.id
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(undoSeconds))
+            _ = try? await self?.confirmCloseAll(profile: id, closing: closing)
+        }
+        return snapshot
+    }
+
+    /// Brings back every tab a pending close-all closed, as they were (order, pinned state, groups,
+    /// openers, the active tab); into a new window where theirs is gone.
+    public func undoCloseAll(profile id: ProfileID, closing: ClosedTabID) async throws -> TabsClosingSnapshot {
+        guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        return try await run(profile.executor) { session in
+            let (pending, first) = try Self.pending(closing, of: id, in: session)
+            // Through the first of its windows still open; else its first window comes back to carry it.
+            let carrier = try pending.parts.lazy.compactMap { session.browser(withID: $0.browserID) }.first
+                ?? session.createBrowser(incognito: first.incognito, id: first.browserID)
+            return try carrier.dispatcher.dispatch(TabCommands.undoCloseAll, closing)
+        }
+    }
+
+    /// Makes a pending close-all final: its tabs are recorded as recently closed (regular windows).
+    public func confirmCloseAll(profile id: ProfileID, closing: ClosedTabID) async throws -> TabsClosingSnapshot {
+        guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        return try await run(profile.executor) { session in
+            let (pending, first) = try Self.pending(closing, of: id, in: session)
+            let windows = session.browserList.browsers(first.incognito ? .incognito : .regular)
+            guard let carrier = windows.max(by: { $0.lastActiveAt < $1.lastActiveAt }) else {
+                // No window left to carry it: confirmed on the profile itself.
+                session.confirmClosing(closing)
+                return TabsClosingSnapshot(pending, profileID: id, state: .confirmed)
+            }
+            return try carrier.dispatcher.dispatch(TabCommands.confirmCloseAll, closing)
+        }
+    }
+
+    /// The pending close-all `id` of profile `profile`, and its first window's part.
+    private static func pending(_ id: ClosedTabID, of profile: ProfileID,
+                                in session: ProfileSession) throws -> (TabsClosing, TabsClosing.Part) {
+        guard let pending = session.closings[id], let first = pending.parts.first,
+              (first.incognito ? session.offTheRecord?.id : session.browserState.id) == profile else {
+            throw ModelError.closingNotFound(id)
+        }
+        return (pending, first)
     }
 
     // MARK: Commands

@@ -12,7 +12,7 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
     var deletedWindows: [BrowserID] = []
     /// Recently-closed entries recorded since the last change set (oldest first) and the ids of
     /// written entries that left the list since then: what the next change set writes.
-    var closedAdded: [ClosedTab] = []
+    var closedAdded: [(entry: ClosedEntry, parked: Bool)] = []
     var closedRemoved: [ClosedTabID] = []
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
@@ -173,18 +173,32 @@ extension ProfileMediator {
         }
         if !closedAdded.isEmpty {
             // Oldest first, so rows inserted in one commit keep their order by rowid among equal times.
-            change.closedAdded = closedAdded.map { (state.id.rawValue, Self.record($0)) }
+            change.closedAdded = closedAdded.map { (state.id.rawValue, Self.record($0.entry, parked: $0.parked)) }
             closedAdded = []
         }
         return change
     }
 
-    static func record(_ entry: ClosedTab) -> ClosedTabRecord {
-        let (items, current) = entry.history.sessionWindow()
+    static func record(_ entry: ClosedEntry, parked: Bool) -> ClosedEntryRecord {
+        let kind: ClosedEntryRecord.Kind
+        switch entry.kind {
+        case _ where parked: kind = .closing
+        case .tab: kind = .tab
+        case .window: kind = .window
+        case .group: kind = .group
+        }
+        return ClosedEntryRecord(id: entry.id.rawValue, kind: kind, tabs: entry.tabs.map(record))
+    }
+
+    static func record(_ tab: ClosedTab) -> ClosedTabRecord {
+        let (items, current) = tab.history.sessionWindow()
         return ClosedTabRecord(
-            id: entry.id.rawValue, tabID: entry.tabID.rawValue, windowID: entry.browserID.rawValue, index: entry.index,
-            groupID: entry.groupID?.rawValue, wasActive: entry.wasActive, wasPinned: entry.wasPinned, title: entry.title,
-            faviconURL: entry.faviconURL, closedAt: entry.closedAt, historyIndex: current,
+            id: tab.id.rawValue, tabID: tab.tabID.rawValue, windowID: tab.browserID.rawValue, index: tab.index,
+            groupID: tab.groupID?.rawValue,
+            group: tab.group.map { ClosedGroupRecord(title: $0.visualData.title, color: $0.visualData.color.rawValue,
+                                                     collapsed: $0.visualData.collapsed) },
+            wasActive: tab.wasActive, wasPinned: tab.wasPinned, title: tab.title,
+            faviconURL: tab.faviconURL, closedAt: tab.closedAt, historyIndex: current,
             history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) })
     }
 
@@ -201,14 +215,14 @@ extension ProfileMediator {
 
 // The recently-closed list's changes, kept until the next change set: O(entries that came or went).
 extension ProfileMediator {
-    func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRecord tab: ClosedTab) {
-        closedAdded.append(tab)
+    func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRecord entry: ClosedEntry, parked: Bool) {
+        closedAdded.append((entry, parked))
     }
 
     func recentlyClosedTabs(_ list: RecentlyClosedTabs, didRemove ids: [ClosedTabID]) {
         for id in ids {
             // An entry that came and went within one change set was never written.
-            if let index = closedAdded.lastIndex(where: { $0.id == id }) {
+            if let index = closedAdded.lastIndex(where: { $0.entry.id == id }) {
                 closedAdded.remove(at: index)
             } else {
                 closedRemoved.append(id)

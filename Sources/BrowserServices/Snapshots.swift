@@ -94,7 +94,7 @@ public struct HistorySnapshot: Sendable, Equatable {
     public var entries: [HistoryEntrySnapshot]
 }
 
-/// A recently closed tab.
+/// A tab of a recently-closed entry.
 public struct ClosedTabSnapshot: Sendable, Equatable {
     public var id: ClosedTabID
     public var tabID: TabID
@@ -104,7 +104,36 @@ public struct ClosedTabSnapshot: Sendable, Equatable {
     public var index: Int
     public var groupID: TabGroupID?
     public var wasActive: Bool
+    public var wasPinned: Bool
     public var closedAt: Date
+}
+
+/// A recently-closed entry: a tab, a window's tabs or a group's tabs.
+public struct ClosedEntrySnapshot: Sendable, Equatable {
+    public var id: ClosedTabID
+    public var kind: ClosedEntry.Kind
+    /// The tab a restore leads with (the window's active tab, a group's first); a tab entry's tab.
+    public var leading: ClosedTabSnapshot
+    /// Every tab, in window order.
+    public var tabs: [ClosedTabSnapshot]
+    /// A group entry's group, as it was.
+    public var group: ClosedTabGroup?
+}
+
+/// A close-all that can be undone, or what became of it.
+public struct TabsClosingSnapshot: Sendable, Equatable {
+    public enum State: String, Sendable { case pending, undone, confirmed }
+
+    public var id: ClosedTabID
+    public var profileID: ProfileID
+    public var policy: TabsClosePolicy
+    public var state: State
+    /// The tabs it closed (pending, confirmed) or brought back (undone), window by window.
+    public var tabIDs: [TabID]
+    /// The windows the tabs were closed in, or (undone) are back in.
+    public var browserIDs: [BrowserID]
+    /// When it is confirmed by itself, while pending.
+    public var undoableUntil: Date?
 }
 
 /// A broadcast property and its value.
@@ -167,5 +196,27 @@ extension WebState {
         HistorySnapshot(currentIndex: history.currentIndex, entries: history.items.map {
             HistoryEntrySnapshot(url: $0.url, title: $0.title, transition: $0.transition, timestamp: $0.timestamp)
         })
+    }
+}
+
+extension ClosedTabSnapshot {
+    init(_ tab: ClosedTab) {
+        self.init(id: tab.id, tabID: tab.tabID, url: tab.history.currentItem?.url ?? "", title: tab.title, browserID: tab.browserID,
+                  index: tab.index, groupID: tab.groupID, wasActive: tab.wasActive, wasPinned: tab.wasPinned, closedAt: tab.closedAt)
+    }
+}
+
+extension ClosedEntrySnapshot {
+    init(_ entry: ClosedEntry) {
+        let leading = entry.leadingTab
+        self.init(id: entry.id, kind: entry.kind, leading: ClosedTabSnapshot(leading), tabs: entry.tabs.map(ClosedTabSnapshot.init),
+                  group: entry.kind == .group ? entry.tabs[0].group : nil)
+    }
+}
+
+extension TabsClosingSnapshot {
+    init(_ closing: TabsClosing, profileID: ProfileID, state: State, undoableUntil: Date? = nil) {
+        self.init(id: closing.id, profileID: profileID, policy: closing.policy, state: state,
+                  tabIDs: closing.tabs.map(\.id), browserIDs: closing.parts.map(\.browserID), undoableUntil: undoableUntil)
     }
 }

@@ -29,18 +29,23 @@ public struct OpenTabRequest: Sendable {
 /// A move within a window or into another window of the same profile.
 public struct MoveTabRequest: Sendable {
     public var tabID: TabID
-    public var index: Int
+    /// Where to; nil (only with a group) is the group's end.
+    public var index: Int?
     public var destination: BrowserID?
     public var activate: Bool
     /// For a move to another window: arrive pinned (the pinned state never travels by itself).
     public var pinned: Bool
+    /// Join this group of the destination window (`MoveToGroup`, or an insert `InGroup` across windows).
+    public var groupID: TabGroupID?
 
-    public init(tabID: TabID, index: Int, destination: BrowserID? = nil, activate: Bool = false, pinned: Bool = false) {
+    public init(tabID: TabID, index: Int?, destination: BrowserID? = nil, activate: Bool = false, pinned: Bool = false,
+                groupID: TabGroupID? = nil) {
         self.tabID = tabID
         self.index = index
         self.destination = destination
         self.activate = activate
         self.pinned = pinned
+        self.groupID = groupID
     }
 }
 
@@ -174,9 +179,27 @@ public struct BroadcastUpdate: Sendable {
 public struct RestoreClosedTabRequest: Sendable {
     public var entry: ClosedTabID?
     public var activate: Bool
+    /// An empty window made for the restore, used when the entry needs a new window.
+    public var newWindow: BrowserID?
 
-    public init(entry: ClosedTabID? = nil, activate: Bool = true) {
+    public init(entry: ClosedTabID? = nil, activate: Bool = true, newWindow: BrowserID? = nil) {
         self.entry = entry
         self.activate = activate
+        self.newWindow = newWindow
+    }
+}
+
+/// A close-all (Chromium iOS `TabsCloser::CloseTabs`) over one or more windows of a profile.
+public struct CloseAllTabsRequest: Sendable {
+    /// The windows whose tabs close (of one profile and one mode).
+    public var windows: [BrowserID]
+    public var policy: TabsClosePolicy
+    /// A pending close-all past this many is confirmed, oldest first.
+    public var maxPending: Int
+
+    public init(windows: [BrowserID], policy: TabsClosePolicy = .allTabs, maxPending: Int = 16) {
+        self.windows = windows
+        self.policy = policy
+        self.maxPending = maxPending
     }
 }

@@ -16,6 +16,12 @@ public enum TabCommands {
     public static let updatePageState = Command<PageStateUpdate, TabSnapshot>("tabs.updatePageState")
     public static let closeMany = Command<CloseTabsSelector, CloseTabsResult>("tabs.closeMany")
     public static let restoreClosed = Command<RestoreClosedTabRequest, TabSnapshot>("tabs.restoreClosed")
+    /// Closes every tab (or every unpinned tab) of some windows so that one call can bring them back.
+    public static let closeAll = Command<CloseAllTabsRequest, TabsClosingSnapshot>("tabs.closeAll")
+    /// Brings back what a close-all closed.
+    public static let undoCloseAll = Command<ClosedTabID, TabsClosingSnapshot>("tabs.undoCloseAll")
+    /// Makes a close-all final: its tabs are recorded as recently closed.
+    public static let confirmCloseAll = Command<ClosedTabID, TabsClosingSnapshot>("tabs.confirmCloseAll")
     public static let createGroup = Command<CreateGroupRequest, GroupSnapshot>("groups.create")
     public static let updateGroup = Command<UpdateGroupRequest, GroupSnapshot>("groups.update")
     public static let addToGroup = Command<GroupTabsRequest, GroupSnapshot>("groups.addTabs")

@@ -20,6 +20,19 @@ extension WindowMediator {
         add(TabCommands.updatePageState) { try $0.updatePageState($1) }
         add(TabCommands.closeMany) { try $0.closeMany($1) }
         add(TabCommands.restoreClosed) { try $0.restoreClosed($1) }
+        add(TabCommands.closeAll) { try $0.closeAll($1) }
+        add(TabCommands.undoCloseAll) { m, id in
+            guard let closing = m.session.closings[id] else { throw ModelError.closingNotFound(id) }
+            let profileID = m.profileID(of: closing)
+            let back = try m.session.undoClosing(id)
+            return TabsClosingSnapshot(id: id, profileID: profileID, policy: closing.policy, state: .undone,
+                                       tabIDs: back.flatMap { $0.tabs.map(\.id) }, browserIDs: back.map(\.browser.id))
+        }
+        add(TabCommands.confirmCloseAll) { m, id in
+            guard let closing = m.session.closings[id] else { throw ModelError.closingNotFound(id) }
+            m.session.confirmClosing(id)
+            return TabsClosingSnapshot(closing, profileID: m.profileID(of: closing), state: .confirmed)
+        }
         add(TabCommands.createGroup) { try $0.createGroup($1) }
         add(TabCommands.updateGroup) { try $0.updateGroup($1) }
         add(TabCommands.addToGroup) { m, r in
@@ -123,18 +136,30 @@ extension WindowMediator {
 
     func move(_ request: MoveTabRequest) throws -> TabSnapshot {
         let from = try index(of: request.tabID)
+        let destination: Browser
         if let destinationID = request.destination, destinationID != browser.id {
-            guard let destination = session.browser(withID: destinationID) else {
+            guard let other = session.browser(withID: destinationID) else {
                 throw ModelError.crossProfile("window \(destinationID) is not a window of this tab's profile")
             }
+            destination = other
+        } else {
+            destination = browser
+        }
+        if let groupID = request.groupID {
+            guard let group = destination.webStateList.group(withID: groupID) else { throw ModelError.groupNotFound(groupID) }
+            let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate,
+                                            group: group)
+            return destination.webStateList.tabSnapshot(at: index, browserID: destination.id)
+        }
+        if destination !== browser {
             let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate,
                                             pinned: request.pinned)
             return destination.webStateList.tabSnapshot(at: index, browserID: destination.id)
         }
-        guard list.containsIndex(request.index) else {
-            throw ModelError.indexOutOfRange(index: request.index, validRange: 0...(list.count - 1))
+        guard let to = request.index, list.containsIndex(to) else {
+            throw ModelError.indexOutOfRange(index: request.index ?? -1, validRange: 0...(list.count - 1))
         }
-        try list.move(from: from, to: request.index)
+        try list.move(from: from, to: to)
         if request.activate { try list.activate(at: try index(of: request.tabID)) }
         return try snapshot(of: request.tabID)
     }
@@ -205,7 +230,7 @@ extension WindowMediator {
         case .all: closed = try list.closeAll(flags: .userAction)
         case .allNonPinned: closed = try list.closeAllNonPinned(flags: .userAction)
         case .allExcept(let id): closed = try list.closeOthers(keeping: index(of: id), flags: .userAction)
-        case .group(let id): closed = try list.closeAll(in: group(id), flags: .userAction)
+        case .group(let id): closed = try session.closeGroup(group(id), in: browser)
         case .tabs(let ids):
             let indices = Set(try ids.map(index(of:)))
             closed = try list.performBatch { list in try list.close(atIndices: indices, flags: .userAction) }
@@ -217,9 +242,36 @@ extension WindowMediator {
         guard !browser.isIncognito else {
             throw ModelError.incognitoMismatch("incognito windows have no recently closed tabs")
         }
-        let (target, _, index) = try request.entry.map { try session.restoreClosedTab($0, activate: request.activate) }
+        let newWindow = request.newWindow.flatMap { session.browser(withID: $0) }
+        let (target, _, index) = try request.entry.map { try session.restoreClosedTab($0, activate: request.activate, newWindow: newWindow) }
             ?? session.restoreMostRecentClosedTab(in: browser, activate: request.activate)
         return target.webStateList.tabSnapshot(at: index, browserID: target.id)
+    }
+
+    /// A close-all over `request.windows` (this window's profile and mode). A pending close-all that
+    /// touches one of them is confirmed first (as `TabsCloser` confirms before closing again), and the
+    /// oldest pending ones past `maxPending`.
+    func closeAll(_ request: CloseAllTabsRequest) throws -> TabsClosingSnapshot {
+        let browsers = try request.windows.map { id -> Browser in
+            guard let window = session.browser(withID: id), window.isIncognito == browser.isIncognito else {
+                throw ModelError.browserNotFound(id)
+            }
+            return window
+        }
+        let ids = Set(request.windows)
+        for closing in session.closings.values.sorted(by: { $0.closedAt < $1.closedAt })
+        where closing.parts.contains(where: { ids.contains($0.browserID) }) {
+            session.confirmClosing(closing.id)
+        }
+        let pending = session.closings.values.sorted { $0.closedAt < $1.closedAt }
+        for closing in pending.prefix(max(0, pending.count - request.maxPending + 1)) { session.confirmClosing(closing.id) }
+        let closing = try session.closeTabs(in: browsers, policy: request.policy)
+        // Nothing closed: nothing to undo.
+        return TabsClosingSnapshot(closing, profileID: browser.browserState.id, state: closing.parts.isEmpty ? .confirmed : .pending)
+    }
+
+    func profileID(of closing: TabsClosing) -> ProfileID {
+        closing.parts.first?.incognito == true ? (session.offTheRecord?.id ?? session.browserState.id) : session.browserState.id
     }
 
     func createGroup(_ request: CreateGroupRequest) throws -> GroupSnapshot {
@@ -242,3 +294,4 @@ extension WindowMediator {
         return snapshot(of: group)
     }
 }
+

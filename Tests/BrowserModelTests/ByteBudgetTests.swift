@@ -17,7 +17,7 @@ import Testing
             (0..<browser.webStateList.count).compactMap { browser.webStateList.webState(at: $0) }
         }
         let histories = tabs.map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
-        let closed = s.recentlyClosed.entries.map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
+        let closed = s.recentlyClosed.entries.flatMap(\.tabs).map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
         return histories.reduce(0, +) + closed.reduce(0, +)
     }
 

@@ -17,7 +17,7 @@ import Testing
         try browser.webStateList.close(at: 0, flags: .userAction)
         #expect(s.recentlyClosed.entries.isEmpty)
         try browser.webStateList.close(at: 0, flags: .userAction)
-        #expect(s.recentlyClosed.entries.map(\.tabID) == [left.id], "a tab that navigated away from the NTP is remembered")
+        #expect(s.recentlyClosed.entries.map(\.tabs[0].tabID) == [left.id], "a tab that navigated away from the NTP is remembered")
     }
 
     /// `TabRestoreServiceImplTest.RestoreManyNavigations` (`PopulateTab`, `gMaxPersistNavigationCount`
@@ -29,7 +29,7 @@ import Testing
         let tab = tabWithHistory(urls)
         try browser.webStateList.insert(tab, .automatic())
         try browser.webStateList.close(at: 0, flags: .userAction)
-        let remembered = try #require(s.recentlyClosed.entries.first)
+        let remembered = try #require(s.recentlyClosed.entries.first?.tabs[0])
         #expect(remembered.history.items.map(\.url) == Array(urls[2...8]))
         #expect(remembered.history.currentIndex == 6)
     }
@@ -52,6 +52,6 @@ import Testing
         try browser.webStateList.insert(tabWithHistory((1...9).map { "https://m.example/\($0)" }), .automatic())
         try s.closeBrowser(browser)
         #expect(s.recentlyClosed.entries.count == 1)
-        #expect(s.recentlyClosed.entries.first?.history.count == 7)
+        #expect(s.recentlyClosed.entries.first?.tabs[0].history.count == 7)
     }
 }

@@ -133,7 +133,7 @@ import Testing
         let window = try s.createBrowser()
         for i in 0..<5 { try window.webStateList.insert(tab("https://e.example/\(i)")) }
         for _ in 0..<5 { try window.webStateList.close(at: 0, flags: .userAction) }
-        #expect(s.recentlyClosed.entries.map { $0.history.currentItem!.url } ==
+        #expect(s.recentlyClosed.entries.map { $0.tabs[0].history.currentItem!.url } ==
                 ["https://e.example/4", "https://e.example/3", "https://e.example/2"])
     }
 
@@ -145,7 +145,7 @@ import Testing
         try window.webStateList.activate(at: 2)
         try window.webStateList.close(at: 2, flags: .userAction)
         let entry = try #require(s.recentlyClosed.entries.first)
-        #expect(entry.wasActive && entry.index == 2 && entry.browserID == window.id)
+        #expect(entry.tabs[0].wasActive && entry.tabs[0].index == 2 && entry.browserID == window.id)
         let (browser, restored, index) = try s.restoreClosedTab(entry.id)
         #expect(browser === window && index == 2)
         #expect(window.webStateList.activeWebState === restored)
@@ -176,7 +176,7 @@ import Testing
         try window.webStateList.activate(at: 1)
         try window.webStateList.close(at: 1, flags: .userAction)
         let active = window.webStateList.activeWebState
-        #expect(s.recentlyClosed.entries.first?.wasActive == true)
+        #expect(s.recentlyClosed.entries.first?.tabs[0].wasActive == true)
         let (_, restored, index) = try s.restoreMostRecentClosedTab(in: window, activate: false)
         #expect(index == 1 && window.webStateList.activeWebState === active && active !== restored)
     }

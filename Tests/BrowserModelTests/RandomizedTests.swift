@@ -26,6 +26,10 @@ import TestSupport
                        try session.createBrowser(incognito: true)]
         var operations = 0, failures = 0
         let colors = TabGroupColor.allCases
+        /// Close-alls still undoable, with each window's layout when it closed: undone into a window
+        /// that stayed empty, it must come back exactly so (`TabsCloser::UndoCloseTabs`).
+        var closings: [(id: ClosedTabID, layouts: [BrowserID: Snapshot])] = []
+        var undone = 0
 
         func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[Int.random(in: 0..<items.count, using: &rng)] }
         func anyIndex(_ list: WebStateList, slack: Int = 1) -> Int { Int.random(in: -1...(list.count + slack), using: &rng) }
@@ -38,7 +42,7 @@ import TestSupport
             let list = window.webStateList
             let before = windows.map { snapshot($0.webStateList) }
             let crowded = list.count > 40
-            let choice = Int.random(in: 0..<(crowded ? 30 : 22), using: &rng)
+            let choice = Int.random(in: 0..<(crowded ? 34 : 27), using: &rng)
             do {
                 switch choice {
                 case 0, 1, 2, 3:
@@ -98,6 +102,31 @@ import TestSupport
                         windows.removeAll { $0 === window }
                         windows.append(try session.createBrowser(incognito: window.isIncognito))
                     }
+                case 22:
+                    if let group = pick(list.groups) { try session.closeGroup(group, in: window) }
+                case 23:
+                    let layouts = [window.id: snapshot(list)]
+                    let closing = try session.closeTabs(in: [window], policy: Bool.random(using: &rng) ? .allTabs : .regularTabs)
+                    closings.append((closing.id, layouts))
+                case 24:
+                    if let index = closings.indices.randomElement(using: &rng) {
+                        let (id, layouts) = closings.remove(at: index)
+                        let empty = Set(windows.filter(\.webStateList.isEmpty).map(\.id))
+                        for (target, tabs) in try session.undoClosing(id) {
+                            if !windows.contains(where: { $0 === target }) { windows.append(target) }
+                            if empty.contains(target.id), let layout = layouts[target.id], layout.pinned == 0 || tabs.count == layout.tabs.count {
+                                #expect(snapshot(target.webStateList) == layout, "seed \(seed) op \(operations): undo did not restore the window")
+                                undone += 1
+                            }
+                        }
+                    }
+                case 25:
+                    if let index = closings.indices.randomElement(using: &rng) { session.confirmClosing(closings.remove(at: index).id) }
+                case 26:
+                    if let tab = pick(list.webStates), let target = pick(windows), let group = pick(target.webStateList.groups) {
+                        try session.moveTab(tab.id, to: target, index: Bool.random(using: &rng) ? anyIndex(target.webStateList) : nil,
+                                            group: group)
+                    }
                 default:
                     try list.closeAllNonPinned(flags: .userAction)
                 }
@@ -129,6 +158,7 @@ import TestSupport
             }
         }
         #expect(operations == 100_000)
+        #expect(undone > 100, "undo was checked against the layout it closed \(undone) times")
         #expect(failures > 0 && failures < operations)
     }
 }

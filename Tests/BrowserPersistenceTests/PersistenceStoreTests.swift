@@ -27,9 +27,9 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
                                    groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
                                    createdAt: time, lastActiveAt: time)]
     change.tabs = [(window, a), (window, b)]
-    change.closedAdded = [(profile, ClosedTabRecord(id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3,
-                                                          groupID: nil, wasActive: true, wasPinned: false, title: "Gone", faviconURL: nil,
-                                                          closedAt: time, historyIndex: 0, history: [history[1]]))]
+    change.closedAdded = [(profile, ClosedEntryRecord(tab: ClosedTabRecord(
+        id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3, groupID: nil, wasActive: true,
+        wasPinned: false, title: "Gone", faviconURL: nil, closedAt: time, historyIndex: 0, history: [history[1]])))]
     return change
 }
 

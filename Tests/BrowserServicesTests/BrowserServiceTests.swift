@@ -40,7 +40,7 @@ import Testing
         let (tab, _) = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
         _ = try await service.dispatch(TabCommands.close, tab.id, in: window.id)
         let closed = try await service.recentlyClosed(profile: profile.id)
-        #expect(closed.map(\.url) == ["https://a.example/"])
+        #expect(closed.map(\.leading.url) == ["https://a.example/"])
         let (restored, _) = try await service.restoreClosedTab(profile: profile.id, entry: closed[0].id)
         #expect(restored.url == "https://a.example/" && restored.active)
     }

@@ -13,7 +13,7 @@ final class MemoryStore: DurableSink {
         var windows: [String: WindowRecord] = [:]
         var tabs: [String: (window: String, tab: TabRecord)] = [:]
         /// Recently closed entries by id, with their profile and insertion order (SQLite's rowid).
-        var closed: [String: (profile: String, entry: ClosedTabRecord, rowid: Int)] = [:]
+        var closed: [String: (profile: String, entry: ClosedEntryRecord, rowid: Int)] = [:]
         var nextRowID = 0
 
         static func == (a: Contents, b: Contents) -> Bool {
@@ -35,7 +35,7 @@ final class MemoryStore: DurableSink {
             }
             state.tabs = tabs.mapValues(\.tab)
             for (profile, entries) in Dictionary(grouping: closed.values, by: \.profile) {
-                state.recentlyClosed[profile] = entries.sorted { ($0.entry.closedAt, $0.rowid) > ($1.entry.closedAt, $1.rowid) }.map(\.entry)
+                state.recentlyClosed[profile] = entries.sorted { ($0.entry.tabs[0].closedAt, $0.rowid) > ($1.entry.tabs[0].closedAt, $1.rowid) }.map(\.entry)
             }
             return state
         }
@@ -92,7 +92,10 @@ final class MemoryStore: DurableSink {
                     snapshots.append(browser.snapshot(version: mediator.version))
                 }
                 for entry in session.recentlyClosed.entries {
-                    part.closed[entry.id.rawValue] = (session.browserState.id.rawValue, ProfileMediator.record(entry), 0)
+                    part.closed[entry.id.rawValue] = (session.browserState.id.rawValue, ProfileMediator.record(entry, parked: false), 0)
+                }
+                for (id, entry) in session.recentlyClosed.parked {
+                    part.closed[id.rawValue] = (session.browserState.id.rawValue, ProfileMediator.record(entry, parked: true), 0)
                 }
                 return (part, snapshots)
             }
@@ -123,6 +126,7 @@ final class MemoryStore: DurableSink {
             mirrors[window] = mirror
         }
         var failures = 0
+        var closings: [ClosedTabID] = []
         for step in 0..<500 {
             let windowID = random.next() % 4 == 0 ? b : a
             guard let window = service.window(windowID) else { continue }
@@ -130,7 +134,7 @@ final class MemoryStore: DurableSink {
             let groups = window.groups.map(\.id)
             func pick() -> TabID? { ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }
             do {
-                switch random.next() % 19 {
+                switch random.next() % 24 {
                 case 0, 1:
                     _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://n.example/\(step)", activate: random.next() % 2 == 0,
                                                                                    openerID: pick(), inheritOpener: random.next() % 5 == 0), in: windowID)
@@ -165,6 +169,20 @@ final class MemoryStore: DurableSink {
                     }
                 case 17: if let id = pick() { _ = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: id, activate: random.next() % 2 == 0), in: windowID) }
                 case 18: if let id = pick() { _ = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: id, url: "https://r.example/\(step)"), in: windowID) }
+                case 19: if let group = groups.first { _ = try await service.dispatch(TabCommands.closeGroup, group, in: windowID) }
+                case 20:
+                    if random.next() % 3 == 0 {
+                        let request = CloseAllTabsRequest(windows: [windowID], policy: random.next() % 2 == 0 ? .allTabs : .regularTabs)
+                        closings.append(try await service.dispatch(TabCommands.closeAll, request, in: windowID).result.id)
+                    }
+                case 21: if !closings.isEmpty { _ = try await service.dispatch(TabCommands.undoCloseAll, closings.removeLast(), in: windowID) }
+                case 22: if !closings.isEmpty { _ = try await service.dispatch(TabCommands.confirmCloseAll, closings.removeFirst(), in: windowID) }
+                case 23:
+                    if let id = pick(), let group = (random.next() % 2 == 0 ? groups : service.window(windowID == a ? b : a)?.groups.map(\.id) ?? []).first {
+                        let target = service.window(ofGroup: group)
+                        _ = try await service.dispatch(TabCommands.move, MoveTabRequest(tabID: id, index: nil, destination: target, groupID: group),
+                                                       in: windowID)
+                    }
                 default: _ = try await service.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(activate: random.next() % 2 == 0), in: windowID)
                 }
             } catch {

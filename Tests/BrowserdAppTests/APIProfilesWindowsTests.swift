@@ -95,24 +95,38 @@ import Testing
         }
     }
 
-    @Test func closingAWindowRemembersItsTabs() async throws {
+    /// `TabRestoreServiceHelper::BrowserClosing`: a closed window is one entry holding its tabs; restoring
+    /// it opens a new window with them (not the other open one), its active tab active.
+    @Test func closingAWindowRemembersItAsOneEntry() async throws {
         try await withApplication { app in
             let api = try APIClient(app)
             let profile = try api.profile()
             let window = try api.window(profile)
-            _ = try api.tab(window, "https://a.example/")
+            let a = try api.tab(window, "https://a.example/")
             _ = try api.tab(window, "https://b.example/")
+            _ = try api.post("/v1/tabs/\(a)/activate")
             #expect(try api.send("DELETE", "/v1/browsers/\(window)").status == 204)
             let closed = try api.get("/v1/profiles/\(profile)/recently-closed")["items"] as? [[String: Any]]
-            #expect(closed?.map { $0["url"] as? String } == ["https://a.example/", "https://b.example/"])
+            #expect(closed?.count == 1)
+            let entry = try #require(closed?.first)
+            #expect(entry["kind"] as? String == "window" && entry["tabCount"] as? Int == 2 && entry["url"] as? String == "https://a.example/")
+            let members = entry["tabs"] as? [[String: Any]]
+            #expect(members?.map { $0["url"] as? String } == ["https://a.example/", "https://b.example/"])
             let other = try api.window(profile)
-            let entry = try #require(closed?.first?["id"] as? String)
-            let restored = try api.post("/v1/profiles/\(profile)/recently-closed/\(entry)/restore")
-            // Its window is gone: a new window (Chromium's tab restore), not the other open one.
+            let id = try #require(entry["id"] as? String)
+            let restored = try api.post("/v1/profiles/\(profile)/recently-closed/\(id)/restore")
             let opened = restored["browserId"] as? String
             #expect(restored.status == 201 && opened != nil && opened != other && opened != window)
-            #expect(try api.get("/v1/browsers/\(opened ?? "")")["tabCount"] as? Int == 1)
-            #expect(try api.post("/v1/profiles/\(profile)/recently-closed/\(entry)/restore").status == 404)
+            #expect(restored["url"] as? String == "https://a.example/" && restored["active"] as? Bool == true)
+            #expect(try api.get("/v1/browsers/\(opened ?? "")")["tabCount"] as? Int == 2)
+            #expect(try api.post("/v1/profiles/\(profile)/recently-closed/\(id)/restore").status == 404)
+            // One tab left in a window: a tab entry (BrowserClosing's short-circuit), restored into a new window.
+            _ = try api.tab(other, "https://c.example/")
+            #expect(try api.send("DELETE", "/v1/browsers/\(other)").status == 204)
+            let single = try #require((try api.get("/v1/profiles/\(profile)/recently-closed")["items"] as? [[String: Any]])?.first)
+            #expect(single["kind"] as? String == "tab" && single["tabs"] == nil)
+            let back = try api.post("/v1/profiles/\(profile)/recently-closed/\(single["id"] as? String ?? "")/restore")
+            #expect(back.status == 201 && back["browserId"] as? String != other)
         }
     }
 

@@ -257,6 +257,63 @@ import Testing
     }
 }
 
+/// Window and group entries and a pending close-all, acknowledged, then SIGKILL: after the restart the
+/// window and group entries are there whole, and the close-all's tabs are recently closed (a close that
+/// was acknowledged is never lost, even while it was still undoable).
+@Suite(.serialized) struct ClosedEntryDurabilityTests {
+    @Test(arguments: TestStore.available)
+    func closedWindowsGroupsAndAPendingCloseAllSurviveKillDashNine(_ store: TestStore) async throws {
+        try await store.withArguments { try await closedEntriesCrash(storeArguments: $0) }
+    }
+
+    private func closedEntriesCrash(storeArguments: [String]) async throws {
+        let killed = try BrowserdProcess(arguments: ["--port", "0"] + storeArguments)
+        let firstPort = try killed.waitForPort()
+        let profile = try await blocking { () throws -> String in
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: firstPort)
+            func post(_ path: String, _ body: String) throws -> [String: Any] {
+                crashJSON(try api.request("POST", path, headers: crashJSONHeaders, body: Array(body.utf8)))
+            }
+            let profile = try post("/v1/profiles", #"{"name":"closed"}"#)["id"] as? String ?? ""
+            func window(_ urls: [String]) throws -> (String, [String]) {
+                let id = try post("/v1/browsers", "{\"profileId\":\"\(profile)\"}")["id"] as? String ?? ""
+                return (id, try urls.map { try post("/v1/browsers/\(id)/tabs", "{\"url\":\"https://\($0).example/\"}")["id"] as? String ?? "" })
+            }
+            let (w1, _) = try window(["a", "b"])
+            #expect(try api.request("DELETE", "/v1/browsers/\(w1)").status == 204)
+            let (w2, tabs2) = try window(["c", "d", "e"])
+            let group = try post("/v1/browsers/\(w2)/groups", "{\"tabIds\":[\"\(tabs2[0])\",\"\(tabs2[1])\"],\"title\":\"Kept\",\"color\":\"purple\"}")
+            #expect(try api.request("POST", "/v1/groups/\(group["id"] as? String ?? "")/close", headers: crashJSONHeaders).status == 200)
+            let (w3, _) = try window(["f", "g"])
+            let closing = try post("/v1/browsers/\(w3)/close-all", #"{"undoSeconds":600}"#)
+            #expect(closing["state"] as? String == "pending")
+            return profile
+        }
+        killed.signal(SIGKILL)
+        _ = killed.waitForExit()
+        let server = try BrowserdProcess(arguments: ["--port", "0"] + storeArguments)
+        let port = try server.waitForPort()
+        defer {
+            server.signal(SIGTERM)
+            _ = server.waitForExit()
+        }
+        try await blocking {
+            let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+            let listing = try untilAvailable { try api.request("GET", "/v1/profiles/\(profile)/recently-closed") }
+            let entries = crashJSON(listing)["items"] as? [[String: Any]] ?? []
+            #expect(entries.map { $0["kind"] as? String ?? "" } == ["tab", "tab", "group", "window"])
+            #expect(entries.map { $0["url"] as? String ?? "" } == ["https://f.example/", "https://g.example/", "https://c.example/", "https://b.example/"])
+            let group = entries[2]["group"] as? [String: Any]
+            #expect(group?["title"] as? String == "Kept" && group?["color"] as? String == "purple" && entries[2]["tabCount"] as? Int == 2)
+            #expect(entries[3]["tabCount"] as? Int == 2)
+            let restored = crashJSON(try api.request("POST", "/v1/profiles/\(profile)/recently-closed/\(entries[3]["id"] as? String ?? "")/restore",
+                                                     headers: crashJSONHeaders))
+            let window = crashJSON(try api.request("GET", "/v1/browsers/\(restored["browserId"] as? String ?? "")"))
+            #expect((window["tabs"] as? [[String: Any]])?.map { $0["url"] as? String ?? "" } == ["https://a.example/", "https://b.example/"])
+        }
+    }
+}
+
 /// What the crash test's clients got acknowledged.
 final class CrashLedger: Sendable {
     private let state = Mutex<(opened: [String], closing: Set<String>, closed: Set<String>, unanswered: [(String, String)])>(([], [], [], []))

@@ -23,10 +23,23 @@ import Testing
                                        groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
                                        createdAt: time, lastActiveAt: time)]
         change.tabs = [(window, a), (window, b)]
-        change.closedAdded = [(profile, ClosedTabRecord(
-            id: "c\(profile.suffix(15))1", tabID: "t0000000000000009", windowID: window, index: 3, groupID: "g0000000000000001",
-            wasActive: true, wasPinned: false, title: "Gone", faviconURL: "https://e.example/f.ico", closedAt: time, historyIndex: 0,
-            history: [history[1]]))]
+        func closed(_ n: Int, index: Int, group: Bool, active: Bool, pinned: Bool) -> ClosedTabRecord {
+            ClosedTabRecord(
+                id: "c\(profile.suffix(14))\(n)", tabID: "t00000000000000\(n)", windowID: window, index: index,
+                groupID: group ? "g0000000000000001" : nil,
+                group: group ? ClosedGroupRecord(title: "Reading \(n)", color: "cyan", collapsed: n % 2 == 0) : nil,
+                wasActive: active, wasPinned: pinned, title: "Gone \(n)", faviconURL: n == 11 ? "https://e.example/f.ico" : nil,
+                closedAt: time, historyIndex: 0, history: [history[1]])
+        }
+        // A tab entry, a window entry (two tabs, one pinned, one grouped), and a close-all's parked tabs.
+        change.closedAdded = [
+            (profile, ClosedEntryRecord(tab: closed(11, index: 3, group: true, active: true, pinned: false))),
+            (profile, ClosedEntryRecord(id: "w\(profile.suffix(15))1", kind: .window, tabs: [
+                closed(12, index: 0, group: false, active: false, pinned: true),
+                closed(13, index: 1, group: true, active: true, pinned: false)])),
+            (profile, ClosedEntryRecord(id: "x\(profile.suffix(15))1", kind: .closing, tabs: [
+                closed(14, index: 0, group: false, active: false, pinned: false)])),
+        ]
         change.tokens = [TokenRecord(id: "k\(profile.suffix(15))1", profileID: profile, hash: Array(repeating: 7, count: 32), createdAt: time)]
         return change
     }
@@ -49,7 +62,8 @@ import Testing
             #expect(stored.windows == [window])
             #expect(stored.tabs.count == 2)
             for (_, tab) in change.tabs { #expect(stored.tabs[tab.id] == tab) }
-            #expect(stored.recentlyClosed["p0000000000000001"] == [change.closedAdded[0].entry])
+            // Newest first: rows written in one commit are newest last.
+            #expect(stored.recentlyClosed["p0000000000000001"] == change.closedAdded.map(\.entry).reversed())
             #expect(stored.tokens == change.tokens)
             #expect(try await fixture.schemaVersion() >= 1)
         }

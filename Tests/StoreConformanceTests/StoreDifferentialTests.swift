@@ -123,10 +123,10 @@ struct ChangeGenerator {
             change.deletedTabs = [tab]
             let entry = id("c")
             closed[entry] = (profile, tab)
-            change.closedAdded = [(profile, ClosedTabRecord(id: entry, tabID: tab, windowID: window, index: random.below(5), groupID: nil,
-                                                            wasActive: random.below(2) == 0, wasPinned: false, title: "closed \(tab)",
-                                                            faviconURL: nil, closedAt: now(), historyIndex: 0,
-                                                            history: [HistoryEntryRecord(url: "https://e.example/c", title: "c", transition: "typed", timestamp: now())]))]
+            change.closedAdded = [(profile, ClosedEntryRecord(tab: ClosedTabRecord(
+                id: entry, tabID: tab, windowID: window, index: random.below(5), groupID: nil, wasActive: random.below(2) == 0,
+                wasPinned: false, title: "closed \(tab)", faviconURL: nil, closedAt: now(), historyIndex: 0,
+                history: [HistoryEntryRecord(url: "https://e.example/c", title: "c", transition: "typed", timestamp: now())])))]
             if closed.count > 6, let oldest = closed.keys.sorted().first {
                 closed[oldest] = nil
                 change.closedRemoved = [oldest]

@@ -180,7 +180,8 @@ extension MoveTabRequest: ActionDescribable {
     var actionArguments: [ActionArgument] {
         var out = [ActionArgument("activate", String(activate))]
         if let destination { out.append(ActionArgument("destination", destination.rawValue)) }
-        out.append(ActionArgument("index", String(index)))
+        if let groupID { out.append(ActionArgument("groupId", groupID.rawValue)) }
+        if let index { out.append(ActionArgument("index", String(index))) }
         out.append(ActionArgument("pinned", String(pinned)))
         out.append(ActionArgument("tabId", tabID.rawValue))
         return out
