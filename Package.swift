@@ -57,6 +57,17 @@ let package = Package(
             .product(name: "DequeModule", package: "swift-collections"),
         ], swiftSettings: swiftSettings),
 
+        // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
+        // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
+        .target(name: "BrowserCluster", dependencies: [
+            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "HTTPServer",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ], swiftSettings: swiftSettings),
+
         // Infrastructure layers: they know nothing of browsers.
         .target(
             name: "HTTPServer",
@@ -82,15 +93,13 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "BrowserAPI",
+                "BrowserCluster",
                 "BrowserModel",
                 "BrowserServices",
                 "BrowserPersistence",
                 "BrowserPostgres",
                 "BrowserRecords",
                 "SQLite",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -151,6 +160,8 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
+        // The cluster's decisions, without PostgreSQL or sockets.
+        .testTarget(name: "BrowserClusterTests", dependencies: ["BrowserCluster"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

@@ -25,6 +25,8 @@ public struct APIRoutes: Sendable {
     /// The windows other instances hold that the request's caller may see (several instances on one
     /// database); nil: the windows in memory are all there are.
     let otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])?
+    /// Several instances on one database: where each request is answered (nil: always here).
+    let placement: PlacementSlot?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -37,6 +39,8 @@ public struct APIRoutes: Sendable {
     ///   - webDriverBasePath: where the W3C WebDriver facade answers; nil turns it off.
     ///   - storedProfiles: every regular profile stored, for lists (several instances on one database).
     ///   - otherWindows: the windows other instances hold, for `GET /v1/browsers` (several instances).
+    ///   - placement: several instances: places each request after authentication (served here, or
+    ///     answered by the instance that holds its profile).
     public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
                 idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
                 webDriverBasePath: String? = "/webdriver",
@@ -45,7 +49,9 @@ public struct APIRoutes: Sendable {
                 saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil,
                 storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil,
                 otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil,
+                placement: PlacementSlot? = nil,
                 webDriverLimits: WebDriverLimits = WebDriverLimits()) {
+        self.placement = placement
         self.storedProfiles = storedProfiles
         self.otherWindows = otherWindows
         self.service = service
@@ -85,20 +91,21 @@ public struct APIRoutes: Sendable {
 
     // MARK: Shared helpers
 
-    /// A deferred responder behind the API's guard (authentication, tenant scope, idempotency); model
-    /// and service errors become their problems.
+    /// A deferred responder behind the API's guard (authentication, placement with several instances,
+    /// tenant scope, idempotency); model and service errors become their problems.
     /// - Parameter duringRestore: the handler also runs while the state is restored (it must check
     ///   ``unavailable`` itself; a route is then saved for later).
     func deferred(duringRestore: Bool = false, _ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
         let routes = self
         return .deferred { request in
             if !duringRestore { try routes.checkAvailable() }
+            let (principal, token) = try routes.identify(request)
+            if let answer = await routes.placement?.current?.place(request) { return answer }
             // While storage fails, changes are refused before anything is looked up: what a failed
             // commit did is being undone, and no change may build on it.
             if request.method != .get, request.method != .head, let reason = routes.service.storageUnavailableReason {
                 throw APIProblem.from(ServiceError.storageFailed(reason))
             }
-            let (principal, token) = try routes.identify(request)
             return try await Principal.$tokenID.withValue(token) {
                 try await Principal.$current.withValue(principal) {
                     try routes.checkScope(request, principal: principal)
@@ -111,9 +118,23 @@ public struct APIRoutes: Sendable {
         }
     }
 
-    /// An immediate responder behind the API's guard (authentication, tenant scope).
+    /// An immediate responder behind the API's guard (authentication, tenant scope); with several
+    /// instances a deferred one, placed after authentication.
     func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
         let routes = self
+        if let placement {
+            return .deferred { request in
+                try routes.checkAvailable()
+                let (principal, token) = try routes.identify(request)
+                if let answer = await placement.current?.place(request) { return answer }
+                return try Principal.$tokenID.withValue(token) {
+                    try Principal.$current.withValue(principal) {
+                        try routes.checkScope(request, principal: principal)
+                        do { return try body(request) } catch { throw APIProblem.from(error) }
+                    }
+                }
+            }
+        }
         return .immediate { request in
             try routes.checkAvailable()
             let (principal, token) = try routes.identify(request)

@@ -1,4 +1,5 @@
 public import BrowserModel
+public import BrowserRecords
 import Crypto
 public import Foundation
 import Synchronization
@@ -18,6 +19,16 @@ public final class TokenStore: Sendable {
             self.profileID = profileID
             self.hash = hash
             self.createdAt = createdAt
+        }
+
+        /// A token as stored (the one conversion between the store's record and this one).
+        public init(_ stored: TokenRecord) {
+            self.init(id: stored.id, profileID: ProfileID(rawValue: stored.profileID), hash: stored.hash, createdAt: stored.createdAt)
+        }
+
+        /// The token as it is stored.
+        public var stored: TokenRecord {
+            TokenRecord(id: id, profileID: profileID.rawValue, hash: hash, createdAt: createdAt)
         }
     }
 

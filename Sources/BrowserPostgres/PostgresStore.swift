@@ -32,7 +32,12 @@ public final class PostgresStore: Sendable {
     ///   - maximumConnections: the pool's size (one writer, plus readers and lease keepers).
     ///   - fence: the leases this instance holds; every commit of a profile's changes checks, in its
     ///     transaction, that the profile's lease still has the epoch this instance was granted.
-    public init(url: DatabaseURL, maximumConnections: Int = 8, fence: HeldLeases? = nil, logger: Logger) {
+    /// - Parameter callDeadline: how long a statement or transaction may take before it is given up
+    ///   (the pool waits for a connection as long as the server is unreachable: without it, requests
+    ///   would hang).
+    public init(url: DatabaseURL, maximumConnections: Int = 8, fence: HeldLeases? = nil, callDeadline: Duration = .seconds(5),
+                logger: Logger) {
+        self.callDeadline = callDeadline
         self.url = url
         self.logger = logger
         self.fence = fence
@@ -126,13 +131,13 @@ public final class PostgresStore: Sendable {
         public let description: String
     }
 
-    /// How long a statement or transaction may take before it is given up (the pool waits for a
-    /// connection as long as the server is unreachable: without this, requests would hang).
-    public static let timeout: Duration = .seconds(5)
+    /// How long a statement or transaction may take before it is given up.
+    public let callDeadline: Duration
 
-    /// Runs `body` within `timeout` (then cancelled), turning its error into a ``Failure`` that says
-    /// what the server said.
-    func said<T: Sendable>(timeout: Duration = PostgresStore.timeout, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `body` within `timeout` (default: ``callDeadline``; then cancelled), turning its error into
+    /// a ``Failure`` that says what the server said.
+    func said<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = timeout ?? callDeadline
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask { try await body() }

@@ -1,4 +1,5 @@
 public import BrowserModel
+public import BrowserRecords
 public import Foundation
 
 // Value types the mediators hand out: consumers (the HTTP edge, event streams, persistence) see only
@@ -218,5 +219,13 @@ extension TabsClosingSnapshot {
     init(_ closing: TabsClosing, profileID: ProfileID, state: State, undoableUntil: Date? = nil) {
         self.init(id: closing.id, profileID: profileID, policy: closing.policy, state: state,
                   tabIDs: closing.tabs.map(\.id), browserIDs: closing.parts.map(\.browserID), undoableUntil: undoableUntil)
+    }
+}
+
+extension ProfileSnapshot {
+    /// A stored regular profile, as lists and the cluster's directory show it.
+    public init(stored record: ProfileRecord, windowCount: Int) {
+        self.init(id: ProfileID(rawValue: record.id), name: record.name, incognito: false, parentID: nil, offTheRecordID: nil,
+                  windowCount: windowCount, createdAt: record.createdAt)
     }
 }

@@ -1,8 +1,10 @@
 import BrowserAPI
+import BrowserCluster
 import BrowserPersistence
 import BrowserPostgres
 import Foundation
 import Logging
+import Synchronization
 
 extension Application {
     /// Starts as one of several instances on a PostgreSQL database: nothing is restored up front;
@@ -15,39 +17,26 @@ extension Application {
             held.advertiseURL = "http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)"
         }
         let leases = ProfileLeases(store: store, held: held, logger: logger)
-        let (tokens, tickets) = (self.tokens, self.tickets)
         let cluster = ClusterMembership(leases: leases, store: store, service: service, tokens: tokens, idempotency: idempotency,
-                                        authenticationOn: configuration.adminToken != nil, webDriverBasePath: configuration.webDriverBasePath,
-                                        secret: configuration.clusterSecret ?? "",
-                                        authentic: { APIRoutes.carriesValidCredentials($0, tokens: tokens, tickets: tickets) },
-                                        factory: metricsFactory, logger: logger)
+                                        webDriverBasePath: configuration.webDriverBasePath, secret: configuration.clusterSecret ?? "",
+                                        timing: configuration.clusterTiming, factory: metricsFactory, logger: logger)
         membership.set(cluster)
+        placement.set(cluster)
         sink.attach(StoreWriter(store: store))
-        cluster.startRenewing()
-        cluster.startListening()
-        cluster.startFollowingTokens()
-        cluster.directory.start()
-        // /readyz says whether the database answers (checked every 2 s).
-        let readiness = self.readiness
-        let logger = self.logger
-        databaseProbe.withLock { probe in
-            probe = Task.detached {
-                var down = false
-                while !Task.isCancelled {
-                    do {
-                        try await store.ping()
-                        if down { logger.notice("the database answers again") }
-                        down = false
-                        cluster.databaseAnswers.withLock { $0 = true }
-                        readiness.clear("database")
-                    } catch {
-                        if !down { logger.error("the database does not answer", metadata: ["error": "\(error)"]) }
-                        down = true
-                        cluster.databaseAnswers.withLock { $0 = false }
-                        readiness.block("database", reason: "the database does not answer: \(error)")
-                    }
-                    try? await Task.sleep(for: .seconds(2))
-                }
+        // /readyz says whether the database answers (probed every ClusterTiming.databaseProbeEvery).
+        let (readiness, logger) = (self.readiness, self.logger)
+        let down = Mutex(false)
+        cluster.start { error in
+            let wasDown = down.withLock { was in
+                defer { was = error != nil }
+                return was
+            }
+            if let error {
+                if !wasDown { logger.error("the database does not answer", metadata: ["error": "\(error)"]) }
+                readiness.block("database", reason: "the database does not answer: \(error)")
+            } else {
+                if wasDown { logger.notice("the database answers again") }
+                readiness.clear("database")
             }
         }
         readiness.clear("restore")

@@ -1,4 +1,5 @@
 import BrowserAPI
+import BrowserCluster
 import BrowserModel
 import BrowserPersistence
 import BrowserPostgres
@@ -39,8 +40,10 @@ public final class Application: Sendable {
     let postgresRun = Mutex<Task<Void, Never>?>(nil)
     /// With `--database-url`: this instance among those on the database (made at start).
     let membership = ClusterMembership.Slot()
-    /// With `--database-url`: the task that checks the database for /readyz.
-    let databaseProbe = Mutex<Task<Void, Never>?>(nil)
+    /// With `--database-url`: the API's placement stage (the membership, once started).
+    let placement = PlacementSlot()
+    /// With `--database-url`: this process's id among the instances, named in every answer.
+    let instanceID = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
     let metricsFactory: PrometheusMetricsFactory
 
     /// Builds the application; nothing listens until ``start()``.
@@ -100,10 +103,7 @@ public final class Application: Sendable {
         self.tokens = tokens
         let storedProfiles: @Sendable () async throws -> [ProfileSnapshot] = {
             guard let cluster = membership.current else { return [] }
-            return try await cluster.leases.storedProfiles().map { stored -> ProfileSnapshot in
-                ProfileSnapshot(id: ProfileID(rawValue: stored.record.id), name: stored.record.name, incognito: false, parentID: nil,
-                                offTheRecordID: nil, windowCount: stored.windowCount, createdAt: stored.record.createdAt)
-            }
+            return try await cluster.leases.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
         }
         let otherWindows: @Sendable (HTTPRequest) async throws -> [ListedWindow] = { request in
             guard let cluster = membership.current else { return [] }
@@ -122,32 +122,29 @@ public final class Application: Sendable {
             },
             saveToken: { issued, revoked in
                 var change = ChangeSet()
-                if let issued { change.tokens = [Self.tokenRecord(issued)] }
+                if let issued { change.tokens = [issued.stored] }
                 if let revoked { change.deletedTokens = [revoked.id] }
                 change.profileID = (issued ?? revoked)?.profileID.rawValue
                 try await sink.commit(change)
             },
             storedProfiles: configuration.database == nil ? nil : storedProfiles,
             otherWindows: configuration.database == nil ? nil : otherWindows,
+            // Several instances: after authentication, each request is placed (served here, taken
+            // over, or forwarded to the instance that holds its profile).
+            placement: configuration.database == nil ? nil : placement,
             webDriverLimits: configuration.webDriver
         ).register(in: &router)
         if configuration.database != nil {
-            // Several instances: before a handler runs, the request's profile is placed (served here,
-            // taken over, or forwarded to its owner), and every answer names the instance that served it.
-            router.wrapResponders(under: "/v1") { responder, _ in ClusterMembership.placing(responder, membership: membership) }
-            if let base = configuration.webDriverBasePath {
-                router.wrapResponders(under: base) { responder, _ in ClusterMembership.placing(responder, membership: membership) }
-            }
             sink.onFenced.withLock { slot in
                 slot = { profile in
                     guard let cluster = membership.current else { return }
-                    Task { await cluster.dropProfile(profile, reason: "a commit was fenced out: another instance took it over") }
+                    Task { await cluster.fenced(profile) }
                 }
             }
             sink.onRefused.withLock { slot in
                 slot = { profile in
                     guard let cluster = membership.current else { return }
-                    Task { await cluster.dropProfile(profile, reason: "the database refused one of its changes") }
+                    Task { await cluster.refused(profile) }
                 }
             }
         }
@@ -164,7 +161,7 @@ public final class Application: Sendable {
                     // database is the truth, and another instance may take a profile over meanwhile);
                     // each comes back from the database with the next request that names it.
                     let held = service.heldProfiles
-                    for profile in held { await cluster.dropProfile(profile.rawValue, reason: "a commit failed: memory may be ahead of the database") }
+                    for profile in held { await cluster.drop(profile.rawValue, reason: .commitFailed) }
                     try? await cluster.leases.release(held.map(\.rawValue))
                     logger.notice("profiles dropped from memory after a failed commit; they come back from the database on demand",
                                   metadata: ["profiles": "\(held.count)"])
@@ -195,6 +192,8 @@ public final class Application: Sendable {
         server.allowedHosts = server.allowedHosts ?? ServerConfiguration.loopbackHosts(for: server.host)
         // With authentication off, no web page may change state: a POST must be JSON (CSRF).
         server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
+        // Several instances: every answer names the instance that made it (a relayed one keeps its own).
+        if configuration.database != nil { server.responseHeaders.set(ClusterMembership.instanceHeader, instanceID) }
         let http = HTTPServer(configuration: server, router: router, logger: logger,
                               observer: MetricsObserver(factory: factory))
         self.server = http
@@ -217,8 +216,8 @@ public final class Application: Sendable {
         let postgres: PostgresStore?
         let held: HeldLeases?
         if let url = configuration.database {
-            let leases = HeldLeases(advertiseURL: configuration.advertiseURL ?? "", ttlSeconds: configuration.leaseSeconds)
-            let store = PostgresStore(url: url, fence: leases, logger: logger)
+            let leases = HeldLeases(instanceID: instanceID, advertiseURL: configuration.advertiseURL ?? "", ttlSeconds: configuration.leaseSeconds)
+            let store = PostgresStore(url: url, fence: leases, callDeadline: configuration.clusterTiming.databaseCallDeadline, logger: logger)
             // The pool serves leases once run() has started: start it before the first query. Detached:
             // the pool must outlive the service group's graceful shutdown (which its run() would
             // follow), since the writer commits what is queued after the server stops; ``shutdown()``
@@ -283,9 +282,7 @@ public final class Application: Sendable {
             feed?.finish()
             throw error
         }
-        tokens.restore(stored.tokens.map {
-            TokenStore.Record(id: $0.id, profileID: ProfileID(rawValue: $0.profileID), hash: $0.hash, createdAt: $0.createdAt)
-        })
+        tokens.restore(stored.tokens.map(TokenStore.Record.init))
         idempotency.restore(stored.idempotency)
         sink.attach(StoreWriter(store: sqlite.map { $0 as any ChangeStore } ?? postgres!))
         readiness.clear("restore")
@@ -334,17 +331,12 @@ public final class Application: Sendable {
             let stats = writer.statistics
             logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
         }
-        databaseProbe.withLock { $0?.cancel() }
         if let cluster = membership.current { await cluster.stop() }
         if let pool = postgresRun.withLock({ $0 }) {
             pool.cancel()
             await pool.value
         }
         logger.info("browserd stopped")
-    }
-
-    static func tokenRecord(_ record: TokenStore.Record) -> TokenRecord {
-        TokenRecord(id: record.id, profileID: record.profileID.rawValue, hash: record.hash, createdAt: record.createdAt)
     }
 
     /// The bound port (useful with port 0).

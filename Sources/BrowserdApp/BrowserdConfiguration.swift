@@ -1,4 +1,5 @@
 public import BrowserAPI
+public import BrowserCluster
 public import BrowserModel
 public import BrowserPostgres
 import Foundation
@@ -19,6 +20,8 @@ public struct BrowserdConfiguration: Sendable {
     /// How long a profile's lease lasts without renewal (`--lease-seconds`); an instance that dies
     /// leaves its profiles to others after this long.
     public var leaseSeconds: Double = 10
+    /// Every duration of the cluster, from ``leaseSeconds``.
+    public var clusterTiming: ClusterTiming { ClusterTiming(leaseSeconds: leaseSeconds) }
     public var logLevel: Logger.Level
     /// The administrator's API token; nil turns authentication off (allowed on loopback only).
     public var adminToken: String?

@@ -228,6 +228,15 @@ extension HTTPServer {
     private func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
+        if !configuration.responseHeaders.isEmpty {
+            // A shared answer's headers are fixed when it is built: this one is sent as a copy.
+            if case .shared(let shared) = response.body {
+                response = HTTPResponse(status: shared.status, headers: shared.headers, body: .bytes(shared.body))
+            }
+            for field in configuration.responseHeaders where response.headers[field.name] == nil {
+                response.headers.set(field.name, field.value)
+            }
+        }
         context.phase = .answered
         context.status = response.status
         let mhdResponse: OpaquePointer?

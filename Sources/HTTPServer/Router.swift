@@ -38,20 +38,6 @@ public struct Router: Sendable {
     public typealias FailureResponder = @Sendable (_ request: HTTPRequest, _ allow: [HTTPMethod]?) -> HTTPResponse
     private var fallbacks: [(prefix: String, respond: FailureResponder)] = []
 
-    /// Wraps the responder of every route whose template starts with `prefix` (e.g. to decide, before
-    /// a handler runs, that another instance answers the request).
-    public mutating func wrapResponders(under prefix: String, _ wrap: (_ responder: Responder, _ template: String) -> Responder) {
-        root = root.copy()
-        func visit(_ node: Node) {
-            if let template = node.template, template == prefix || template.hasPrefix(prefix + "/") {
-                node.methods = node.methods.mapValues { wrap($0, template) }
-            }
-            for child in node.literals.values { visit(child) }
-            if let parameter = node.parameter { visit(parameter.node) }
-        }
-        visit(root)
-    }
-
     /// Sets how a routing failure under `prefix` (a path equal to it or below it) is answered.
     public mutating func onFailure(under prefix: String, _ respond: @escaping FailureResponder) {
         fallbacks.append((prefix, respond))

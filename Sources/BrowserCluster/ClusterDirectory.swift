@@ -1,6 +1,7 @@
 import BrowserModel
 import BrowserPostgres
 import BrowserServices
+import HTTPServer
 import Foundation
 import Logging
 import Synchronization
@@ -13,7 +14,7 @@ import Synchronization
 ///
 /// Whenever listening (re)starts (notifications sent meanwhile are lost), the regular profiles are
 /// read again from the database, and a `hello` asks the other instances to announce what they hold.
-final class ClusterDirectory: Sendable {
+public final class ClusterDirectory: Sendable {
     private let leases: ProfileLeases
     private let service: BrowserService
     private let logger: Logger
@@ -50,61 +51,69 @@ final class ClusterDirectory: Sendable {
 
     // MARK: Wire format
 
-    /// One notification: changes (`put` a profile's snapshot, `remove` an id) or a `hello`.
-    struct Message: Codable {
+    /// One notification: changes (`put` a profile's snapshot, `remove` an id) or a `hello`, written
+    /// with ``JSONText`` and read with the strict ``JSONParser`` (browserd's one JSON reader):
+    /// `{"from":"i…","hello":true}` or `{"from":"i…","changes":[{"put":{…}},{"remove":"p…"}]}`.
+    struct Message: Equatable {
         var from = ""
-        var hello: Bool?
-        var changes: [Change]?
+        var hello = false
+        var changes: [DirectoryChange] = []
 
-        init(changes: [DirectoryChange]) {
-            self.changes = changes.map(Change.init)
-        }
+        init(changes: [DirectoryChange]) { self.changes = changes }
+        init(hello: Bool) { self.hello = hello }
 
-        init(hello: Bool) {
-            self.hello = hello
-        }
-    }
-
-    struct Change: Codable {
-        var put: Profile?
-        var remove: String?
-
-        init(_ change: DirectoryChange) {
-            switch change {
-            case .put(let profile): put = Profile(profile)
-            case .remove(let id): remove = id.rawValue
+        var json: [UInt8] {
+            var json = JSONText()
+            json.beginObject()
+            json.member("from", from)
+            if hello { json.member("hello", true) }
+            if !changes.isEmpty {
+                json.key("changes")
+                json.beginArray()
+                for change in changes {
+                    json.beginObject()
+                    switch change {
+                    case .put(let profile):
+                        json.key("put")
+                        json.beginObject()
+                        json.member("id", profile.id.rawValue)
+                        json.member("name", profile.name)
+                        json.member("incognito", profile.incognito)
+                        json.member("parentId", profile.parentID?.rawValue)
+                        json.member("offTheRecordId", profile.offTheRecordID?.rawValue)
+                        json.member("windowCount", profile.windowCount)
+                        json.member("createdAt", profile.createdAt.timeIntervalSince1970)
+                        json.endObject()
+                    case .remove(let id):
+                        json.member("remove", id.rawValue)
+                    }
+                    json.endObject()
+                }
+                json.endArray()
             }
+            json.endObject()
+            return json.bytes
         }
 
-        var change: DirectoryChange {
-            if let put { return .put(put.snapshot) }
-            return .remove(ProfileID(rawValue: remove ?? ""))
-        }
-    }
-
-    struct Profile: Codable {
-        var id: String
-        var name: String
-        var incognito: Bool
-        var parentId: String?
-        var offTheRecordId: String?
-        var windowCount: Int
-        var createdAt: Double
-
-        init(_ snapshot: ProfileSnapshot) {
-            id = snapshot.id.rawValue
-            name = snapshot.name
-            incognito = snapshot.incognito
-            parentId = snapshot.parentID?.rawValue
-            offTheRecordId = snapshot.offTheRecordID?.rawValue
-            windowCount = snapshot.windowCount
-            createdAt = snapshot.createdAt.timeIntervalSince1970
-        }
-
-        var snapshot: ProfileSnapshot {
-            ProfileSnapshot(id: ProfileID(rawValue: id), name: name, incognito: incognito, parentID: parentId.map(ProfileID.init),
-                            offTheRecordID: offTheRecordId.map(ProfileID.init), windowCount: windowCount,
-                            createdAt: Date(timeIntervalSince1970: createdAt))
+        /// A message another instance wrote; nil when it is not one.
+        init?(json: [UInt8]) {
+            guard let value = try? JSONParser.parse(json), let from = value["from"]?.string else { return nil }
+            self.from = from
+            hello = value["hello"]?.bool ?? false
+            for item in value["changes"]?.array ?? [] {
+                if let id = item["remove"]?.string {
+                    changes.append(.remove(ProfileID(rawValue: id)))
+                } else if let put = item["put"], let id = put["id"]?.string, let name = put["name"]?.string,
+                          let incognito = put["incognito"]?.bool, let windows = put["windowCount"]?.int,
+                          let created = put["createdAt"]?.double {
+                    changes.append(.put(ProfileSnapshot(
+                        id: ProfileID(rawValue: id), name: name, incognito: incognito, parentID: put["parentId"]?.string.map(ProfileID.init),
+                        offTheRecordID: put["offTheRecordId"]?.string.map(ProfileID.init), windowCount: windows,
+                        createdAt: Date(timeIntervalSince1970: created))))
+                } else {
+                    return nil
+                }
+            }
         }
     }
 
@@ -112,13 +121,12 @@ final class ClusterDirectory: Sendable {
     func payloads(_ message: Message) -> [String] {
         var message = message
         message.from = instanceID
-        let encoder = JSONEncoder()
-        guard let data = try? encoder.encode(message) else { return [] }
+        let data = message.json
         if data.count <= Self.payloadLimit { return [String(decoding: data, as: UTF8.self)] }
-        guard let changes = message.changes, changes.count > 1 else { return [] } // one profile is ~1 KB at most
+        guard message.changes.count > 1 else { return [] } // one profile is ~1 KB at most
         var first = message, second = message
-        first.changes = Array(changes[..<(changes.count / 2)])
-        second.changes = Array(changes[(changes.count / 2)...])
+        first.changes = Array(message.changes[..<(message.changes.count / 2)])
+        second.changes = Array(message.changes[(message.changes.count / 2)...])
         return payloads(first) + payloads(second)
     }
 
@@ -159,27 +167,24 @@ final class ClusterDirectory: Sendable {
     // MARK: Receiving
 
     private func received(_ payload: String) {
-        guard let message = try? JSONDecoder().decode(Message.self, from: Data(payload.utf8)) else {
+        guard let message = Message(json: Array(payload.utf8)) else {
             logger.warning("unreadable directory notification", metadata: ["payload": "\(payload.prefix(200))"])
             return
         }
         guard message.from != instanceID else { return }
-        if message.hello == true {
+        if message.hello {
             // Another instance (re)started listening: announce what this one holds.
             let here = service.localProfiles()
             if !here.isEmpty { send(Message(changes: here.map { .put($0) })) }
             return
         }
-        if let changes = message.changes { service.applyDirectoryChanges(changes.map(\.change)) }
+        if !message.changes.isEmpty { service.applyDirectoryChanges(message.changes) }
     }
 
     /// Reads the stored regular profiles again and asks the other instances what they hold.
     private func resync() async {
         do {
-            let stored = try await leases.storedProfiles().map { stored in
-                ProfileSnapshot(id: ProfileID(rawValue: stored.record.id), name: stored.record.name, incognito: false, parentID: nil,
-                                offTheRecordID: nil, windowCount: stored.windowCount, createdAt: stored.record.createdAt)
-            }
+            let stored = try await leases.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
             service.resyncDirectory(stored: stored)
         } catch {
             logger.warning("could not read the stored profiles for the directory", metadata: ["error": "\(PostgresStore.describe(error))"])

@@ -17,7 +17,7 @@ import NIOHTTP1
 /// (`X-Browserd-Cluster-Secret`, from `--cluster-secret-file`); an instance never forwards such a
 /// request again (one hop at most: a lease that moves meanwhile gives a 503 to retry, never a loop).
 /// A request that names itself forwarded without the secret is a client's, and treated as one.
-final class RequestForwarder: Sendable {
+final class Forwarder: Sendable {
     static let forwardedHeader = "X-Browserd-Forwarded-By"
     static let secretHeader = "X-Browserd-Cluster-Secret"
     static let instanceHeader = "X-Browserd-Instance"
@@ -33,13 +33,16 @@ final class RequestForwarder: Sendable {
     private let secret: [UInt8]
     private let logger: Logger
 
-    init(instanceID: String, secret: String, logger: Logger) {
+    private let timing: ClusterTiming
+
+    init(instanceID: String, secret: String, timing: ClusterTiming, logger: Logger) {
         self.instanceID = instanceID
         self.secret = Array(secret.utf8)
         self.logger = logger
+        self.timing = timing
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .milliseconds(500), read: .seconds(60))
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+        configuration.timeout = .init(connect: .init(timing.forwardConnectTimeout), read: .init(timing.forwardDeadline))
+        configuration.connectionPool = .init(idleTimeout: .init(timing.forwardIdleTimeout), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -74,7 +77,7 @@ final class RequestForwarder: Sendable {
         outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
         let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
-        let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .seconds(60)), logger: logger)
+        let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .init(timing.forwardDeadline)), logger: logger)
         var headers = HTTPHeaders()
         for (name, value) in response.headers where !Self.droppedResponseHeaders.contains(name.lowercased()) {
             headers.add(name, value)
@@ -96,22 +99,23 @@ final class RequestForwarder: Sendable {
         }
         outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
         outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
-        let response = try await client.execute(outgoing, deadline: .now() + .seconds(30), logger: logger)
+        let response = try await client.execute(outgoing, deadline: .now() + .init(timing.forwardDeadline), logger: logger)
         let body = try await response.body.collect(upTo: 64 << 20)
         return (Int(response.status.code), Array(body.readableBytesView))
     }
 
-    /// ``refusesConnections(_:)`` on a thread of its own: it may wait up to 300 ms, which a task of
+    /// ``refusesConnections(_:within:)`` on a thread of its own: it may wait up to `timeout`, which a task of
     /// the cooperative pool must not.
-    static func refusesConnectionsOffThePool(_ base: String) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: refusesConnections(base)) }.start()
+    static func refusesConnectionsOffThePool(_ base: String, within timeout: Duration) async -> Bool {
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: refusesConnections(base, within: milliseconds)) }.start()
         }
     }
 
-    /// Whether nothing listens at `base`'s address (a TCP connection is refused within 300 ms): the
+    /// Whether nothing listens at `base`'s address (a TCP connection is refused within `milliseconds`): the
     /// instance that advertised it is gone.
-    static func refusesConnections(_ base: String) -> Bool {
+    static func refusesConnections(_ base: String, within milliseconds: Int32) -> Bool {
         guard let components = URLComponents(string: base), let host = components.host else { return false }
         let port = components.port ?? (components.scheme == "https" ? 443 : 80)
         var hints = addrinfo()
@@ -126,7 +130,7 @@ final class RequestForwarder: Sendable {
         if errno == ECONNREFUSED { return true }
         guard errno == EINPROGRESS else { return false }
         var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        guard poll(&poller, 1, 300) == 1 else { return false }
+        guard poll(&poller, 1, milliseconds) == 1 else { return false }
         var failure: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length)

@@ -1,4 +1,5 @@
-@testable import BrowserAPI
+import Foundation
+@testable import JSONWriter
 import Testing
 
 /// The strict JSON parser request bodies go through (RFC 8259): what it accepts, what it refuses and
@@ -85,5 +86,33 @@ import Testing
     @Test func invalidUTF8IsRefused() {
         #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
         #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse([0x22, 0xC3, 0x22]) }
+    }
+
+    /// The elements of a top-level member's array, as the bytes they are written with (a list relayed
+    /// between instances); a same-named member deeper down is not it.
+    @Test func arrayElementsAreSpannedExactly() throws {
+        let text = #"{"note":{"items":[9]},"items":[ {"id":"a","n":[1,2]} , "b,]" ,3 ],"nextCursor":null}"#
+        let bytes = Array(text.utf8)
+        let (value, spans) = try JSONParser.parse(bytes, spanning: "items")
+        #expect(spans.map { String(decoding: bytes[$0], as: UTF8.self) } == [#"{"id":"a","n":[1,2]}"#, #""b,]""#, "3"])
+        #expect(value["items"]?.array?.count == 3 && value["nextCursor"] == .null && value["note"]?["items"]?.array?.count == 1)
+        #expect(try JSONParser.parse(Array(#"{"other":[1]}"#.utf8), spanning: "items").spans.isEmpty)
+    }
+
+    @Test func accessorsReadWhatTheyName() throws {
+        let value = try JSONParser.parse(Array(#"{"s":"x","b":true,"i":3,"d":1.5,"a":[]}"#.utf8))
+        #expect(value["s"]?.string == "x" && value["b"]?.bool == true && value["i"]?.int == 3)
+        #expect(value["d"]?.int == nil && value["d"]?.double == 1.5 && value["a"]?.array?.isEmpty == true && value["z"] == nil)
+    }
+
+    /// Timestamps read back exactly as the writer writes them.
+    @Test func timestampsRoundTrip() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let text = JSONText.timestamp(date)
+        #expect(JSONText.date(fromTimestamp: text).map { ($0.timeIntervalSince1970 * 1000).rounded() } == 1_795_000_000_123)
+        #expect(JSONText.date(fromTimestamp: "2026-11-25T10:00:00Z")?.timeIntervalSince1970 == 1_795_600_800)
+        for bad in ["", "2026-11-25", "2026-11-25T10:00:00", "2026-13-x5T10:00:00Z", "2026-11-25T10:00:00.Z"] {
+            #expect(JSONText.date(fromTimestamp: bad) == nil, "\(bad)")
+        }
     }
 }

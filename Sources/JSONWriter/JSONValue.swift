@@ -1,6 +1,6 @@
 /// A parsed JSON value. Objects keep their members in order; numbers keep whether they were written
 /// as integers, so `1.5` is not silently taken for an index.
-enum JSONValue: Equatable {
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double, isInteger: Bool)
@@ -8,7 +8,7 @@ enum JSONValue: Equatable {
     case array([JSONValue])
     case object([(key: String, value: JSONValue)])
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -20,8 +20,24 @@ enum JSONValue: Equatable {
         }
     }
 
+    /// The value of member `key` of an object (nil for another kind of value or a missing member).
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    public var string: String? { if case .string(let value) = self { value } else { nil } }
+    public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    public var double: Double? { if case .number(let value, _) = self { value } else { nil } }
+    /// An integer written as one, within `Int`'s range.
+    public var int: Int? {
+        guard case .number(let value, true) = self, let exact = Int(exactly: value) else { return nil }
+        return exact
+    }
+    public var array: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
+
     /// The JSON type name, for error messages.
-    var typeName: String {
+    public var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -33,26 +49,39 @@ enum JSONValue: Equatable {
     }
 }
 
-/// A strict RFC 8259 parser for request bodies: UTF-8 only, depth-limited, duplicate keys refused.
-struct JSONParser {
-    struct SyntaxError: Error {
-        let message: String
-        let offset: Int
+/// The one JSON reader of browserd: a strict RFC 8259 parser (UTF-8 only, depth-limited, duplicate
+/// keys refused) for request bodies and for everything instances send each other.
+public struct JSONParser {
+    public struct SyntaxError: Error, Sendable {
+        public let message: String
+        public let offset: Int
     }
 
     private let bytes: [UInt8]
     private var position = 0
     private let maxDepth: Int
+    /// The top-level member whose array elements' byte ranges are recorded, and the ranges.
+    private var spannedKey: String?
+    private var currentTopKey: String?
+    private var spans: [Range<Int>] = []
 
     /// Parses a whole document.
     /// - Throws: ``SyntaxError`` saying what is wrong and at which byte.
-    static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws -> JSONValue {
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws -> JSONValue {
+        try parse(bytes, maxDepth: maxDepth, spanning: nil).value
+    }
+
+    /// Parses a whole document, and says where each element of the array in top-level member `key`
+    /// is written: so a list's items can be passed on as the bytes they are, without writing them again.
+    /// - Returns: the value, and the elements' byte ranges in order (empty when there is no such array).
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 32, spanning key: String?) throws -> (value: JSONValue, spans: [Range<Int>]) {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        parser.spannedKey = key
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
         guard parser.position == bytes.count else { throw parser.error("unexpected data after the JSON value") }
-        return value
+        return (value, parser.spans)
     }
 
     private init(bytes: [UInt8], maxDepth: Int) {
@@ -104,6 +133,7 @@ struct JSONParser {
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
             position += 1
             skipWhitespace()
+            if depth == 0 { currentTopKey = key }
             members.append((key, try parseValue(depth: depth + 1)))
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input") }
@@ -118,9 +148,12 @@ struct JSONParser {
         var items: [JSONValue] = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") { position += 1; return .array([]) }
+        let spanned = depth == 1 && spannedKey != nil && currentTopKey == spannedKey
         while true {
             skipWhitespace()
+            let start = position
             items.append(try parseValue(depth: depth + 1))
+            if spanned { spans.append(start..<position) }
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input") }
             if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
