@@ -84,7 +84,6 @@ public final class WebStateList {
 
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
-    public var regularCount: Int { entries.count - pinnedCount }
     public func containsIndex(_ index: Int) -> Bool { index >= 0 && index < entries.count }
     public var activeWebState: WebState? { activeIndex >= 0 ? entries[activeIndex].webState : nil }
     public var webStates: [WebState] { entries.map(\.webState) }
@@ -144,16 +143,6 @@ public final class WebStateList {
     /// Whether every numbered entry's hint is its index (checked with the invariants).
     var indexHintsAreConsistent: Bool {
         indexedPrefix <= entries.count && (0..<indexedPrefix).allSatisfy { entries[$0].indexHint == $0 }
-    }
-
-    /// The first tab whose visible URL is `url`, or −1.
-    public func indexOfWebState(withURL url: String) -> Int {
-        entries.firstIndex { $0.webState.visibleURL == url } ?? -1
-    }
-
-    /// The first tab other than the active one whose visible URL is `url`, or −1.
-    public func indexOfInactiveWebState(withURL url: String) -> Int {
-        entries.indices.first { $0 != activeIndex && entries[$0].webState.visibleURL == url } ?? -1
     }
 
     public func isPinned(at index: Int) -> Bool { index >= 0 && index < pinnedCount }

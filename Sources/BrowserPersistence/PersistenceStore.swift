@@ -318,12 +318,4 @@ public final class PersistenceStore {
         }
         return state
     }
-
-    /// Writes a consistent copy of the database to `destination` (which must not exist).
-    /// - Returns: the copy's size in bytes.
-    public func backup(to destination: String) throws -> Int {
-        try db.run("VACUUM INTO ?", destination)
-        let attributes = try FileManager.default.attributesOfItem(atPath: destination)
-        return (attributes[.size] as? NSNumber)?.intValue ?? 0
-    }
 }

@@ -104,15 +104,6 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         #expect(try store.db.scalar("PRAGMA foreign_keys").int == 1)
     }
 
-    @Test func backupIsAConsistentCopy() throws {
-        let path = temporaryDatabase(), copy = temporaryDatabase()
-        defer { removeDatabase(path); removeDatabase(copy) }
-        let store = try PersistenceStore(path: path)
-        try store.apply([sampleChange()])
-        #expect(try store.backup(to: copy) > 0)
-        #expect(try PersistenceStore(path: copy).load().windows == sampleChange().windows)
-    }
-
     @Test func historyCodecRejectsGarbage() {
         #expect(throws: (any Error).self) { try HistoryCodec.decode([]) }
         #expect(throws: (any Error).self) { try HistoryCodec.decode([1, 5]) }

@@ -31,6 +31,14 @@ import Testing
         return result
     }
 
+    /// The folder of each target that names one (`path:`); the others live in `Sources/NAME` or `Tests/NAME`.
+    static func declaredPaths() throws -> [String: String] {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var result: [String: String] = [:]
+        for match in text.matches(of: /name: "([^"]+)"[^\n]*?path: "([^"]+)"/) { result[String(match.1)] = String(match.2) }
+        return result
+    }
+
     /// The modules the Swift files under `folder` import.
     static func imports(under folder: URL) throws -> [String: Set<String>] {
         var result: [String: Set<String>] = [:]
@@ -48,10 +56,14 @@ import Testing
     @Test func everyImportIsDeclaredInPackageSwift() throws {
         let declared = try Self.declaredDependencies()
         #expect(declared.count > 15, "Package.swift's targets were not found: \(declared.keys.sorted())")
+        let paths = try Self.declaredPaths()
+        #expect(paths["TestSupport"] == "Tests/TestSupport", "the shared test helpers are checked too")
         var undeclared: [String] = []
         for (target, dependencies) in declared {
-            let folder = target.hasSuffix("Tests") ? "Tests" : "Sources"
-            for (file, modules) in try Self.imports(under: repositoryRoot.appendingPathComponent("\(folder)/\(target)")) {
+            let folder = paths[target] ?? (target.hasSuffix("Tests") ? "Tests/\(target)" : "Sources/\(target)")
+            let url = repositoryRoot.appendingPathComponent(folder)
+            #expect(FileManager.default.fileExists(atPath: url.path), "\(target)'s folder \(folder) is not where the check looks")
+            for (file, modules) in try Self.imports(under: url) {
                 for module in modules.subtracting(dependencies).subtracting(Self.system).sorted() {
                     undeclared.append("\(target)/\(file) imports \(module)")
                 }

@@ -6,11 +6,6 @@ import HTTPServer
 // The commands: each reads the session, checks its input in the spec's order, and changes the
 // model through the window's dispatcher.
 extension WebDriverRoutes {
-    static let standardCapabilities: Set<String> = [
-        "browserName", "browserVersion", "platformName", "acceptInsecureCerts", "pageLoadStrategy", "proxy", "timeouts",
-        "strictFileInteractability", "unhandledPromptBehavior", "setWindowRect", "webSocketUrl", "userAgent",
-    ]
-
     // MARK: Sessions
 
     func newSession(_ call: Call) async throws -> HTTPResponse {
