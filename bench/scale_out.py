@@ -117,20 +117,24 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--browserd", required=True)
     parser.add_argument("--duration", default="6s")
+    parser.add_argument("--hop-only", action="store_true", help="only the forwarding hop (two instances), with its floors")
     args = parser.parse_args()
     admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
     if not admin:
         sys.exit("run under scripts/with-postgres.sh (bench/run.sh does)")
     pairs = os.path.join(ROOT, "bench", "spread_pairs.lua")
     rows = []
-    for store, count in (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3)):
+    failed = []
+    setups = (("postgres", 2),) if args.hop_only else (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3))
+    for store, count in setups:
         setup = Setup(args.browserd, store, count, admin)
         try:
-            result = measure(setup, setup.bases, pairs, {"WINDOWS": ",".join(setup.windows)}, args.duration)
-            result.update(store=store, instances=count, forwarded_share=(count - 1) / count)
-            rows.append(result)
-            print("%-8s x%d: %7.0f mutations/s  p50 %6.2f ms  p99 %6.2f ms  %6.0f us CPU/mutation (browserd+postgres)  non-2xx %d" % (
-                store, count, result["rps"], result["p50"], result["p99"], result["cpu_us"], result["non2xx"]), flush=True)
+            if not args.hop_only:
+                result = measure(setup, setup.bases, pairs, {"WINDOWS": ",".join(setup.windows)}, args.duration)
+                result.update(store=store, instances=count, forwarded_share=(count - 1) / count)
+                rows.append(result)
+                print("%-8s x%d: %7.0f mutations/s  p50 %6.2f ms  p99 %6.2f ms  %6.0f us CPU/mutation (browserd+postgres)  non-2xx %d" % (
+                    store, count, result["rps"], result["p50"], result["p99"], result["cpu_us"], result["non2xx"]), flush=True)
             if store == "postgres" and count == 2:
                 # The hop alone: one window, through its owner and through the other instance.
                 owner, other = setup.bases[0], setup.bases[1]
@@ -143,11 +147,23 @@ def main():
                     print("  %-9s GET window: %7.0f/s p50 %5.2f ms p99 %5.2f ms; open/close: %6.0f/s p50 %5.2f ms p99 %5.2f ms" % (
                         name, read["rps"], read["p50"], read["p99"], write["rps"], write["p50"], write["p99"]), flush=True)
                 rows.append({"hop": hop})
+                # Floors (issue 24): a forwarded read at >= 50% of the direct rate, open/close pairs at >= 70%.
+                read_share = hop["forwarded"]["read"]["rps"] / max(1, hop["direct"]["read"]["rps"])
+                write_share = hop["forwarded"]["write"]["rps"] / max(1, hop["direct"]["write"]["rps"])
+                print("  forwarded/direct: GET window %.0f%% (floor 50%%), open/close %.0f%% (floor 70%%); CPU per forwarded GET %+.0f us" % (
+                    100 * read_share, 100 * write_share,
+                    hop["forwarded"]["read"]["cpu_us"] - hop["direct"]["read"]["cpu_us"]), flush=True)
+                if read_share < 0.5:
+                    failed.append("forwarded GET at %.0f%% of direct (floor 50%%)" % (100 * read_share))
+                if write_share < 0.7:
+                    failed.append("forwarded open/close at %.0f%% of direct (floor 70%%)" % (100 * write_share))
         finally:
             setup.stop()
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "scale_out.json"), "w") as f:
         json.dump(rows, f, indent=2)
+    if failed:
+        sys.exit("scale_out: " + "; ".join(failed))
 
 
 if __name__ == "__main__":

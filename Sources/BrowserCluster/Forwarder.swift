@@ -8,6 +8,7 @@ import HTTPServer
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Passes a request on to the instance that owns its profile, and its answer back: method, path,
 /// query, the headers that matter, body; status, headers and body back, an event stream chunk by
@@ -28,7 +29,12 @@ final class Forwarder: Sendable {
     /// Answer headers not passed back (the local server sets its own framing).
     static let droppedResponseHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive", "date", "server"]
 
+    /// Event streams (long-lived, chunk by chunk) and `https` owners.
     private let client: HTTPClient
+    /// Everything else: the thin keep-alive relay.
+    private let relay: Relay
+    /// Each owner's address, parsed once.
+    private let addresses = Mutex<[String: Address?]>([:])
     private let instanceID: String
     private let secret: [UInt8]
     private let logger: Logger
@@ -40,6 +46,7 @@ final class Forwarder: Sendable {
         self.secret = Array(secret.utf8)
         self.logger = logger
         self.timing = timing
+        relay = Relay(timing: timing)
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .init(timing.forwardConnectTimeout), read: .init(timing.forwardDeadline))
         configuration.connectionPool = .init(idleTimeout: .init(timing.forwardIdleTimeout), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
@@ -54,7 +61,57 @@ final class Forwarder: Sendable {
     }
 
     func shutdown() async {
+        relay.shutdown()
         try? await client.shutdown()
+    }
+
+    /// An owner's `http://host:port` address (nil for anything else: `https`, a path).
+    struct Address: Sendable {
+        let host: String
+        let port: Int
+        /// The `Host` header's value.
+        let authority: String
+    }
+
+    static func address(of base: String) -> Address? {
+        guard base.hasPrefix("http://") else { return nil }
+        let authority = String(base.dropFirst(7))
+        guard !authority.isEmpty, !authority.contains("/") else { return nil }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            let host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let rest = authority[authority.index(after: close)...]
+            let port = rest.isEmpty ? 80 : (rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil)
+            return port.map { Address(host: host, port: $0, authority: authority) }
+        }
+        let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let host = parts.first, !host.isEmpty else { return nil }
+        let port = parts.count == 2 ? Int(parts[1]) : 80
+        return port.map { Address(host: String(host), port: $0, authority: authority) }
+    }
+
+    private func cachedAddress(_ base: String) -> Address? {
+        if let known = addresses.withLock({ $0[base] }) { return known }
+        let parsed = Self.address(of: base)
+        addresses.withLock { cache in
+            if cache.count > 1024 { cache.removeAll() }
+            cache[base] = .some(parsed)
+        }
+        return parsed
+    }
+
+    /// The request as bytes for the owner: its method and target as the client sent them, the headers
+    /// that matter, the forwarding marks, its body.
+    private func wire(_ request: HTTPRequest, target: String, authority: String) -> [UInt8] {
+        var head = request.method.rawValue + " " + target + " HTTP/1.1\r\nHost: " + authority + "\r\n"
+        for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
+            head += field.name + ": " + field.value + "\r\n"
+        }
+        head += Self.forwardedHeader + ": " + instanceID + "\r\n" + Self.secretHeader + ": " + String(decoding: secret, as: UTF8.self)
+        head += "\r\nContent-Length: " + String(request.body.count) + "\r\n\r\n"
+        var bytes = Array(head.utf8)
+        bytes.append(contentsOf: request.body)
+        return bytes
     }
 
     /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
@@ -68,6 +125,16 @@ final class Forwarder: Sendable {
             components.queryItems = request.query.map { URLQueryItem(name: $0.name, value: $0.value) }
             target += "?" + (components.percentEncodedQuery ?? "")
         }
+        let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
+        if !isStream, let address = cachedAddress(base) {
+            let answer = try await relay.exchange(wire(request, target: String(target.dropFirst(base.count)), authority: address.authority),
+                                                  isHead: request.method == .head, host: address.host, port: address.port)
+            var headers = HTTPHeaders()
+            for field in answer.headers where !Self.droppedResponseHeaders.contains(field.name.lowercased()) {
+                headers.add(field.name, field.value)
+            }
+            return HTTPResponse(status: answer.status, headers: headers, body: .bytes(answer.body))
+        }
         var outgoing = HTTPClientRequest(url: target)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
@@ -76,7 +143,6 @@ final class Forwarder: Sendable {
         outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
         outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
-        let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
         let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .init(timing.forwardDeadline)), logger: logger)
         var headers = HTTPHeaders()
         for (name, value) in response.headers where !Self.droppedResponseHeaders.contains(name.lowercased()) {

@@ -1,0 +1,103 @@
+@testable import BrowserCluster
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+/// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
+/// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
+@Suite struct RelayTests {
+    /// A one-thread TCP server that answers each request it reads with the next canned answer, and
+    /// closes the connection after `closeAfter` answers on it.
+    final class Owner: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+        let accepted = Atomic<Int>(0)
+
+        init(answers: @escaping @Sendable (String) -> String, closeAfter: Int = .max) throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            listen(fd, 16)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            listener = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread { [self] in
+                while true {
+                    let fd = accept(self.listener, nil, nil)
+                    guard fd >= 0 else { return }
+                    self.accepted.wrappingAdd(1, ordering: .relaxed)
+                    Thread {
+                        var served = 0
+                        var buffer = [UInt8](repeating: 0, count: 65536)
+                        while served < closeAfter {
+                            let n = recv(fd, &buffer, buffer.count, 0)
+                            guard n > 0 else { break }
+                            let request = String(decoding: buffer[..<n], as: UTF8.self)
+                            let answer = Array(answers(request).utf8)
+                            _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                            served += 1
+                        }
+                        close(fd)
+                    }.start()
+                }
+            }.start()
+        }
+
+        func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+    }
+
+    static func ok(_ body: String) -> String { "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" }
+
+    @Test func answersAreReadWholeAndConnectionsKept() async throws {
+        let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
+        defer { owner.stop() }
+        let relay = Relay(timing: ClusterTiming(), threads: 1)
+        defer { relay.shutdown() }
+        for path in ["/a", "/b/c", "/d?x=1"] {
+            let answer = try await relay.exchange(Array("GET \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".utf8),
+                                                  host: "127.0.0.1", port: owner.port)
+            #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == path)
+            #expect(answer.headers.contains { $0.name == "Content-Type" && $0.value == "text/plain" })
+        }
+        #expect(owner.accepted.load(ordering: .relaxed) == 1, "one kept connection served all three")
+    }
+
+    @Test func aConnectionTheOwnerClosedIsRetriedOnANewOne() async throws {
+        let owner = try Owner(answers: { _ in Self.ok("fine") }, closeAfter: 1)
+        defer { owner.stop() }
+        let relay = Relay(timing: ClusterTiming(), threads: 1)
+        defer { relay.shutdown() }
+        for _ in 0..<3 {
+            let answer = try await relay.exchange(Array("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8),
+                                                  host: "127.0.0.1", port: owner.port)
+            #expect(String(decoding: answer.body, as: UTF8.self) == "fine")
+        }
+        #expect(owner.accepted.load(ordering: .relaxed) == 3)
+    }
+
+    @Test func headHasNoBodyAndARefusedAddressFails() async throws {
+        let owner = try Owner(answers: { _ in "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" })
+        defer { owner.stop() }
+        let relay = Relay(timing: ClusterTiming(), threads: 2)
+        defer { relay.shutdown() }
+        let head = try await relay.exchange(Array("HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8), isHead: true, host: "127.0.0.1", port: owner.port)
+        #expect(head.status == 200 && head.body.isEmpty)
+        owner.stop()
+        await #expect(throws: Relay.Failure.self) {
+            _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: 1)
+        }
+    }
+
+    @Test func ownerAddressesAreParsedOnce() {
+        #expect(Forwarder.address(of: "http://10.0.0.2:8080").map { "\($0.host) \($0.port) \($0.authority)" } == "10.0.0.2 8080 10.0.0.2:8080")
+        #expect(Forwarder.address(of: "http://[::1]:9000").map { "\($0.host) \($0.port)" } == "::1 9000")
+        #expect(Forwarder.address(of: "http://b").map(\.port) == 80)
+        for bad in ["https://a:1", "http://a:1/path", "http://", "http://a:b", "ftp://a"] { #expect(Forwarder.address(of: bad) == nil, "\(bad)") }
+    }
+}
