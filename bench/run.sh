@@ -27,7 +27,10 @@ mkdir -p bench/out
 # The same streams with a native client (bench/sse_swarm.c) beside a fixed tick and the C floor.
 "$PY" bench/sse_swarm.py --browserd "$bin/browserd" --scenarios "${BENCH_SWARM:-1000x100,10000x10,10000x0}"
 # Several instances on one PostgreSQL (a private cluster for the run) beside one SQLite instance.
-scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}"
+# Its forwarding floors are checked last, so the benches after it still run.
+floors=0
+scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}" || floors=1
 # One tenant floods each pool while another works (its p99 beside its quiet p99, and RSS).
 "$PY" bench/hostile.py --browserd "$bin/browserd"
 bash bench/slow_disk.sh "$bin"
+if [ "$floors" != 0 ]; then echo "bench: scale_out missed a forwarding floor (see above)"; exit 1; fi
