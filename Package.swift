@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "BrowserPersistence", dependencies: ["SQLite", "BrowserRecords"], swiftSettings: swiftSettings),
         // PostgreSQL persistence of the same records (`--database-url`): the shared store of several instances.
         .target(name: "BrowserPostgres", dependencies: [
-            "BrowserPersistence", "BrowserRecords",
+            "BrowserRecords",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),

@@ -66,7 +66,7 @@ public final class PersistenceStore {
             for row in try db.rows("SELECT id, tab_order FROM windows") {
                 let window = row[0].string ?? ""
                 for (index, tab) in (row[1].string ?? "").split(separator: ",").enumerated() {
-                    try update.run(Double(index) * Self.positionStep, String(tab), window)
+                    try update.run(Double(index) * TabRecord.positionStep, String(tab), window)
                 }
             }
             try db.execute("UPDATE windows SET tab_order = ''")
@@ -83,9 +83,6 @@ public final class PersistenceStore {
             CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
             """),
     ]) }
-
-    /// The distance between the positions of neighbouring tabs when a window's order is written whole.
-    public static let positionStep = 1024.0
 
     /// Opens (creating when missing) the database at `path`.
     /// - Throws: ``OpenError`` when the file is corrupt, not a database, unreadable, or newer than this program.
@@ -164,7 +161,7 @@ public final class PersistenceStore {
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
         for window in change.windows where !window.tabOrder.isEmpty {
             for (index, tab) in window.tabOrder.enumerated() {
-                try db.cached("UPDATE tabs SET position = ? WHERE id = ? AND window_id = ?").run(Double(index) * Self.positionStep, tab, window.id)
+                try db.cached("UPDATE tabs SET position = ? WHERE id = ? AND window_id = ?").run(Double(index) * TabRecord.positionStep, tab, window.id)
             }
         }
         for id in change.deletedTokens { try db.cached("DELETE FROM tokens WHERE id = ?").run(id) }

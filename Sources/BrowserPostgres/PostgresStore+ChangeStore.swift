@@ -1,4 +1,3 @@
-public import BrowserPersistence
 public import BrowserRecords
 public import Foundation
 import Synchronization

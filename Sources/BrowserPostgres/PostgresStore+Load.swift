@@ -1,5 +1,4 @@
 public import BrowserRecords
-import BrowserPersistence
 public import Foundation
 import PostgresNIO
 

@@ -1,5 +1,4 @@
 public import BrowserRecords
-public import BrowserPersistence
 public import Foundation
 public import Logging
 import PostgresNIO
@@ -349,7 +348,7 @@ public final class PostgresStore: Sendable {
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
         let ordered = windows.filter { !$0.tabOrder.isEmpty }
         if !ordered.isEmpty {
-            let rows = ordered.flatMap { window in window.tabOrder.enumerated().map { (window.id, $0.element, Double($0.offset) * PersistenceStore.positionStep) } }
+            let rows = ordered.flatMap { window in window.tabOrder.enumerated().map { (window.id, $0.element, Double($0.offset) * TabRecord.positionStep) } }
             try await run(connection, """
                 UPDATE tabs AS t SET position = o.position FROM unnest($1::text[], $2::text[], $3::float8[]) AS o(window_id, id, position)
                 WHERE t.id = o.id AND t.window_id = o.window_id

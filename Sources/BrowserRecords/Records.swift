@@ -33,6 +33,10 @@ public struct ProfileRecord: Sendable, Equatable {
 
 /// A tab: page state, opener, group, and the saved window of its history (spec §6, at most 75 entries).
 public struct TabRecord: Sendable, Equatable {
+    /// The distance between the positions of neighbouring tabs when a window's order is written whole
+    /// (both stores and the window mediator use it).
+    public static let positionStep = 1024.0
+
     public var id: String
     public var groupID: String?
     public var openerID: String?

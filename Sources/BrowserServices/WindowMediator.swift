@@ -79,7 +79,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
 
     private func stale(_ tab: WebState) { staleSlots[ObjectIdentifier(tab)] = tab }
 
-    static let positionStep = 1024.0
+    static let positionStep = TabRecord.positionStep
 
     /// The written position of `tab`.
     func position(of tab: WebState) -> Double { positions[ObjectIdentifier(tab)] ?? 0 }

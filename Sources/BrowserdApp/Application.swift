@@ -1,8 +1,5 @@
 import BrowserAPI
-import BrowserCluster
-import BrowserModel
 import BrowserPersistence
-import BrowserPostgres
 import BrowserRecords
 public import BrowserServices
 import Foundation
@@ -36,14 +33,8 @@ public final class Application: Sendable {
     let recovery: StorageRecovery
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
-    /// The PostgreSQL pool's task (with `--database-url`), ended at shutdown after the writer.
-    let postgresRun = Mutex<Task<Void, Never>?>(nil)
-    /// With `--database-url`: this instance among those on the database (made at start).
-    let membership = ClusterMembership.Slot()
-    /// With `--database-url`: the API's placement stage (the membership, once started).
-    let placement = PlacementSlot()
-    /// With `--database-url`: this process's id among the instances, named in every answer.
-    let instanceID = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    /// Where the state lives: the embedded SQLite file, or PostgreSQL with the cluster.
+    let backend: any StoreBackend
     let metricsFactory: PrometheusMetricsFactory
 
     /// Builds the application; nothing listens until ``start()``.
@@ -80,13 +71,15 @@ public final class Application: Sendable {
         let streamsGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
             namespace: "browserd", metricName: "event", unitName: "streams", helpText: "Event streams open now."))
         let serviceForMetrics = Mutex<BrowserService?>(nil)
-        let ownedGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "browserd", metricName: "owned", unitName: "profiles",
-            helpText: "Regular profiles whose lease this instance holds (several instances on PostgreSQL)."))
-        let membership = self.membership
+        let backend: any StoreBackend = if let url = configuration.database {
+            ClusterBackend(url: url, configuration: configuration, sink: sink, factory: factory)
+        } else {
+            EmbeddedBackend(dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep)
+        }
+        self.backend = backend
         operations.beforeScrape = {
             if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) }
-            if let cluster = membership.current { ownedGauge.set(to: Double(cluster.leases.held.count)) }
+            backend.beforeScrape()
         }
         operations.register(in: &router)
         InspectorRoutes().register(in: &router)
@@ -98,28 +91,13 @@ public final class Application: Sendable {
             : WriteQuota(bytesPerSecond: configuration.profileWriteBytesPerSecond, burstBytes: 8 * configuration.profileWriteBytesPerSecond))
         self.service = service
         serviceForMetrics.withLock { $0 = service }
-        let databasePath = (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite")
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens
-        let storedProfiles: @Sendable () async throws -> [ProfileSnapshot] = {
-            guard let cluster = membership.current else { return [] }
-            return try await cluster.leases.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
-        }
-        let otherWindows: @Sendable (HTTPRequest) async throws -> [ListedWindow] = { request in
-            guard let cluster = membership.current else { return [] }
-            return try await cluster.otherWindows(request)
-        }
         APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency,
             tickets: tickets, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
-            backup: { [database = configuration.database] in
-                if database != nil {
-                    throw HTTPError(409, kind: "backup-elsewhere", title: "Backup Elsewhere",
-                                    detail: "The state is in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups).")
-                }
-                return try await DatabaseBackup(databasePath: databasePath, keep: configuration.backupKeep).write()
-            },
+            backup: { try await backend.backup() },
             saveToken: { issued, revoked in
                 var change = ChangeSet()
                 if let issued { change.tokens = [issued.stored] }
@@ -127,27 +105,13 @@ public final class Application: Sendable {
                 change.profileID = (issued ?? revoked)?.profileID.rawValue
                 try await sink.commit(change)
             },
-            storedProfiles: configuration.database == nil ? nil : storedProfiles,
-            otherWindows: configuration.database == nil ? nil : otherWindows,
+            storedProfiles: backend.storedProfiles,
+            otherWindows: backend.otherWindows,
             // Several instances: after authentication, each request is placed (served here, taken
             // over, or forwarded to the instance that holds its profile).
-            placement: configuration.database == nil ? nil : placement,
+            placement: backend.placement,
             webDriverLimits: configuration.webDriver
         ).register(in: &router)
-        if configuration.database != nil {
-            sink.onFenced.withLock { slot in
-                slot = { profile in
-                    guard let cluster = membership.current else { return }
-                    Task { await cluster.fenced(profile) }
-                }
-            }
-            sink.onRefused.withLock { slot in
-                slot = { profile in
-                    guard let cluster = membership.current else { return }
-                    Task { await cluster.refused(profile) }
-                }
-            }
-        }
         self.routes = router.routes
         // After a failed commit: at once, read back what the database holds and bring memory back to
         // it (what was answered 503 did not happen; reads work on a full disk); then, once a write
@@ -156,27 +120,7 @@ public final class Application: Sendable {
         recovery.configure { [service, sink] in
             guard let writer = sink.writer else { throw StoreError.stopped }
             if !rolledBack.withLock({ $0 }) {
-                if let cluster = membership.current {
-                    // Several instances: memory is not rolled back but dropped, profile by profile (the
-                    // database is the truth, and another instance may take a profile over meanwhile);
-                    // each comes back from the database with the next request that names it.
-                    let held = service.heldProfiles
-                    for profile in held { await cluster.drop(profile.rawValue, reason: .commitFailed) }
-                    try? await cluster.leases.release(held.map(\.rawValue))
-                    logger.notice("profiles dropped from memory after a failed commit; they come back from the database on demand",
-                                  metadata: ["profiles": "\(held.count)"])
-                } else {
-                    let stored = try await writer.readBack()
-                    let summary = try await service.rollBack(to: stored)
-                    for repair in summary.repairs.prefix(100) {
-                        logger.warning("rollback repaired a stored value", metadata: ["repair": "\(repair)"])
-                    }
-                    logger.notice("changes that were not committed were undone in memory", metadata: [
-                        "windowsRebuilt": "\(summary.windowsRebuilt)", "windowsClosed": "\(summary.windowsClosed)",
-                        "windowsReopened": "\(summary.windowsReopened)", "profilesRemoved": "\(summary.profilesRemoved)",
-                        "profilesRestored": "\(summary.profilesRestored)",
-                    ])
-                }
+                try await backend.realign(after: writer, service: service, logger: logger)
                 rolledBack.withLock { $0 = true }
             }
             try await writer.probe()
@@ -193,7 +137,7 @@ public final class Application: Sendable {
         // With authentication off, no web page may change state: a POST must be JSON (CSRF).
         server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
         // Several instances: every answer names the instance that made it (a relayed one keeps its own).
-        if configuration.database != nil { server.responseHeaders.set(ClusterMembership.instanceHeader, instanceID) }
+        server.responseHeaders = backend.responseHeaders
         let http = HTTPServer(configuration: server, router: router, logger: logger,
                               observer: MetricsObserver(factory: factory))
         self.server = http
@@ -202,107 +146,12 @@ public final class Application: Sendable {
         Gauge(label: "browserd_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)
     }
 
-    /// The database file under the data directory.
-    public var databasePath: String { (configuration.dataDirectory as NSString).appendingPathComponent("browserd.sqlite") }
-
-    /// Prepares the data directory, opens the database and restores what it holds, binds the server
-    /// and marks the service ready.
+    /// Opens the store and brings the state into memory (as the backend does it), binds the server and
+    /// marks the service ready.
     /// - Throws: when the data directory cannot be made writable, the database is unusable (it is
     ///   never overwritten), or the address cannot be bound.
     public func start() async throws {
-        let started = ContinuousClock.now
-        // The store: SQLite under the data directory, or PostgreSQL (migrated by the first instance).
-        let sqlite: PersistenceStore?
-        let postgres: PostgresStore?
-        let held: HeldLeases?
-        if let url = configuration.database {
-            let leases = HeldLeases(instanceID: instanceID, advertiseURL: configuration.advertiseURL ?? "", ttlSeconds: configuration.leaseSeconds)
-            let store = PostgresStore(url: url, fence: leases, callDeadline: configuration.clusterTiming.databaseCallDeadline, logger: logger)
-            // The pool serves leases once run() has started: start it before the first query. Detached:
-            // the pool must outlive the service group's graceful shutdown (which its run() would
-            // follow), since the writer commits what is queued after the server stops; ``shutdown()``
-            // ends it last.
-            await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
-                postgresRun.withLock { $0 = Task.detached { started.resume(); await store.run() } }
-            }
-            try await store.prepare()
-            (sqlite, postgres, held) = (nil, store, leases)
-        } else {
-            try DataDirectory(path: configuration.dataDirectory).prepare()
-            (sqlite, postgres, held) = (try PersistenceStore(path: databasePath), nil, nil)
-        }
-        if let postgres, let held {
-            try await startMember(store: postgres, held: held, started: started)
-            return
-        }
-        readiness.block("restore", reason: "restoring the saved state")
-        readiness.clear("startup")
-        try server.start()
-        if let gate = restoreGate.withLock({ $0 }) { await gate() }
-        // SQLite: tabs are read on their own thread while the model is rebuilt. PostgreSQL: one read.
-        let stored: StoredState
-        let feed: TabFeed?
-        let tabTotal: Int
-        if let sqlite {
-            stored = try sqlite.load(includingTabs: false)
-            feed = TabFeed(store: sqlite, windows: BrowserService.restoreOrder(stored))
-            tabTotal = try sqlite.tabCount()
-        } else {
-            stored = try await postgres!.load()
-            feed = nil
-            tabTotal = stored.tabs.count
-        }
-        // A long restore says how far it is: /readyz's 503 body at each window, a log line each second.
-        let totals = (profiles: stored.profiles.count, windows: stored.windows.count, tabs: tabTotal)
-        let progress = Mutex(BrowserService.RestoreSummary())
-        let readiness = self.readiness
-        @Sendable func describe(_ done: BrowserService.RestoreSummary) -> String {
-            "\(done.profiles)/\(totals.profiles) profiles, \(done.windows)/\(totals.windows) windows, \(done.tabs)/\(totals.tabs) tabs"
-        }
-        let logger = self.logger
-        let reporter = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                if Task.isCancelled { break }
-                logger.info("restoring", metadata: ["progress": "\(describe(progress.withLock { $0 }))"])
-            }
-        }
-        let summary: BrowserService.RestoreSummary
-        var tabsOfWindow: (@Sendable (String) throws -> [String: TabRecord])?
-        if let feed { tabsOfWindow = { try feed.tabs(ofWindow: $0) } }
-        do {
-            summary = try await service.restore(stored, tabs: tabsOfWindow) { done in
-                progress.withLock { $0 = done }
-                readiness.block("restore", reason: "restoring the saved state: \(describe(done))")
-            }
-            reporter.cancel()
-            feed?.finish()
-        } catch {
-            reporter.cancel()
-            feed?.finish()
-            throw error
-        }
-        tokens.restore(stored.tokens.map(TokenStore.Record.init))
-        idempotency.restore(stored.idempotency)
-        sink.attach(StoreWriter(store: sqlite.map { $0 as any ChangeStore } ?? postgres!))
-        readiness.clear("restore")
-        for (window, route, outcome) in await service.runSavedRoutes() {
-            logger.notice("followed a route saved during restore", metadata: [
-                "window": "\(window)", "savedRoute": "\(route.id)", "outcome": "\(outcome)",
-            ])
-        }
-        // Stored values the model could not take as they were: each is said once (the first 100).
-        for repair in summary.repairs.prefix(100) {
-            logger.warning("restore repaired a stored value", metadata: ["repair": "\(repair)"])
-        }
-        if summary.repairs.count > 100 {
-            logger.warning("restore repaired more stored values", metadata: ["more": "\(summary.repairs.count - 100)"])
-        }
-        logger.info("restored", metadata: [
-            "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
-            "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
-        ])
-        announceStarted(["dataDir": "\(configuration.dataDirectory)"])
+        try await backend.start(self, started: .now)
     }
 
     /// The start-up line (tests and tools read its `address`), after a warning when authentication is off.
@@ -331,11 +180,7 @@ public final class Application: Sendable {
             let stats = writer.statistics
             logger.info("store writer stopped", metadata: ["commits": "\(stats.commits)", "changes": "\(stats.changes)"])
         }
-        if let cluster = membership.current { await cluster.stop() }
-        if let pool = postgresRun.withLock({ $0 }) {
-            pool.cancel()
-            await pool.value
-        }
+        await backend.stop()
         logger.info("browserd stopped")
     }
 

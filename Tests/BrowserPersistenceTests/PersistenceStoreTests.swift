@@ -151,7 +151,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         }
         let stored = try PersistenceStore(path: path).load()
         #expect(stored.windows.first?.tabOrder == ["t0000000000000003", "t0000000000000001", "t0000000000000002"])
-        #expect(stored.tabs["t0000000000000002"]?.position == 2 * PersistenceStore.positionStep)
+        #expect(stored.tabs["t0000000000000002"]?.position == 2 * TabRecord.positionStep)
     }
 }
 

@@ -1,4 +1,3 @@
-package import BrowserRecords
 import Foundation
 
 /// A compact binary form of a history: a version byte, the count, then per entry the URL, title and

@@ -1,8 +1,8 @@
-public import BrowserRecords
 public import Foundation
 
-/// A durable store as ``StoreWriter`` drives it, from its own thread: SQLite's ``PersistenceStore``
-/// or PostgreSQL's `PostgresStore` (through its blocking adapter). The mediators never see which.
+/// A durable store as `StoreWriter` drives it, from its own thread: SQLite's `PersistenceStore`
+/// or PostgreSQL's `PostgresStore` (through its blocking adapter), the one protocol both stores
+/// implement; it lives with the records so that neither store imports the other. The mediators never see which.
 ///
 /// Every store keeps the same promises (checked by one conformance suite for both):
 /// - ``apply(_:)`` commits the changes in one transaction, in order, and returns only once they are
@@ -24,16 +24,6 @@ public protocol ChangeStore: AnyObject {
     /// A handle to use after a failed commit (SQLite: the file opened afresh, since the connection may
     /// hold a broken view of the WAL; PostgreSQL: the same store, whose pool reconnects by itself).
     func reopened() throws -> any ChangeStore
-}
-
-extension PersistenceStore: ChangeStore {
-    public func purgeIdempotency(before date: Date) throws {
-        let _: Int = try purgeIdempotency(before: date)
-    }
-
-    public func readAll() throws -> StoredState { try load() }
-
-    public func reopened() throws -> any ChangeStore { try PersistenceStore(path: path) }
 }
 
 /// Some changes of a batch belong to profiles whose lease this instance no longer holds (another

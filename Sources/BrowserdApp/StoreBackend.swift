@@ -1,0 +1,32 @@
+import BrowserAPI
+public import BrowserServices
+public import HTTPServer
+import Logging
+import BrowserPersistence
+
+/// Where the state lives, and all that comes with that choice: the embedded SQLite file
+/// (``EmbeddedBackend``), or PostgreSQL shared by several instances with the cluster
+/// (``ClusterBackend``). ``Application`` asks its backend; it never tests which one it has.
+protocol StoreBackend: Sendable {
+    /// Every regular profile stored, whichever instance holds it; nil: those in memory are all there are.
+    var storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? { get }
+    /// The windows other instances hold that a request's caller may see; nil: none.
+    var otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? { get }
+    /// The API's placement stage; nil: every request is served here.
+    var placement: PlacementSlot? { get }
+    /// Headers every answer carries (which instance made it).
+    var responseHeaders: HTTPHeaders { get }
+
+    /// Writes a consistent copy of the state. - Throws: an HTTP problem when this store is backed up otherwise.
+    func backup() async throws -> (path: String, bytes: Int)
+    /// Opens the store, brings the state into memory (or, with several instances, nothing up front),
+    /// attaches the writer, starts the server and says it started.
+    func start(_ app: Application, started: ContinuousClock.Instant) async throws
+    /// After a failed commit, once: makes memory agree with the store again (what was answered 503 did
+    /// not happen).
+    func realign(after failure: StoreWriter, service: BrowserService, logger: Logger) async throws
+    /// Before each metrics scrape.
+    func beforeScrape()
+    /// Ends what ``start(_:started:)`` started, after the writer stopped.
+    func stop() async
+}
