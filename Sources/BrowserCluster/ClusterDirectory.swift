@@ -15,18 +15,21 @@ import Synchronization
 /// Whenever listening (re)starts (notifications sent meanwhile are lost), the regular profiles are
 /// read again from the database, and a `hello` asks the other instances to announce what they hold.
 public final class ClusterDirectory: Sendable {
-    private let leases: ProfileLeases
+    private let notifications: ClusterNotifications
+    private let lookups: StoredLookups
     private let service: BrowserService
     private let logger: Logger
-    private var instanceID: String { leases.held.instanceID }
+    private let instanceID: String
     /// Changes made here, waiting to be sent (in order), and whether a sender runs.
     private let outbox = Mutex<(pending: [Message], sending: Bool)>(([], false))
     private let listener = Mutex<Task<Void, Never>?>(nil)
     /// A notification's payload is at most 8000 bytes; messages stay well below.
     static let payloadLimit = 6000
 
-    init(leases: ProfileLeases, service: BrowserService, logger: Logger) {
-        self.leases = leases
+    init(instanceID: String, notifications: ClusterNotifications, lookups: StoredLookups, service: BrowserService, logger: Logger) {
+        self.instanceID = instanceID
+        self.notifications = notifications
+        self.lookups = lookups
         self.service = service
         self.logger = logger
     }
@@ -35,8 +38,8 @@ public final class ClusterDirectory: Sendable {
         service.onDirectoryChange { [weak self] changes in self?.send(Message(changes: changes)) }
         listener.withLock { task in
             task = Task { [weak self] in
-                guard let leases = self?.leases else { return }
-                await leases.watch(ProfileLeases.directoryChannel, listening: { [weak self] in
+                guard let notifications = self?.notifications else { return }
+                await notifications.watch(ClusterNotifications.directoryChannel, listening: { [weak self] in
                     Task { await self?.resync() }
                 }, received: { [weak self] payload in
                     self?.received(payload)
@@ -153,7 +156,7 @@ public final class ClusterDirectory: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                try await leases.notify(ProfileLeases.directoryChannel, batch.flatMap(payloads))
+                try await notifications.notify(ClusterNotifications.directoryChannel, batch.flatMap(payloads))
             } catch {
                 // Lost for the others until they listen again (a database that fails drops their
                 // connections too), when they read the database and ask everyone to announce again.
@@ -184,7 +187,7 @@ public final class ClusterDirectory: Sendable {
     /// Reads the stored regular profiles again and asks the other instances what they hold.
     private func resync() async {
         do {
-            let stored = try await leases.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
+            let stored = try await lookups.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
             service.resyncDirectory(stored: stored)
         } catch {
             logger.warning("could not read the stored profiles for the directory", metadata: ["error": "\(PostgresStore.describe(error))"])

@@ -24,6 +24,9 @@ import Synchronization
 /// a valid credential never moves a lease, asks another instance or reads the database.
 public final class ClusterMembership: RequestPlacement, Sendable {
     public let leases: ProfileLeases
+    /// What placement and lists read of the stored state.
+    public let lookups: StoredLookups
+    let notifications: ClusterNotifications
     let service: BrowserService
     let tokens: TokenStore
     let idempotency: IdempotencyStore
@@ -69,6 +72,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                 webDriverBasePath: String?, secret: String, timing: ClusterTiming, factory: any MetricsFactory, logger: Logger) {
         self.webDriverBasePath = webDriverBasePath
         self.leases = leases
+        lookups = StoredLookups(store: store, logger: logger)
+        notifications = ClusterNotifications(store: store, logger: logger)
         self.store = store
         self.service = service
         self.tokens = tokens
@@ -77,7 +82,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         self.timing = timing
         state = Mutex(State(keeper: LeaseKeeper(timing: timing, now: .now)))
         forwarder = Forwarder(instanceID: leases.held.instanceID, secret: secret, timing: timing, logger: logger)
-        directory = ClusterDirectory(leases: leases, service: service, logger: logger)
+        directory = ClusterDirectory(instanceID: leases.held.instanceID, notifications: notifications, lookups: lookups,
+                                     service: service, logger: logger)
         forwardedCounter = Counter(label: "browserd_forwarded_requests_total", factory: factory)
         takeoverCounter = Counter(label: "browserd_lease_takeovers_total", factory: factory)
         lostCounter = Counter(label: "browserd_leases_lost_total", factory: factory)
@@ -126,7 +132,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         }
         // The oldest stored one, as the facade picks it among those it holds (the database knows a
         // profile as soon as its creation was answered; the directory may learn it a moment later).
-        return try? await leases.oldestProfile(named: "webdriver")
+        return try? await lookups.oldestProfile(named: "webdriver")
     }
 
     /// The answer of another instance (or a 503), or nil when this instance serves the request: the
@@ -258,10 +264,10 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     private func storedProfile(_ subject: Subject) async throws -> String? {
         if let known = state.withLock({ $0.cache.profile(holding: subject) }) { return known }
         let found: String? = switch subject {
-        case .profile(let id): try await leases.profileExists(id) ? id : nil
-        case .window(let id): try await leases.profile(ofWindow: id)
-        case .tab(let id): try await leases.profile(ofTab: id)
-        case .group(let id): try await leases.profile(ofGroup: id)
+        case .profile(let id): try await lookups.profileExists(id) ? id : nil
+        case .window(let id): try await lookups.profile(ofWindow: id)
+        case .tab(let id): try await lookups.profile(ofTab: id)
+        case .group(let id): try await lookups.profile(ofGroup: id)
         }
         if let found { state.withLock { $0.cache.remember(profile: found, holding: subject) } }
         return found
@@ -409,8 +415,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// forgets a profile as soon as its lease moves, and all of it whenever listening (re)starts.
     private func followingMoves() -> Task<Void, Never> {
         Task { [weak self] in
-            guard let leases = self?.leases else { return }
-            await leases.watchMoves(listening: { [weak self] in self?.state.withLock { $0.cache.forgetOwners() } },
+            guard let notifications = self?.notifications else { return }
+            await notifications.watchMoves(listening: { [weak self] in self?.state.withLock { $0.cache.forgetOwners() } },
                                     moved: { [weak self] profile in self?.state.withLock { $0.cache.forgetOwner(of: profile) } })
         }
     }
@@ -419,8 +425,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// stored token whenever listening (re)starts.
     private func followingTokens() -> Task<Void, Never> {
         Task { [weak self] in
-            guard let leases = self?.leases else { return }
-            await leases.watch(ProfileLeases.tokenChannel, listening: { [weak self] in
+            guard let notifications = self?.notifications else { return }
+            await notifications.watch(ClusterNotifications.tokenChannel, listening: { [weak self] in
                 Task { await self?.reloadTokens() }
             }, received: { [weak self] payload in
                 Task { await self?.tokenChanged(payload) }
@@ -446,7 +452,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
 
     private func reloadTokens() async {
         do {
-            tokens.replaceAll(try await leases.storedTokens().map(TokenStore.Record.init))
+            tokens.replaceAll(try await lookups.storedTokens().map(TokenStore.Record.init))
         } catch {
             logger.warning("could not read the stored tokens", metadata: ["error": "\(PostgresStore.describe(error))"])
         }
@@ -458,7 +464,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
             return
         }
         do {
-            if let record = try await leases.storedToken(payload) {
+            if let record = try await lookups.storedToken(payload) {
                 tokens.restore([TokenStore.Record(record)])
             } else {
                 tokens.forget(payload)

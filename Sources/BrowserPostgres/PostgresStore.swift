@@ -364,7 +364,7 @@ public final class PostgresStore: Sendable {
             }
             // Other instances learn of issued and revoked tokens at commit (they authenticate too).
             for id in change.deletedTokens + change.tokens.map(\.id) {
-                try await run(connection, "SELECT pg_notify('\(ProfileLeases.tokenChannel)', $1)") { $0.append(id) }
+                try await run(connection, "SELECT pg_notify('\(ClusterNotifications.tokenChannel)', $1)") { $0.append(id) }
             }
             if !change.tokens.isEmpty {
                 try await run(connection, """
@@ -457,7 +457,7 @@ public final class PostgresStore: Sendable {
             try await run(connection, "DELETE FROM profiles WHERE id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
             try await run(connection, "DELETE FROM profile_leases WHERE profile_id = ANY($1::text[])") { $0.append(change.deletedProfiles) }
             for id in change.deletedProfiles {
-                try await run(connection, "SELECT pg_notify('\(ProfileLeases.tokenChannel)', $1)") { $0.append("profile:" + id) }
+                try await run(connection, "SELECT pg_notify('\(ClusterNotifications.tokenChannel)', $1)") { $0.append("profile:" + id) }
             }
         }
         if !change.profiles.isEmpty {

@@ -4,35 +4,6 @@ public import Logging
 import PostgresNIO
 import Synchronization
 
-/// This instance among those sharing one database, and the leases it holds now (profile → epoch):
-/// what every commit's fence check claims.
-public final class HeldLeases: Sendable {
-    /// This process's id among the instances (new at every start).
-    public let instanceID: String
-    /// Where other instances forward this one's profiles' requests (set once the server is bound).
-    public var advertiseURL: String {
-        get { url.withLock { $0 } }
-        set { url.withLock { $0 = newValue } }
-    }
-    private let url: Mutex<String>
-    /// How long a lease lasts without renewal.
-    public let ttlSeconds: Double
-    private let held = Mutex<[String: Int64]>([:])
-
-    public init(instanceID: String = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16), advertiseURL: String, ttlSeconds: Double) {
-        self.instanceID = instanceID
-        self.url = Mutex(advertiseURL)
-        self.ttlSeconds = ttlSeconds
-    }
-
-    public func epoch(of profile: String) -> Int64? { held.withLock { $0[profile] } }
-    public var all: [String: Int64] { held.withLock { $0 } }
-    public var count: Int { held.withLock { $0.count } }
-    func set(_ profile: String, epoch: Int64) { held.withLock { $0[profile] = epoch } }
-    @discardableResult
-    func remove(_ profile: String) -> Bool { held.withLock { $0.removeValue(forKey: profile) != nil } }
-}
-
 /// Ownership of profiles among the instances that share one database: a lease per regular profile
 /// (owner, its advertised URL, an epoch that only grows, an expiry on the database's clock).
 ///
@@ -55,14 +26,6 @@ public final class ProfileLeases: Sendable {
         /// Whether the lease has not expired.
         public let live: Bool
     }
-
-    public static let channel = "browserd_leases"
-    /// Announces issued and revoked tokens (payload: the token id) and deleted profiles
-    /// (`profile:<id>`), so every instance authenticates what any instance issued.
-    public static let tokenChannel = "browserd_tokens"
-    /// Announces changes of the profile directory (payload: JSON written by the instance that made
-    /// them), so every instance lists and streams every instance's profiles.
-    public static let directoryChannel = "browserd_directory"
 
     public let held: HeldLeases
     public var advertiseURL: String { held.advertiseURL }
@@ -99,7 +62,7 @@ public final class ProfileLeases: Sendable {
                     RETURNING epoch
                     """, logger: logger).decode(Int64.self) { epoch = value }
                 if epoch != nil {
-                    try await connection.query("SELECT pg_notify(\(Self.channel), \(profile))", logger: logger)
+                    try await connection.query("SELECT pg_notify(\(ClusterNotifications.leaseChannel), \(profile))", logger: logger)
                 }
                 return epoch
             }
@@ -162,111 +125,14 @@ public final class ProfileLeases: Sendable {
                     WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
                     """, logger: logger)
                 for (profile, _) in claims {
-                    try await connection.query("SELECT pg_notify(\(Self.channel), \(profile))", logger: logger)
+                    try await connection.query("SELECT pg_notify(\(ClusterNotifications.leaseChannel), \(profile))", logger: logger)
                 }
             }
-        }
-    }
-
-    /// Tells `moved` the profile of every lease taken or given back by any instance, until the task is
-    /// cancelled, on a connection of its own (re-opened after a failure); `listening` is called each
-    /// time listening (re)starts, since notifications sent meanwhile are lost.
-    public func watchMoves(listening: @escaping @Sendable () -> Void, moved: @escaping @Sendable (String) -> Void) async {
-        await watch(Self.channel, listening: listening, received: moved)
-    }
-
-    /// Tells `received` every payload sent on `channel` (see ``watchMoves(listening:moved:)``).
-    public func watch(_ channel: String, listening: @escaping @Sendable () -> Void, received: @escaping @Sendable (String) -> Void) async {
-        while !Task.isCancelled {
-            do {
-                try await store.client.withConnection { connection in
-                    try await connection.listen(on: channel) { notifications in
-                        listening()
-                        for try await notification in notifications { received(notification.payload) }
-                    }
-                }
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("lease notifications interrupted; listening again", metadata: ["error": "\(PostgresStore.describe(error))"])
-            }
-            try? await Task.sleep(for: .seconds(1))
         }
     }
 
     /// Forgets a lease without touching the database (it was lost, or its profile dropped).
     public func forget(_ profile: String) { held.remove(profile) }
-
-    /// The regular profile of a stored window, tab or group, if the database has it.
-    public func profile(ofWindow id: String) async throws -> String? {
-        try await lookup("SELECT profile_id FROM windows WHERE id = \(id)")
-    }
-
-    public func profile(ofTab id: String) async throws -> String? {
-        try await lookup("SELECT w.profile_id FROM tabs t JOIN windows w ON w.id = t.window_id WHERE t.id = \(id)")
-    }
-
-    public func profile(ofGroup id: String) async throws -> String? {
-        try await lookup("SELECT w.profile_id FROM groups g JOIN windows w ON w.id = g.window_id WHERE g.id = \(id) LIMIT 1")
-    }
-
-    /// The oldest stored regular profile named `name`, if any.
-    public func oldestProfile(named name: String) async throws -> String? {
-        try await lookup("SELECT id FROM profiles WHERE name = \(name) ORDER BY created_at, id LIMIT 1")
-    }
-
-    public func profileExists(_ id: String) async throws -> Bool {
-        try await lookup("SELECT id FROM profiles WHERE id = \(id)") != nil
-    }
-
-    /// Every stored API token (hashes only).
-    public func storedTokens() async throws -> [TokenRecord] {
-        try await store.said { [self] in
-            var tokens: [TokenRecord] = []
-            for try await (id, profile, hash, created) in try await store.client.query(
-                "SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id", logger: logger)
-                .decode((String, String, ByteBuffer, Double).self) {
-                tokens.append(TokenRecord(id: id, profileID: profile, hash: Array(hash.readableBytesView),
-                                          createdAt: Date(timeIntervalSince1970: created)))
-            }
-            return tokens
-        }
-    }
-
-    /// One stored token, if it exists.
-    public func storedToken(_ id: String) async throws -> TokenRecord? {
-        try await store.said { [self] in
-            var found: TokenRecord?
-            for try await (profile, hash, created) in try await store.client.query(
-                "SELECT profile_id, hash, created_at FROM tokens WHERE id = \(id)", logger: logger)
-                .decode((String, ByteBuffer, Double).self) {
-                found = TokenRecord(id: id, profileID: profile, hash: Array(hash.readableBytesView), createdAt: Date(timeIntervalSince1970: created))
-            }
-            return found
-        }
-    }
-
-    /// Every stored regular profile with its number of stored windows, oldest first.
-    public func storedProfiles() async throws -> [(record: ProfileRecord, windowCount: Int)] {
-        try await store.said { [self] in
-            var profiles: [(record: ProfileRecord, windowCount: Int)] = []
-            for try await (id, name, created, windows) in try await store.client.query("""
-                SELECT p.id, p.name, p.created_at, (SELECT count(*) FROM windows w WHERE w.profile_id = p.id)::bigint
-                FROM profiles p ORDER BY p.created_at, p.id
-                """, logger: logger).decode((String, String, Double, Int).self) {
-                profiles.append((ProfileRecord(id: id, name: name, createdAt: Date(timeIntervalSince1970: created)), windows))
-            }
-            return profiles
-        }
-    }
-
-    /// Sends each payload on `channel` (`NOTIFY`), in order.
-    public func notify(_ channel: String, _ payloads: [String]) async throws {
-        guard !payloads.isEmpty else { return }
-        try await store.said { [self] in
-            try await store.client.query("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n",
-                                         logger: logger)
-        }
-    }
 
     /// The instances that hold a live lease (other than this one): their ids and advertised URLs.
     public func otherLiveInstances() async throws -> [(instanceID: String, url: String)] {
@@ -296,11 +162,4 @@ public final class ProfileLeases: Sendable {
         }
     }
 
-    private func lookup(_ query: PostgresQuery) async throws -> String? {
-        try await store.said { [self] in
-            var found: String?
-            for try await value in try await store.client.query(query, logger: logger).decode(String.self) { found = value }
-            return found
-        }
-    }
 }

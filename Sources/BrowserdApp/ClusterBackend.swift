@@ -49,7 +49,7 @@ final class ClusterBackend: StoreBackend {
     var storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? {
         { [membership] in
             guard let cluster = membership.current else { return [] }
-            return try await cluster.leases.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
+            return try await cluster.lookups.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
         }
     }
 
