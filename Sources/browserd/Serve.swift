@@ -17,13 +17,23 @@ import Darwin
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the service (the default).")
 
-    @Option(help: "Address to bind, an IP literal [env: BROWSERD_HOST] (default: 127.0.0.1).")
+    /// Every default, as the configuration types define it (never repeated here).
+    static let defaults = BrowserdConfiguration()
+    static func text(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    @Option(help: "Address to bind, an IP literal [env: BROWSERD_HOST] (default: \(Self.defaults.server.host)).")
     var host: String?
 
-    @Option(help: "TCP port; 0 picks a free one [env: BROWSERD_PORT] (default: 8080).")
+    @Option(help: "TCP port; 0 picks a free one [env: BROWSERD_PORT] (default: \(Self.defaults.server.port)).")
     var port: Int?
 
-    @Option(help: "Folder for the database [env: BROWSERD_DATA_DIR] (default: ./data).")
+    @Option(help: "Folder for the database [env: BROWSERD_DATA_DIR] (default: \(Self.defaults.dataDirectory)).")
     var dataDir: String?
 
     @Option(help: "Keep the state in PostgreSQL instead of SQLite under --data-dir: postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require] [env: BROWSERD_DATABASE_URL].")
@@ -38,88 +48,88 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --database-url (needed then): a file holding the secret every instance on the database shares, at least 16 characters; instances send it on the requests they forward [env: BROWSERD_CLUSTER_SECRET_FILE].")
     var clusterSecretFile: String?
 
-    @Option(help: "With --database-url: seconds a profile's lease lasts without renewal; a dead instance's profiles move on after this long [env: BROWSERD_LEASE_SECONDS] (default: 10).")
+    @Option(help: "With --database-url: seconds a profile's lease lasts without renewal; a dead instance's profiles move on after this long [env: BROWSERD_LEASE_SECONDS] (default: \(Self.text(Self.defaults.leaseSeconds))).")
     var leaseSeconds: Double?
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical [env: BROWSERD_LOG_LEVEL] (default: info).")
+    @Option(help: "trace, debug, info, notice, warning, error or critical [env: BROWSERD_LOG_LEVEL] (default: \(Self.defaults.logLevel.rawValue)).")
     var logLevel: String?
 
     @Option(help: "HTTP worker threads [env: BROWSERD_THREADS] (default: the number of cores).")
     var threads: Int?
 
-    @Option(help: "Most HTTP connections at once, event streams not included (--max-streams bounds those) [env: BROWSERD_CONNECTION_LIMIT] (default: 16000).")
+    @Option(help: "Most HTTP connections at once, event streams not included (--max-streams bounds those) [env: BROWSERD_CONNECTION_LIMIT] (default: \(Self.defaults.server.connectionLimit)).")
     var connectionLimit: Int?
 
-    @Option(help: "Largest request body in bytes; larger gets 413 [env: BROWSERD_MAX_BODY_BYTES] (default: 1048576).")
+    @Option(help: "Largest request body in bytes; larger gets 413 [env: BROWSERD_MAX_BODY_BYTES] (default: \(Self.defaults.server.maxBodyBytes)).")
     var maxBodyBytes: Int?
 
-    @Option(help: "Seconds before an idle or stalled connection is closed [env: BROWSERD_IDLE_TIMEOUT] (default: 60).")
+    @Option(help: "Seconds before an idle or stalled connection is closed [env: BROWSERD_IDLE_TIMEOUT] (default: \(Self.defaults.server.idleTimeoutSeconds)).")
     var idleTimeout: Int?
 
-    @Option(help: "Most connections one client address may hold at once (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: 1024).")
+    @Option(help: "Most connections one client address may hold at once (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: \(Self.defaults.server.perIPConnectionLimit)).")
     var perIpConnectionLimit: Int?
 
-    @Option(help: "Seconds a request head may take from its first line to its last header, however steadily it trickles in [env: BROWSERD_REQUEST_HEAD_TIMEOUT] (default: 10).")
+    @Option(help: "Seconds a request head may take from its first line to its last header, however steadily it trickles in [env: BROWSERD_REQUEST_HEAD_TIMEOUT] (default: \(Self.defaults.server.requestHeadTimeoutSeconds)).")
     var requestHeadTimeout: Int?
 
-    @Option(help: "Bytes per second a request body must keep up after the head timeout's grace (0: off) [env: BROWSERD_MIN_BODY_RATE] (default: 1024).")
+    @Option(help: "Bytes per second a request body must keep up after the head timeout's grace (0: off) [env: BROWSERD_MIN_BODY_RATE] (default: \(Self.defaults.server.minimumBodyRate)).")
     var minBodyRate: Int?
 
     @Option(help: "Comma-separated host names a request's Host may name (421 otherwise); default: the loopback names on a loopback bind (DNS rebinding), any name elsewhere [env: BROWSERD_ALLOWED_HOSTS].")
     var allowedHosts: String?
 
-    @Option(help: "Seconds between heartbeats on idle streams [env: BROWSERD_HEARTBEAT_INTERVAL] (default: 15).")
+    @Option(help: "Seconds between heartbeats on idle streams [env: BROWSERD_HEARTBEAT_INTERVAL] (default: \(Self.text(Self.seconds(Self.defaults.server.streamHeartbeatInterval)))).")
     var heartbeatInterval: Double?
 
-    @Option(help: "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: 10).")
+    @Option(help: "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: \(Self.text(Self.seconds(Self.defaults.server.shutdownGracePeriod)))).")
     var shutdownGrace: Double?
 
-    @Option(help: "durable (a 2xx means on disk) or relaxed (answer once queued for the next commit; a crash may lose the last few milliseconds of changes) [env: BROWSERD_DURABILITY] (default: durable).")
+    @Option(help: "durable (a 2xx means on disk) or relaxed (answer once queued for the next commit; a crash may lose the last few milliseconds of changes) [env: BROWSERD_DURABILITY] (default: \(Self.defaults.relaxedDurability ? "relaxed" : "durable")).")
     var durability: String?
 
-    @Option(help: "Events kept per window for resuming a stream [env: BROWSERD_REPLAY_EVENTS] (default: 1000).")
+    @Option(help: "Events kept per window for resuming a stream [env: BROWSERD_REPLAY_EVENTS] (default: \(Self.defaults.events.replayEvents)).")
     var replayEvents: Int?
 
-    @Option(help: "Bytes of events kept per window for resuming a stream [env: BROWSERD_REPLAY_BYTES] (default: 1048576).")
+    @Option(help: "Bytes of events kept per window for resuming a stream [env: BROWSERD_REPLAY_BYTES] (default: \(Self.defaults.events.replayBytes)).")
     var replayBytes: Int?
 
-    @Option(help: "Bytes queued for one slow stream client before it is reset [env: BROWSERD_STREAM_QUEUE_BYTES] (default: 1048576).")
+    @Option(help: "Bytes queued for one slow stream client before it is reset [env: BROWSERD_STREAM_QUEUE_BYTES] (default: \(Self.defaults.events.queueBytes)).")
     var streamQueueBytes: Int?
 
-    @Option(help: "Milliseconds events gather at most before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: 20).")
+    @Option(help: "Milliseconds events gather at most before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: \(Self.milliseconds(Self.defaults.events.tick))).")
     var eventTickMs: Int?
 
-    @Option(help: "true: events go out at once while the previous ones are delivered and gather (a tick at most) only while they are still being written; false: a fixed tick [env: BROWSERD_EVENT_TICK_ADAPTIVE] (default: true).")
+    @Option(help: "true: events go out at once while the previous ones are delivered and gather (a tick at most) only while they are still being written; false: a fixed tick [env: BROWSERD_EVENT_TICK_ADAPTIVE] (default: \(Self.defaults.events.adaptiveTick)).")
     var eventTickAdaptive: Bool?
 
-    @Option(help: "Most event streams at once, in all (503 past it) [env: BROWSERD_MAX_STREAMS] (default: 12000).")
+    @Option(help: "Most event streams at once, in all (503 past it) [env: BROWSERD_MAX_STREAMS] (default: \(Self.defaults.events.maxStreams)).")
     var maxStreams: Int?
 
-    @Option(help: "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: 2000).")
+    @Option(help: "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: \(Self.defaults.events.maxStreamsPerProfile)).")
     var maxStreamsPerProfile: Int?
 
-    @Option(help: "Path of the W3C WebDriver facade, e.g. /webdriver (New Session at <path>/session); 'none' turns it off [env: BROWSERD_WEBDRIVER_BASE_PATH] (default: /webdriver).")
+    @Option(help: "Path of the W3C WebDriver facade, e.g. /webdriver (New Session at <path>/session); 'none' turns it off [env: BROWSERD_WEBDRIVER_BASE_PATH] (default: \(Self.defaults.webDriverBasePath ?? "none")).")
     var webdriverBasePath: String?
 
-    @Option(help: "Most bytes of history text (URLs, titles, recently closed tabs) one profile may hold, its incognito profile included; growth past it gets 507 [env: BROWSERD_PROFILE_MAX_BYTES] (default: 67108864).")
+    @Option(help: "Most bytes of history text (URLs, titles, recently closed tabs) one profile may hold, its incognito profile included; growth past it gets 507 [env: BROWSERD_PROFILE_MAX_BYTES] (default: \(Self.defaults.modelLimits.profileBytes)).")
     var profileMaxBytes: Int?
 
-    @Option(help: "Bytes each profile may write to the store per second on average (eight seconds' worth at once); past it its changes get 429 until it is back under (0: no quota) [env: BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND] (default: 1048576).")
+    @Option(help: "Bytes each profile may write to the store per second on average (eight seconds' worth at once); past it its changes get 429 until it is back under (0: no quota) [env: BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND] (default: \(Self.defaults.profileWriteBytesPerSecond)).")
     var profileWriteBytesPerSecond: Int?
 
-    @Option(help: "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: 600).")
+    @Option(help: "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: \(Self.text(Self.seconds(Self.defaults.webDriver.sessionTimeout)))).")
     var webdriverSessionTimeout: Double?
 
-    @Option(help: "Most WebDriver sessions one profile may have open [env: BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE] (default: 16).")
+    @Option(help: "Most WebDriver sessions one profile may have open [env: BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE] (default: \(Self.defaults.webDriver.perProfile)).")
     var webdriverSessionsPerProfile: Int?
 
-    @Option(help: "Most unused stream tickets one caller (the admin, or one profile's tokens) may hold; past it 429 [env: BROWSERD_STREAM_TICKETS_PER_PRINCIPAL] (default: 64).")
+    @Option(help: "Most unused stream tickets one caller (the admin, or one profile's tokens) may hold; past it 429 [env: BROWSERD_STREAM_TICKETS_PER_PRINCIPAL] (default: \(Self.defaults.streamTicketsPerPrincipal)).")
     var streamTicketsPerPrincipal: Int?
 
-    @Option(help: "Idempotency keys kept per caller; the oldest leave first, never another caller's [env: BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL] (default: 10000).")
+    @Option(help: "Idempotency keys kept per caller; the oldest leave first, never another caller's [env: BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL] (default: \(Self.defaults.idempotencyKeysPerPrincipal)).")
     var idempotencyKeysPerPrincipal: Int?
 
-    @Option(help: "Backups kept beside the database by POST /v1/admin/backup; older ones are removed [env: BROWSERD_BACKUP_KEEP] (default: 5).")
+    @Option(help: "Backups kept beside the database by POST /v1/admin/backup; older ones are removed [env: BROWSERD_BACKUP_KEEP] (default: \(Self.defaults.backupKeep)).")
     var backupKeep: Int?
 
     @Option(help: "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none).")
@@ -156,13 +166,13 @@ struct Serve: AsyncParsableCommand {
     }
 
     func makeConfiguration() throws -> BrowserdConfiguration {
-        var server = ServerConfiguration()
-        server.host = try resolve(host, "BROWSERD_HOST", default: "127.0.0.1") { $0 }
-        server.port = try resolve(port, "BROWSERD_PORT", default: 8080) { Int($0) }
-        server.threads = try resolve(threads, "BROWSERD_THREADS", default: ServerConfiguration.coreCount) { Int($0) }
-        server.connectionLimit = try resolve(connectionLimit, "BROWSERD_CONNECTION_LIMIT", default: 16_000) { Int($0) }
-        server.maxBodyBytes = try resolve(maxBodyBytes, "BROWSERD_MAX_BODY_BYTES", default: 1 << 20) { Int($0) }
-        server.idleTimeoutSeconds = try resolve(idleTimeout, "BROWSERD_IDLE_TIMEOUT", default: 60) { Int($0) }
+        var server = Self.defaults.server
+        server.host = try resolve(host, "BROWSERD_HOST", default: server.host) { $0 }
+        server.port = try resolve(port, "BROWSERD_PORT", default: server.port) { Int($0) }
+        server.threads = try resolve(threads, "BROWSERD_THREADS", default: server.threads) { Int($0) }
+        server.connectionLimit = try resolve(connectionLimit, "BROWSERD_CONNECTION_LIMIT", default: server.connectionLimit) { Int($0) }
+        server.maxBodyBytes = try resolve(maxBodyBytes, "BROWSERD_MAX_BODY_BYTES", default: server.maxBodyBytes) { Int($0) }
+        server.idleTimeoutSeconds = try resolve(idleTimeout, "BROWSERD_IDLE_TIMEOUT", default: server.idleTimeoutSeconds) { Int($0) }
         server.perIPConnectionLimit = try resolve(perIpConnectionLimit, "BROWSERD_PER_IP_CONNECTION_LIMIT",
                                                   default: server.perIPConnectionLimit) { Int($0) }
         server.requestHeadTimeoutSeconds = try resolve(requestHeadTimeout, "BROWSERD_REQUEST_HEAD_TIMEOUT",
@@ -171,12 +181,12 @@ struct Serve: AsyncParsableCommand {
         if let hosts = allowedHosts ?? Environment.value("BROWSERD_ALLOWED_HOSTS") {
             server.allowedHosts = hosts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        let heartbeat = try resolve(heartbeatInterval, "BROWSERD_HEARTBEAT_INTERVAL", default: 15) { Double($0) }
+        let heartbeat = try resolve(heartbeatInterval, "BROWSERD_HEARTBEAT_INTERVAL", default: Self.seconds(server.streamHeartbeatInterval)) { Double($0) }
         server.streamHeartbeatInterval = .milliseconds(Int64(heartbeat * 1000))
-        let grace = try resolve(shutdownGrace, "BROWSERD_SHUTDOWN_GRACE", default: 10) { Double($0) }
+        let grace = try resolve(shutdownGrace, "BROWSERD_SHUTDOWN_GRACE", default: Self.seconds(server.shutdownGracePeriod)) { Double($0) }
         server.shutdownGracePeriod = .milliseconds(Int64(max(0, grace) * 1000))
-        let dataDirectory = try resolve(dataDir, "BROWSERD_DATA_DIR", default: "./data") { $0 }
-        let levelName = try resolve(logLevel, "BROWSERD_LOG_LEVEL", default: "info") { $0 }
+        let dataDirectory = try resolve(dataDir, "BROWSERD_DATA_DIR", default: Self.defaults.dataDirectory) { $0 }
+        let levelName = try resolve(logLevel, "BROWSERD_LOG_LEVEL", default: Self.defaults.logLevel.rawValue) { $0 }
         guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
             throw ValidationError("log level '\(levelName)' is not one of trace, debug, info, notice, warning, error, critical")
         }
@@ -212,29 +222,29 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.clusterSecret = text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        configuration.leaseSeconds = try resolve(leaseSeconds, "BROWSERD_LEASE_SECONDS", default: 10) { Double($0) }
-        let durabilityMode = try resolve(durability, "BROWSERD_DURABILITY", default: "durable") { $0 }
+        configuration.leaseSeconds = try resolve(leaseSeconds, "BROWSERD_LEASE_SECONDS", default: Self.defaults.leaseSeconds) { Double($0) }
+        let durabilityMode = try resolve(durability, "BROWSERD_DURABILITY", default: Self.defaults.relaxedDurability ? "relaxed" : "durable") { $0 }
         guard durabilityMode == "durable" || durabilityMode == "relaxed" else {
             throw ValidationError("durability must be durable or relaxed, got '\(durabilityMode)'")
         }
         configuration.relaxedDurability = durabilityMode == "relaxed"
-        var events = EventStreamLimits()
+        var events = Self.defaults.events
         events.replayEvents = try resolve(replayEvents, "BROWSERD_REPLAY_EVENTS", default: events.replayEvents) { Int($0) }
         events.replayBytes = try resolve(replayBytes, "BROWSERD_REPLAY_BYTES", default: events.replayBytes) { Int($0) }
         events.queueBytes = try resolve(streamQueueBytes, "BROWSERD_STREAM_QUEUE_BYTES", default: events.queueBytes) { Int($0) }
-        events.tick = .milliseconds(try resolve(eventTickMs, "BROWSERD_EVENT_TICK_MS", default: 20) { Int($0) })
-        events.adaptiveTick = try resolve(eventTickAdaptive, "BROWSERD_EVENT_TICK_ADAPTIVE", default: true) { Bool($0) }
+        events.tick = .milliseconds(try resolve(eventTickMs, "BROWSERD_EVENT_TICK_MS", default: Self.milliseconds(events.tick)) { Int($0) })
+        events.adaptiveTick = try resolve(eventTickAdaptive, "BROWSERD_EVENT_TICK_ADAPTIVE", default: events.adaptiveTick) { Bool($0) }
         events.maxStreams = try resolve(maxStreams, "BROWSERD_MAX_STREAMS", default: events.maxStreams) { Int($0) }
         events.maxStreamsPerProfile = try resolve(maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
                                                   default: events.maxStreamsPerProfile) { Int($0) }
         configuration.events = events
-        let webDriverPath = try resolve(webdriverBasePath, "BROWSERD_WEBDRIVER_BASE_PATH", default: "/webdriver") { $0 }
+        let webDriverPath = try resolve(webdriverBasePath, "BROWSERD_WEBDRIVER_BASE_PATH", default: Self.defaults.webDriverBasePath ?? "none") { $0 }
         configuration.webDriverBasePath = webDriverPath == "none" ? nil : webDriverPath
         configuration.modelLimits.profileBytes = try resolve(profileMaxBytes, "BROWSERD_PROFILE_MAX_BYTES",
                                                              default: configuration.modelLimits.profileBytes) { Int($0) }
         configuration.profileWriteBytesPerSecond = try resolve(profileWriteBytesPerSecond, "BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND",
                                                                default: configuration.profileWriteBytesPerSecond) { Int($0) }
-        let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: 600) { Double($0) }
+        let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: Self.seconds(configuration.webDriver.sessionTimeout)) { Double($0) }
         configuration.webDriver.sessionTimeout = .milliseconds(Int64(max(0, sessionTimeout) * 1000))
         configuration.webDriver.perProfile = try resolve(webdriverSessionsPerProfile, "BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE",
                                                          default: configuration.webDriver.perProfile) { Int($0) }
