@@ -11,7 +11,7 @@ extension APIRoutes {
         let tickets = self.tickets
         router.add(.post, "/v1/stream-tickets", deferred { request in
             let body = try RequestBody(request, allowed: ["path"])
-            let path = try body.string("path", maxLength: 200, required: true)!
+            let path = try body.requiredString("path", maxLength: 200)
             let target = try Self.streamTicketTarget(path, service: service)
             let issued: (ticket: String, expiresAt: Date)
             do {

@@ -39,7 +39,7 @@ extension APIRoutes {
             let window = try routes.windowOf(group: id)
             let body = try RequestBody(request, allowed: ["tabIds"])
             // Tabs of the group's window, or of another window of its profile (they move over).
-            let ids = try routes.tabIDs(try body.strings("tabIds", required: true)!, field: "tabIds", inProfileOf: window)
+            let ids = try routes.tabIDs(try body.requiredStrings("tabIds"), field: "tabIds", inProfileOf: window)
             let (group, version) = try await service.dispatch(
                 TabCommands.addToGroup, GroupTabsRequest(groupID: TabGroupID(rawValue: id), tabIDs: ids), in: window,
                 ifMatch: try Self.ifMatch(request))
@@ -50,7 +50,7 @@ extension APIRoutes {
             let id = request.parameter("groupId")
             let window = try routes.windowOf(group: id)
             let body = try RequestBody(request, allowed: ["beforeIndex"])
-            let before = try body.int("beforeIndex", range: Int.min...Int.max, required: true)!
+            let before = try body.requiredInt("beforeIndex", range: Int.min...Int.max)
             let count = service.window(window)?.tabCount ?? 0
             guard before >= 0, before <= count else {
                 throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",

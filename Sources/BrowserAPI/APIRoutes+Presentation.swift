@@ -15,7 +15,7 @@ extension APIRoutes {
 
         router.add(.post, "/v1/browsers/{browserId}/route", deferred(duringRestore: true) { request in
             let body = try RequestBody(request, allowed: ["url"])
-            let url = try body.string("url", maxLength: 4096, required: true)!
+            let url = try body.requiredString("url", maxLength: 4096)
             let id = BrowserID(rawValue: request.parameter("browserId"))
             if routes.unavailable() != nil {
                 // The window may not be restored yet: keep the route and follow it once it is.

@@ -9,7 +9,7 @@ extension APIRoutes {
 
         router.add(.post, "/v1/profiles", deferred { request in
             let body = try RequestBody(request, allowed: ["name"])
-            let name = try body.string("name", maxLength: 200, required: true)!
+            let name = try body.requiredString("name", maxLength: 200)
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw APIProblem.invalidField("name", "must not be blank") }
             let profile = try await service.createProfile(name: name)
             return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: 201, location: "/v1/profiles/\(profile.id)")

@@ -8,46 +8,9 @@ extension APIRoutes {
         let service = self.service
         let routes = self
 
-        router.add(.get, "/v1/tabs/{tabId}", immediate { request in
-            let id = request.parameter("tabId")
-            guard let (tab, version) = service.tab(TabID(rawValue: id)) else { throw APIProblem.tabNotFound(id) }
-            return Self.tabResponse(tab, version: version)
-        })
-
-        router.add(.patch, "/v1/tabs/{tabId}", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId"])
-            var update = PageStateUpdate(tabID: TabID(rawValue: id))
-            update.title = try body.string("title", maxLength: 1024)
-            update.loading = try body.bool("loading")
-            update.progress = try body.double("progress", range: 0...1)
-            if body.isNull("faviconUrl") {
-                update.faviconURL = .some(nil)
-            } else if body.has("faviconUrl") {
-                update.faviconURL = .some(try body.string("faviconUrl", maxLength: 2 * 1024 * 1024))
-            }
-            if body.has("openerTabId") {
-                if body.isNull("openerTabId") {
-                    update.openerID = .some(nil)
-                } else {
-                    let opener = try routes.tabIDs([try body.string("openerTabId", maxLength: 64)!], field: "openerTabId", in: window)[0]
-                    guard opener.rawValue != id else { throw APIProblem.invalidField("openerTabId", "cannot be the tab itself") }
-                    update.openerID = .some(opener)
-                }
-            }
-            let (tab, version) = try await service.dispatch(TabCommands.updatePageState, update, in: window, ifMatch: try Self.ifMatch(request))
-            return Self.tabResponse(tab, version: version)
-        })
-
-        router.add(.delete, "/v1/tabs/{tabId}", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let (_, version) = try await service.dispatch(TabCommands.close, TabID(rawValue: id), in: window, ifMatch: try Self.ifMatch(request))
-            var response = HTTPResponse.noContent
-            response.headers.set("ETag", "\"v\(version)\"")
-            return response
-        })
+        router.add(.get, "/v1/tabs/{tabId}", immediate(getTab))
+        router.add(.patch, "/v1/tabs/{tabId}", deferred(updateTab))
+        router.add(.delete, "/v1/tabs/{tabId}", deferred(closeTab))
 
         /// An action on one tab whose body is empty or `{}`.
         func action(_ path: String, _ make: @escaping @Sendable (TabID, BrowserService, BrowserID, Int?) async throws -> (TabSnapshot, Int)) {
@@ -66,108 +29,168 @@ extension APIRoutes {
         action("forward") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .forward), in: $2, ifMatch: $3) }
         action("reload") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .reload), in: $2, ifMatch: $3) }
 
-        router.add(.post, "/v1/tabs/{tabId}/duplicate", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
-            let (tab, version) = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: TabID(rawValue: id), activate: activate),
-                                                            in: window, ifMatch: try Self.ifMatch(request))
-            return Self.tabResponse(tab, version: version, status: 201)
-        })
+        router.add(.post, "/v1/tabs/{tabId}/duplicate", deferred(duplicateTab))
+        router.add(.post, "/v1/tabs/{tabId}/move", deferred(moveTab))
+        router.add(.post, "/v1/tabs/{tabId}/replace", deferred(replaceTab))
+        router.add(.post, "/v1/tabs/{tabId}/navigate", deferred(navigateTab))
+        router.add(.post, "/v1/tabs/{tabId}/go", deferred(goTab))
+        router.add(.get, "/v1/tabs/{tabId}/history", deferred(getTabHistory))
+    }
+}
 
-        router.add(.post, "/v1/tabs/{tabId}/move", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["index", "browserId", "activate", "pinned", "groupId"])
-            let groupID = try body.string("groupId", maxLength: 64)
-            let index = try body.int("index", range: Int.min...Int.max, required: groupID == nil)
-            var destination: BrowserID?
-            if let target = try body.string("browserId", maxLength: 64), target != window.rawValue {
-                let targetID = BrowserID(rawValue: target)
-                guard service.window(targetID) != nil, Principal.current.reaches(service.rootProfile(ofWindow: targetID)) else {
-                    throw APIProblem.invalidField("browserId", "names window \(target), which does not exist")
-                }
-                destination = targetID
-            }
-            if let groupID {
-                // The group names its window: the tab goes there (`MoveToGroup`, or an insert `InGroup`).
-                guard let groupWindow = service.window(ofGroup: TabGroupID(rawValue: groupID)),
-                      Principal.current.reaches(service.rootProfile(ofWindow: groupWindow)) else {
-                    throw APIProblem.invalidField("groupId", "names group \(groupID), which does not exist")
-                }
-                if let destination, destination != groupWindow {
-                    throw APIProblem.invalidField("groupId", "names group \(groupID), which is not in window \(destination.rawValue)")
-                }
-                destination = groupWindow == window ? nil : groupWindow
-            }
-            if let destination {
-                guard service.rootProfile(ofWindow: destination) == service.rootProfile(ofWindow: window) else {
-                    throw HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation",
-                                    detail: "Tabs move only between windows of one profile.")
-                }
-            }
-            if let index {
-                let count = service.window(destination ?? window)?.tabCount ?? 0
-                let limit = destination == nil ? count - 1 : count
-                guard index >= 0, index <= limit else {
-                    throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
-                                    detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
-                }
-            }
-            let pinned = try body.bool("pinned")
-            if pinned != nil, destination == nil {
-                throw APIProblem.invalidField("pinned", "applies only to a move to another window; use /pin or /unpin in the same window")
-            }
-            if pinned == true, groupID != nil { throw APIProblem.invalidField("pinned", "cannot be true with groupId: a pinned tab is never grouped") }
-            let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
-                                      activate: try body.bool("activate") ?? false, pinned: pinned ?? false,
-                                      groupID: groupID.map(TabGroupID.init(rawValue:)))
-            let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: try Self.ifMatch(request))
-            return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
-        })
+// The handlers, one per operation of the contract (named by its operationId).
+extension APIRoutes {
+    /// `GET /v1/tabs/{tabId}`.
+    func getTab(_ request: HTTPRequest) throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        guard let (tab, version) = service.tab(TabID(rawValue: id)) else { throw APIProblem.tabNotFound(id) }
+        return Self.tabResponse(tab, version: version)
+    }
 
-        router.add(.post, "/v1/tabs/{tabId}/replace", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["url"])
-            let url = try body.string("url", maxLength: 2 * 1024 * 1024, required: true)!
-            let (tab, version) = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: TabID(rawValue: id), url: url),
-                                                            in: window, ifMatch: try Self.ifMatch(request))
-            return Self.tabResponse(tab, version: version)
-        })
-
-        router.add(.post, "/v1/tabs/{tabId}/navigate", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["url", "transition"])
-            let url = try body.string("url", maxLength: 2 * 1024 * 1024, required: true)!
-            var transition = PageTransition.link
-            if let name = try body.string("transition", maxLength: 32) {
-                guard let value = PageTransition(rawValue: name) else {
-                    throw APIProblem.invalidField("transition", "must be one of \(PageTransition.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                transition = value
+    /// `PATCH /v1/tabs/{tabId}`.
+    func updateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId"])
+        var update = PageStateUpdate(tabID: TabID(rawValue: id))
+        update.title = try body.string("title", maxLength: 1024)
+        update.loading = try body.bool("loading")
+        update.progress = try body.double("progress", range: 0...1)
+        if body.isNull("faviconUrl") {
+            update.faviconURL = .some(nil)
+        } else if body.has("faviconUrl") {
+            update.faviconURL = .some(try body.string("faviconUrl", maxLength: 2 * 1024 * 1024))
+        }
+        if body.has("openerTabId") {
+            if body.isNull("openerTabId") {
+                update.openerID = .some(nil)
+            } else {
+                let opener = try tabIDs([try body.string("openerTabId", maxLength: 64)!], field: "openerTabId", in: window)[0]
+                guard opener.rawValue != id else { throw APIProblem.invalidField("openerTabId", "cannot be the tab itself") }
+                update.openerID = .some(opener)
             }
-            let (tab, version) = try await service.dispatch(
-                TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .navigate(url: url, transition: transition)),
-                in: window, ifMatch: try Self.ifMatch(request))
-            return Self.tabResponse(tab, version: version)
-        })
+        }
+        let (tab, version) = try await service.dispatch(TabCommands.updatePageState, update, in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version)
+    }
 
-        router.add(.post, "/v1/tabs/{tabId}/go", deferred { request in
-            let id = request.parameter("tabId")
-            let window = try routes.windowOf(tab: id)
-            let body = try RequestBody(request, allowed: ["offset"])
-            let offset = try body.int("offset", range: -100_000...100_000, required: true)!
-            let (tab, version) = try await service.dispatch(
-                TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .go(offset: offset)),
-                in: window, ifMatch: try Self.ifMatch(request))
-            return Self.tabResponse(tab, version: version)
-        })
+    /// `DELETE /v1/tabs/{tabId}`.
+    func closeTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let (_, version) = try await service.dispatch(TabCommands.close, TabID(rawValue: id), in: window, ifMatch: try Self.ifMatch(request))
+        var response = HTTPResponse.noContent
+        response.headers.set("ETag", "\"v\(version)\"")
+        return response
+    }
 
-        router.add(.get, "/v1/tabs/{tabId}/history", deferred { request in
-            let history = try await service.history(of: TabID(rawValue: request.parameter("tabId")))
-            return Self.json(APIEncoding.history(history))
-        })
+    /// `POST /v1/tabs/{tabId}/duplicate`.
+    func duplicateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
+        let (tab, version) = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: TabID(rawValue: id), activate: activate),
+                                                        in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version, status: 201)
+    }
+
+    /// `POST /v1/tabs/{tabId}/move`.
+    func moveTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["index", "browserId", "activate", "pinned", "groupId"])
+        let groupID = try body.string("groupId", maxLength: 64)
+        let index = try body.int("index", range: Int.min...Int.max, required: groupID == nil)
+        var destination: BrowserID?
+        if let target = try body.string("browserId", maxLength: 64), target != window.rawValue {
+            let targetID = BrowserID(rawValue: target)
+            guard service.window(targetID) != nil, Principal.current.reaches(service.rootProfile(ofWindow: targetID)) else {
+                throw APIProblem.invalidField("browserId", "names window \(target), which does not exist")
+            }
+            destination = targetID
+        }
+        if let groupID {
+            // The group names its window: the tab goes there (`MoveToGroup`, or an insert `InGroup`).
+            guard let groupWindow = service.window(ofGroup: TabGroupID(rawValue: groupID)),
+                  Principal.current.reaches(service.rootProfile(ofWindow: groupWindow)) else {
+                throw APIProblem.invalidField("groupId", "names group \(groupID), which does not exist")
+            }
+            if let destination, destination != groupWindow {
+                throw APIProblem.invalidField("groupId", "names group \(groupID), which is not in window \(destination.rawValue)")
+            }
+            destination = groupWindow == window ? nil : groupWindow
+        }
+        if let destination {
+            guard service.rootProfile(ofWindow: destination) == service.rootProfile(ofWindow: window) else {
+                throw HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation",
+                                detail: "Tabs move only between windows of one profile.")
+            }
+        }
+        if let index {
+            let count = service.window(destination ?? window)?.tabCount ?? 0
+            let limit = destination == nil ? count - 1 : count
+            guard index >= 0, index <= limit else {
+                throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
+                                detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
+            }
+        }
+        let pinned = try body.bool("pinned")
+        if pinned != nil, destination == nil {
+            throw APIProblem.invalidField("pinned", "applies only to a move to another window; use /pin or /unpin in the same window")
+        }
+        if pinned == true, groupID != nil { throw APIProblem.invalidField("pinned", "cannot be true with groupId: a pinned tab is never grouped") }
+        let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
+                                  activate: try body.bool("activate") ?? false, pinned: pinned ?? false,
+                                  groupID: groupID.map(TabGroupID.init(rawValue:)))
+        let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
+    }
+
+    /// `POST /v1/tabs/{tabId}/replace`.
+    func replaceTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["url"])
+        let url = try body.requiredString("url", maxLength: 2 * 1024 * 1024)
+        let (tab, version) = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: TabID(rawValue: id), url: url),
+                                                        in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version)
+    }
+
+    /// `POST /v1/tabs/{tabId}/navigate`.
+    func navigateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["url", "transition"])
+        let url = try body.requiredString("url", maxLength: 2 * 1024 * 1024)
+        var transition = PageTransition.link
+        if let name = try body.string("transition", maxLength: 32) {
+            guard let value = PageTransition(rawValue: name) else {
+                throw APIProblem.invalidField("transition", "must be one of \(PageTransition.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            transition = value
+        }
+        let (tab, version) = try await service.dispatch(
+            TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .navigate(url: url, transition: transition)),
+            in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version)
+    }
+
+    /// `POST /v1/tabs/{tabId}/go`.
+    func goTab(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["offset"])
+        let offset = try body.requiredInt("offset", range: -100_000...100_000)
+        let (tab, version) = try await service.dispatch(
+            TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .go(offset: offset)),
+            in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version)
+    }
+
+    /// `GET /v1/tabs/{tabId}/history`.
+    func getTabHistory(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let history = try await service.history(of: TabID(rawValue: request.parameter("tabId")))
+        return Self.json(APIEncoding.history(history))
     }
 }

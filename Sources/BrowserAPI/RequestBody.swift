@@ -88,6 +88,24 @@ struct RequestBody {
         }
     }
 
+    /// A member that must be there: a string of at most `maxLength` code points.
+    func requiredString(_ key: String, maxLength: Int = 1_024) throws -> String {
+        guard let value = try string(key, maxLength: maxLength, required: true) else { throw APIProblem.invalidField(key, "is required") }
+        return value
+    }
+
+    /// A member that must be there: an integer within `range`.
+    func requiredInt(_ key: String, range: ClosedRange<Int>) throws -> Int {
+        guard let value = try int(key, range: range, required: true) else { throw APIProblem.invalidField(key, "is required") }
+        return value
+    }
+
+    /// A member that must be there: an array of strings.
+    func requiredStrings(_ key: String, maxCount: Int = 10_000) throws -> [String] {
+        guard let value = try strings(key, maxCount: maxCount, required: true) else { throw APIProblem.invalidField(key, "is required") }
+        return value
+    }
+
     func int(_ key: String, range: ClosedRange<Int>, required: Bool = false) throws -> Int? {
         switch members[key] {
         case nil:

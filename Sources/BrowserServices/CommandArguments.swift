@@ -21,6 +21,14 @@ extension CommandArguments {
         }
     }
 
+    /// A string argument that must be there.
+    func requiredString(_ key: String, command: String) throws -> String {
+        guard let value = try string(key, command: command, required: true) else {
+            throw ModelError.invalidCommandArguments(command: command, reason: "'\(key)' is required")
+        }
+        return value
+    }
+
     func bool(_ key: String, command: String) throws -> Bool? {
         switch self[key] {
         case .bool(let value): return value

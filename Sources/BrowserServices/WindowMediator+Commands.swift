@@ -97,19 +97,19 @@ extension WindowMediator {
         }
         add(TabCommands.closeTab) { m, args in
             try args.only(["tabId"], command: "closeTab")
-            let id = TabID(rawValue: try args.string("tabId", command: "closeTab", required: true)!)
+            let id = TabID(rawValue: try args.requiredString("tabId", command: "closeTab"))
             try m.list.close(at: m.index(of: id), flags: .userAction)
             return id
         }
         add(TabCommands.activateTab) { m, args in
             try args.only(["tabId"], command: "activateTab")
-            let id = TabID(rawValue: try args.string("tabId", command: "activateTab", required: true)!)
+            let id = TabID(rawValue: try args.requiredString("tabId", command: "activateTab"))
             try m.list.activate(at: m.index(of: id))
             return try m.snapshot(of: id)
         }
         add(TabCommands.loadURL) { m, args in
             try args.only(["url"], command: "loadURL")
-            let url = try args.string("url", command: "loadURL", required: true)!
+            let url = try args.requiredString("url", command: "loadURL")
             guard let active = m.list.activeWebState else {
                 throw ModelError.invalidArgument("the window has no active tab to load the URL in")
             }

@@ -84,7 +84,7 @@ final class BrowserCoordinator: Coordinator, PresentationChanges, WebStateListOb
         }
         handle(UICommands.share) { [unowned self] args in
             try args.only(["tabId"], command: "share")
-            let tab = TabID(rawValue: try args.string("tabId", command: "share", required: true)!)
+            let tab = TabID(rawValue: try args.requiredString("tabId", command: "share"))
             return .presentation(try navigate(to: shareDestination(tab)))
         }
         handle(UICommands.dismissModal) { [unowned self] args in
