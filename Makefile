@@ -25,7 +25,7 @@ release: deps
 run: release
 	exec $$($(SWIFT) build -c release --show-bin-path)/browserd serve --data-dir $(DATA_DIR)
 
-## Runs every test: the Swift suites (unit, in-process router, live-server and process tests, the
+## Runs every test: the code's format (.swift-format, `swift format lint`), the Swift suites (unit, in-process router, live-server and process tests, the
 ## store conformance suite on SQLite and on a private PostgreSQL cluster), the contract check, the
 ## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
 ## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
@@ -38,6 +38,7 @@ test: test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
 
 test-steps:
+	$(SWIFT) format lint --strict --recursive Sources Tests
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(PYTHON) scripts/validate-openapi.py

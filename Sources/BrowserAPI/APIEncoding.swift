@@ -96,8 +96,10 @@ enum APIEncoding {
     }
 
     /// `{"items": [...]}`, with `nextCursor` when the list is paged (`paged` true; nil cursor = last page).
-    static func list<S: Sequence>(_ items: S, paged: Bool = false, nextCursor: String? = nil,
-                                  write: (S.Element, inout JSONText) -> Void) -> [UInt8] {
+    static func list<S: Sequence>(
+        _ items: S, paged: Bool = false, nextCursor: String? = nil,
+        write: (S.Element, inout JSONText) -> Void
+    ) -> [UInt8] {
         bytes { json in
             json.beginObject()
             json.key("items")

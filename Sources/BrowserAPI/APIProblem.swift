@@ -24,20 +24,23 @@ enum APIProblem {
     }
 
     static func invalidQuery(_ parameter: String, _ detail: String) -> HTTPError {
-        HTTPError(400, kind: "invalid-query", title: "Invalid Query Parameter", detail: "'\(parameter)' \(detail).",
-                  extensions: ["parameter": parameter])
+        HTTPError(
+            400, kind: "invalid-query", title: "Invalid Query Parameter", detail: "'\(parameter)' \(detail).",
+            extensions: ["parameter": parameter])
     }
 
     static func unsupportedMediaType(_ given: String) -> HTTPError {
-        HTTPError(415, kind: "unsupported-media-type", title: "Unsupported Media Type",
-                  detail: "Request bodies must be application/json; this one is \(given).",
-                  headers: ["Accept-Post": "application/json"])
+        HTTPError(
+            415, kind: "unsupported-media-type", title: "Unsupported Media Type",
+            detail: "Request bodies must be application/json; this one is \(given).",
+            headers: ["Accept-Post": "application/json"])
     }
 
     static func preconditionFailed(current: Int) -> HTTPError {
-        HTTPError(412, kind: "precondition-failed", title: "Precondition Failed",
-                  detail: "If-Match does not match: the window is at version \(current) (ETag \"v\(current)\"). Reload and retry.",
-                  headers: ["ETag": "\"v\(current)\""])
+        HTTPError(
+            412, kind: "precondition-failed", title: "Precondition Failed",
+            detail: "If-Match does not match: the window is at version \(current) (ETag \"v\(current)\"). Reload and retry.",
+            headers: ["ETag": "\"v\(current)\""])
     }
 
     static func notFound(_ kind: String, _ what: String) -> HTTPError {
@@ -55,15 +58,19 @@ enum APIProblem {
             switch error {
             case .versionMismatch(let current): return preconditionFailed(current: current)
             case .wrongProfileKind(let detail): return HTTPError(422, kind: "wrong-profile-kind", title: "Wrong Kind of Profile", detail: detail)
-            case .storageFailed: return HTTPError(503, kind: "storage-unavailable", title: "Storage Unavailable",
-                                                  detail: "The change could not be saved to disk; it was not acknowledged. Retry later.",
-                                                  headers: ["Retry-After": "5"])
+            case .storageFailed:
+                return HTTPError(
+                    503, kind: "storage-unavailable", title: "Storage Unavailable",
+                    detail: "The change could not be saved to disk; it was not acknowledged. Retry later.",
+                    headers: ["Retry-After": "5"])
             case .tooManyStreams:
-                return HTTPError(503, kind: "too-many-streams", title: "Too Many Streams", detail: error.description.capitalizedFirst + ".",
-                                 headers: ["Retry-After": "10"])
+                return HTTPError(
+                    503, kind: "too-many-streams", title: "Too Many Streams", detail: error.description.capitalizedFirst + ".",
+                    headers: ["Retry-After": "10"])
             case .tooManyProfileStreams:
-                return HTTPError(429, kind: "too-many-profile-streams", title: "Too Many Streams for This Profile",
-                                 detail: error.description.capitalizedFirst + ".", headers: ["Retry-After": "10"])
+                return HTTPError(
+                    429, kind: "too-many-profile-streams", title: "Too Many Streams for This Profile",
+                    detail: error.description.capitalizedFirst + ".", headers: ["Retry-After": "10"])
             }
         }
         if let error = error as? RoutingError {
@@ -75,8 +82,9 @@ enum APIProblem {
             case .cannotBeDismissed: return HTTPError(409, kind: "cannot-be-dismissed", title: "Cannot Be Dismissed", detail: detail)
             case .interceptorRejected: return HTTPError(423, kind: "interceptor-rejected", title: "Locked", detail: detail)
             case .navigationInProgress:
-                return HTTPError(409, kind: "navigation-in-progress", title: "Navigation In Progress", detail: detail,
-                                 headers: ["Retry-After": "1"])
+                return HTTPError(
+                    409, kind: "navigation-in-progress", title: "Navigation In Progress", detail: detail,
+                    headers: ["Retry-After": "1"])
             case .notInNavigator: return HTTPError(409, kind: "not-in-navigator", title: "Not In Navigator", detail: detail)
             case .unknownNode: return HTTPError(409, kind: "node-not-presented", title: "Node Not Presented", detail: detail)
             }
@@ -111,7 +119,7 @@ enum APIProblem {
         case .profileFull:
             return HTTPError(507, kind: "profile-storage-full", title: "Profile Storage Full", detail: detail)
         case .tabAlreadyInList, .groupAlreadyExists, .batchInProgress, .commandAlreadyRegistered,
-             .alreadyBroadcasting, .notBroadcasting:
+            .alreadyBroadcasting, .notBroadcasting:
             return HTTPError(409, kind: "conflict", title: "Conflict", detail: detail)
         }
     }

@@ -1,6 +1,6 @@
-import Foundation
 import BrowserModel
 import BrowserServices
+import Foundation
 import HTTPServer
 
 // Server-sent event streams: a window's consumer updates, and a profile's window list. The handler
@@ -9,71 +9,81 @@ import HTTPServer
 extension APIRoutes {
     func registerEvents(in router: inout Router) {
         let tickets = self.tickets
-        router.add(.post, "/v1/stream-tickets", deferred { request in
-            let body = try RequestBody(request, allowed: ["path"])
-            let path = try body.requiredString("path", maxLength: 200)
-            let target = try Self.streamTicketTarget(path, service: service)
-            let issued: (ticket: String, expiresAt: Date)
-            do {
-                issued = try tickets.issue(for: Principal.current, tokenID: Principal.tokenID, target: target)
-            } catch StreamTicketStore.Refusal.principalLimit {
-                throw HTTPError(429, kind: "too-many-tickets", title: "Too Many Stream Tickets",
-                                detail: "You hold \(tickets.perPrincipalLimit) unused stream tickets; use or let some expire first.",
-                                headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
-            } catch {
-                throw HTTPError(503, kind: "tickets-unavailable", title: "Stream Tickets Unavailable",
-                                detail: "The server holds as many stream tickets as it keeps; retry shortly.",
-                                headers: ["Retry-After": "5"])
-            }
-            let (ticket, expiresAt) = issued
-            return Self.json(APIEncoding.bytes { json in
-                json.beginObject()
-                json.member("ticket", ticket)
-                json.member("path", target)
-                json.member("url", target + (target.contains("?") ? "&" : "?") + "ticket=" + ticket)
-                json.member("expiresAt", JSONText.timestamp(expiresAt))
-                json.endObject()
-            }, status: 201)
-        })
+        router.add(
+            .post, "/v1/stream-tickets",
+            deferred { request in
+                let body = try RequestBody(request, allowed: ["path"])
+                let path = try body.requiredString("path", maxLength: 200)
+                let target = try Self.streamTicketTarget(path, service: service)
+                let issued: (ticket: String, expiresAt: Date)
+                do {
+                    issued = try tickets.issue(for: Principal.current, tokenID: Principal.tokenID, target: target)
+                } catch StreamTicketStore.Refusal.principalLimit {
+                    throw HTTPError(
+                        429, kind: "too-many-tickets", title: "Too Many Stream Tickets",
+                        detail: "You hold \(tickets.perPrincipalLimit) unused stream tickets; use or let some expire first.",
+                        headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
+                } catch {
+                    throw HTTPError(
+                        503, kind: "tickets-unavailable", title: "Stream Tickets Unavailable",
+                        detail: "The server holds as many stream tickets as it keeps; retry shortly.",
+                        headers: ["Retry-After": "5"])
+                }
+                let (ticket, expiresAt) = issued
+                return Self.json(
+                    APIEncoding.bytes { json in
+                        json.beginObject()
+                        json.member("ticket", ticket)
+                        json.member("path", target)
+                        json.member("url", target + (target.contains("?") ? "&" : "?") + "ticket=" + ticket)
+                        json.member("expiresAt", JSONText.timestamp(expiresAt))
+                        json.endObject()
+                    }, status: 201)
+            })
 
-        router.add(.get, "/v1/browsers/{browserId}/events", immediate { request in
-            let id = BrowserID(rawValue: request.pathParameters["browserId"] ?? "")
-            guard let root = service.rootProfile(ofWindow: id) else { throw APIProblem.windowNotFound(id.rawValue) }
-            guard let filter = TopicFilter.parse(request.queryValue("topics")) else {
-                throw APIProblem.invalidQuery("topics", "must be a comma-separated list of tabs, groups, toolbar, location, ui, actions, broadcasts")
-            }
-            let lastEventID = try Self.lastEventID(request)
-            try Self.checkTicketSyntax(request)
-            let reservation = try service.events.reserveStream(root: root)
-            return stream(reservation) { sink in
-                if service.watchWindow(id, sink: sink, lastEventID: lastEventID, filter: filter) == nil { sink.finish() }
-            }
-        })
-
-        router.add(.get, "/v1/events", immediate { request in
-            guard let raw = request.queryValue("profileId") else {
-                // The profile directory: the administrator's view of every profile.
-                guard Principal.current == .admin else {
-                    throw HTTPError(403, kind: "forbidden", title: "Forbidden",
-                                    detail: "Only the administrator may watch every profile; give profileId to watch one of yours.")
+        router.add(
+            .get, "/v1/browsers/{browserId}/events",
+            immediate { request in
+                let id = BrowserID(rawValue: request.pathParameters["browserId"] ?? "")
+                guard let root = service.rootProfile(ofWindow: id) else { throw APIProblem.windowNotFound(id.rawValue) }
+                guard let filter = TopicFilter.parse(request.queryValue("topics")) else {
+                    throw APIProblem.invalidQuery("topics", "must be a comma-separated list of tabs, groups, toolbar, location, ui, actions, broadcasts")
                 }
                 let lastEventID = try Self.lastEventID(request)
                 try Self.checkTicketSyntax(request)
-                let reservation = try service.events.reserveStream(root: EventHub.directoryKey)
-                return stream(reservation) { sink in _ = service.watchDirectory(sink: sink, lastEventID: lastEventID) }
-            }
-            guard !raw.isEmpty else { throw APIProblem.invalidQuery("profileId", "must name a profile (or be left out: every profile)") }
-            let id = ProfileID(rawValue: raw)
-            guard service.profile(id) != nil, let root = service.rootProfile(of: id), Principal.current.reaches(root) else {
-                throw APIProblem.profileNotFound(raw)
-            }
-            let lastEventID = try Self.lastEventID(request)
-            try Self.checkTicketSyntax(request)
-            let reservation = try service.events.reserveStream(root: root)
-            return stream(reservation) { sink in
-                if service.watchProfile(id, sink: sink, lastEventID: lastEventID) == nil { sink.finish() }
-            }
-        })
+                let reservation = try service.events.reserveStream(root: root)
+                return stream(reservation) { sink in
+                    if service.watchWindow(id, sink: sink, lastEventID: lastEventID, filter: filter) == nil { sink.finish() }
+                }
+            })
+
+        router.add(
+            .get, "/v1/events",
+            immediate { request in
+                guard let raw = request.queryValue("profileId") else {
+                    // The profile directory: the administrator's view of every profile.
+                    guard Principal.current == .admin else {
+                        throw HTTPError(
+                            403, kind: "forbidden", title: "Forbidden",
+                            detail: "Only the administrator may watch every profile; give profileId to watch one of yours.")
+                    }
+                    let lastEventID = try Self.lastEventID(request)
+                    try Self.checkTicketSyntax(request)
+                    let reservation = try service.events.reserveStream(root: EventHub.directoryKey)
+                    return stream(reservation) { sink in _ = service.watchDirectory(sink: sink, lastEventID: lastEventID) }
+                }
+                guard !raw.isEmpty else { throw APIProblem.invalidQuery("profileId", "must name a profile (or be left out: every profile)") }
+                let id = ProfileID(rawValue: raw)
+                guard service.profile(id) != nil, let root = service.rootProfile(of: id), Principal.current.reaches(root) else {
+                    throw APIProblem.profileNotFound(raw)
+                }
+                let lastEventID = try Self.lastEventID(request)
+                try Self.checkTicketSyntax(request)
+                let reservation = try service.events.reserveStream(root: root)
+                return stream(reservation) { sink in
+                    if service.watchProfile(id, sink: sink, lastEventID: lastEventID) == nil { sink.finish() }
+                }
+            })
     }
 
     /// The stream a ticket request names, checked as the caller's own request for it would be: a
@@ -82,7 +92,8 @@ extension APIRoutes {
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let segments = parts[0].split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 1, segments.count == 5, segments[0].isEmpty, segments[1] == "v1", segments[2] == "browsers", segments[4] == "events",
-           !segments[3].isEmpty {
+            !segments[3].isEmpty
+        {
             let id = String(segments[3])
             guard let root = service.rootProfile(ofWindow: BrowserID(rawValue: id)), Principal.current.reaches(root) else {
                 throw APIProblem.windowNotFound(id)
@@ -90,10 +101,12 @@ extension APIRoutes {
             return "/v1/browsers/\(id)/events"
         }
         if parts.count == 2, parts[0] == "/v1/events", parts[1].hasPrefix("profileId="), !parts[1].contains("&"),
-           parts[1].count > "profileId=".count {
+            parts[1].count > "profileId=".count
+        {
             let id = String(parts[1].dropFirst("profileId=".count))
             guard service.profile(ProfileID(rawValue: id)) != nil, let root = service.rootProfile(of: ProfileID(rawValue: id)),
-                  Principal.current.reaches(root) else {
+                Principal.current.reaches(root)
+            else {
                 throw APIProblem.profileNotFound(id)
             }
             return "/v1/events?profileId=\(id)"
@@ -112,7 +125,8 @@ extension APIRoutes {
     static func checkTicketSyntax(_ request: HTTPRequest) throws {
         guard let ticket = request.queryValue("ticket") else { return }
         guard ticket.utf8.count == 67, ticket.hasPrefix("st_"),
-              ticket.utf8.dropFirst(3).allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+            ticket.utf8.dropFirst(3).allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+        else {
             throw APIProblem.invalidQuery("ticket", "must be a stream ticket from POST /v1/stream-tickets (st_ and 64 hex digits)")
         }
     }
@@ -127,8 +141,9 @@ extension APIRoutes {
         }
         let header = request.headers["Last-Event-ID"]
         if let header, header.unicodeScalars.count > 128 {
-            throw HTTPError(400, kind: "invalid-header", title: "Invalid Header", detail: "Last-Event-ID must be at most 128 characters.",
-                            extensions: ["header": "Last-Event-ID"])
+            throw HTTPError(
+                400, kind: "invalid-header", title: "Invalid Header", detail: "Last-Event-ID must be at most 128 characters.",
+                extensions: ["header": "Last-Event-ID"])
         }
         return header ?? query
     }
@@ -147,11 +162,13 @@ extension APIRoutes {
             if let token { revocations.add(writer, token: token) }
             open(StreamEventSink(writer: writer))
         }
-        return HTTPResponse(status: 200, headers: [
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",
-        ], body: .stream(body))
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-store",
+                "X-Accel-Buffering": "no",
+            ], body: .stream(body))
     }
 }
 

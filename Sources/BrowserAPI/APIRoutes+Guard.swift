@@ -19,21 +19,25 @@ extension APIRoutes {
             // A ticket of a token revoked since it was issued opens nothing (its tickets were voided
             // then; this also covers a revocation that raced the redemption).
             guard let principal = tickets.redeem(ticket, target: target),
-                  principal.tokenID.map({ tokens.record($0) != nil }) ?? true else {
-                throw HTTPError(401, kind: "unauthorized", title: "Unauthorized",
-                                detail: "The stream ticket is not valid: unknown, already used, expired, or issued for another stream.",
-                                headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
+                principal.tokenID.map({ tokens.record($0) != nil }) ?? true
+            else {
+                throw HTTPError(
+                    401, kind: "unauthorized", title: "Unauthorized",
+                    detail: "The stream ticket is not valid: unknown, already used, expired, or issued for another stream.",
+                    headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
             }
             return principal
         }
         guard let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer ") else {
-            throw HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "Send Authorization: Bearer <token>.",
-                            headers: ["WWW-Authenticate": "Bearer realm=\"browserd\""])
+            throw HTTPError(
+                401, kind: "unauthorized", title: "Unauthorized", detail: "Send Authorization: Bearer <token>.",
+                headers: ["WWW-Authenticate": "Bearer realm=\"browserd\""])
         }
         let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         guard let principal = tokens.identify(token) else {
-            throw HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "The token is not valid.",
-                            headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
+            throw HTTPError(
+                401, kind: "unauthorized", title: "Unauthorized", detail: "The token is not valid.",
+                headers: ["WWW-Authenticate": "Bearer realm=\"browserd\", error=\"invalid_token\""])
         }
         return principal
     }
@@ -77,11 +81,13 @@ extension APIRoutes {
             throw APIProblem.windowNotFound(id)
         }
         if let id = parameters["tabId"], let window = service.window(ofTab: TabID(rawValue: id)),
-           !principal.reaches(service.rootProfile(ofWindow: window)) {
+            !principal.reaches(service.rootProfile(ofWindow: window))
+        {
             throw APIProblem.tabNotFound(id)
         }
         if let id = parameters["groupId"], let window = service.window(ofGroup: TabGroupID(rawValue: id)),
-           !principal.reaches(service.rootProfile(ofWindow: window)) {
+            !principal.reaches(service.rootProfile(ofWindow: window))
+        {
             throw APIProblem.groupNotFound(id)
         }
     }
@@ -105,22 +111,26 @@ extension APIRoutes {
 
     static func checkWriteQuota(_ quota: WriteQuota, profile: ProfileID) throws {
         if let seconds = quota.retryAfter(profile: profile.rawValue) {
-            throw HTTPError(429, kind: "write-rate-exceeded", title: "Write Rate Exceeded",
-                            detail: "This profile wrote more than \(quota.bytesPerSecond) bytes a second lately (--profile-write-bytes-per-second); retry in \(seconds) s.",
-                            headers: ["Retry-After": "\(seconds)"])
+            throw HTTPError(
+                429, kind: "write-rate-exceeded", title: "Write Rate Exceeded",
+                detail: "This profile wrote more than \(quota.bytesPerSecond) bytes a second lately (--profile-write-bytes-per-second); retry in \(seconds) s.",
+                headers: ["Retry-After": "\(seconds)"])
         }
     }
 
     /// Runs a POST, PATCH or PUT at most once per `Idempotency-Key`: a retry gets the stored answer.
-    func idempotent(_ request: HTTPRequest, principal: Principal,
-                    _ body: () async throws -> HTTPResponse) async throws -> HTTPResponse {
+    func idempotent(
+        _ request: HTTPRequest, principal: Principal,
+        _ body: () async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
         guard request.method == .post || request.method == .patch || request.method == .put, let header = request.headers["Idempotency-Key"] else {
             return try await body()
         }
         guard let key = IdempotencyStore.parse(header) else {
-            throw HTTPError(400, kind: "invalid-header", title: "Invalid Header",
-                            detail: "Idempotency-Key must be a string of 1 to 255 visible ASCII characters, e.g. \"8e03978e\".",
-                            extensions: ["header": "Idempotency-Key"])
+            throw HTTPError(
+                400, kind: "invalid-header", title: "Invalid Header",
+                detail: "Idempotency-Key must be a string of 1 to 255 visible ASCII characters, e.g. \"8e03978e\".",
+                extensions: ["header": "Idempotency-Key"])
         }
         let scoped = principal.scope + "\n" + key
         switch idempotency.begin(key: scoped, fingerprint: IdempotencyStore.fingerprint(request)) {
@@ -128,12 +138,14 @@ extension APIRoutes {
             response.headers.set("Idempotent-Replayed", "true")
             return response
         case .mismatch:
-            throw HTTPError(422, kind: "idempotency-key-reused", title: "Idempotency Key Reused",
-                            detail: "This Idempotency-Key was used with another request; use a new key.")
+            throw HTTPError(
+                422, kind: "idempotency-key-reused", title: "Idempotency Key Reused",
+                detail: "This Idempotency-Key was used with another request; use a new key.")
         case .inFlight:
-            throw HTTPError(409, kind: "idempotency-key-in-flight", title: "Request In Progress",
-                            detail: "A request with this Idempotency-Key is still running; retry later.",
-                            headers: ["Retry-After": "1"])
+            throw HTTPError(
+                409, kind: "idempotency-key-in-flight", title: "Request In Progress",
+                detail: "A request with this Idempotency-Key is still running; retry later.",
+                headers: ["Retry-After": "1"])
         case .proceed:
             // The change the request makes and its answer are committed together (IdempotentRequest).
             let durable = IdempotentRequest()

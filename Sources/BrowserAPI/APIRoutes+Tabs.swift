@@ -1,6 +1,6 @@
 import BrowserModel
-import Foundation
 import BrowserServices
+import Foundation
 import HTTPServer
 
 extension APIRoutes {
@@ -14,13 +14,15 @@ extension APIRoutes {
 
         /// An action on one tab whose body is empty or `{}`.
         func action(_ path: String, _ make: @escaping @Sendable (TabID, BrowserService, BrowserID, Int?) async throws -> (TabSnapshot, Int)) {
-            router.add(.post, "/v1/tabs/{tabId}/\(path)", deferred { request in
-                try Self.noParameters(request)
-                let id = request.parameter("tabId")
-                let window = try routes.windowOf(tab: id)
-                let (tab, version) = try await make(TabID(rawValue: id), service, window, try Self.ifMatch(request))
-                return Self.tabResponse(tab, version: version)
-            })
+            router.add(
+                .post, "/v1/tabs/{tabId}/\(path)",
+                deferred { request in
+                    try Self.noParameters(request)
+                    let id = request.parameter("tabId")
+                    let window = try routes.windowOf(tab: id)
+                    let (tab, version) = try await make(TabID(rawValue: id), service, window, try Self.ifMatch(request))
+                    return Self.tabResponse(tab, version: version)
+                })
         }
         action("activate") { try await $1.dispatch(TabCommands.activate, $0, in: $2, ifMatch: $3) }
         action("pin") { try await $1.dispatch(TabCommands.pin, PinRequest(tabID: $0, pinned: true), in: $2, ifMatch: $3) }
@@ -89,8 +91,9 @@ extension APIRoutes {
         let id = request.parameter("tabId")
         let window = try windowOf(tab: id)
         let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
-        let (tab, version) = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: TabID(rawValue: id), activate: activate),
-                                                        in: window, ifMatch: try Self.ifMatch(request))
+        let (tab, version) = try await service.dispatch(
+            TabCommands.duplicate, DuplicateRequest(tabID: TabID(rawValue: id), activate: activate),
+            in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version, status: 201)
     }
 
@@ -112,7 +115,8 @@ extension APIRoutes {
         if let groupID {
             // The group names its window: the tab goes there (`MoveToGroup`, or an insert `InGroup`).
             guard let groupWindow = service.window(ofGroup: TabGroupID(rawValue: groupID)),
-                  Principal.current.reaches(service.rootProfile(ofWindow: groupWindow)) else {
+                Principal.current.reaches(service.rootProfile(ofWindow: groupWindow))
+            else {
                 throw APIProblem.invalidField("groupId", "names group \(groupID), which does not exist")
             }
             if let destination, destination != groupWindow {
@@ -122,16 +126,18 @@ extension APIRoutes {
         }
         if let destination {
             guard service.rootProfile(ofWindow: destination) == service.rootProfile(ofWindow: window) else {
-                throw HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation",
-                                detail: "Tabs move only between windows of one profile.")
+                throw HTTPError(
+                    409, kind: "cross-profile", title: "Cross-Profile Operation",
+                    detail: "Tabs move only between windows of one profile.")
             }
         }
         if let index {
             let count = service.window(destination ?? window)?.tabCount ?? 0
             let limit = destination == nil ? count - 1 : count
             guard index >= 0, index <= limit else {
-                throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
-                                detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
+                throw HTTPError(
+                    422, kind: "index-out-of-range", title: "Index Out of Range",
+                    detail: "index \(index) is outside 0…\(limit) for \(destination == nil ? "this" : "that") window.")
             }
         }
         let pinned = try body.bool("pinned")
@@ -139,9 +145,10 @@ extension APIRoutes {
             throw APIProblem.invalidField("pinned", "applies only to a move to another window; use /pin or /unpin in the same window")
         }
         if pinned == true, groupID != nil { throw APIProblem.invalidField("pinned", "cannot be true with groupId: a pinned tab is never grouped") }
-        let move = MoveTabRequest(tabID: TabID(rawValue: id), index: index, destination: destination,
-                                  activate: try body.bool("activate") ?? false, pinned: pinned ?? false,
-                                  groupID: groupID.map(TabGroupID.init(rawValue:)))
+        let move = MoveTabRequest(
+            tabID: TabID(rawValue: id), index: index, destination: destination,
+            activate: try body.bool("activate") ?? false, pinned: pinned ?? false,
+            groupID: groupID.map(TabGroupID.init(rawValue:)))
         let (tab, _) = try await service.dispatch(TabCommands.move, move, in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: service.version(of: tab.browserID) ?? 0)
     }
@@ -152,8 +159,9 @@ extension APIRoutes {
         let window = try windowOf(tab: id)
         let body = try RequestBody(request, allowed: ["url"])
         let url = try body.requiredString("url", maxLength: 2 * 1024 * 1024)
-        let (tab, version) = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: TabID(rawValue: id), url: url),
-                                                        in: window, ifMatch: try Self.ifMatch(request))
+        let (tab, version) = try await service.dispatch(
+            TabCommands.replace, ReplaceRequest(tabID: TabID(rawValue: id), url: url),
+            in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version)
     }
 

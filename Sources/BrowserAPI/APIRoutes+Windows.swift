@@ -1,6 +1,6 @@
 import BrowserModel
-import Foundation
 import BrowserServices
+import Foundation
 import HTTPServer
 
 extension APIRoutes {
@@ -13,18 +13,21 @@ extension APIRoutes {
         if let otherWindows = routes.otherWindows {
             // Several instances: with a profile, its owner answers (the request is forwarded there);
             // without, the windows held here and those every other instance holds, merged in one order.
-            router.add(.get, "/v1/browsers", deferred { request in
-                guard request.queryValue("profileId") == nil else { return try Self.listWindows(service, request) }
-                let caller = Principal.current
-                let here = service.windows().filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }.map { window in
-                    ListedWindow(id: window.id.rawValue, createdAtMilliseconds: ListedWindow.milliseconds(window.createdAt),
-                                 json: APIRoutes.encodeWindow(service, window))
-                }
-                let all = (here + (try await otherWindows(request)))
-                    .sorted { ($0.createdAtMilliseconds, $0.id) < ($1.createdAtMilliseconds, $1.id) }
-                let (items, next) = try Self.page(all, id: \.id, request: request)
-                return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { $1.raw($0.json) })
-            })
+            router.add(
+                .get, "/v1/browsers",
+                deferred { request in
+                    guard request.queryValue("profileId") == nil else { return try Self.listWindows(service, request) }
+                    let caller = Principal.current
+                    let here = service.windows().filter { caller.reaches(service.rootProfile(ofWindow: $0.id)) }.map { window in
+                        ListedWindow(
+                            id: window.id.rawValue, createdAtMilliseconds: ListedWindow.milliseconds(window.createdAt),
+                            json: APIRoutes.encodeWindow(service, window))
+                    }
+                    let all = (here + (try await otherWindows(request)))
+                        .sorted { ($0.createdAtMilliseconds, $0.id) < ($1.createdAtMilliseconds, $1.id) }
+                    let (items, next) = try Self.page(all, id: \.id, request: request)
+                    return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { $1.raw($0.json) })
+                })
         } else {
             router.add(.get, "/v1/browsers", immediate { request in try Self.listWindows(service, request) })
         }
@@ -65,9 +68,11 @@ extension APIRoutes {
 
     /// A window's answer, built once per version and sent without copying.
     @Sendable static func windowAnswer(_ window: WindowSnapshot) -> SharedResponse {
-        SharedResponse(status: 200, headers: [
-            "Content-Type": "application/json", "Cache-Control": "no-store", "ETag": "\"v\(window.version)\"",
-        ], body: APIEncoding.windowBytes(window))
+        SharedResponse(
+            status: 200,
+            headers: [
+                "Content-Type": "application/json", "Cache-Control": "no-store", "ETag": "\"v\(window.version)\"",
+            ], body: APIEncoding.windowBytes(window))
     }
 
     static func color(_ body: RequestBody) throws -> TabGroupColor? {
@@ -86,12 +91,14 @@ extension APIRoutes {
         let body = try RequestBody(request, allowed: ["profileId"])
         let profile = try body.requiredString("profileId", maxLength: 64)
         guard service.profile(ProfileID(rawValue: profile)) != nil,
-              Principal.current.reaches(service.rootProfile(of: ProfileID(rawValue: profile))) else {
+            Principal.current.reaches(service.rootProfile(of: ProfileID(rawValue: profile)))
+        else {
             throw APIProblem.invalidField("profileId", "names profile \(profile), which does not exist")
         }
         let window = try await service.createWindow(profile: ProfileID(rawValue: profile))
-        return Self.json(APIRoutes.encodeWindow(service, window), status: 201, version: window.version,
-                         location: "/v1/browsers/\(window.id)")
+        return Self.json(
+            APIRoutes.encodeWindow(service, window), status: 201, version: window.version,
+            location: "/v1/browsers/\(window.id)")
     }
 
     /// `GET /v1/browsers/{browserId}`.
@@ -123,8 +130,9 @@ extension APIRoutes {
         var open = OpenTabRequest(url: try body.requiredString("url", maxLength: 2 * 1024 * 1024))
         open.index = try body.int("index", range: Int.min...Int.max)
         if let index = open.index, let count = service.window(window)?.tabCount, index < 0 || index > count {
-            throw HTTPError(422, kind: "index-out-of-range", title: "Index Out of Range",
-                            detail: "index \(index) is outside 0…\(count) for this window.")
+            throw HTTPError(
+                422, kind: "index-out-of-range", title: "Index Out of Range",
+                detail: "index \(index) is outside 0…\(count) for this window.")
         }
         open.activate = try body.bool("activate") ?? true
         open.inheritOpener = try body.bool("inheritOpener") ?? false
@@ -193,8 +201,9 @@ extension APIRoutes {
     func restoreClosedTab(_ request: HTTPRequest) async throws -> HTTPResponse {
         let activate = try RequestBody(request, allowed: ["activate"]).bool("activate") ?? true
         let window = try existingWindow(request.parameter("browserId"))
-        let (tab, version) = try await service.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(activate: activate), in: window,
-                                                        ifMatch: try Self.ifMatch(request))
+        let (tab, version) = try await service.dispatch(
+            TabCommands.restoreClosed, RestoreClosedTabRequest(activate: activate), in: window,
+            ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version, status: 201)
     }
 
@@ -204,8 +213,9 @@ extension APIRoutes {
         let body = try RequestBody(request, allowed: ["tabIds", "title", "color"])
         let ids = try tabIDs(try body.requiredStrings("tabIds"), field: "tabIds", in: window)
         guard !ids.isEmpty else { throw APIProblem.invalidField("tabIds", "must name at least one tab") }
-        let create = CreateGroupRequest(tabIDs: ids, title: try body.string("title", maxLength: 1024),
-                                        color: try Self.color(body))
+        let create = CreateGroupRequest(
+            tabIDs: ids, title: try body.string("title", maxLength: 1024),
+            color: try Self.color(body))
         let (group, version) = try await service.dispatch(TabCommands.createGroup, create, in: window, ifMatch: try Self.ifMatch(request))
         return Self.groupResponse(group, version: version, status: 201)
     }
@@ -215,20 +225,22 @@ extension APIRoutes {
         let window = try existingWindow(request.parameter("browserId"))
         let body = try RequestBody(request, allowed: ["tabIds"])
         let ids = try tabIDs(try body.requiredStrings("tabIds"), field: "tabIds", in: window)
-        let (tabs, version) = try await service.dispatch(TabCommands.ungroup, GroupTabsRequest(tabIDs: ids), in: window,
-                                                         ifMatch: try Self.ifMatch(request))
+        let (tabs, version) = try await service.dispatch(
+            TabCommands.ungroup, GroupTabsRequest(tabIDs: ids), in: window,
+            ifMatch: try Self.ifMatch(request))
         return Self.json(APIEncoding.list(tabs) { APIEncoding.write($0, to: &$1) }, version: version)
     }
 
     /// `GET /v1/browsers/{browserId}/commands`.
     func listCommands(_ request: HTTPRequest) async throws -> HTTPResponse {
         let commands = try await service.commands(of: self.existingWindow(request.parameter("browserId")))
-        return Self.json(APIEncoding.list(commands) { command, json in
-            json.beginObject()
-            json.member("name", command.name)
-            json.member("handler", command.handler)
-            json.endObject()
-        })
+        return Self.json(
+            APIEncoding.list(commands) { command, json in
+                json.beginObject()
+                json.member("name", command.name)
+                json.member("handler", command.handler)
+                json.endObject()
+            })
     }
 
     /// `POST /v1/browsers/{browserId}/commands/{name}`.
@@ -256,24 +268,26 @@ extension APIRoutes {
             }
         case let other?: throw APIProblem.invalidField("args", "must be an object, not \(other.typeName)")
         }
-        let (result, version) = try await service.dispatch(name: request.parameter("name"), arguments: arguments, in: window,
-                                                           from: from)
-        return Self.json(APIEncoding.bytes { json in
-            json.beginObject()
-            json.member("command", request.parameter("name"))
-            json.key("result")
-            switch result {
-            case .tab(let tab): APIEncoding.write(tab, to: &json)
-            case .tabID(let id):
+        let (result, version) = try await service.dispatch(
+            name: request.parameter("name"), arguments: arguments, in: window,
+            from: from)
+        return Self.json(
+            APIEncoding.bytes { json in
                 json.beginObject()
-                json.member("tabId", id.rawValue)
+                json.member("command", request.parameter("name"))
+                json.key("result")
+                switch result {
+                case .tab(let tab): APIEncoding.write(tab, to: &json)
+                case .tabID(let id):
+                    json.beginObject()
+                    json.member("tabId", id.rawValue)
+                    json.endObject()
+                case .presentation(let presentation): APIEncoding.write(presentation, to: &json)
+                case .none: json.null()
+                }
+                json.member("version", version)
                 json.endObject()
-            case .presentation(let presentation): APIEncoding.write(presentation, to: &json)
-            case .none: json.null()
-            }
-            json.member("version", version)
-            json.endObject()
-        }, version: version)
+            }, version: version)
     }
 
     /// `GET /v1/browsers/{browserId}/broadcasts`.
@@ -298,8 +312,9 @@ extension APIRoutes {
         case (.boolean, .bool(let flag)?): value = .boolean(flag)
         case (_, nil): throw APIProblem.invalidField("value", "is required")
         case (let type, let other?):
-            throw HTTPError(422, kind: "broadcast-type-mismatch", title: "Broadcast Type Mismatch",
-                            detail: "'\(key)' takes a \(type.rawValue), not \(other.typeName).")
+            throw HTTPError(
+                422, kind: "broadcast-type-mismatch", title: "Broadcast Type Mismatch",
+                detail: "'\(key)' takes a \(type.rawValue), not \(other.typeName).")
         }
         let (item, version) = try await service.dispatch(TabCommands.broadcast, BroadcastUpdate(key: key, value: value), in: window)
         return Self.json(APIEncoding.bytes { APIEncoding.broadcast(item, to: &$0) }, version: version)

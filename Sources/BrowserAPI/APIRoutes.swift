@@ -1,5 +1,5 @@
-public import BrowserServices
 import BrowserModel
+public import BrowserServices
 import Foundation
 public import HTTPServer
 
@@ -41,16 +41,18 @@ public struct APIRoutes: Sendable {
     ///   - otherWindows: the windows other instances hold, for `GET /v1/browsers` (several instances).
     ///   - placement: several instances: places each request after authentication (served here, or
     ///     answered by the instance that holds its profile).
-    public init(service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
-                idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
-                webDriverBasePath: String? = "/webdriver",
-                unavailable: @escaping @Sendable () -> String? = { nil },
-                backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
-                saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil,
-                storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil,
-                otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil,
-                placement: PlacementSlot? = nil,
-                webDriverLimits: WebDriverLimits = WebDriverLimits()) {
+    public init(
+        service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
+        idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
+        webDriverBasePath: String? = "/webdriver",
+        unavailable: @escaping @Sendable () -> String? = { nil },
+        backup: (@Sendable () async throws -> (path: String, bytes: Int))? = nil,
+        saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)? = nil,
+        storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil,
+        otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil,
+        placement: PlacementSlot? = nil,
+        webDriverLimits: WebDriverLimits = WebDriverLimits()
+    ) {
         self.placement = placement
         self.storedProfiles = storedProfiles
         self.otherWindows = otherWindows
@@ -160,13 +162,15 @@ public struct APIRoutes: Sendable {
     }
 
     static func tabResponse(_ tab: TabSnapshot, version: Int, status: Int = 200) -> HTTPResponse {
-        json(APIEncoding.bytes { APIEncoding.write(tab, to: &$0) }, status: status, version: version,
-             location: status == 201 ? "/v1/tabs/\(tab.id)" : nil)
+        json(
+            APIEncoding.bytes { APIEncoding.write(tab, to: &$0) }, status: status, version: version,
+            location: status == 201 ? "/v1/tabs/\(tab.id)" : nil)
     }
 
     static func groupResponse(_ group: GroupSnapshot, version: Int, status: Int = 200) -> HTTPResponse {
-        json(APIEncoding.bytes { APIEncoding.write(group, to: &$0) }, status: status, version: version,
-             location: status == 201 ? "/v1/groups/\(group.id)" : nil)
+        json(
+            APIEncoding.bytes { APIEncoding.write(group, to: &$0) }, status: status, version: version,
+            location: status == 201 ? "/v1/groups/\(group.id)" : nil)
     }
 
     /// The window version `If-Match` asks for: nil when absent or `*`; a version no window has when no
@@ -182,15 +186,17 @@ public struct APIRoutes: Sendable {
             let weak = rest.hasPrefix("W/")
             if weak { rest = rest.dropFirst(2) }
             guard rest.first == "\"", let close = rest.dropFirst().firstIndex(of: "\"") else {
-                throw HTTPError(400, kind: "invalid-header", title: "Invalid Header",
-                                detail: "If-Match must be * or a list of entity tags such as \"v12\".", extensions: ["header": "If-Match"])
+                throw HTTPError(
+                    400, kind: "invalid-header", title: "Invalid Header",
+                    detail: "If-Match must be * or a list of entity tags such as \"v12\".", extensions: ["header": "If-Match"])
             }
             let tag = rest[rest.index(after: rest.startIndex)..<close]
             if !weak, tag.hasPrefix("v"), let version = Int(tag.dropFirst()) { versions.append(version) }
             rest = rest[rest.index(after: close)...].drop { $0 == " " || $0 == "\t" }
             guard rest.isEmpty || rest.first == "," else {
-                throw HTTPError(400, kind: "invalid-header", title: "Invalid Header",
-                                detail: "If-Match must be * or a list of entity tags such as \"v12\".", extensions: ["header": "If-Match"])
+                throw HTTPError(
+                    400, kind: "invalid-header", title: "Invalid Header",
+                    detail: "If-Match must be * or a list of entity tags such as \"v12\".", extensions: ["header": "If-Match"])
             }
         } while !rest.isEmpty
         return versions.first ?? -1

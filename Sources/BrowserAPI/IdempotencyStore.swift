@@ -96,8 +96,9 @@ public final class IdempotencyStore: Sendable {
                 let bytes = key.utf8.count + 64 + Self.size(of: response)
                 partitions[scope, default: Partition()].trim(now: now, capacity: capacity, byteLimit: byteLimit, incoming: bytes)
                 partitions[scope, default: Partition()].remove(key)
-                partitions[scope, default: Partition()].entries[key] = Entry(fingerprint: record.fingerprint, response: response,
-                                                                           createdAt: record.createdAt, bytes: bytes)
+                partitions[scope, default: Partition()].entries[key] = Entry(
+                    fingerprint: record.fingerprint, response: response,
+                    createdAt: record.createdAt, bytes: bytes)
                 partitions[scope, default: Partition()].bytes += bytes
                 partitions[scope, default: Partition()].order.append((key, record.createdAt))
             }
@@ -117,8 +118,9 @@ public final class IdempotencyStore: Sendable {
             headers = shared.headers
         case .stream: return nil
         }
-        return IdempotencyRecord(key: key, fingerprint: fingerprint, status: response.status,
-                                 headers: headers.map { .init(name: $0.name, value: $0.value) }, body: body, createdAt: now)
+        return IdempotencyRecord(
+            key: key, fingerprint: fingerprint, status: response.status,
+            headers: headers.map { .init(name: $0.name, value: $0.value) }, body: body, createdAt: now)
     }
 
     static func fingerprint(_ request: HTTPRequest) -> [UInt8] {

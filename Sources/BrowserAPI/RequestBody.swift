@@ -79,7 +79,9 @@ struct RequestBody {
             if required { throw APIProblem.invalidField(key, "is required") }
             return nil
         case .string(let value)?:
-            guard value.unicodeScalars.count <= maxLength else { throw APIProblem.invalidField(key, "is longer than \(maxLength) characters (Unicode code points, as JSON Schema counts)") }
+            guard value.unicodeScalars.count <= maxLength else {
+                throw APIProblem.invalidField(key, "is longer than \(maxLength) characters (Unicode code points, as JSON Schema counts)")
+            }
             return value
         case .null?:
             throw Self.nullNotAllowed(key)
@@ -180,4 +182,3 @@ struct RequestBody {
     /// The raw value of a member (for open-ended members such as command arguments).
     func value(_ key: String) -> JSONValue? { members[key] }
 }
-

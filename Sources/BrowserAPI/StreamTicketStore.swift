@@ -77,10 +77,12 @@ public final class StreamTicketStore: Sendable {
     func issue(for principal: Principal, tokenID: String? = nil, target: String) throws(Refusal) -> (ticket: String, expiresAt: Date) {
         let now = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
-        let ticket = "st_" + (0..<4).map { _ in
-            let word = String(generator.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - word.count) + word
-        }.joined()
+        let ticket =
+            "st_"
+            + (0..<4).map { _ in
+                let word = String(generator.next() as UInt64, radix: 16)
+                return String(repeating: "0", count: 16 - word.count) + word
+            }.joined()
         let scope = principal.scope
         let refusal = state.withLock { state -> Refusal? in
             state.expire(now: now)

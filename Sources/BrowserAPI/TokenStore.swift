@@ -86,7 +86,9 @@ public final class TokenStore: Sendable {
         var bytes = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for i in bytes.indices { bytes[i] = generator.next() }
-        let token = "bd_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let token =
+            "bd_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let record = Record(id: ModelIdentifier.make("k"), profileID: profile, hash: Self.hash(token), createdAt: Date())
         records.withLock { $0[record.id] = record }

@@ -1,8 +1,8 @@
 import BrowserModel
 import BrowserPostgres
 import BrowserServices
-import HTTPServer
 import Foundation
+import HTTPServer
 import Logging
 import Synchronization
 
@@ -39,11 +39,14 @@ public final class ClusterDirectory: Sendable {
         listener.withLock { task in
             task = Task { [weak self] in
                 guard let notifications = self?.notifications else { return }
-                await notifications.watch(ClusterNotifications.directoryChannel, listening: { [weak self] in
-                    Task { await self?.resync() }
-                }, received: { [weak self] payload in
-                    self?.received(payload)
-                })
+                await notifications.watch(
+                    ClusterNotifications.directoryChannel,
+                    listening: { [weak self] in
+                        Task { await self?.resync() }
+                    },
+                    received: { [weak self] payload in
+                        self?.received(payload)
+                    })
             }
         }
     }
@@ -107,12 +110,15 @@ public final class ClusterDirectory: Sendable {
                 if let id = item["remove"]?.string {
                     changes.append(.remove(ProfileID(rawValue: id)))
                 } else if let put = item["put"], let id = put["id"]?.string, let name = put["name"]?.string,
-                          let incognito = put["incognito"]?.bool, let windows = put["windowCount"]?.int,
-                          let created = put["createdAt"]?.double {
-                    changes.append(.put(ProfileSnapshot(
-                        id: ProfileID(rawValue: id), name: name, incognito: incognito, parentID: put["parentId"]?.string.map(ProfileID.init),
-                        offTheRecordID: put["offTheRecordId"]?.string.map(ProfileID.init), windowCount: windows,
-                        createdAt: Date(timeIntervalSince1970: created))))
+                    let incognito = put["incognito"]?.bool, let windows = put["windowCount"]?.int,
+                    let created = put["createdAt"]?.double
+                {
+                    changes.append(
+                        .put(
+                            ProfileSnapshot(
+                                id: ProfileID(rawValue: id), name: name, incognito: incognito, parentID: put["parentId"]?.string.map(ProfileID.init),
+                                offTheRecordID: put["offTheRecordId"]?.string.map(ProfileID.init), windowCount: windows,
+                                createdAt: Date(timeIntervalSince1970: created))))
                 } else {
                     return nil
                 }
@@ -126,8 +132,9 @@ public final class ClusterDirectory: Sendable {
         message.from = instanceID
         let data = message.json
         if data.count <= Self.payloadLimit { return [String(decoding: data, as: UTF8.self)] }
-        guard message.changes.count > 1 else { return [] } // one profile is ~1 KB at most
-        var first = message, second = message
+        guard message.changes.count > 1 else { return [] }  // one profile is ~1 KB at most
+        var first = message
+        var second = message
         first.changes = Array(message.changes[..<(message.changes.count / 2)])
         second.changes = Array(message.changes[(message.changes.count / 2)...])
         return payloads(first) + payloads(second)
@@ -160,9 +167,11 @@ public final class ClusterDirectory: Sendable {
             } catch {
                 // Lost for the others until they listen again (a database that fails drops their
                 // connections too), when they read the database and ask everyone to announce again.
-                logger.warning("could not announce directory changes", metadata: [
-                    "changes": "\(batch.count)", "error": "\(PostgresStore.describe(error))",
-                ])
+                logger.warning(
+                    "could not announce directory changes",
+                    metadata: [
+                        "changes": "\(batch.count)", "error": "\(PostgresStore.describe(error))",
+                    ])
             }
         }
     }

@@ -60,14 +60,18 @@ extension ClusterMembership {
     /// A page of `GET /v1/browsers` as another instance wrote it: each item's bytes kept as they are.
     static func windowPage(_ body: [UInt8]) -> (items: [ListedWindow], next: String?)? {
         guard let (page, spans) = try? JSONParser.parse(body, spanning: "items"), let items = page["items"]?.array,
-              spans.count == items.count else { return nil }
+            spans.count == items.count
+        else { return nil }
         var listed: [ListedWindow] = []
         listed.reserveCapacity(items.count)
         for (item, span) in zip(items, spans) {
             guard let id = item["id"]?.string, let created = item["createdAt"]?.string,
-                  let date = JSONText.date(fromTimestamp: created) else { return nil }
-            listed.append(ListedWindow(id: id, createdAtMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()),
-                                       json: Array(body[span])))
+                let date = JSONText.date(fromTimestamp: created)
+            else { return nil }
+            listed.append(
+                ListedWindow(
+                    id: id, createdAtMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()),
+                    json: Array(body[span])))
         }
         return (listed, page["nextCursor"]?.string)
     }

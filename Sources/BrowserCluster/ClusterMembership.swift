@@ -68,8 +68,10 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         public func set(_ membership: ClusterMembership) { value.withLock { $0 = membership } }
     }
 
-    public init(leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
-                webDriverBasePath: String?, secret: String, timing: ClusterTiming, factory: any MetricsFactory, logger: Logger) {
+    public init(
+        leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
+        webDriverBasePath: String?, secret: String, timing: ClusterTiming, factory: any MetricsFactory, logger: Logger
+    ) {
         self.webDriverBasePath = webDriverBasePath
         self.leases = leases
         lookups = StoredLookups(store: store, logger: logger)
@@ -82,8 +84,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         self.timing = timing
         state = Mutex(State(keeper: LeaseKeeper(timing: timing, now: .now)))
         forwarder = Forwarder(instanceID: leases.held.instanceID, secret: secret, timing: timing, logger: logger)
-        directory = ClusterDirectory(instanceID: leases.held.instanceID, notifications: notifications, lookups: lookups,
-                                     service: service, logger: logger)
+        directory = ClusterDirectory(
+            instanceID: leases.held.instanceID, notifications: notifications, lookups: lookups,
+            service: service, logger: logger)
         forwardedCounter = Counter(label: "browserd_forwarded_requests_total", factory: factory)
         takeoverCounter = Counter(label: "browserd_lease_takeovers_total", factory: factory)
         lostCounter = Counter(label: "browserd_leases_lost_total", factory: factory)
@@ -112,7 +115,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         if let id = parameters["groupId"] { return .group(id) }
         if let id = request.queryValue("profileId") { return .profile(id) }
         if request.method == .post, request.routeTemplate == "/v1/browsers",
-           let id = (try? JSONParser.parse(request.body))?["profileId"]?.string {
+            let id = (try? JSONParser.parse(request.body))?["profileId"]?.string
+        {
             return .profile(id)
         }
         return nil
@@ -127,7 +131,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
             if let id = sets.lazy.compactMap({ $0["browserd:profileId"]?.string }).first { return id }
         }
         if let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer "),
-           case .profile(let own)? = tokens.principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)) {
+            case .profile(let own)? = tokens.principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        {
             return own.rawValue
         }
         // The oldest stored one, as the facade picks it among those it holds (the database knows a
@@ -139,10 +144,12 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// ``Placement`` machine's actions carried out one by one.
     public func place(_ request: HTTPRequest) async -> HTTPResponse? {
         let subject = await subject(of: request)
-        var placement = Placement(instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
-                                  isRead: request.method == .get || request.method == .head)
-        var action = placement.start(subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
-                                     databaseAnswers: databaseAnswers)
+        var placement = Placement(
+            instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
+            isRead: request.method == .get || request.method == .head)
+        var action = placement.start(
+            subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
+            databaseAnswers: databaseAnswers)
         var answer: HTTPResponse?
         while true {
             switch action {
@@ -229,12 +236,13 @@ public final class ClusterMembership: RequestPlacement, Sendable {
 
     /// The path that reads `subject` (its existence, for the caller).
     private static func readPath(of subject: Subject) -> String {
-        let (base, id): (String, String) = switch subject {
-        case .profile(let id): ("/v1/profiles/", id)
-        case .window(let id): ("/v1/browsers/", id)
-        case .tab(let id): ("/v1/tabs/", id)
-        case .group(let id): ("/v1/groups/", id)
-        }
+        let (base, id): (String, String) =
+            switch subject {
+            case .profile(let id): ("/v1/profiles/", id)
+            case .window(let id): ("/v1/browsers/", id)
+            case .tab(let id): ("/v1/tabs/", id)
+            case .group(let id): ("/v1/groups/", id)
+            }
         return base + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id)
     }
 
@@ -263,12 +271,13 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// while it exists).
     private func storedProfile(_ subject: Subject) async throws -> String? {
         if let known = state.withLock({ $0.cache.profile(holding: subject) }) { return known }
-        let found: String? = switch subject {
-        case .profile(let id): try await lookups.profileExists(id) ? id : nil
-        case .window(let id): try await lookups.profile(ofWindow: id)
-        case .tab(let id): try await lookups.profile(ofTab: id)
-        case .group(let id): try await lookups.profile(ofGroup: id)
-        }
+        let found: String? =
+            switch subject {
+            case .profile(let id): try await lookups.profileExists(id) ? id : nil
+            case .window(let id): try await lookups.profile(ofWindow: id)
+            case .tab(let id): try await lookups.profile(ofTab: id)
+            case .group(let id): try await lookups.profile(ofGroup: id)
+            }
         if let found { state.withLock { $0.cache.remember(profile: found, holding: subject) } }
         return found
     }
@@ -334,10 +343,12 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                 idempotency.restore(stored.idempotency)
                 state.withLock { $0.cache.forgetOwner(of: profile) }
                 takeoverCounter.increment()
-                logger.notice("took a profile over", metadata: [
-                    "profile": "\(profile)", "epoch": "\(epoch)", "windows": "\(summary.windows)", "tabs": "\(summary.tabs)",
-                    "duration": "\(ContinuousClock.now - started)",
-                ])
+                logger.notice(
+                    "took a profile over",
+                    metadata: [
+                        "profile": "\(profile)", "epoch": "\(epoch)", "windows": "\(summary.windows)", "tabs": "\(summary.tabs)",
+                        "duration": "\(ContinuousClock.now - started)",
+                    ])
             } catch {
                 // Not restored: give the lease back so this or another instance can try again.
                 try? await leases.release([profile])
@@ -416,8 +427,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     private func followingMoves() -> Task<Void, Never> {
         Task { [weak self] in
             guard let notifications = self?.notifications else { return }
-            await notifications.watchMoves(listening: { [weak self] in self?.state.withLock { $0.cache.forgetOwners() } },
-                                    moved: { [weak self] profile in self?.state.withLock { $0.cache.forgetOwner(of: profile) } })
+            await notifications.watchMoves(
+                listening: { [weak self] in self?.state.withLock { $0.cache.forgetOwners() } },
+                moved: { [weak self] profile in self?.state.withLock { $0.cache.forgetOwner(of: profile) } })
         }
     }
 
@@ -426,11 +438,14 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     private func followingTokens() -> Task<Void, Never> {
         Task { [weak self] in
             guard let notifications = self?.notifications else { return }
-            await notifications.watch(ClusterNotifications.tokenChannel, listening: { [weak self] in
-                Task { await self?.reloadTokens() }
-            }, received: { [weak self] payload in
-                Task { await self?.tokenChanged(payload) }
-            })
+            await notifications.watch(
+                ClusterNotifications.tokenChannel,
+                listening: { [weak self] in
+                    Task { await self?.reloadTokens() }
+                },
+                received: { [weak self] payload in
+                    Task { await self?.tokenChanged(payload) }
+                })
         }
     }
 

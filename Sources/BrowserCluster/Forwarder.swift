@@ -1,14 +1,15 @@
 import AsyncHTTPClient
 import BrowserAPI
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPServer
 import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Passes a request on to the instance that owns its profile, and its answer back: method, path,
 /// query, the headers that matter, body; status, headers and body back, an event stream chunk by
@@ -127,8 +128,9 @@ final class Forwarder: Sendable {
         }
         let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
         if !isStream, let address = cachedAddress(base) {
-            let answer = try await relay.exchange(wire(request, target: String(target.dropFirst(base.count)), authority: address.authority),
-                                                  isHead: request.method == .head, host: address.host, port: address.port)
+            let answer = try await relay.exchange(
+                wire(request, target: String(target.dropFirst(base.count)), authority: address.authority),
+                isHead: request.method == .head, host: address.host, port: address.port)
             var headers = HTTPHeaders()
             for field in answer.headers where !Self.droppedResponseHeaders.contains(field.name.lowercased()) {
                 headers.add(field.name, field.value)

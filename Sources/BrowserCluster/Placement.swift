@@ -139,8 +139,10 @@ public struct Placement: Sendable {
         case .takingOverFromTheGone:
             // The request may have reached the owner before it died: only a read is safe to serve now.
             guard result == .here else { return finish(.unavailable("The instance that holds the profile did not answer; retry.")) }
-            return finish(isRead ? .serveHere
-                          : .unavailable("The instance that held the profile is gone and this one took it over; retry."))
+            return finish(
+                isRead
+                    ? .serveHere
+                    : .unavailable("The instance that held the profile is gone and this one took it over; retry."))
         default:
             preconditionFailure("tookOver after takeOver")
         }

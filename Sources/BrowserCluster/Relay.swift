@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The hop of a forwarded request, as thin as it can be: the request's bytes written as they are on a
 /// pooled keep-alive connection to the owner, its answer read back (`Content-Length` bodies; event
@@ -65,8 +66,11 @@ final class Relay: Sendable {
                 if ContinuousClock.now - entry.since < reuseWithin { reused = entry.connection } else { entry.connection.close() }
             }
             while true {
-                let connection = try reused ?? RelayConnection(host: host, port: port, connectTimeout: timing.forwardConnectTimeout,
-                                                               readTimeout: timing.forwardDeadline)
+                let connection =
+                    try reused
+                    ?? RelayConnection(
+                        host: host, port: port, connectTimeout: timing.forwardConnectTimeout,
+                        readTimeout: timing.forwardDeadline)
                 do {
                     let (answer, keepAlive) = try connection.exchange(request, isHead: isHead)
                     if keepAlive { kept[key] = (connection, .now) } else { connection.close() }
@@ -115,7 +119,8 @@ final class RelayConnection: @unchecked Sendable {
             var failure: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard poll(&poller, 1, max(1, milliseconds)) == 1, getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) == 0,
-                  failure == 0 else {
+                failure == 0
+            else {
                 Glibc.close(fd)
                 throw Relay.Failure.connect(failure != 0 ? String(cString: strerror(failure)) : "no answer within \(connectTimeout)")
             }
@@ -133,7 +138,10 @@ final class RelayConnection: @unchecked Sendable {
     deinit { close() }
 
     func close() {
-        if isOpen { isOpen = false; Glibc.close(fd) }
+        if isOpen {
+            isOpen = false
+            Glibc.close(fd)
+        }
     }
 
     /// Writes `request`, reads one answer. - Returns: the answer, and whether the connection may be reused.
@@ -153,7 +161,10 @@ final class RelayConnection: @unchecked Sendable {
             try receive()
             var index = max(0, scanned - 3)
             while index + 3 < buffer.count {
-                if buffer[index] == 13, buffer[index + 1] == 10, buffer[index + 2] == 13, buffer[index + 3] == 10 { headEnd = index; break }
+                if buffer[index] == 13, buffer[index + 1] == 10, buffer[index + 2] == 13, buffer[index + 3] == 10 {
+                    headEnd = index
+                    break
+                }
                 index += 1
             }
             scanned = buffer.count
@@ -163,7 +174,8 @@ final class RelayConnection: @unchecked Sendable {
             String(decoding: $0.last == 13 ? $0.dropLast() : $0, as: UTF8.self)
         }
         guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1."),
-              let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
+            let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
+        else {
             throw Relay.Failure.malformed("status line")
         }
         var headers: [(name: String, value: String)] = []

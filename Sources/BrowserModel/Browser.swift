@@ -21,8 +21,10 @@ public final class Browser {
     public private(set) var bounds = WindowBounds()
     private var boundsObservers: [WeakBoundsObserver] = []
 
-    public init(id: BrowserID = .make(), browserState: BrowserState, maxTabs: Int = ModelLimits().tabsPerWindow,
-                createdAt: Date = Date()) {
+    public init(
+        id: BrowserID = .make(), browserState: BrowserState, maxTabs: Int = ModelLimits().tabsPerWindow,
+        createdAt: Date = Date()
+    ) {
         self.id = id
         self.browserState = browserState
         self.webStateList = WebStateList(maxCount: maxTabs)

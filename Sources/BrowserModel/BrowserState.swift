@@ -17,8 +17,10 @@ public final class BrowserState {
     public let budget: ByteBudget
 
     /// Creates a regular profile.
-    public init(id: ProfileID = .make(), name: String, createdAt: Date = Date(),
-                budget: ByteBudget = ByteBudget(limit: ModelLimits().profileBytes)) {
+    public init(
+        id: ProfileID = .make(), name: String, createdAt: Date = Date(),
+        budget: ByteBudget = ByteBudget(limit: ModelLimits().profileBytes)
+    ) {
         self.id = id
         self.budget = budget
         self.name = name

@@ -3,7 +3,7 @@ public enum InputValidation {
     /// A page title: at most `limits.titleCharacters` characters.
     /// - Throws: ``ModelError/titleTooLong(length:limit:)``.
     public static func title(_ title: String, limits: ModelLimits = ModelLimits()) throws -> String {
-        let length = title.unicodeScalars.count // code points, as the contract's maxLength counts
+        let length = title.unicodeScalars.count  // code points, as the contract's maxLength counts
         guard length <= limits.titleCharacters else {
             throw ModelError.titleTooLong(length: length, limit: limits.titleCharacters)
         }

@@ -38,8 +38,7 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .indexOutOfRange(let index, let range):
-            if let range { "index \(index) is out of range \(range.lowerBound)…\(range.upperBound)" }
-            else { "index \(index) is out of range: the list is empty" }
+            if let range { "index \(index) is out of range \(range.lowerBound)…\(range.upperBound)" } else { "index \(index) is out of range: the list is empty" }
         case .profileFull(let used, let adding, let limit):
             "the profile holds \(used) bytes of history and titles; \(adding) more would pass its limit of \(limit) (close tabs or clear recently closed tabs to make room)"
         case .tabNotFound(let id): "tab \(id) does not exist"

@@ -18,9 +18,11 @@ public struct ModelLimits: Sendable, Equatable {
     /// off-the-record profile included (default 64 MiB); growth past it is refused.
     public var profileBytes: Int
 
-    public init(tabsPerWindow: Int = 10_000, windowsPerProfile: Int = 1_000, urlBytes: Int = 2 * 1024 * 1024,
-                titleCharacters: Int = 1_024, recentlyClosedEntries: Int = 25, historyEntries: Int = 1_000,
-                profileBytes: Int = 64 << 20) {
+    public init(
+        tabsPerWindow: Int = 10_000, windowsPerProfile: Int = 1_000, urlBytes: Int = 2 * 1024 * 1024,
+        titleCharacters: Int = 1_024, recentlyClosedEntries: Int = 25, historyEntries: Int = 1_000,
+        profileBytes: Int = 64 << 20
+    ) {
         self.tabsPerWindow = tabsPerWindow
         self.windowsPerProfile = windowsPerProfile
         self.urlBytes = urlBytes

@@ -57,7 +57,8 @@ public struct NavigationHistory: Sendable, Equatable {
     @discardableResult
     public mutating func commit(_ item: NavigationItem, maxItems: Int = .max) -> Bool {
         if let current = currentItem, current.url == item.url,
-           !(item.transition == .formSubmit && current.transition != .formSubmit) {
+            !(item.transition == .formSubmit && current.transition != .formSubmit)
+        {
             return false
         }
         if currentIndex < items.count - 1 {
@@ -118,14 +119,16 @@ public struct NavigationHistory: Sendable, Equatable {
     ///
     /// Past `maxBytes` of text the items farthest from the current one leave the window, one at a time
     /// (the current item always stays).
-    public func sessionWindow(maxSize: Int = NavigationHistory.maxSessionSize,
-                              maxBytes: Int = NavigationHistory.maxSessionBytes) -> (items: ArraySlice<NavigationItem>, currentIndex: Int) {
+    public func sessionWindow(
+        maxSize: Int = NavigationHistory.maxSessionSize,
+        maxBytes: Int = NavigationHistory.maxSessionBytes
+    ) -> (items: ArraySlice<NavigationItem>, currentIndex: Int) {
         let n = items.count
         guard n > 0 else { return (items[...], -1) }
         let lci = currentIndex >= 0 ? currentIndex : n - 1
         let size = min(maxSize, n)
         var lower = max(0, min(lci - maxSize / 2, n - maxSize))
-        var upper = lower + size // exclusive
+        var upper = lower + size  // exclusive
         // Most windows are far below the byte cap: measure only when the whole history might pass it.
         if byteCount > maxBytes {
             var bytes = items[lower..<upper].reduce(0) { $0 + $1.byteCount }

@@ -3,7 +3,7 @@ public import Foundation
 /// How a navigation started (Chromium's `ui::PageTransition` core types).
 public enum PageTransition: String, Sendable, CaseIterable, Codable {
     case link, typed, bookmark, generated, reload, formSubmit = "form_submit", autoToplevel = "auto_toplevel",
-         keyword, startPage = "start_page", manualSubframe = "manual_subframe"
+        keyword, startPage = "start_page", manualSubframe = "manual_subframe"
 }
 
 /// One committed entry of a tab's history.

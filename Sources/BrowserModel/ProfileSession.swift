@@ -75,7 +75,7 @@ public final class ProfileSession {
     /// or as a tab entry when one remembered tab was left (its short-circuit for a single tab).
     public func closeBrowser(_ browser: Browser) throws {
         guard browserList.browser(withID: browser.id) === browser else { throw ModelError.browserNotFound(browser.id) }
-        try collectingClosedTabs(of: browser, as: .window) { try browser.webStateList.closeAll(flags: .userAction) }
+        _ = try collectingClosedTabs(of: browser, as: .window) { try browser.webStateList.closeAll(flags: .userAction) }
         browserList.remove(browser)
         browser.webStateList.removeObserver(tracker)
         owners[ObjectIdentifier(browser.webStateList)] = nil
@@ -134,8 +134,10 @@ public final class ProfileSession {
     /// - Throws: when the tab, window or group is unknown, the modes differ, `pinned` is asked with a
     ///   group, or the index is out of range (`0…count` of the destination, or `0…count−1` within one window).
     @discardableResult
-    public func moveTab(_ id: TabID, to destination: Browser, index: Int?, activate: Bool = false, pinned: Bool = false,
-                        group: TabGroup? = nil) throws -> Int {
+    public func moveTab(
+        _ id: TabID, to destination: Browser, index: Int?, activate: Bool = false, pinned: Bool = false,
+        group: TabGroup? = nil
+    ) throws -> Int {
         guard let (source, from) = locate(id) else { throw ModelError.tabNotFound(id) }
         guard browserList.browser(withID: destination.id) === destination else { throw ModelError.browserNotFound(destination.id) }
         if let group {
@@ -323,8 +325,11 @@ private final class SessionTracker: WebStateListObserver {
         let tab = detach.tab
         // A tab that only ever showed the new-tab page is not remembered; one that is, is remembered
         // with a window of its history around the current entry.
-        guard let closed = ClosedTab(closing: tab, at: detach.fromIndex, in: list, of: browser, group: detach.group,
-                                     wasActive: status.oldActive === tab) else { return }
+        guard
+            let closed = ClosedTab(
+                closing: tab, at: detach.fromIndex, in: list, of: browser, group: detach.group,
+                wasActive: status.oldActive === tab)
+        else { return }
         if let collecting = session.collecting, collecting.list == ObjectIdentifier(list) {
             session.collecting?.tabs.append(closed)
         } else {
@@ -354,11 +359,14 @@ extension ClosedTab {
     /// What is remembered of `tab`, closing at `index` of `list`: nil for a tab that only ever showed
     /// the new-tab page (`RecordHistoryForWebStateAtIndex`, `IsTabInteresting`); else a window of its
     /// history around the current entry (`PopulateTab`), its group's visual data and its pinned state.
-    init?(closing tab: WebState, at index: Int, in list: WebStateList, of browser: Browser, group: TabGroup?, wasActive: Bool,
-          closedAt: Date = Date()) {
+    init?(
+        closing tab: WebState, at index: Int, in list: WebStateList, of browser: Browser, group: TabGroup?, wasActive: Bool,
+        closedAt: Date = Date()
+    ) {
         guard !tab.history.isEmpty, !tab.history.isNewTabPageOnly else { return nil }
-        self.init(tabID: tab.id, history: tab.history.restoreWindow(), title: tab.title, faviconURL: tab.faviconURL,
-                  browserID: browser.id, index: index, group: group.map { ClosedTabGroup(id: $0.id, visualData: $0.visualData) },
-                  wasActive: wasActive, wasPinned: list.isPinned(at: index), closedAt: closedAt)
+        self.init(
+            tabID: tab.id, history: tab.history.restoreWindow(), title: tab.title, faviconURL: tab.faviconURL,
+            browserID: browser.id, index: index, group: group.map { ClosedTabGroup(id: $0.id, visualData: $0.visualData) },
+            wasActive: wasActive, wasPinned: list.isPinned(at: index), closedAt: closedAt)
     }
 }

@@ -27,9 +27,11 @@ public struct ClosedTab: Sendable {
 
     public var groupID: TabGroupID? { group?.id }
 
-    public init(id: ClosedTabID = .make(), tabID: TabID, history: NavigationHistory, title: String, faviconURL: String?,
-                browserID: BrowserID, index: Int, group: ClosedTabGroup?, wasActive: Bool, wasPinned: Bool,
-                closedAt: Date = Date()) {
+    public init(
+        id: ClosedTabID = .make(), tabID: TabID, history: NavigationHistory, title: String, faviconURL: String?,
+        browserID: BrowserID, index: Int, group: ClosedTabGroup?, wasActive: Bool, wasPinned: Bool,
+        closedAt: Date = Date()
+    ) {
         self.id = id
         self.tabID = tabID
         self.history = history

@@ -14,7 +14,8 @@ struct RemovingIndexes {
         case 0: return false
         case 1: return sorted[0] == index
         default:
-            var low = 0, high = sorted.count - 1
+            var low = 0
+            var high = sorted.count - 1
             while low <= high {
                 let mid = (low + high) / 2
                 if sorted[mid] == index { return true }

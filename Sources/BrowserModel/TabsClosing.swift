@@ -69,13 +69,16 @@ extension ProfileSession {
             let tabs = indices.map { index -> TabsClosing.Parked in
                 let tab = list.webState(at: index)!
                 let group = list.group(at: index).map { ClosedTabGroup(id: $0.id, visualData: $0.visualData) }
-                return TabsClosing.Parked(webState: tab, index: index, pinned: list.isPinned(at: index), group: group,
-                                          opener: list.opener(at: index)?.webState, wasActive: tab === active)
+                return TabsClosing.Parked(
+                    webState: tab, index: index, pinned: list.isPinned(at: index), group: group,
+                    opener: list.opener(at: index)?.webState, wasActive: tab === active)
             }
             if !browser.isIncognito {
                 for parked in tabs {
-                    if let closed = ClosedTab(closing: parked.webState, at: parked.index, in: list, of: browser,
-                                              group: list.group(at: parked.index), wasActive: parked.wasActive, closedAt: closedAt) {
+                    if let closed = ClosedTab(
+                        closing: parked.webState, at: parked.index, in: list, of: browser,
+                        group: list.group(at: parked.index), wasActive: parked.wasActive, closedAt: closedAt)
+                    {
                         remembered.append(closed)
                     }
                 }
@@ -107,7 +110,7 @@ extension ProfileSession {
                 }
                 targets.append((part, browser))
             } else {
-                if part.incognito, offTheRecord == nil { continue } // its profile is gone, and its tabs with it
+                if part.incognito, offTheRecord == nil { continue }  // its profile is gone, and its tabs with it
                 targets.append((part, try createBrowser(incognito: part.incognito)))
             }
         }

@@ -23,7 +23,7 @@ public enum URLNormalizer {
         }
         let scheme = string[..<colon].lowercased()
         guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
-              scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })
+            scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })
         else { throw ModelError.invalidURL(string, reason: "the scheme is malformed") }
         guard allowedSchemes.contains(scheme) else {
             throw ModelError.invalidURL(string, reason: "scheme '\(scheme)' is not allowed (use \(allowedSchemes.sorted().joined(separator: ", ")))")

@@ -33,9 +33,11 @@ public final class WebState {
     /// - Parameters:
     ///   - id: a fresh id unless restoring.
     ///   - history: what it has been; empty for a new tab.
-    public init(id: TabID = .make(), history: NavigationHistory = NavigationHistory(), title: String? = nil,
-                isLoading: Bool = false, progress: Double = 0, faviconURL: String? = nil,
-                createdAt: Date = Date(), lastActiveAt: Date? = nil) {
+    public init(
+        id: TabID = .make(), history: NavigationHistory = NavigationHistory(), title: String? = nil,
+        isLoading: Bool = false, progress: Double = 0, faviconURL: String? = nil,
+        createdAt: Date = Date(), lastActiveAt: Date? = nil
+    ) {
         self.id = id
         self.history = history
         self.title = title ?? history.currentItem?.title ?? ""
@@ -104,8 +106,10 @@ public final class WebState {
     /// Applies what a renderer reports; only fields given change.
     /// - Returns: the kinds of change that happened (empty when every value was already so).
     @discardableResult
-    public func updatePageState(title: String? = nil, isLoading: Bool? = nil, progress: Double? = nil,
-                                faviconURL: String?? = nil) -> Set<WebStateChange> {
+    public func updatePageState(
+        title: String? = nil, isLoading: Bool? = nil, progress: Double? = nil,
+        faviconURL: String?? = nil
+    ) -> Set<WebStateChange> {
         var changes = Set<WebStateChange>()
         if let title, title != self.title {
             self.title = title

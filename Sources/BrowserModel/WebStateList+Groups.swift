@@ -122,8 +122,10 @@ extension WebStateList {
         mutate {
             for index in group.range.start..<group.range.end {
                 entries[index].group = nil
-                notifyDidChange(.statusOnly(tab: entries[index].webState, index: index, pinnedStateChanged: false,
-                                            oldGroup: group, newGroup: nil), status: unchangedStatus())
+                notifyDidChange(
+                    .statusOnly(
+                        tab: entries[index].webState, index: index, pinnedStateChanged: false,
+                        oldGroup: group, newGroup: nil), status: unchangedStatus())
             }
             group.range.count = 0
             deleteGroupIfEmpty(group)
@@ -151,11 +153,15 @@ extension WebStateList {
     /// deletes `oldGroup` if the tab left it empty.
     func notifyRelocated(_ tab: WebState, from: Int, to: Int, pinnedStateChanged: Bool, oldGroup: TabGroup?, newGroup: TabGroup?) {
         if from != to {
-            notifyDidChange(.move(tab: tab, from: from, to: to, pinnedStateChanged: pinnedStateChanged,
-                                  oldGroup: oldGroup, newGroup: newGroup), status: unchangedStatus())
+            notifyDidChange(
+                .move(
+                    tab: tab, from: from, to: to, pinnedStateChanged: pinnedStateChanged,
+                    oldGroup: oldGroup, newGroup: newGroup), status: unchangedStatus())
         } else {
-            notifyDidChange(.statusOnly(tab: tab, index: from, pinnedStateChanged: pinnedStateChanged,
-                                        oldGroup: oldGroup, newGroup: newGroup), status: unchangedStatus())
+            notifyDidChange(
+                .statusOnly(
+                    tab: tab, index: from, pinnedStateChanged: pinnedStateChanged,
+                    oldGroup: oldGroup, newGroup: newGroup), status: unchangedStatus())
         }
         deleteGroupIfEmpty(oldGroup)
     }

@@ -263,15 +263,14 @@ public final class WebStateList {
             if group == nil, let opener { group = entries[index(of: opener.webState)].group }
             let pinned = params.pinned && group == nil
             let allowed: ClosedRange<Int> =
-                if let group { group.range.start...group.range.end }
-                else if pinned { 0...pinnedCount }
-                else { pinnedCount...entries.count }
+                if let group { group.range.start...group.range.end } else if pinned { 0...pinnedCount } else { pinnedCount...entries.count }
             var target = params.index
             if target == nil, let opener { target = insertionIndex(forOpener: opener) }
             let index = target.flatMap { allowed.contains($0) ? $0 : nil } ?? allowed.upperBound
 
             if group == nil, index > 0, index < entries.count, let left = entries[index - 1].group,
-               left === entries[index].group {
+                left === entries[index].group
+            {
                 group = left
             }
             let entry = Entry(webState)
@@ -287,8 +286,9 @@ public final class WebStateList {
                 assignOpener(opener, to: entry)
                 entry.resetOpenerOnActiveChange = false
             }
-            notifyDidChange(.insert(tab: webState, index: index, group: entry.group),
-                            status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
+            notifyDidChange(
+                .insert(tab: webState, index: index, group: entry.group),
+                status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
             return index
         }
     }
@@ -308,8 +308,9 @@ public final class WebStateList {
             setActiveIndex(index)
             let tab = activeWebState
             let group = index >= 0 ? entries[index].group : nil
-            notifyDidChange(.statusOnly(tab: tab, index: index, pinnedStateChanged: false, oldGroup: group, newGroup: group),
-                            status: WebStateListStatus(oldActive: oldActive, newActive: tab))
+            notifyDidChange(
+                .statusOnly(tab: tab, index: index, pinnedStateChanged: false, oldGroup: group, newGroup: group),
+                status: WebStateListStatus(oldActive: oldActive, newActive: tab))
         }
     }
 
@@ -427,8 +428,9 @@ public final class WebStateList {
             entries[index] = entry
             invalidateIndexes(from: index)
             if activeIndex == index { webState.markActive() }
-            notifyDidChange(.replace(replaced: old.webState, inserted: webState, index: index),
-                            status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
+            notifyDidChange(
+                .replace(replaced: old.webState, inserted: webState, index: index),
+                status: WebStateListStatus(oldActive: oldActive, newActive: activeWebState))
             return old.webState
         }
     }
@@ -518,9 +520,10 @@ public final class WebStateList {
             let group = entry.group
             let wasActive = index == activeIndex
             let oldActive = activeWebState
-            let change = DetachChange(tab: entry.webState, fromIndex: index, isClosing: closing,
-                                      isUserAction: flags.contains(.userAction), isTabsCleanup: flags.contains(.tabsCleanup),
-                                      group: group)
+            let change = DetachChange(
+                tab: entry.webState, fromIndex: index, isClosing: closing,
+                isUserAction: flags.contains(.userAction), isTabsCleanup: flags.contains(.tabsCleanup),
+                group: group)
             notifyWillDetach(change, status: WebStateListStatus(oldActive: oldActive, newActive: wasActive ? target : oldActive))
             clearOpeners(pointingAt: entry.webState)
             removeEntry(at: index)

@@ -78,8 +78,10 @@ public struct InsertionParams {
     public var pinned: Bool
     public var group: TabGroup?
 
-    public init(index: Int? = nil, opener: WebState? = nil, inheritOpener: Bool = false, activate: Bool = false,
-                pinned: Bool = false, group: TabGroup? = nil) {
+    public init(
+        index: Int? = nil, opener: WebState? = nil, inheritOpener: Bool = false, activate: Bool = false,
+        pinned: Bool = false, group: TabGroup? = nil
+    ) {
         self.index = index
         self.opener = opener
         self.inheritOpener = inheritOpener
@@ -90,9 +92,29 @@ public struct InsertionParams {
 
     public static func automatic() -> InsertionParams { InsertionParams() }
     public static func atIndex(_ index: Int) -> InsertionParams { InsertionParams(index: index) }
-    public func withOpener(_ opener: WebState?) -> InsertionParams { var p = self; p.opener = opener; return p }
-    public func inheritingOpener() -> InsertionParams { var p = self; p.inheritOpener = true; return p }
-    public func activating(_ activate: Bool = true) -> InsertionParams { var p = self; p.activate = activate; return p }
-    public func pinned(_ pinned: Bool = true) -> InsertionParams { var p = self; p.pinned = pinned; return p }
-    public func inGroup(_ group: TabGroup?) -> InsertionParams { var p = self; p.group = group; return p }
+    public func withOpener(_ opener: WebState?) -> InsertionParams {
+        var p = self
+        p.opener = opener
+        return p
+    }
+    public func inheritingOpener() -> InsertionParams {
+        var p = self
+        p.inheritOpener = true
+        return p
+    }
+    public func activating(_ activate: Bool = true) -> InsertionParams {
+        var p = self
+        p.activate = activate
+        return p
+    }
+    public func pinned(_ pinned: Bool = true) -> InsertionParams {
+        var p = self
+        p.pinned = pinned
+        return p
+    }
+    public func inGroup(_ group: TabGroup?) -> InsertionParams {
+        var p = self
+        p.group = group
+        return p
+    }
 }

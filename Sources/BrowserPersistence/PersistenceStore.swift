@@ -23,66 +23,76 @@ public final class PersistenceStore {
     let db: SQLiteConnection
 
     /// The schema's migrations, oldest first. Never edit a released one: add the next.
-    static var migrator: SQLiteMigrator { SQLiteMigrator([
-        .init("initial schema", sql: """
-            CREATE TABLE profiles (
-                id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at REAL NOT NULL);
-            CREATE TABLE windows (
-                id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
-                version INTEGER NOT NULL, tab_order TEXT NOT NULL, active_index INTEGER NOT NULL,
-                pinned_count INTEGER NOT NULL, created_at REAL NOT NULL, last_active_at REAL NOT NULL);
-            CREATE TABLE groups (
-                id TEXT NOT NULL, window_id TEXT NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
-                position INTEGER NOT NULL, title TEXT NOT NULL, color TEXT NOT NULL, collapsed INTEGER NOT NULL,
-                PRIMARY KEY (window_id, id));
-            CREATE TABLE tabs (
-                id TEXT PRIMARY KEY, window_id TEXT NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
-                group_id TEXT, opener_id TEXT, opener_navigation_index INTEGER, title TEXT NOT NULL,
-                loading INTEGER NOT NULL, progress REAL NOT NULL, favicon_url TEXT, created_at REAL NOT NULL,
-                last_active_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
-            CREATE INDEX tabs_by_window ON tabs(window_id);
-            CREATE TABLE closed_tabs (
-                id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
-                position INTEGER NOT NULL, tab_id TEXT NOT NULL, window_id TEXT NOT NULL, tab_index INTEGER NOT NULL,
-                group_id TEXT, was_active INTEGER NOT NULL, was_pinned INTEGER NOT NULL, title TEXT NOT NULL,
-                favicon_url TEXT, closed_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
-            """),
-        .init("API tokens", sql: """
-            CREATE TABLE tokens (
-                id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
-                hash BLOB NOT NULL, created_at REAL NOT NULL);
-            """),
-        .init("idempotency keys", sql: """
-            CREATE TABLE idempotency_keys (
-                key TEXT PRIMARY KEY, fingerprint BLOB NOT NULL, status INTEGER NOT NULL, headers TEXT NOT NULL,
-                body BLOB NOT NULL, created_at REAL NOT NULL);
-            CREATE INDEX idempotency_keys_by_time ON idempotency_keys(created_at);
-            """),
-        // A window's order lives in its tabs' rows (a position each), so a tab that moves or joins
-        // writes its own row, not the whole window's order.
-        .init("tab positions") { db in
-            try db.execute("ALTER TABLE tabs ADD COLUMN position REAL NOT NULL DEFAULT 0")
-            let update = try db.prepare("UPDATE tabs SET position = ? WHERE id = ? AND window_id = ?")
-            for row in try db.rows("SELECT id, tab_order FROM windows") {
-                let window = row[0].string ?? ""
-                for (index, tab) in (row[1].string ?? "").split(separator: ",").enumerated() {
-                    try update.run(Double(index) * TabRecord.positionStep, String(tab), window)
+    static var migrator: SQLiteMigrator {
+        SQLiteMigrator([
+            .init(
+                "initial schema",
+                sql: """
+                    CREATE TABLE profiles (
+                        id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at REAL NOT NULL);
+                    CREATE TABLE windows (
+                        id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                        version INTEGER NOT NULL, tab_order TEXT NOT NULL, active_index INTEGER NOT NULL,
+                        pinned_count INTEGER NOT NULL, created_at REAL NOT NULL, last_active_at REAL NOT NULL);
+                    CREATE TABLE groups (
+                        id TEXT NOT NULL, window_id TEXT NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL, title TEXT NOT NULL, color TEXT NOT NULL, collapsed INTEGER NOT NULL,
+                        PRIMARY KEY (window_id, id));
+                    CREATE TABLE tabs (
+                        id TEXT PRIMARY KEY, window_id TEXT NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+                        group_id TEXT, opener_id TEXT, opener_navigation_index INTEGER, title TEXT NOT NULL,
+                        loading INTEGER NOT NULL, progress REAL NOT NULL, favicon_url TEXT, created_at REAL NOT NULL,
+                        last_active_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
+                    CREATE INDEX tabs_by_window ON tabs(window_id);
+                    CREATE TABLE closed_tabs (
+                        id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL, tab_id TEXT NOT NULL, window_id TEXT NOT NULL, tab_index INTEGER NOT NULL,
+                        group_id TEXT, was_active INTEGER NOT NULL, was_pinned INTEGER NOT NULL, title TEXT NOT NULL,
+                        favicon_url TEXT, closed_at REAL NOT NULL, history_index INTEGER NOT NULL, history BLOB NOT NULL);
+                    """),
+            .init(
+                "API tokens",
+                sql: """
+                    CREATE TABLE tokens (
+                        id TEXT PRIMARY KEY, profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+                        hash BLOB NOT NULL, created_at REAL NOT NULL);
+                    """),
+            .init(
+                "idempotency keys",
+                sql: """
+                    CREATE TABLE idempotency_keys (
+                        key TEXT PRIMARY KEY, fingerprint BLOB NOT NULL, status INTEGER NOT NULL, headers TEXT NOT NULL,
+                        body BLOB NOT NULL, created_at REAL NOT NULL);
+                    CREATE INDEX idempotency_keys_by_time ON idempotency_keys(created_at);
+                    """),
+            // A window's order lives in its tabs' rows (a position each), so a tab that moves or joins
+            // writes its own row, not the whole window's order.
+            .init("tab positions") { db in
+                try db.execute("ALTER TABLE tabs ADD COLUMN position REAL NOT NULL DEFAULT 0")
+                let update = try db.prepare("UPDATE tabs SET position = ? WHERE id = ? AND window_id = ?")
+                for row in try db.rows("SELECT id, tab_order FROM windows") {
+                    let window = row[0].string ?? ""
+                    for (index, tab) in (row[1].string ?? "").split(separator: ",").enumerated() {
+                        try update.run(Double(index) * TabRecord.positionStep, String(tab), window)
+                    }
                 }
-            }
-            try db.execute("UPDATE windows SET tab_order = ''")
-            try db.execute("CREATE INDEX tabs_by_window_position ON tabs(window_id, position)")
-        },
-        // Window and group entries (the tabs of one closed window or group are one entry), tabs a
-        // close-all parked until it is confirmed, and the visual data of a closed tab's group.
-        .init("closed windows and groups", sql: """
-            ALTER TABLE closed_tabs ADD COLUMN entry_id TEXT;
-            ALTER TABLE closed_tabs ADD COLUMN entry_kind TEXT;
-            ALTER TABLE closed_tabs ADD COLUMN group_title TEXT;
-            ALTER TABLE closed_tabs ADD COLUMN group_color TEXT;
-            ALTER TABLE closed_tabs ADD COLUMN group_collapsed INTEGER NOT NULL DEFAULT 0;
-            CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
-            """),
-    ]) }
+                try db.execute("UPDATE windows SET tab_order = ''")
+                try db.execute("CREATE INDEX tabs_by_window_position ON tabs(window_id, position)")
+            },
+            // Window and group entries (the tabs of one closed window or group are one entry), tabs a
+            // close-all parked until it is confirmed, and the visual data of a closed tab's group.
+            .init(
+                "closed windows and groups",
+                sql: """
+                    ALTER TABLE closed_tabs ADD COLUMN entry_id TEXT;
+                    ALTER TABLE closed_tabs ADD COLUMN entry_kind TEXT;
+                    ALTER TABLE closed_tabs ADD COLUMN group_title TEXT;
+                    ALTER TABLE closed_tabs ADD COLUMN group_color TEXT;
+                    ALTER TABLE closed_tabs ADD COLUMN group_collapsed INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
+                    """),
+        ])
+    }
 
     /// Opens (creating when missing) the database at `path`.
     /// - Throws: ``OpenError`` when the file is corrupt, not a database, unreadable, or newer than this program.
@@ -95,7 +105,9 @@ public final class PersistenceStore {
             guard check == "ok" else { throw OpenError.unusable(path: path, reason: "quick_check reports: \(check)") }
             let version = try SQLiteMigrator.version(of: db)
             guard version <= Self.migrator.latestVersion else {
-                throw OpenError.unusable(path: path, reason: "it has schema version \(version), newer than this browserd knows (\(Self.migrator.latestVersion)): it was written by a newer browserd")
+                throw OpenError.unusable(
+                    path: path,
+                    reason: "it has schema version \(version), newer than this browserd knows (\(Self.migrator.latestVersion)): it was written by a newer browserd")
             }
             try db.execute("PRAGMA journal_mode = WAL")
             try db.execute("PRAGMA synchronous = FULL")
@@ -122,21 +134,24 @@ public final class PersistenceStore {
         for id in change.deletedProfiles { try db.cached("DELETE FROM profiles WHERE id = ?").run(id) }
         for profile in change.profiles {
             try db.cached("INSERT INTO profiles (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name").run(
-                       profile.id, profile.name, profile.createdAt.timeIntervalSince1970)
+                profile.id, profile.name, profile.createdAt.timeIntervalSince1970)
         }
         for id in change.deletedWindows { try db.cached("DELETE FROM windows WHERE id = ?").run(id) }
         for window in change.windows {
-            try db.cached("""
+            try db.cached(
+                """
                 INSERT INTO windows (id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version,
                 tab_order = excluded.tab_order, active_index = excluded.active_index, pinned_count = excluded.pinned_count,
                 last_active_at = excluded.last_active_at
-                """).run(window.id, window.profileID, window.version, "", window.activeIndex,
-                       window.pinnedCount, window.createdAt.timeIntervalSince1970, window.lastActiveAt.timeIntervalSince1970)
+                """
+            ).run(
+                window.id, window.profileID, window.version, "", window.activeIndex,
+                window.pinnedCount, window.createdAt.timeIntervalSince1970, window.lastActiveAt.timeIntervalSince1970)
             try db.cached("DELETE FROM groups WHERE window_id = ?").run(window.id)
             for (position, group) in window.groups.enumerated() {
                 try db.cached("INSERT INTO groups (id, window_id, position, title, color, collapsed) VALUES (?, ?, ?, ?, ?, ?)").run(
-                           group.id, window.id, position, group.title, group.color, group.collapsed)
+                    group.id, window.id, position, group.title, group.color, group.collapsed)
             }
         }
         for header in change.windowHeaders {
@@ -144,7 +159,8 @@ public final class PersistenceStore {
                 header.version, header.activeIndex, header.pinnedCount, header.lastActiveAt.timeIntervalSince1970, header.id)
         }
         for id in change.deletedTabs { try db.cached("DELETE FROM tabs WHERE id = ?").run(id) }
-        let upsert = try db.cached("""
+        let upsert = try db.cached(
+            """
             INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
             favicon_url, created_at, last_active_at, history_index, history, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET window_id = excluded.window_id, group_id = excluded.group_id,
@@ -154,9 +170,10 @@ public final class PersistenceStore {
             position = excluded.position
             """)
         for (windowID, tab) in change.tabs {
-            try upsert.run(tab.id, windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading,
-                           tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
-                           tab.historyIndex, HistoryCodec.encode(tab.history), tab.position)
+            try upsert.run(
+                tab.id, windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading,
+                tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
+                tab.historyIndex, HistoryCodec.encode(tab.history), tab.position)
         }
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
         for window in change.windows where !window.tabOrder.isEmpty {
@@ -170,11 +187,14 @@ public final class PersistenceStore {
                 token.id, token.profileID, token.hash, token.createdAt.timeIntervalSince1970)
         }
         for answer in change.idempotency {
-            try db.cached("""
+            try db.cached(
+                """
                 INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
-                """).run(answer.key, answer.fingerprint, answer.status,
-                          answer.headers.map { "\($0.name): \($0.value)\n" }.joined(), answer.body,
-                          answer.createdAt.timeIntervalSince1970)
+                """
+            ).run(
+                answer.key, answer.fingerprint, answer.status,
+                answer.headers.map { "\($0.name): \($0.value)\n" }.joined(), answer.body,
+                answer.createdAt.timeIntervalSince1970)
         }
         for id in change.closedRemoved { try db.cached("DELETE FROM closed_tabs WHERE id = ?1 OR entry_id = ?1").run(id) }
         for (profileID, entry) in change.closedAdded {
@@ -182,14 +202,17 @@ public final class PersistenceStore {
             try db.cached("DELETE FROM closed_tabs WHERE id = ?1 OR entry_id = ?1").run(entry.id)
             let grouped = entry.kind != .tab
             for tab in entry.tabs {
-                try db.cached("""
+                try db.cached(
+                    """
                     INSERT OR REPLACE INTO closed_tabs (id, profile_id, position, tab_id, window_id, tab_index, group_id, was_active,
                     was_pinned, title, favicon_url, closed_at, history_index, history, entry_id, entry_kind, group_title,
                     group_color, group_collapsed) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).run(tab.id, profileID, tab.tabID, tab.windowID, tab.index, tab.groupID, tab.wasActive,
-                             tab.wasPinned, tab.title, tab.faviconURL, tab.closedAt.timeIntervalSince1970, tab.historyIndex,
-                             HistoryCodec.encode(tab.history), grouped ? entry.id : nil, grouped ? entry.kind.rawValue : nil,
-                             tab.group?.title, tab.group?.color, tab.group?.collapsed ?? false)
+                    """
+                ).run(
+                    tab.id, profileID, tab.tabID, tab.windowID, tab.index, tab.groupID, tab.wasActive,
+                    tab.wasPinned, tab.title, tab.faviconURL, tab.closedAt.timeIntervalSince1970, tab.historyIndex,
+                    HistoryCodec.encode(tab.history), grouped ? entry.id : nil, grouped ? entry.kind.rawValue : nil,
+                    tab.group?.title, tab.group?.color, tab.group?.collapsed ?? false)
             }
         }
     }
@@ -198,8 +221,9 @@ public final class PersistenceStore {
     /// takes commits again after a failure (a full disk, an I/O error).
     public func probeWrite() throws {
         try db.transaction {
-            try db.run("INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at) VALUES (?, ?, 0, '', ?, 0)",
-                       "\u{1}probe", [UInt8](), [UInt8](repeating: 0, count: 4096))
+            try db.run(
+                "INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at) VALUES (?, ?, 0, '', ?, 0)",
+                "\u{1}probe", [UInt8](), [UInt8](repeating: 0, count: 4096))
             try db.run("DELETE FROM idempotency_keys WHERE key = ?", "\u{1}probe")
         }
     }
@@ -250,29 +274,35 @@ public final class PersistenceStore {
     public func load(now: Date = Date(), includingTabs: Bool = true) throws -> StoredState {
         var state = StoredState()
         for row in try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id") {
-            state.profiles.append(ProfileRecord(id: row[0].string ?? "", name: row[1].string ?? "",
-                                                createdAt: Date(timeIntervalSince1970: row[2].double ?? 0)))
+            state.profiles.append(
+                ProfileRecord(
+                    id: row[0].string ?? "", name: row[1].string ?? "",
+                    createdAt: Date(timeIntervalSince1970: row[2].double ?? 0)))
         }
         var groups: [String: [GroupRecord]] = [:]
         for row in try db.rows("SELECT window_id, id, title, color, collapsed FROM groups ORDER BY window_id, position") {
-            groups[row[0].string ?? "", default: []].append(GroupRecord(
-                id: row[1].string ?? "", title: row[2].string ?? "", color: row[3].string ?? "grey", collapsed: row[4].int == 1))
+            groups[row[0].string ?? "", default: []].append(
+                GroupRecord(
+                    id: row[1].string ?? "", title: row[2].string ?? "", color: row[3].string ?? "grey", collapsed: row[4].int == 1))
         }
         var orders: [String: [String]] = [:]
         for row in try db.rows("SELECT window_id, id FROM tabs ORDER BY window_id, position, rowid") {
             orders[row[0].string ?? "", default: []].append(row[1].string ?? "")
         }
-        for row in try db.rows("""
+        for row in try db.rows(
+            """
             SELECT id, profile_id, version, active_index, pinned_count, created_at, last_active_at
             FROM windows ORDER BY created_at, id
-            """) {
+            """)
+        {
             let id = row[0].string ?? ""
-            state.windows.append(WindowRecord(
-                id: id, profileID: row[1].string ?? "", version: row[2].int ?? 1,
-                tabOrder: orders[id] ?? [],
-                activeIndex: row[3].int ?? -1, pinnedCount: row[4].int ?? 0, groups: groups[id] ?? [],
-                createdAt: Date(timeIntervalSince1970: row[5].double ?? 0),
-                lastActiveAt: Date(timeIntervalSince1970: row[6].double ?? 0)))
+            state.windows.append(
+                WindowRecord(
+                    id: id, profileID: row[1].string ?? "", version: row[2].int ?? 1,
+                    tabOrder: orders[id] ?? [],
+                    activeIndex: row[3].int ?? -1, pinnedCount: row[4].int ?? 0, groups: groups[id] ?? [],
+                    createdAt: Date(timeIntervalSince1970: row[5].double ?? 0),
+                    lastActiveAt: Date(timeIntervalSince1970: row[6].double ?? 0)))
         }
         if includingTabs {
             let tabs = try db.prepare(Self.tabColumns)
@@ -283,35 +313,46 @@ public final class PersistenceStore {
             }
         }
         var closedRows: [String: [ClosedEntryRecord.Row]] = [:]
-        for row in try db.rows("""
+        for row in try db.rows(
+            """
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
             closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed
             FROM closed_tabs ORDER BY profile_id, closed_at DESC, rowid DESC
-            """) {
-            let group = row[5].string == nil ? nil
+            """)
+        {
+            let group =
+                row[5].string == nil
+                ? nil
                 : ClosedGroupRecord(title: row[15].string ?? "", color: row[16].string ?? "", collapsed: row[17].int == 1)
-            closedRows[row[0].string ?? "", default: []].append(ClosedEntryRecord.Row(
-                entryID: row[13].string, kind: row[14].string, tab: ClosedTabRecord(
-                    id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
-                    groupID: row[5].string, group: group, wasActive: row[6].int == 1, wasPinned: row[7].int == 1,
-                    title: row[8].string ?? "", faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
-                    historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? []))))
+            closedRows[row[0].string ?? "", default: []].append(
+                ClosedEntryRecord.Row(
+                    entryID: row[13].string, kind: row[14].string,
+                    tab: ClosedTabRecord(
+                        id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
+                        groupID: row[5].string, group: group, wasActive: row[6].int == 1, wasPinned: row[7].int == 1,
+                        title: row[8].string ?? "", faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
+                        historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? []))))
         }
         for (profile, rows) in closedRows { state.recentlyClosed[profile] = ClosedEntryRecord.assemble(rows) }
         for row in try db.rows("SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id") {
-            state.tokens.append(TokenRecord(id: row[0].string ?? "", profileID: row[1].string ?? "", hash: row[2].bytes ?? [],
-                                            createdAt: Date(timeIntervalSince1970: row[3].double ?? 0)))
+            state.tokens.append(
+                TokenRecord(
+                    id: row[0].string ?? "", profileID: row[1].string ?? "", hash: row[2].bytes ?? [],
+                    createdAt: Date(timeIntervalSince1970: row[3].double ?? 0)))
         }
-        for row in try db.rows("""
+        for row in try db.rows(
+            """
             SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys WHERE created_at >= ? ORDER BY created_at
-            """, now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970) {
+            """, now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970)
+        {
             let headers = (row[3].string ?? "").split(separator: "\n").compactMap { line -> IdempotencyRecord.HeaderField? in
                 guard let colon = line.firstIndex(of: ":") else { return nil }
                 return .init(name: String(line[..<colon]), value: String(line[line.index(after: colon)...].dropFirst()))
             }
-            state.idempotency.append(IdempotencyRecord(
-                key: row[0].string ?? "", fingerprint: row[1].bytes ?? [], status: row[2].int ?? 200, headers: headers,
-                body: row[4].bytes ?? [], createdAt: Date(timeIntervalSince1970: row[5].double ?? 0)))
+            state.idempotency.append(
+                IdempotencyRecord(
+                    key: row[0].string ?? "", fingerprint: row[1].bytes ?? [], status: row[2].int ?? 200, headers: headers,
+                    body: row[4].bytes ?? [], createdAt: Date(timeIntervalSince1970: row[5].double ?? 0)))
         }
         return state
     }

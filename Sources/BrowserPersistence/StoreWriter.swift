@@ -165,7 +165,7 @@ public final class StoreWriter: @unchecked Sendable {
                         } catch let error as FencedOut where !error.profileIDs.isSubset(of: fenced) {
                             fenced.formUnion(error.profileIDs)
                             changes = changes.filter { $0.profileID.map { !fenced.contains($0) } ?? true }
-                        } catch where Self.profileCount(changes) > 1 {
+                        } catch  where Self.profileCount(changes) > 1 {
                             // One profile's change may be what the store refuses: never let it take the
                             // batch's other profiles with it. Each profile is committed on its own; only
                             // when every one fails is it the storage that failed.
@@ -198,19 +198,24 @@ public final class StoreWriter: @unchecked Sendable {
             for recovery in recoveries {
                 switch recovery {
                 case .readBack(let continuation):
-                    continuation.resume(with: Result {
-                        store = try store.reopened()
-                        needsReopen = false
-                        return try store.readAll()
-                    })
-                case .probe(let continuation):
-                    continuation.resume(with: Result {
-                        if needsReopen {
+                    continuation.resume(
+                        with: Result {
                             store = try store.reopened()
                             needsReopen = false
-                        }
-                        do { try store.probeWrite() } catch { needsReopen = true; throw error }
-                    })
+                            return try store.readAll()
+                        })
+                case .probe(let continuation):
+                    continuation.resume(
+                        with: Result {
+                            if needsReopen {
+                                store = try store.reopened()
+                                needsReopen = false
+                            }
+                            do { try store.probeWrite() } catch {
+                                needsReopen = true
+                                throw error
+                            }
+                        })
                 }
             }
             if stopping && batch.isEmpty { return }

@@ -49,9 +49,10 @@ public struct ClusterNotifications: Sendable {
     /// Sends each payload on `channel` (`NOTIFY`), in order.
     public func notify(_ channel: String, _ payloads: [String]) async throws {
         guard !payloads.isEmpty else { return }
-        try await store.said { [self] in
-            try await store.client.query("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n",
-                                         logger: logger)
+        _ = try await store.said { [self] in
+            try await store.client.query(
+                "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n",
+                logger: logger)
         }
     }
 }

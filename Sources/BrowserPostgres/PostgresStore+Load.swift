@@ -8,17 +8,19 @@ extension PostgresStore {
     /// - Parameter profile: one regular profile only (an instance taking it over restores just it),
     ///   with the answers of its idempotent requests; nil: everything.
     public func load(now: Date = Date(), profile: String? = nil) async throws -> StoredState {
-        try await said(timeout: .seconds(300)) { [self] in try await client.withConnection { connection in
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            do {
-                let state = try await load(on: connection, now: now, profile: profile)
-                try await connection.query("COMMIT", logger: logger)
-                return state
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
+        try await said(timeout: .seconds(300)) { [self] in
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                do {
+                    let state = try await load(on: connection, now: now, profile: profile)
+                    try await connection.query("COMMIT", logger: logger)
+                    return state
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
             }
-        } }
+        }
     }
 
     private static func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
@@ -28,7 +30,8 @@ extension PostgresStore {
         var state = StoredState()
         for try await (id, name, created) in try await connection.query(
             "SELECT id, name, created_at FROM profiles WHERE \(only)::text IS NULL OR id = \(only) ORDER BY created_at, id",
-            logger: logger).decode((String, String, Double).self) {
+            logger: logger
+        ).decode((String, String, Double).self) {
             state.profiles.append(ProfileRecord(id: id, name: name, createdAt: Self.date(created)))
         }
         var groups: [String: [GroupRecord]] = [:]
@@ -36,8 +39,9 @@ extension PostgresStore {
             """
             SELECT g.window_id, g.id, g.title, g.color, g.collapsed FROM groups g JOIN windows w ON w.id = g.window_id
             WHERE \(only)::text IS NULL OR w.profile_id = \(only) ORDER BY g.window_id, g.position
-            """, logger: logger)
-            .decode((String, String, String, String, Bool).self) {
+            """, logger: logger
+        )
+        .decode((String, String, String, String, Bool).self) {
             groups[window, default: []].append(GroupRecord(id: id, title: title, color: color, collapsed: collapsed))
         }
         var orders: [String: [String]] = [:]
@@ -45,31 +49,37 @@ extension PostgresStore {
             """
             SELECT t.window_id, t.id FROM tabs t JOIN windows w ON w.id = t.window_id
             WHERE \(only)::text IS NULL OR w.profile_id = \(only) ORDER BY t.window_id, t.position, t.id
-            """, logger: logger).decode((String, String).self) {
+            """, logger: logger
+        ).decode((String, String).self) {
             orders[window, default: []].append(id)
         }
-        for try await (id, profile, version, active, pinned, created, lastActive) in try await connection.query("""
+        for try await (id, profile, version, active, pinned, created, lastActive) in try await connection.query(
+            """
             SELECT id, profile_id, version, active_index, pinned_count, created_at, last_active_at FROM windows
             WHERE \(only)::text IS NULL OR profile_id = \(only) ORDER BY created_at, id
-            """, logger: logger).decode((String, String, Int, Int, Int, Double, Double).self) {
-            state.windows.append(WindowRecord(
-                id: id, profileID: profile, version: version, tabOrder: orders[id] ?? [], activeIndex: active, pinnedCount: pinned,
-                groups: groups[id] ?? [], createdAt: Self.date(created), lastActiveAt: Self.date(lastActive)))
+            """, logger: logger
+        ).decode((String, String, Int, Int, Int, Double, Double).self) {
+            state.windows.append(
+                WindowRecord(
+                    id: id, profileID: profile, version: version, tabOrder: orders[id] ?? [], activeIndex: active, pinnedCount: pinned,
+                    groups: groups[id] ?? [], createdAt: Self.date(created), lastActiveAt: Self.date(lastActive)))
         }
-        let tabRows = try await connection.query("""
+        let tabRows = try await connection.query(
+            """
             SELECT t.id, t.group_id, t.opener_id, t.opener_navigation_index, t.title, t.loading, t.progress, t.favicon_url,
             t.created_at, t.last_active_at, t.history_index, t.history, t.position FROM tabs t JOIN windows w ON w.id = t.window_id
             WHERE \(only)::text IS NULL OR w.profile_id = \(only)
             """, logger: logger)
         for try await row in tabRows {
-            let (id, group, opener, openerIndex, title, loading, progress, favicon, created, lastActive, historyIndex, history, position)
-                = try row.decode((String, String?, String?, Int?, String, Bool, Double, String?, Double, Double, Int, ByteBuffer, Double).self)
+            let (id, group, opener, openerIndex, title, loading, progress, favicon, created, lastActive, historyIndex, history, position) = try row.decode(
+                (String, String?, String?, Int?, String, Bool, Double, String?, Double, Double, Int, ByteBuffer, Double).self)
             state.tabs[id] = TabRecord(
                 id: id, groupID: group, openerID: opener, openerNavigationIndex: openerIndex, title: title, loading: loading,
                 progress: progress, faviconURL: favicon, createdAt: Self.date(created), lastActiveAt: Self.date(lastActive),
                 historyIndex: historyIndex, history: try HistoryCodec.decode(Self.bytes(history)), position: position)
         }
-        let closedRows = try await connection.query("""
+        let closedRows = try await connection.query(
+            """
             SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
             closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed
             FROM closed_tabs WHERE \(only)::text IS NULL OR profile_id = \(only)
@@ -77,34 +87,46 @@ extension PostgresStore {
             """, logger: logger)
         var closed: [String: [ClosedEntryRecord.Row]] = [:]
         for try await row in closedRows {
-            let (profile, id, tab, window, index, group, wasActive, wasPinned, title, favicon, closedAt, historyIndex, history,
-                 entryID, kind, groupTitle, groupColor, groupCollapsed)
-                = try row.decode((String, String, String, String, Int, String?, Bool, Bool, String, String?, Double, Int, ByteBuffer,
-                                  String?, String?, String?, String?, Bool).self)
-            closed[profile, default: []].append(ClosedEntryRecord.Row(entryID: entryID, kind: kind, tab: ClosedTabRecord(
-                id: id, tabID: tab, windowID: window, index: index, groupID: group,
-                group: group == nil ? nil : ClosedGroupRecord(title: groupTitle ?? "", color: groupColor ?? "", collapsed: groupCollapsed),
-                wasActive: wasActive, wasPinned: wasPinned, title: title, faviconURL: favicon, closedAt: Self.date(closedAt),
-                historyIndex: historyIndex, history: try HistoryCodec.decode(Self.bytes(history)))))
+            let (
+                profile, id, tab, window, index, group, wasActive, wasPinned, title, favicon, closedAt, historyIndex, history,
+                entryID, kind, groupTitle, groupColor, groupCollapsed
+            ) = try row.decode(
+                (
+                    String, String, String, String, Int, String?, Bool, Bool, String, String?, Double, Int, ByteBuffer,
+                    String?, String?, String?, String?, Bool
+                ).self)
+            closed[profile, default: []].append(
+                ClosedEntryRecord.Row(
+                    entryID: entryID, kind: kind,
+                    tab: ClosedTabRecord(
+                        id: id, tabID: tab, windowID: window, index: index, groupID: group,
+                        group: group == nil ? nil : ClosedGroupRecord(title: groupTitle ?? "", color: groupColor ?? "", collapsed: groupCollapsed),
+                        wasActive: wasActive, wasPinned: wasPinned, title: title, faviconURL: favicon, closedAt: Self.date(closedAt),
+                        historyIndex: historyIndex, history: try HistoryCodec.decode(Self.bytes(history)))))
         }
         for (profile, rows) in closed { state.recentlyClosed[profile] = ClosedEntryRecord.assemble(rows) }
         for try await (id, profile, hash, created) in try await connection.query(
             "SELECT id, profile_id, hash, created_at FROM tokens WHERE \(only)::text IS NULL OR profile_id = \(only) ORDER BY created_at, id",
-            logger: logger)
-            .decode((String, String, ByteBuffer, Double).self) {
+            logger: logger
+        )
+        .decode((String, String, ByteBuffer, Double).self) {
             state.tokens.append(TokenRecord(id: id, profileID: profile, hash: Self.bytes(hash), createdAt: Self.date(created)))
         }
         let since = now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970
-        for try await (key, fingerprint, status, headers, body, created) in try await connection.query("""
+        for try await (key, fingerprint, status, headers, body, created) in try await connection.query(
+            """
             SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys
             WHERE created_at >= \(since) AND (\(only)::text IS NULL OR profile_id = \(only)) ORDER BY created_at, key
-            """, logger: logger).decode((String, ByteBuffer, Int, String, ByteBuffer, Double).self) {
+            """, logger: logger
+        ).decode((String, ByteBuffer, Int, String, ByteBuffer, Double).self) {
             let fields = headers.split(separator: "\n").compactMap { line -> IdempotencyRecord.HeaderField? in
                 guard let colon = line.firstIndex(of: ":") else { return nil }
                 return .init(name: String(line[..<colon]), value: String(line[line.index(after: colon)...].dropFirst()))
             }
-            state.idempotency.append(IdempotencyRecord(key: key, fingerprint: Self.bytes(fingerprint), status: status, headers: fields,
-                                                       body: Self.bytes(body), createdAt: Self.date(created)))
+            state.idempotency.append(
+                IdempotencyRecord(
+                    key: key, fingerprint: Self.bytes(fingerprint), status: status, headers: fields,
+                    body: Self.bytes(body), createdAt: Self.date(created)))
         }
         return state
     }

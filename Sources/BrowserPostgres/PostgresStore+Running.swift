@@ -18,7 +18,7 @@ extension PostgresStore {
     package static func createDatabase(_ name: String, admin: DatabaseURL, logger: Logger) async throws -> DatabaseURL {
         precondition(name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }, "a plain database name")
         let store = PostgresStore(url: admin, maximumConnections: 1, logger: logger)
-        try await store.withRunningClient { try await $0.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)")) }
+        _ = try await store.withRunningClient { try await $0.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)")) }
         var url = admin
         url.database = name
         return url
@@ -28,6 +28,6 @@ extension PostgresStore {
     package static func dropDatabase(_ name: String, admin: DatabaseURL, logger: Logger) async throws {
         precondition(name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }, "a plain database name")
         let store = PostgresStore(url: admin, maximumConnections: 1, logger: logger)
-        try await store.withRunningClient { try await $0.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) }
+        _ = try await store.withRunningClient { try await $0.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) }
     }
 }

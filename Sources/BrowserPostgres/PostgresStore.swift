@@ -34,19 +34,23 @@ public final class PostgresStore: Sendable {
     /// - Parameter callDeadline: how long a statement or transaction may take before it is given up
     ///   (the pool waits for a connection as long as the server is unreachable: without it, requests
     ///   would hang).
-    public init(url: DatabaseURL, maximumConnections: Int = 8, fence: HeldLeases? = nil, callDeadline: Duration = .seconds(5),
-                logger: Logger) {
+    public init(
+        url: DatabaseURL, maximumConnections: Int = 8, fence: HeldLeases? = nil, callDeadline: Duration = .seconds(5),
+        logger: Logger
+    ) {
         self.callDeadline = callDeadline
         self.url = url
         self.logger = logger
         self.fence = fence
-        let tls: PostgresClient.Configuration.TLS = switch url.tls {
-        case .disable: .disable
-        case .prefer: .prefer(.makeClientConfiguration())
-        case .require: .require(.makeClientConfiguration())
-        }
-        var configuration = PostgresClient.Configuration(host: url.host, port: url.port, username: url.username,
-                                                         password: url.password, database: url.database, tls: tls)
+        let tls: PostgresClient.Configuration.TLS =
+            switch url.tls {
+            case .disable: .disable
+            case .prefer: .prefer(.makeClientConfiguration())
+            case .require: .require(.makeClientConfiguration())
+            }
+        var configuration = PostgresClient.Configuration(
+            host: url.host, port: url.port, username: url.username,
+            password: url.password, database: url.database, tls: tls)
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [("application_name", "browserd"), ("synchronous_commit", "on")]
@@ -76,15 +80,19 @@ public final class PostgresStore: Sendable {
         do {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
-                try await connection.query("""
+                try await connection.query(
+                    """
                     CREATE TABLE IF NOT EXISTS browserd_schema (
                         version bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
                     """, logger: logger)
                 var version = 0
                 for try await row in try await connection.query("SELECT coalesce(max(version), 0) FROM browserd_schema", logger: logger)
-                    .decode(Int.self) { version = row }
+                    .decode(Int.self)
+                { version = row }
                 guard version <= PostgresSchema.latestVersion else {
-                    throw OpenError.unusable(database: url.description, reason: "it has schema version \(version), newer than this browserd knows (\(PostgresSchema.latestVersion)): it was written by a newer browserd")
+                    throw OpenError.unusable(
+                        database: url.description,
+                        reason: "it has schema version \(version), newer than this browserd knows (\(PostgresSchema.latestVersion)): it was written by a newer browserd")
                 }
                 for (index, migration) in PostgresSchema.migrations.enumerated() where index + 1 > version {
                     for statement in migration.statements {
@@ -200,27 +208,33 @@ public final class PostgresStore: Sendable {
     /// the epoch it was granted (the rows are share-locked until the commit, so a takeover waits for
     /// it), and a profile being created gets its first lease (epoch 1) here, atomically with its row.
     /// - Throws: ``FencedOut`` naming the profiles whose leases moved on (the transaction rolls back).
-    private func checkFence(_ claims: (held: [(profile: String, epoch: Int64)], created: [String]),
-                            on connection: PostgresConnection) async throws {
+    private func checkFence(
+        _ claims: (held: [(profile: String, epoch: Int64)], created: [String]),
+        on connection: PostgresConnection
+    ) async throws {
         guard let fence else { return }
         if !claims.created.isEmpty {
             var taken: Set<String> = []
-            for try await profile in try await connection.query("""
+            for try await profile in try await connection.query(
+                """
                 INSERT INTO profile_leases (profile_id, owner_id, owner_url, epoch, expires_at)
                 SELECT p, \(fence.instanceID), \(fence.advertiseURL), 1, now() + make_interval(secs => \(fence.ttlSeconds))
                 FROM unnest(\(claims.created)::text[]) AS p ON CONFLICT (profile_id) DO NOTHING RETURNING profile_id
-                """, logger: logger).decode(String.self) { taken.insert(profile) }
+                """, logger: logger
+            ).decode(String.self) { taken.insert(profile) }
             if taken.count < claims.created.count { throw FencedOut(profileIDs: Set(claims.created).subtracting(taken)) }
             for profile in taken { fence.set(profile, epoch: 1) }
         }
         let claims = claims.held
         guard !claims.isEmpty else { return }
         var valid: Set<String> = []
-        for try await profile in try await connection.query("""
+        for try await profile in try await connection.query(
+            """
             SELECT l.profile_id FROM profile_leases l
             JOIN unnest(\(claims.map(\.profile))::text[], \(claims.map(\.epoch))::int8[]) AS c(profile_id, epoch)
             ON l.profile_id = c.profile_id AND l.epoch = c.epoch WHERE l.owner_id = \(fence.instanceID) FOR SHARE OF l
-            """, logger: logger).decode(String.self) { valid.insert(profile) }
+            """, logger: logger
+        ).decode(String.self) { valid.insert(profile) }
         if valid.count < claims.count {
             throw FencedOut(profileIDs: Set(claims.map(\.profile)).subtracting(valid))
         }
@@ -228,20 +242,22 @@ public final class PostgresStore: Sendable {
 
     /// Commits a small real write (a row added and removed in one transaction).
     public func probeWrite() async throws {
-        try await said { [self] in try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("""
-                INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at)
-                VALUES (\("\u{1}probe"), ''::bytea, 0, '', ''::bytea, 0) ON CONFLICT (key) DO NOTHING
-                """, logger: logger)
-            try await connection.query("DELETE FROM idempotency_keys WHERE key = \("\u{1}probe")", logger: logger)
-        } }
+        try await said { [self] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at)
+                    VALUES (\("\u{1}probe"), ''::bytea, 0, '', ''::bytea, 0) ON CONFLICT (key) DO NOTHING
+                    """, logger: logger)
+                try await connection.query("DELETE FROM idempotency_keys WHERE key = \("\u{1}probe")", logger: logger)
+            }
+        }
     }
 
     /// Deletes stored answers of idempotent requests older than `date`.
     public func purgeIdempotency(before date: Date) async throws {
         try await said { [self] in _ = try await client.query("DELETE FROM idempotency_keys WHERE created_at < \(date.timeIntervalSince1970)", logger: logger) }
     }
-
 
     private func run(_ connection: PostgresConnection, _ sql: String, _ bind: (inout PostgresBindings) -> Void) async throws {
         var bindings = PostgresBindings()
@@ -257,12 +273,15 @@ public final class PostgresStore: Sendable {
         }
         let windows = segment.windows.upserts
         if !windows.isEmpty {
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 INSERT INTO windows (id, profile_id, version, active_index, pinned_count, created_at, last_active_at)
                 SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::float8[], $7::float8[])
                 ON CONFLICT (id) DO UPDATE SET version = excluded.version, active_index = excluded.active_index,
                 pinned_count = excluded.pinned_count, last_active_at = excluded.last_active_at
-                """) {
+                """
+            ) {
                 $0.append(windows.map(\.id))
                 $0.append(windows.map(\.profileID))
                 $0.append(windows.map(\.version))
@@ -274,10 +293,13 @@ public final class PostgresStore: Sendable {
             try await run(connection, "DELETE FROM groups WHERE window_id = ANY($1::text[])") { $0.append(windows.map(\.id)) }
             let groups = windows.flatMap { window in window.groups.enumerated().map { (window.id, $0.offset, $0.element) } }
             if !groups.isEmpty {
-                try await run(connection, """
+                try await run(
+                    connection,
+                    """
                     INSERT INTO groups (window_id, position, id, title, color, collapsed)
                     SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::bool[])
-                    """) {
+                    """
+                ) {
                     $0.append(groups.map(\.0))
                     $0.append(groups.map(\.1))
                     $0.append(groups.map(\.2.id))
@@ -289,12 +311,15 @@ public final class PostgresStore: Sendable {
         }
         let headers = segment.headers.upserts
         if !headers.isEmpty {
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 UPDATE windows AS w SET version = h.version, active_index = h.active_index, pinned_count = h.pinned_count,
                 last_active_at = h.last_active_at
                 FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::float8[])
                 AS h(id, version, active_index, pinned_count, last_active_at) WHERE w.id = h.id
-                """) {
+                """
+            ) {
                 $0.append(headers.map(\.id))
                 $0.append(headers.map(\.version))
                 $0.append(headers.map(\.activeIndex))
@@ -308,7 +333,9 @@ public final class PostgresStore: Sendable {
         }
         let tabs = segment.tabs.upserts
         if !tabs.isEmpty {
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
                 favicon_url, created_at, last_active_at, history_index, history, position)
                 SELECT id, window_id, CASE WHEN has_group THEN group_id END, CASE WHEN has_opener THEN opener_id END,
@@ -324,7 +351,8 @@ public final class PostgresStore: Sendable {
                 loading = excluded.loading, progress = excluded.progress, favicon_url = excluded.favicon_url,
                 last_active_at = excluded.last_active_at, history_index = excluded.history_index, history = excluded.history,
                 position = excluded.position
-                """) {
+                """
+            ) {
                 $0.append(tabs.map(\.tab.id))
                 $0.append(tabs.map(\.windowID))
                 $0.append(tabs.map { $0.tab.groupID != nil })
@@ -349,10 +377,13 @@ public final class PostgresStore: Sendable {
         let ordered = windows.filter { !$0.tabOrder.isEmpty }
         if !ordered.isEmpty {
             let rows = ordered.flatMap { window in window.tabOrder.enumerated().map { (window.id, $0.element, Double($0.offset) * TabRecord.positionStep) } }
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 UPDATE tabs AS t SET position = o.position FROM unnest($1::text[], $2::text[], $3::float8[]) AS o(window_id, id, position)
                 WHERE t.id = o.id AND t.window_id = o.window_id
-                """) {
+                """
+            ) {
                 $0.append(rows.map(\.0))
                 $0.append(rows.map(\.1))
                 $0.append(rows.map(\.2))
@@ -367,10 +398,13 @@ public final class PostgresStore: Sendable {
                 try await run(connection, "SELECT pg_notify('\(ClusterNotifications.tokenChannel)', $1)") { $0.append(id) }
             }
             if !change.tokens.isEmpty {
-                try await run(connection, """
+                try await run(
+                    connection,
+                    """
                     INSERT INTO tokens (id, profile_id, hash, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::float8[])
                     ON CONFLICT (id) DO UPDATE SET profile_id = excluded.profile_id, hash = excluded.hash, created_at = excluded.created_at
-                    """) {
+                    """
+                ) {
                     $0.append(change.tokens.map(\.id))
                     $0.append(change.tokens.map(\.profileID))
                     $0.append(change.tokens.map { Self.bytes($0.hash) })
@@ -380,14 +414,17 @@ public final class PostgresStore: Sendable {
         }
         let answers = segment.idempotency.upserts
         if !answers.isEmpty {
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 INSERT INTO idempotency_keys (key, fingerprint, status, headers, body, created_at, profile_id)
                 SELECT key, fingerprint, status, headers, body, created_at, NULLIF(profile_id, '')
                 FROM unnest($1::text[], $2::bytea[], $3::int8[], $4::text[], $5::bytea[], $6::float8[], $7::text[])
                 AS a(key, fingerprint, status, headers, body, created_at, profile_id)
                 ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
                 headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, profile_id = excluded.profile_id
-                """) {
+                """
+            ) {
                 $0.append(answers.map(\.answer.key))
                 $0.append(answers.map { Self.bytes($0.answer.fingerprint) })
                 $0.append(answers.map(\.answer.status))
@@ -411,7 +448,9 @@ public final class PostgresStore: Sendable {
             added.entry.tabs.map { (profileID: added.profileID, entry: added.entry.kind == .tab ? nil : added.entry, tab: $0) }
         }
         if !rows.isEmpty {
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 INSERT INTO closed_tabs (id, profile_id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title,
                 favicon_url, closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed)
                 SELECT id, profile_id, tab_id, window_id, tab_index, CASE WHEN has_group THEN group_id END, was_active, was_pinned,
@@ -424,7 +463,8 @@ public final class PostgresStore: Sendable {
                 AS c(id, profile_id, tab_id, window_id, tab_index, has_group, group_id, was_active, was_pinned, title,
                 has_favicon, favicon_url, closed_at, history_index, history, has_entry, entry_id, entry_kind, group_title,
                 group_color, group_collapsed, n) ORDER BY n
-                """) {
+                """
+            ) {
                 $0.append(rows.map(\.tab.id))
                 $0.append(rows.map(\.profileID))
                 $0.append(rows.map(\.tab.tabID))
@@ -461,10 +501,13 @@ public final class PostgresStore: Sendable {
             }
         }
         if !change.profiles.isEmpty {
-            try await run(connection, """
+            try await run(
+                connection,
+                """
                 INSERT INTO profiles (id, name, created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::float8[])
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name
-                """) {
+                """
+            ) {
                 $0.append(change.profiles.map(\.id))
                 $0.append(change.profiles.map(\.name))
                 $0.append(change.profiles.map(\.createdAt.timeIntervalSince1970))

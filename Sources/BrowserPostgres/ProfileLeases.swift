@@ -1,4 +1,4 @@
-public import BrowserRecords
+import BrowserRecords
 import Foundation
 public import Logging
 import PostgresNIO
@@ -52,7 +52,8 @@ public final class ProfileLeases: Sendable {
             let logger = logger
             let epoch: Int64? = try await store.client.withTransaction(logger: logger) { connection in
                 var epoch: Int64?
-                for try await value in try await connection.query("""
+                for try await value in try await connection.query(
+                    """
                     INSERT INTO profile_leases (profile_id, owner_id, owner_url, epoch, expires_at)
                     VALUES (\(profile), \(me), \(url), 1, now() + make_interval(secs => \(ttl)))
                     ON CONFLICT (profile_id) DO UPDATE SET owner_id = excluded.owner_id, owner_url = excluded.owner_url,
@@ -60,7 +61,8 @@ public final class ProfileLeases: Sendable {
                     WHERE profile_leases.owner_id = excluded.owner_id OR profile_leases.expires_at < now()
                     OR profile_leases.owner_url = excluded.owner_url OR profile_leases.owner_id = \(unreachable ?? "")
                     RETURNING epoch
-                    """, logger: logger).decode(Int64.self) { epoch = value }
+                    """, logger: logger
+                ).decode(Int64.self) { epoch = value }
                 if epoch != nil {
                     try await connection.query("SELECT pg_notify(\(ClusterNotifications.leaseChannel), \(profile))", logger: logger)
                 }
@@ -79,9 +81,11 @@ public final class ProfileLeases: Sendable {
     public func owner(of profile: String) async throws -> Owner? {
         try await store.said { [self] in
             var owner: Owner?
-            for try await (id, url, epoch, live) in try await store.client.query("""
+            for try await (id, url, epoch, live) in try await store.client.query(
+                """
                 SELECT owner_id, owner_url, epoch, expires_at > now() FROM profile_leases WHERE profile_id = \(profile)
-                """, logger: logger).decode((String, String, Int64, Bool).self) {
+                """, logger: logger
+            ).decode((String, String, Int64, Bool).self) {
                 owner = Owner(instanceID: id, url: url, epoch: epoch, live: live)
             }
             return owner
@@ -97,12 +101,14 @@ public final class ProfileLeases: Sendable {
         let ttl = ttlSeconds
         let kept: Set<String> = try await store.said { [self] in
             var kept: Set<String> = []
-            for try await profile in try await store.client.query("""
+            for try await profile in try await store.client.query(
+                """
                 UPDATE profile_leases AS l SET expires_at = now() + make_interval(secs => \(ttl))
                 FROM unnest(\(Array(claims.keys))::text[], \(Array(claims.values))::int8[]) AS c(profile_id, epoch)
                 WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
                 RETURNING l.profile_id
-                """, logger: logger).decode(String.self) { kept.insert(profile) }
+                """, logger: logger
+            ).decode(String.self) { kept.insert(profile) }
             return kept
         }
         let lost = Set(claims.keys).subtracting(kept)
@@ -119,7 +125,8 @@ public final class ProfileLeases: Sendable {
         let me = held.instanceID
         try await store.said { [self] in
             try await store.client.withTransaction(logger: logger) { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     UPDATE profile_leases AS l SET expires_at = now() - interval '1 second'
                     FROM unnest(\(claims.map(\.0))::text[], \(claims.map(\.1))::int8[]) AS c(profile_id, epoch)
                     WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
@@ -139,9 +146,11 @@ public final class ProfileLeases: Sendable {
         let me = held.instanceID
         return try await store.said { [self] in
             var found: [(instanceID: String, url: String)] = []
-            for try await (id, url) in try await store.client.query("""
+            for try await (id, url) in try await store.client.query(
+                """
                 SELECT DISTINCT owner_id, owner_url FROM profile_leases WHERE expires_at > now() AND owner_id <> \(me) ORDER BY owner_id
-                """, logger: logger).decode((String, String).self) {
+                """, logger: logger
+            ).decode((String, String).self) {
                 found.append((id, url))
             }
             return found
@@ -152,10 +161,12 @@ public final class ProfileLeases: Sendable {
     public func unheldProfiles() async throws -> [String] {
         try await store.said { [self] in
             var found: [String] = []
-            for try await id in try await store.client.query("""
+            for try await id in try await store.client.query(
+                """
                 SELECT p.id FROM profiles p LEFT JOIN profile_leases l ON l.profile_id = p.id AND l.expires_at > now()
                 WHERE l.profile_id IS NULL ORDER BY p.created_at, p.id
-                """, logger: logger).decode(String.self) {
+                """, logger: logger
+            ).decode(String.self) {
                 found.append(id)
             }
             return found

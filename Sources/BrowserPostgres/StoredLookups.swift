@@ -41,10 +41,13 @@ public struct StoredLookups: Sendable {
         try await store.said { [self] in
             var tokens: [TokenRecord] = []
             for try await (id, profile, hash, created) in try await store.client.query(
-                "SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id", logger: logger)
-                .decode((String, String, ByteBuffer, Double).self) {
-                tokens.append(TokenRecord(id: id, profileID: profile, hash: Array(hash.readableBytesView),
-                                          createdAt: Date(timeIntervalSince1970: created)))
+                "SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id", logger: logger
+            )
+            .decode((String, String, ByteBuffer, Double).self) {
+                tokens.append(
+                    TokenRecord(
+                        id: id, profileID: profile, hash: Array(hash.readableBytesView),
+                        createdAt: Date(timeIntervalSince1970: created)))
             }
             return tokens
         }
@@ -55,8 +58,9 @@ public struct StoredLookups: Sendable {
         try await store.said { [self] in
             var found: TokenRecord?
             for try await (profile, hash, created) in try await store.client.query(
-                "SELECT profile_id, hash, created_at FROM tokens WHERE id = \(id)", logger: logger)
-                .decode((String, ByteBuffer, Double).self) {
+                "SELECT profile_id, hash, created_at FROM tokens WHERE id = \(id)", logger: logger
+            )
+            .decode((String, ByteBuffer, Double).self) {
                 found = TokenRecord(id: id, profileID: profile, hash: Array(hash.readableBytesView), createdAt: Date(timeIntervalSince1970: created))
             }
             return found
@@ -67,10 +71,12 @@ public struct StoredLookups: Sendable {
     public func storedProfiles() async throws -> [(record: ProfileRecord, windowCount: Int)] {
         try await store.said { [self] in
             var profiles: [(record: ProfileRecord, windowCount: Int)] = []
-            for try await (id, name, created, windows) in try await store.client.query("""
+            for try await (id, name, created, windows) in try await store.client.query(
+                """
                 SELECT p.id, p.name, p.created_at, (SELECT count(*) FROM windows w WHERE w.profile_id = p.id)::bigint
                 FROM profiles p ORDER BY p.created_at, p.id
-                """, logger: logger).decode((String, String, Double, Int).self) {
+                """, logger: logger
+            ).decode((String, String, Double, Int).self) {
                 profiles.append((ProfileRecord(id: id, name: name, createdAt: Date(timeIntervalSince1970: created)), windows))
             }
             return profiles

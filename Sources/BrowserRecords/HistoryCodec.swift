@@ -44,10 +44,14 @@ package enum HistoryCodec {
         var entries: [HistoryEntryRecord] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
-            let url = try readString(), title = try readString(), transition = try readString()
+            let url = try readString()
+            let title = try readString()
+            let transition = try readString()
             let seconds = Double(bitPattern: try read())
-            entries.append(HistoryEntryRecord(url: url, title: title, transition: transition,
-                                              timestamp: Date(timeIntervalSince1970: seconds)))
+            entries.append(
+                HistoryEntryRecord(
+                    url: url, title: title, transition: transition,
+                    timestamp: Date(timeIntervalSince1970: seconds)))
         }
         guard position == bytes.count else { throw Malformed() }
         return entries

@@ -1,5 +1,5 @@
-public import Foundation
 public import Dispatch
+public import Foundation
 
 /// The stored answer to a request that carried an `Idempotency-Key`, committed in the same
 /// transaction as the change the request made, so a retry after a crash gets this answer.

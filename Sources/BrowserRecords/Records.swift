@@ -53,9 +53,11 @@ public struct TabRecord: Sendable, Equatable {
     /// its own row only, never the whole window's order.
     public var position: Double
 
-    public init(id: String, groupID: String?, openerID: String?, openerNavigationIndex: Int?, title: String, loading: Bool,
-                progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date, historyIndex: Int,
-                history: [HistoryEntryRecord], position: Double = 0) {
+    public init(
+        id: String, groupID: String?, openerID: String?, openerNavigationIndex: Int?, title: String, loading: Bool,
+        progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date, historyIndex: Int,
+        history: [HistoryEntryRecord], position: Double = 0
+    ) {
         self.position = position
         self.id = id
         self.groupID = groupID
@@ -121,8 +123,10 @@ public struct WindowRecord: Sendable, Equatable {
     public var createdAt: Date
     public var lastActiveAt: Date
 
-    public init(id: String, profileID: String, version: Int, tabOrder: [String], activeIndex: Int, pinnedCount: Int,
-                groups: [GroupRecord], createdAt: Date, lastActiveAt: Date) {
+    public init(
+        id: String, profileID: String, version: Int, tabOrder: [String], activeIndex: Int, pinnedCount: Int,
+        groups: [GroupRecord], createdAt: Date, lastActiveAt: Date
+    ) {
         self.id = id
         self.profileID = profileID
         self.version = version
@@ -153,9 +157,11 @@ public struct ClosedTabRecord: Sendable, Equatable {
     public var historyIndex: Int
     public var history: [HistoryEntryRecord]
 
-    public init(id: String, tabID: String, windowID: String, index: Int, groupID: String?, group: ClosedGroupRecord? = nil,
-                wasActive: Bool, wasPinned: Bool, title: String, faviconURL: String?, closedAt: Date, historyIndex: Int,
-                history: [HistoryEntryRecord]) {
+    public init(
+        id: String, tabID: String, windowID: String, index: Int, groupID: String?, group: ClosedGroupRecord? = nil,
+        wasActive: Bool, wasPinned: Bool, title: String, faviconURL: String?, closedAt: Date, historyIndex: Int,
+        history: [HistoryEntryRecord]
+    ) {
         self.id = id
         self.tabID = tabID
         self.windowID = windowID
@@ -312,7 +318,8 @@ public struct ChangeSet: Sendable, Equatable {
     }
 
     public var isEmpty: Bool {
-        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty && windowHeaders.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
+        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty
+            && windowHeaders.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
             && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
@@ -350,8 +357,10 @@ extension ChangeSet {
         func history(_ entries: [HistoryEntryRecord]) -> Int {
             entries.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count + 32 }
         }
-        var bytes = 64 * (profiles.count + windows.count + windowHeaders.count + deletedTabs.count + deletedWindows.count
-                          + closedRemoved.count + tokens.count + deletedTokens.count + deletedProfiles.count)
+        var bytes =
+            64
+            * (profiles.count + windows.count + windowHeaders.count + deletedTabs.count + deletedWindows.count
+                + closedRemoved.count + tokens.count + deletedTokens.count + deletedProfiles.count)
         for (_, tab) in tabs { bytes += 128 + tab.title.utf8.count + (tab.faviconURL?.utf8.count ?? 0) + history(tab.history) }
         for (_, entry) in closedAdded {
             for tab in entry.tabs { bytes += 128 + history(tab.history) }

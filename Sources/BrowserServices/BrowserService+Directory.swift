@@ -1,4 +1,4 @@
-public import BrowserModel
+import BrowserModel
 
 // With several instances on one database, the profile directory (`GET /v1/profiles`, the
 // administrator's `GET /v1/events`) shows every instance's profiles: each instance tells the others

@@ -34,8 +34,9 @@ extension BrowserService {
     /// same window replaces it.
     /// - Throws: ``RoutingError/invalidRoute(_:)`` for a URL that is no route.
     public func saveRoute(_ url: String, for id: BrowserID) throws -> SavedRoute {
-        let saved = SavedRoute(id: "r" + String(UInt64.random(in: 0...UInt64.max), radix: 16), url: url,
-                               route: try RouteBuilder.route(from: url))
+        let saved = SavedRoute(
+            id: "r" + String(UInt64.random(in: 0...UInt64.max), radix: 16), url: url,
+            route: try RouteBuilder.route(from: url))
         savedRoutes.withLock { $0[id] = saved }
         return saved
     }

@@ -29,14 +29,17 @@ extension BrowserService {
     /// - Parameter tabs: the tabs of a window by id, asked for in ``restoreOrder(_:)``; nil takes them
     ///   from `stored.tabs`.
     /// - Parameter progress: told what is back so far after each window (from the profile's executor).
-    public func restore(_ stored: StoredState,
-                        tabs provider: (@Sendable (_ windowID: String) throws -> [String: TabRecord])? = nil,
-                        progress: (@Sendable (RestoreSummary) -> Void)? = nil) async throws -> RestoreSummary {
+    public func restore(
+        _ stored: StoredState,
+        tabs provider: (@Sendable (_ windowID: String) throws -> [String: TabRecord])? = nil,
+        progress: (@Sendable (RestoreSummary) -> Void)? = nil
+    ) async throws -> RestoreSummary {
         var summary = RestoreSummary()
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
         for profile in stored.profiles {
-            let state = BrowserState(id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt,
-                                     budget: ByteBudget(limit: limits.profileBytes))
+            let state = BrowserState(
+                id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt,
+                budget: ByteBudget(limit: limits.profileBytes))
             let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
             let windows = windowsByProfile[profile.id] ?? []
             let closed = stored.recentlyClosed[profile.id] ?? []
@@ -77,8 +80,10 @@ extension BrowserService {
         return summary
     }
 
-    static func restoreWindow(_ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
-                              repairs: inout [String]) throws -> Int {
+    static func restoreWindow(
+        _ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
+        repairs: inout [String]
+    ) throws -> Int {
         let browser = try session.createBrowser(id: BrowserID(rawValue: record.id), createdAt: record.createdAt)
         let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs)
         if let mediator = browser.userData.get(WindowMediator.self) {
@@ -99,9 +104,10 @@ extension BrowserService {
                 continue
             }
             let history = restoredHistory(tab.history, currentIndex: tab.historyIndex, of: "tab \(tab.id)", repairs: &repairs)
-            let webState = WebState(id: TabID(rawValue: tab.id), history: history, title: tab.title, isLoading: tab.loading,
-                                    progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
-                                    lastActiveAt: tab.lastActiveAt)
+            let webState = WebState(
+                id: TabID(rawValue: tab.id), history: history, title: tab.title, isLoading: tab.loading,
+                progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
+                lastActiveAt: tab.lastActiveAt)
             let pinned = restored.count < record.pinnedCount
             try list.insert(webState, InsertionParams(index: list.count, pinned: pinned))
             restored.append((webState, tab))
@@ -111,7 +117,8 @@ extension BrowserService {
         for group in record.groups {
             let indices = restored.indices.filter { restored[$0].1.groupID == group.id }
             guard let first = indices.first, let last = indices.last, first >= list.pinnedCount,
-                  last - first + 1 == indices.count, list.group(withID: TabGroupID(rawValue: group.id)) == nil else {
+                last - first + 1 == indices.count, list.group(withID: TabGroupID(rawValue: group.id)) == nil
+            else {
                 repairs.append("window \(record.id): group \(group.id) has no contiguous regular tabs (or is stored twice); left out")
                 continue
             }
@@ -144,14 +151,17 @@ extension BrowserService {
 
     /// A stored history as the model's; an unknown transition reads as a link, a current index past the
     /// entries as the last entry, and entries the model refuses as an empty history (each logged).
-    private static func restoredHistory(_ entries: [HistoryEntryRecord], currentIndex: Int, of owner: String,
-                                        repairs: inout [String]) -> NavigationHistory {
+    private static func restoredHistory(
+        _ entries: [HistoryEntryRecord], currentIndex: Int, of owner: String,
+        repairs: inout [String]
+    ) -> NavigationHistory {
         let items = entries.map { entry in
             if PageTransition(rawValue: entry.transition) == nil {
                 repairs.append("\(owner): unknown transition \(entry.transition.debugDescription) reads as a link")
             }
-            return NavigationItem(url: entry.url, title: entry.title, transition: PageTransition(rawValue: entry.transition) ?? .link,
-                                  timestamp: entry.timestamp)
+            return NavigationItem(
+                url: entry.url, title: entry.title, transition: PageTransition(rawValue: entry.transition) ?? .link,
+                timestamp: entry.timestamp)
         }
         if let history = try? NavigationHistory(items: items, currentIndex: currentIndex) { return history }
         if let history = try? NavigationHistory(items: items, currentIndex: items.count - 1) {
@@ -183,12 +193,15 @@ extension BrowserService {
     static func closedTab(_ record: ClosedTabRecord, repairs: inout [String]) -> ClosedTab {
         let history = restoredHistory(record.history, currentIndex: record.historyIndex, of: "closed tab \(record.id)", repairs: &repairs)
         let group = record.groupID.map { id in
-            ClosedTabGroup(id: TabGroupID(rawValue: id), visualData: TabGroupVisualData(
-                title: record.group?.title ?? "", color: record.group.flatMap { TabGroupColor(rawValue: $0.color) } ?? .grey,
-                collapsed: record.group?.collapsed ?? false))
+            ClosedTabGroup(
+                id: TabGroupID(rawValue: id),
+                visualData: TabGroupVisualData(
+                    title: record.group?.title ?? "", color: record.group.flatMap { TabGroupColor(rawValue: $0.color) } ?? .grey,
+                    collapsed: record.group?.collapsed ?? false))
         }
-        return ClosedTab(id: ClosedTabID(rawValue: record.id), tabID: TabID(rawValue: record.tabID), history: history, title: record.title,
-                         faviconURL: record.faviconURL, browserID: BrowserID(rawValue: record.windowID), index: record.index,
-                         group: group, wasActive: record.wasActive, wasPinned: record.wasPinned, closedAt: record.closedAt)
+        return ClosedTab(
+            id: ClosedTabID(rawValue: record.id), tabID: TabID(rawValue: record.tabID), history: history, title: record.title,
+            faviconURL: record.faviconURL, browserID: BrowserID(rawValue: record.windowID), index: record.index,
+            group: group, wasActive: record.wasActive, wasPinned: record.wasPinned, closedAt: record.closedAt)
     }
 }

@@ -1,5 +1,5 @@
 public import BrowserModel
-public import BrowserRecords
+import BrowserRecords
 import Foundation
 import Synchronization
 
@@ -28,9 +28,11 @@ public final class BrowserService: Sendable {
     ///   - framing: the event streams' wire format (the HTTP edge gives server-sent events).
     ///   - onAction: told of every action a window's dispatcher ran, by name and outcome (metrics).
     ///   - writeQuota: the bytes each profile may write per second; nil: no quota.
-    public init(limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
-                events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
-                onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil, writeQuota: WriteQuota? = nil) {
+    public init(
+        limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
+        events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
+        onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil, writeQuota: WriteQuota? = nil
+    ) {
         self.writeQuota = writeQuota
         self.limits = limits
         self.snapshots = SnapshotIndex(events: EventHub(limits: events, framing: framing), onAction: onAction)
@@ -41,8 +43,10 @@ public final class BrowserService: Sendable {
     /// Runs `body` on a profile's executor, then publishes what changed and queues its durable change
     /// there (so changes queue in executor order); returns once that change is on disk.
     /// - Throws: `body`'s error, or ``ServiceError/storageFailed(_:)`` when the change could not be saved.
-    func run<T: Sendable>(_ executor: ProfileExecutor, mutating: Bool = true,
-                          _ body: @escaping @Sendable (ProfileSession) throws -> T) async throws -> T {
+    func run<T: Sendable>(
+        _ executor: ProfileExecutor, mutating: Bool = true,
+        _ body: @escaping @Sendable (ProfileSession) throws -> T
+    ) async throws -> T {
         // While storage is failing, nothing changes, so memory never runs further ahead of the disk.
         if mutating, let reason = sink?.unavailableReason { throw ServiceError.storageFailed(reason) }
         let snapshots = self.snapshots
@@ -217,13 +221,15 @@ public final class BrowserService: Sendable {
 
     public func tab(_ id: TabID) -> (tab: TabSnapshot, version: Int)? {
         guard let browserID = snapshots.browser(ofTab: id), let window = snapshots.window(browserID)?.snapshot,
-              let tab = window.tabs.first(where: { $0.id == id }) else { return nil }
+            let tab = window.tabs.first(where: { $0.id == id })
+        else { return nil }
         return (tab, window.version)
     }
 
     public func group(_ id: TabGroupID) -> (group: GroupSnapshot, version: Int)? {
         guard let browserID = snapshots.browser(ofGroup: id), let window = snapshots.window(browserID)?.snapshot,
-              let group = window.groups.first(where: { $0.id == id }) else { return nil }
+            let group = window.groups.first(where: { $0.id == id })
+        else { return nil }
         return (group, window.version)
     }
 
@@ -275,8 +281,9 @@ public final class BrowserService: Sendable {
                 newWindow = window.id
                 target = window
             }
-            let tab = try target!.dispatcher.dispatch(TabCommands.restoreClosed,
-                                                      RestoreClosedTabRequest(entry: entry, activate: activate, newWindow: newWindow))
+            let tab = try target!.dispatcher.dispatch(
+                TabCommands.restoreClosed,
+                RestoreClosedTabRequest(entry: entry, activate: activate, newWindow: newWindow))
             return (tab, session.browser(withID: tab.browserID)?.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }
@@ -287,8 +294,10 @@ public final class BrowserService: Sendable {
     /// of a profile (`window` nil), so that ``undoCloseAll(profile:closing:)`` brings them all back;
     /// confirmed by itself after `undoSeconds` (0: at once), or by ``confirmCloseAll(profile:closing:)``.
     /// Dispatched through the window, or the profile's most recently active one.
-    public func closeAllTabs(profile id: ProfileID, window: BrowserID?, policy: TabsClosePolicy,
-                             undoSeconds: Int) async throws -> TabsClosingSnapshot {
+    public func closeAllTabs(
+        profile id: ProfileID, window: BrowserID?, policy: TabsClosePolicy,
+        undoSeconds: Int
+    ) async throws -> TabsClosingSnapshot {
         guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         let maxPending = limits.pendingClosingsPerProfile
         var snapshot = try await run(profile.executor) { session -> TabsClosingSnapshot in
@@ -304,8 +313,9 @@ public final class BrowserService: Sendable {
                 // No window: nothing to close, and nothing to undo.
                 return TabsClosingSnapshot(id: .make(), profileID: id, policy: policy, state: .confirmed, tabIDs: [], browserIDs: [])
             }
-            return try carrier.dispatcher.dispatch(TabCommands.closeAll,
-                                                   CloseAllTabsRequest(windows: windows.map(\.id), policy: policy, maxPending: maxPending))
+            return try carrier.dispatcher.dispatch(
+                TabCommands.closeAll,
+                CloseAllTabsRequest(windows: windows.map(\.id), policy: policy, maxPending: maxPending))
         }
         guard snapshot.state == .pending else { return snapshot }
         if undoSeconds <= 0 {
@@ -327,7 +337,8 @@ public final class BrowserService: Sendable {
         return try await run(profile.executor) { session in
             let (pending, first) = try Self.pending(closing, of: id, in: session)
             // Through the first of its windows still open; else its first window comes back to carry it.
-            let carrier = try pending.parts.lazy.compactMap { session.browser(withID: $0.browserID) }.first
+            let carrier =
+                try pending.parts.lazy.compactMap { session.browser(withID: $0.browserID) }.first
                 ?? session.createBrowser(incognito: first.incognito, id: first.browserID)
             return try carrier.dispatcher.dispatch(TabCommands.undoCloseAll, closing)
         }
@@ -349,10 +360,13 @@ public final class BrowserService: Sendable {
     }
 
     /// The pending close-all `id` of profile `profile`, and its first window's part.
-    private static func pending(_ id: ClosedTabID, of profile: ProfileID,
-                                in session: ProfileSession) throws -> (TabsClosing, TabsClosing.Part) {
+    private static func pending(
+        _ id: ClosedTabID, of profile: ProfileID,
+        in session: ProfileSession
+    ) throws -> (TabsClosing, TabsClosing.Part) {
         guard let pending = session.closings[id], let first = pending.parts.first,
-              (first.incognito ? session.offTheRecord?.id : session.browserState.id) == profile else {
+            (first.incognito ? session.offTheRecord?.id : session.browserState.id) == profile
+        else {
             throw ModelError.closingNotFound(id)
         }
         return (pending, first)
@@ -375,8 +389,10 @@ public final class BrowserService: Sendable {
     /// Dispatches a command named at run time with JSON-like arguments, as a screen's request: it must
     /// be registered, in the sending screen's navigator, and let through by the interceptors.
     /// - Parameter from: the sending screen's node id; nil judges against the top-most screen.
-    public func dispatch(name: String, arguments: CommandArguments, in id: BrowserID,
-                         from: String? = nil) async throws -> (result: CommandResult, version: Int) {
+    public func dispatch(
+        name: String, arguments: CommandArguments, in id: BrowserID,
+        from: String? = nil
+    ) async throws -> (result: CommandResult, version: Int) {
         try await withWindow(id, ifMatch: nil) { _, browser in
             guard browser.dispatcher.isRegistered(name) else { throw ModelError.commandNotRegistered(name) }
             guard browser.dispatcher.payloadType(of: name) == CommandArguments.self else {
@@ -392,8 +408,10 @@ public final class BrowserService: Sendable {
     public func version(of id: BrowserID) -> Int? { snapshots.window(id)?.snapshot.version }
 
     /// Runs `body` on the window's profile executor, checking `ifMatch`, then publishes what changed.
-    func withWindow<T: Sendable>(_ id: BrowserID, ifMatch: Int?, mutating: Bool = true,
-                                 _ body: @escaping @Sendable (ProfileSession, Browser) throws -> T) async throws -> T {
+    func withWindow<T: Sendable>(
+        _ id: BrowserID, ifMatch: Int?, mutating: Bool = true,
+        _ body: @escaping @Sendable (ProfileSession, Browser) throws -> T
+    ) async throws -> T {
         guard let window = snapshots.window(id), let profile = snapshots.profile(window.rootID) else {
             throw ModelError.browserNotFound(id)
         }

@@ -1,4 +1,4 @@
-public import BrowserModel
+import BrowserModel
 
 /// Arguments of a command named at run time (`POST …/commands/{name}`): JSON-like values.
 public enum CommandArgument: Sendable, Equatable {

@@ -110,8 +110,9 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
         let recorder = events.recorder
         recorder.onFirstPending = { [touches, unowned browser] in touches.touch(browser) }
         browser.userData.set(ActionLog(browser: browser, consumer: recorder, onAction: snapshots.onAction))
-        let coordinator = BrowserCoordinator(browser: browser, consumer: recorder,
-                                             interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
+        let coordinator = BrowserCoordinator(
+            browser: browser, consumer: recorder,
+            interceptors: [IncognitoLockInterceptor(lock: incognitoLock)])
         coordinator.start()
         browser.userData.set(coordinator)
         events.begin(window) { [weak coordinator] in coordinator?.node }
@@ -128,8 +129,9 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
 
     func snapshot(of state: BrowserState) -> ProfileSnapshot {
         let windows = session.browserList.count(state.isOffTheRecord ? .incognito : .regular)
-        return ProfileSnapshot(id: state.id, name: state.name, incognito: state.isOffTheRecord, parentID: state.original?.id,
-                               offTheRecordID: state.offTheRecord?.id, windowCount: windows, createdAt: state.createdAt)
+        return ProfileSnapshot(
+            id: state.id, name: state.name, incognito: state.isOffTheRecord, parentID: state.original?.id,
+            offTheRecordID: state.offTheRecord?.id, windowCount: windows, createdAt: state.createdAt)
     }
 
     func publishProfiles() {
@@ -195,8 +197,11 @@ extension ProfileMediator {
         return ClosedTabRecord(
             id: tab.id.rawValue, tabID: tab.tabID.rawValue, windowID: tab.browserID.rawValue, index: tab.index,
             groupID: tab.groupID?.rawValue,
-            group: tab.group.map { ClosedGroupRecord(title: $0.visualData.title, color: $0.visualData.color.rawValue,
-                                                     collapsed: $0.visualData.collapsed) },
+            group: tab.group.map {
+                ClosedGroupRecord(
+                    title: $0.visualData.title, color: $0.visualData.color.rawValue,
+                    collapsed: $0.visualData.collapsed)
+            },
             wasActive: tab.wasActive, wasPinned: tab.wasPinned, title: tab.title,
             faviconURL: tab.faviconURL, closedAt: tab.closedAt, historyIndex: current,
             history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) })

@@ -116,15 +116,21 @@ final class SnapshotIndex: Sendable {
     }
 
     private func announce(_ name: String, _ profile: ProfileSnapshot, in state: State) {
-        events.directory.append([PendingEvent(topic: .browsers, name: name, json: EventJSON.object { json in
-            json.key("profile")
-            json.profileItem(profile)
-        })], snapshot: Self.directory(state))
+        events.directory.append(
+            [
+                PendingEvent(
+                    topic: .browsers, name: name,
+                    json: EventJSON.object { json in
+                        json.key("profile")
+                        json.profileItem(profile)
+                    })
+            ], snapshot: Self.directory(state))
     }
 
     private func announceRemoval(_ id: ProfileID, in state: State) {
-        events.directory.append([PendingEvent(topic: .browsers, name: "profiles.remove", json: EventJSON.object("profileId", id.rawValue) { _ in })],
-                                snapshot: Self.directory(state))
+        events.directory.append(
+            [PendingEvent(topic: .browsers, name: "profiles.remove", json: EventJSON.object("profileId", id.rawValue) { _ in })],
+            snapshot: Self.directory(state))
     }
 
     private func publish(_ changes: [DirectoryChange]) {

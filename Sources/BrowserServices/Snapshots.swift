@@ -164,9 +164,10 @@ extension WebStateList {
     }
 
     func groupSnapshot(_ group: TabGroup, browserID: BrowserID) -> GroupSnapshot {
-        GroupSnapshot(id: group.id, browserID: browserID, title: group.visualData.title, color: group.visualData.color,
-                      collapsed: group.visualData.collapsed, start: group.range.start, count: group.range.count,
-                      tabIDs: (group.range.start..<group.range.end).map { webState(at: $0)!.id })
+        GroupSnapshot(
+            id: group.id, browserID: browserID, title: group.visualData.title, color: group.visualData.color,
+            collapsed: group.visualData.collapsed, start: group.range.start, count: group.range.count,
+            tabIDs: (group.range.start..<group.range.end).map { webState(at: $0)!.id })
     }
 }
 
@@ -194,38 +195,44 @@ extension Browser {
 
 extension WebState {
     var historySnapshot: HistorySnapshot {
-        HistorySnapshot(currentIndex: history.currentIndex, entries: history.items.map {
-            HistoryEntrySnapshot(url: $0.url, title: $0.title, transition: $0.transition, timestamp: $0.timestamp)
-        })
+        HistorySnapshot(
+            currentIndex: history.currentIndex,
+            entries: history.items.map {
+                HistoryEntrySnapshot(url: $0.url, title: $0.title, transition: $0.transition, timestamp: $0.timestamp)
+            })
     }
 }
 
 extension ClosedTabSnapshot {
     init(_ tab: ClosedTab) {
-        self.init(id: tab.id, tabID: tab.tabID, url: tab.history.currentItem?.url ?? "", title: tab.title, browserID: tab.browserID,
-                  index: tab.index, groupID: tab.groupID, wasActive: tab.wasActive, wasPinned: tab.wasPinned, closedAt: tab.closedAt)
+        self.init(
+            id: tab.id, tabID: tab.tabID, url: tab.history.currentItem?.url ?? "", title: tab.title, browserID: tab.browserID,
+            index: tab.index, groupID: tab.groupID, wasActive: tab.wasActive, wasPinned: tab.wasPinned, closedAt: tab.closedAt)
     }
 }
 
 extension ClosedEntrySnapshot {
     init(_ entry: ClosedEntry) {
         let leading = entry.leadingTab
-        self.init(id: entry.id, kind: entry.kind, leading: ClosedTabSnapshot(leading), tabs: entry.tabs.map(ClosedTabSnapshot.init),
-                  group: entry.kind == .group ? entry.tabs[0].group : nil)
+        self.init(
+            id: entry.id, kind: entry.kind, leading: ClosedTabSnapshot(leading), tabs: entry.tabs.map(ClosedTabSnapshot.init),
+            group: entry.kind == .group ? entry.tabs[0].group : nil)
     }
 }
 
 extension TabsClosingSnapshot {
     init(_ closing: TabsClosing, profileID: ProfileID, state: State, undoableUntil: Date? = nil) {
-        self.init(id: closing.id, profileID: profileID, policy: closing.policy, state: state,
-                  tabIDs: closing.tabs.map(\.id), browserIDs: closing.parts.map(\.browserID), undoableUntil: undoableUntil)
+        self.init(
+            id: closing.id, profileID: profileID, policy: closing.policy, state: state,
+            tabIDs: closing.tabs.map(\.id), browserIDs: closing.parts.map(\.browserID), undoableUntil: undoableUntil)
     }
 }
 
 extension ProfileSnapshot {
     /// A stored regular profile, as lists and the cluster's directory show it.
     public init(stored record: ProfileRecord, windowCount: Int) {
-        self.init(id: ProfileID(rawValue: record.id), name: record.name, incognito: false, parentID: nil, offTheRecordID: nil,
-                  windowCount: windowCount, createdAt: record.createdAt)
+        self.init(
+            id: ProfileID(rawValue: record.id), name: record.name, incognito: false, parentID: nil, offTheRecordID: nil,
+            windowCount: windowCount, createdAt: record.createdAt)
     }
 }

@@ -13,8 +13,10 @@ public struct OpenTabRequest: Sendable {
     public var groupID: TabGroupID?
     public var transition: PageTransition
 
-    public init(url: String, index: Int? = nil, activate: Bool = true, openerID: TabID? = nil, inheritOpener: Bool = false,
-                pinned: Bool = false, groupID: TabGroupID? = nil, transition: PageTransition = .typed) {
+    public init(
+        url: String, index: Int? = nil, activate: Bool = true, openerID: TabID? = nil, inheritOpener: Bool = false,
+        pinned: Bool = false, groupID: TabGroupID? = nil, transition: PageTransition = .typed
+    ) {
         self.url = url
         self.index = index
         self.activate = activate
@@ -38,8 +40,10 @@ public struct MoveTabRequest: Sendable {
     /// Join this group of the destination window (`MoveToGroup`, or an insert `InGroup` across windows).
     public var groupID: TabGroupID?
 
-    public init(tabID: TabID, index: Int?, destination: BrowserID? = nil, activate: Bool = false, pinned: Bool = false,
-                groupID: TabGroupID? = nil) {
+    public init(
+        tabID: TabID, index: Int?, destination: BrowserID? = nil, activate: Bool = false, pinned: Bool = false,
+        groupID: TabGroupID? = nil
+    ) {
         self.tabID = tabID
         self.index = index
         self.destination = destination
@@ -58,8 +62,10 @@ public struct PageStateUpdate: Sendable {
     public var faviconURL: String??
     public var openerID: TabID??
 
-    public init(tabID: TabID, title: String? = nil, loading: Bool? = nil, progress: Double? = nil,
-                faviconURL: String?? = nil, openerID: TabID?? = nil) {
+    public init(
+        tabID: TabID, title: String? = nil, loading: Bool? = nil, progress: Double? = nil,
+        faviconURL: String?? = nil, openerID: TabID?? = nil
+    ) {
         self.tabID = tabID
         self.title = title
         self.loading = loading

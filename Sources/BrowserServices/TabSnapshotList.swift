@@ -1,5 +1,5 @@
-public import BrowserModel
-public import Foundation
+import BrowserModel
+import Foundation
 
 /// A tab's values that do not depend on where it stands (its index, whether it is active or pinned
 /// come from the window): immutable, and shared by the snapshots of successive versions, so a change
@@ -75,7 +75,8 @@ public struct TabSnapshotList: RandomAccessCollection, Sendable, Equatable {
 
     /// The chunk holding position `index` (for an insert at the end, the last chunk).
     private func chunk(containing index: Int) -> Int {
-        var low = 0, high = chunks.count - 1
+        var low = 0
+        var high = chunks.count - 1
         while low < high {
             let middle = (low + high + 1) / 2
             if starts[middle] <= index { low = middle } else { high = middle - 1 }

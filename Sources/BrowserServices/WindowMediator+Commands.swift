@@ -10,9 +10,18 @@ extension WindowMediator {
             d.install(command, owner: self, handlerName: name) { [unowned self] payload in try handler(self, payload) }
         }
         add(TabCommands.open) { try $0.open($1) }
-        add(TabCommands.close) { m, id in try m.list.close(at: m.index(of: id), flags: .userAction); return id }
-        add(TabCommands.activate) { m, id in try m.list.activate(at: m.index(of: id)); return try m.snapshot(of: id) }
-        add(TabCommands.pin) { m, r in try m.list.setPinned(r.pinned, at: m.index(of: r.tabID)); return try m.snapshot(of: r.tabID) }
+        add(TabCommands.close) { m, id in
+            try m.list.close(at: m.index(of: id), flags: .userAction)
+            return id
+        }
+        add(TabCommands.activate) { m, id in
+            try m.list.activate(at: m.index(of: id))
+            return try m.snapshot(of: id)
+        }
+        add(TabCommands.pin) { m, r in
+            try m.list.setPinned(r.pinned, at: m.index(of: r.tabID))
+            return try m.snapshot(of: r.tabID)
+        }
         add(TabCommands.move) { try $0.move($1) }
         add(TabCommands.replace) { try $0.replace($1) }
         add(TabCommands.duplicate) { try $0.duplicate($1) }
@@ -25,8 +34,9 @@ extension WindowMediator {
             guard let closing = m.session.closings[id] else { throw ModelError.closingNotFound(id) }
             let profileID = m.profileID(of: closing)
             let back = try m.session.undoClosing(id)
-            return TabsClosingSnapshot(id: id, profileID: profileID, policy: closing.policy, state: .undone,
-                                       tabIDs: back.flatMap { $0.tabs.map(\.id) }, browserIDs: back.map(\.browser.id))
+            return TabsClosingSnapshot(
+                id: id, profileID: profileID, policy: closing.policy, state: .undone,
+                tabIDs: back.flatMap { $0.tabs.map(\.id) }, browserIDs: back.map(\.browser.id))
         }
         add(TabCommands.confirmCloseAll) { m, id in
             guard let closing = m.session.closings[id] else { throw ModelError.closingNotFound(id) }
@@ -63,7 +73,10 @@ extension WindowMediator {
             try m.list.moveGroup(group, before: r.beforeIndex)
             return m.snapshot(of: group)
         }
-        add(TabCommands.deleteGroup) { m, id in try m.list.deleteGroup(m.group(id)); return id }
+        add(TabCommands.deleteGroup) { m, id in
+            try m.list.deleteGroup(m.group(id))
+            return id
+        }
         add(TabCommands.closeGroup) { m, id in try m.closeMany(.group(id)) }
         add(TabCommands.closeWindow) { m, id in
             try m.session.closeBrowser(m.browser)
@@ -129,8 +142,11 @@ extension WindowMediator {
         }
         let group = try request.groupID.map(group)
         let tab = try newTab(url: url, transition: request.transition)
-        let index = try list.insert(tab, InsertionParams(index: request.index, opener: opener, inheritOpener: request.inheritOpener,
-                                                          activate: request.activate, pinned: request.pinned, group: group))
+        let index = try list.insert(
+            tab,
+            InsertionParams(
+                index: request.index, opener: opener, inheritOpener: request.inheritOpener,
+                activate: request.activate, pinned: request.pinned, group: group))
         return list.tabSnapshot(at: index, browserID: browser.id)
     }
 
@@ -147,13 +163,15 @@ extension WindowMediator {
         }
         if let groupID = request.groupID {
             guard let group = destination.webStateList.group(withID: groupID) else { throw ModelError.groupNotFound(groupID) }
-            let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate,
-                                            group: group)
+            let index = try session.moveTab(
+                request.tabID, to: destination, index: request.index, activate: request.activate,
+                group: group)
             return destination.webStateList.tabSnapshot(at: index, browserID: destination.id)
         }
         if destination !== browser {
-            let index = try session.moveTab(request.tabID, to: destination, index: request.index, activate: request.activate,
-                                            pinned: request.pinned)
+            let index = try session.moveTab(
+                request.tabID, to: destination, index: request.index, activate: request.activate,
+                pinned: request.pinned)
             return destination.webStateList.tabSnapshot(at: index, browserID: destination.id)
         }
         guard let to = request.index, list.containsIndex(to) else {
@@ -243,7 +261,8 @@ extension WindowMediator {
             throw ModelError.incognitoMismatch("incognito windows have no recently closed tabs")
         }
         let newWindow = request.newWindow.flatMap { session.browser(withID: $0) }
-        let (target, _, index) = try request.entry.map { try session.restoreClosedTab($0, activate: request.activate, newWindow: newWindow) }
+        let (target, _, index) =
+            try request.entry.map { try session.restoreClosedTab($0, activate: request.activate, newWindow: newWindow) }
             ?? session.restoreMostRecentClosedTab(in: browser, activate: request.activate)
         return target.webStateList.tabSnapshot(at: index, browserID: target.id)
     }
@@ -278,8 +297,9 @@ extension WindowMediator {
         let indices = Set(try request.tabIDs.map(index(of:)))
         var data: TabGroupVisualData?
         if request.title != nil || request.color != nil {
-            data = TabGroupVisualData(title: try InputValidation.title(request.title ?? "", limits: limits),
-                                      color: request.color ?? TabGroupColor.next(after: list.groups.map(\.visualData.color)))
+            data = TabGroupVisualData(
+                title: try InputValidation.title(request.title ?? "", limits: limits),
+                color: request.color ?? TabGroupColor.next(after: list.groups.map(\.visualData.color)))
         }
         return snapshot(of: try list.createGroup(indices: indices, visualData: data))
     }
@@ -294,4 +314,3 @@ extension WindowMediator {
         return snapshot(of: group)
     }
 }
-

@@ -42,8 +42,10 @@ extension WindowMediator {
         if state.layoutDirty {
             change.windows.append(windowRecord())
         } else {
-            change.windowHeaders.append(WindowHeaderRecord(id: browser.id.rawValue, version: version, activeIndex: list.activeIndex,
-                                                           pinnedCount: list.pinnedCount, lastActiveAt: browser.lastActiveAt))
+            change.windowHeaders.append(
+                WindowHeaderRecord(
+                    id: browser.id.rawValue, version: version, activeIndex: list.activeIndex,
+                    pinnedCount: list.pinnedCount, lastActiveAt: browser.lastActiveAt))
         }
         change.deletedTabs += state.removedTabs.map(\.rawValue).sorted()
         for (_, tab) in state.dirtyTabs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where list.contains(tab) {
@@ -72,8 +74,9 @@ extension WindowMediator {
             id: browser.id.rawValue, profileID: browser.browserState.id.rawValue, version: version,
             tabOrder: includingOrder ? list.webStates.map(\.id.rawValue) : [], activeIndex: list.activeIndex, pinnedCount: list.pinnedCount,
             groups: list.groups.sorted { $0.range.start < $1.range.start }.map {
-                GroupRecord(id: $0.id.rawValue, title: $0.visualData.title, color: $0.visualData.color.rawValue,
-                            collapsed: $0.visualData.collapsed)
+                GroupRecord(
+                    id: $0.id.rawValue, title: $0.visualData.title, color: $0.visualData.color.rawValue,
+                    collapsed: $0.visualData.collapsed)
             },
             createdAt: browser.createdAt, lastActiveAt: browser.lastActiveAt)
     }

@@ -31,9 +31,10 @@ struct APIIndex: Encodable {
     ]
 
     init(configuration: BrowserdConfiguration) {
-        limits = Limits(maxBodyBytes: configuration.server.maxBodyBytes,
-                        idleTimeoutSeconds: configuration.server.idleTimeoutSeconds,
-                        connectionLimit: configuration.server.connectionLimit)
+        limits = Limits(
+            maxBodyBytes: configuration.server.maxBodyBytes,
+            idleTimeoutSeconds: configuration.server.idleTimeoutSeconds,
+            connectionLimit: configuration.server.connectionLimit)
     }
 
     var jsonBytes: [UInt8] {

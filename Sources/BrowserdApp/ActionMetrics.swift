@@ -19,8 +19,10 @@ final class ActionMetrics: Sendable {
             if let pair = counters[name] { return pair }
             let label = counters.count < Self.nameLimit ? name : "other"
             if let pair = counters[label] { return pair }
-            let pair = (ok: Counter(label: "browserd_actions_total", dimensions: [("name", label), ("result", "ok")], factory: factory),
-                        error: Counter(label: "browserd_actions_total", dimensions: [("name", label), ("result", "error")], factory: factory))
+            let pair = (
+                ok: Counter(label: "browserd_actions_total", dimensions: [("name", label), ("result", "ok")], factory: factory),
+                error: Counter(label: "browserd_actions_total", dimensions: [("name", label), ("result", "error")], factory: factory)
+            )
             counters[label] = pair
             return pair
         }

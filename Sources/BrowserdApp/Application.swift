@@ -68,14 +68,16 @@ public final class Application: Sendable {
         }
         self.sink = sink
         var operations = OperationsRoutes(readiness: readiness, registry: registry, configuration: configuration)
-        let streamsGauge = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "browserd", metricName: "event", unitName: "streams", helpText: "Event streams open now."))
+        let streamsGauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "browserd", metricName: "event", unitName: "streams", helpText: "Event streams open now."))
         let serviceForMetrics = Mutex<BrowserService?>(nil)
-        let backend: any StoreBackend = if let url = configuration.database {
-            ClusterBackend(url: url, configuration: configuration, sink: sink, factory: factory)
-        } else {
-            EmbeddedBackend(dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep)
-        }
+        let backend: any StoreBackend =
+            if let url = configuration.database {
+                ClusterBackend(url: url, configuration: configuration, sink: sink, factory: factory)
+            } else {
+                EmbeddedBackend(dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep)
+            }
         self.backend = backend
         operations.beforeScrape = {
             if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) }
@@ -84,11 +86,15 @@ public final class Application: Sendable {
         operations.register(in: &router)
         InspectorRoutes().register(in: &router)
         let actionMetrics = ActionMetrics(factory: factory)
-        let service = BrowserService(limits: configuration.modelLimits, sink: sink, waitsForCommit: !configuration.relaxedDurability,
-                                     events: configuration.events, framing: SSEFraming(), onAction: { name, ok in
-            actionMetrics.count(name, ok: ok)
-        }, writeQuota: configuration.profileWriteBytesPerSecond == 0 ? nil
-            : WriteQuota(bytesPerSecond: configuration.profileWriteBytesPerSecond, burstBytes: 8 * configuration.profileWriteBytesPerSecond))
+        let service = BrowserService(
+            limits: configuration.modelLimits, sink: sink, waitsForCommit: !configuration.relaxedDurability,
+            events: configuration.events, framing: SSEFraming(),
+            onAction: { name, ok in
+                actionMetrics.count(name, ok: ok)
+            },
+            writeQuota: configuration.profileWriteBytesPerSecond == 0
+                ? nil
+                : WriteQuota(bytesPerSecond: configuration.profileWriteBytesPerSecond, burstBytes: 8 * configuration.profileWriteBytesPerSecond))
         self.service = service
         serviceForMetrics.withLock { $0 = service }
         let tokens = TokenStore(adminToken: configuration.adminToken)
@@ -138,8 +144,9 @@ public final class Application: Sendable {
         server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
         // Several instances: every answer names the instance that made it (a relayed one keeps its own).
         server.responseHeaders = backend.responseHeaders
-        let http = HTTPServer(configuration: server, router: router, logger: logger,
-                              observer: MetricsObserver(factory: factory))
+        let http = HTTPServer(
+            configuration: server, router: router, logger: logger,
+            observer: MetricsObserver(factory: factory))
         self.server = http
         // The adaptive tick gathers events only while the stream loops still write the last ones.
         service.events.deliveryBusy { [weak http] in http?.streamsBusy ?? false }
@@ -159,14 +166,16 @@ public final class Application: Sendable {
         if configuration.adminToken == nil {
             logger.warning("authentication is off: no admin token is set (allowed only because the server binds loopback)")
         }
-        logger.info("browserd started", metadata: store.merging([
-            "version": "\(BuildInfo.version)",
-            "address": "\(configuration.server.host):\(server.port)",
-            "threads": "\(configuration.server.threads)",
-            "connectionLimit": "\(configuration.server.connectionLimit)",
-            "maxBodyBytes": "\(configuration.server.maxBodyBytes)",
-            "idleTimeout": "\(configuration.server.idleTimeoutSeconds)s",
-        ]) { $1 })
+        logger.info(
+            "browserd started",
+            metadata: store.merging([
+                "version": "\(BuildInfo.version)",
+                "address": "\(configuration.server.host):\(server.port)",
+                "threads": "\(configuration.server.threads)",
+                "connectionLimit": "\(configuration.server.connectionLimit)",
+                "maxBodyBytes": "\(configuration.server.maxBodyBytes)",
+                "idleTimeout": "\(configuration.server.idleTimeoutSeconds)s",
+            ]) { $1 })
     }
 
     /// Stops taking work, answers what is in flight, ends streams and stops the server.

@@ -2,8 +2,8 @@ public import BrowserAPI
 public import BrowserCluster
 public import BrowserModel
 public import BrowserPostgres
-import Foundation
 public import BrowserServices
+import Foundation
 public import HTTPServer
 public import Logging
 
@@ -57,12 +57,17 @@ public struct BrowserdConfiguration: Sendable {
 
     /// The server's CORS policy for ``corsOrigins``; nil when the list is empty.
     public var corsPolicy: CORSPolicy? {
-        corsOrigins.isEmpty ? nil : CORSPolicy(origins: corsOrigins, allowedHeaders: Self.corsAllowedHeaders,
-                                              exposedHeaders: Self.corsExposedHeaders, maxAgeSeconds: 600)
+        corsOrigins.isEmpty
+            ? nil
+            : CORSPolicy(
+                origins: corsOrigins, allowedHeaders: Self.corsAllowedHeaders,
+                exposedHeaders: Self.corsExposedHeaders, maxAgeSeconds: 600)
     }
 
-    public init(server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info,
-                adminToken: String? = nil) {
+    public init(
+        server: ServerConfiguration = ServerConfiguration(), dataDirectory: String = "./data", logLevel: Logger.Level = .info,
+        adminToken: String? = nil
+    ) {
         self.server = server
         self.dataDirectory = dataDirectory
         self.logLevel = logLevel
@@ -94,8 +99,9 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...3_600).contains(server.requestHeadTimeoutSeconds), "--request-head-timeout must be 1…3600 seconds, got \(server.requestHeadTimeoutSeconds)")
         try check((0...(1 << 30)).contains(server.minimumBodyRate), "--min-body-rate must be 0…1073741824 bytes/s, got \(server.minimumBodyRate)")
         if let hosts = server.allowedHosts {
-            try check(!hosts.isEmpty && hosts.allSatisfy { !$0.contains("/") && !$0.contains(" ") },
-                      "--allowed-hosts must list host names like browserd.example.com, got \(hosts)")
+            try check(
+                !hosts.isEmpty && hosts.allSatisfy { !$0.contains("/") && !$0.contains(" ") },
+                "--allowed-hosts must list host names like browserd.example.com, got \(hosts)")
         }
         try check(!dataDirectory.isEmpty, "--data-dir must not be empty")
         try check((1...1_000_000).contains(events.replayEvents), "--replay-events must be 1…1000000, got \(events.replayEvents)")
@@ -105,9 +111,10 @@ public struct BrowserdConfiguration: Sendable {
         try check(events.maxStreams >= 1, "--max-streams must be at least 1, got \(events.maxStreams)")
         try check(events.maxStreamsPerProfile >= 1, "--max-streams-per-profile must be at least 1, got \(events.maxStreamsPerProfile)")
         if let base = webDriverBasePath {
-            try check(base.hasPrefix("/") && !base.hasSuffix("/") && !base.hasPrefix("/v1") && base != "/inspector"
-                      && !base.contains("{") && !base.contains("?") && !base.contains(" "),
-                      "--webdriver-base-path must be a path like /webdriver (no trailing slash, not under /v1), got \(base)")
+            try check(
+                base.hasPrefix("/") && !base.hasSuffix("/") && !base.hasPrefix("/v1") && base != "/inspector"
+                    && !base.contains("{") && !base.contains("?") && !base.contains(" "),
+                "--webdriver-base-path must be a path like /webdriver (no trailing slash, not under /v1), got \(base)")
         }
         try check(modelLimits.profileBytes >= 64 * 1024, "--profile-max-bytes must be at least 65536, got \(modelLimits.profileBytes)")
         try check(webDriver.sessionTimeout >= .seconds(1), "--webdriver-session-timeout must be at least 1 second")
@@ -118,17 +125,21 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
         try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
         if let advertiseURL {
-            try check((advertiseURL.hasPrefix("http://") || advertiseURL.hasPrefix("https://")) && !advertiseURL.hasSuffix("/")
-                      && URLComponents(string: advertiseURL)?.host?.isEmpty == false,
-                      "--advertise-url must be an http(s) URL without a trailing slash, like http://10.0.0.2:8080, got \(advertiseURL)")
+            try check(
+                (advertiseURL.hasPrefix("http://") || advertiseURL.hasPrefix("https://")) && !advertiseURL.hasSuffix("/")
+                    && URLComponents(string: advertiseURL)?.host?.isEmpty == false,
+                "--advertise-url must be an http(s) URL without a trailing slash, like http://10.0.0.2:8080, got \(advertiseURL)")
             try check(database != nil, "--advertise-url needs --database-url (it is how other instances on that database reach this one)")
         }
         if database != nil {
-            try check((clusterSecret?.utf8.count ?? 0) >= 16,
-                      "--database-url needs --cluster-secret-file (or BROWSERD_CLUSTER_SECRET_FILE): a file holding a secret of at least 16 characters that every instance on the database shares")
+            try check(
+                (clusterSecret?.utf8.count ?? 0) >= 16,
+                "--database-url needs --cluster-secret-file (or BROWSERD_CLUSTER_SECRET_FILE): a file holding a secret of at least 16 characters that every instance on the database shares"
+            )
         }
         if database != nil, advertiseURL == nil, server.host == "0.0.0.0" || server.host == "::" {
-            throw Invalid(description: "--advertise-url is needed with --database-url when binding \(server.host): other instances must know which address reaches this one")
+            throw Invalid(
+                description: "--advertise-url is needed with --database-url when binding \(server.host): other instances must know which address reaches this one")
         }
         for origin in corsOrigins {
             if let problem = CORSPolicy.problem(with: origin) { throw Invalid(description: "--cors-origins: \(problem)") }
@@ -139,7 +150,9 @@ public struct BrowserdConfiguration: Sendable {
         if let adminToken {
             try check(adminToken.count >= 16, "the admin token must have at least 16 characters")
         } else {
-            try check(isLoopbackOnly, "refusing to serve \(server.host) without an admin token: set BROWSERD_ADMIN_TOKEN or --admin-token-file (auth may be off only on a loopback address)")
+            try check(
+                isLoopbackOnly,
+                "refusing to serve \(server.host) without an admin token: set BROWSERD_ADMIN_TOKEN or --admin-token-file (auth may be off only on a loopback address)")
         }
     }
 }

@@ -69,8 +69,9 @@ final class ClusterBackend: StoreBackend {
     }
 
     func backup() async throws -> (path: String, bytes: Int) {
-        throw HTTPError(409, kind: "backup-elsewhere", title: "Backup Elsewhere",
-                        detail: "The state is in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups).")
+        throw HTTPError(
+            409, kind: "backup-elsewhere", title: "Backup Elsewhere",
+            detail: "The state is in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, base backups).")
     }
 
     func start(_ app: Application, started: ContinuousClock.Instant) async throws {
@@ -81,7 +82,12 @@ final class ClusterBackend: StoreBackend {
         // the pool must outlive the service group's graceful shutdown (which its run() would follow),
         // since the writer commits what is queued after the server stops; ``stop()`` ends it last.
         await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
-            pool.withLock { $0 = Task.detached { started.resume(); await store.run() } }
+            pool.withLock {
+                $0 = Task.detached {
+                    started.resume()
+                    await store.run()
+                }
+            }
         }
         try await store.prepare()
         app.readiness.clear("startup")
@@ -90,10 +96,11 @@ final class ClusterBackend: StoreBackend {
             let host = configuration.server.host
             held.advertiseURL = "http://\(host.contains(":") ? "[\(host)]" : host):\(app.server.port)"
         }
-        let cluster = ClusterMembership(leases: ProfileLeases(store: store, held: held, logger: app.logger), store: store,
-                                        service: app.service, tokens: app.tokens, idempotency: app.idempotency,
-                                        webDriverBasePath: configuration.webDriverBasePath, secret: configuration.clusterSecret ?? "",
-                                        timing: timing, factory: app.metricsFactory, logger: app.logger)
+        let cluster = ClusterMembership(
+            leases: ProfileLeases(store: store, held: held, logger: app.logger), store: store,
+            service: app.service, tokens: app.tokens, idempotency: app.idempotency,
+            webDriverBasePath: configuration.webDriverBasePath, secret: configuration.clusterSecret ?? "",
+            timing: timing, factory: app.metricsFactory, logger: app.logger)
         membership.set(cluster)
         placementSlot.set(cluster)
         app.sink.attach(StoreWriter(store: store))
@@ -127,8 +134,9 @@ final class ClusterBackend: StoreBackend {
         let held = service.heldProfiles
         for profile in held { await cluster.drop(profile.rawValue, reason: .commitFailed) }
         try? await cluster.leases.release(held.map(\.rawValue))
-        logger.notice("profiles dropped from memory after a failed commit; they come back from the database on demand",
-                      metadata: ["profiles": "\(held.count)"])
+        logger.notice(
+            "profiles dropped from memory after a failed commit; they come back from the database on demand",
+            metadata: ["profiles": "\(held.count)"])
     }
 
     func beforeScrape() {

@@ -65,9 +65,11 @@ struct EmbeddedBackend: StoreBackend {
         app.sink.attach(StoreWriter(store: store))
         readiness.clear("restore")
         for (window, route, outcome) in await app.service.runSavedRoutes() {
-            logger.notice("followed a route saved during restore", metadata: [
-                "window": "\(window)", "savedRoute": "\(route.id)", "outcome": "\(outcome)",
-            ])
+            logger.notice(
+                "followed a route saved during restore",
+                metadata: [
+                    "window": "\(window)", "savedRoute": "\(route.id)", "outcome": "\(outcome)",
+                ])
         }
         // Stored values the model could not take as they were: each is said once (the first 100).
         for repair in summary.repairs.prefix(100) {
@@ -76,10 +78,12 @@ struct EmbeddedBackend: StoreBackend {
         if summary.repairs.count > 100 {
             logger.warning("restore repaired more stored values", metadata: ["more": "\(summary.repairs.count - 100)"])
         }
-        logger.info("restored", metadata: [
-            "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
-            "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
-        ])
+        logger.info(
+            "restored",
+            metadata: [
+                "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
+                "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
+            ])
         app.announceStarted(["dataDir": "\(dataDirectory)"])
     }
 
@@ -89,11 +93,13 @@ struct EmbeddedBackend: StoreBackend {
         for repair in summary.repairs.prefix(100) {
             logger.warning("rollback repaired a stored value", metadata: ["repair": "\(repair)"])
         }
-        logger.notice("changes that were not committed were undone in memory", metadata: [
-            "windowsRebuilt": "\(summary.windowsRebuilt)", "windowsClosed": "\(summary.windowsClosed)",
-            "windowsReopened": "\(summary.windowsReopened)", "profilesRemoved": "\(summary.profilesRemoved)",
-            "profilesRestored": "\(summary.profilesRestored)",
-        ])
+        logger.notice(
+            "changes that were not committed were undone in memory",
+            metadata: [
+                "windowsRebuilt": "\(summary.windowsRebuilt)", "windowsClosed": "\(summary.windowsClosed)",
+                "windowsReopened": "\(summary.windowsReopened)", "profilesRemoved": "\(summary.profilesRemoved)",
+                "profilesRestored": "\(summary.profilesRestored)",
+            ])
     }
 
     func beforeScrape() {}

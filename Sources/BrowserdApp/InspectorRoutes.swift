@@ -7,7 +7,8 @@ import HTTPServer
 /// script or style, no frames.
 struct InspectorRoutes {
     /// What the page may load and connect to: this server only.
-    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
         + "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     struct Asset {
@@ -58,9 +59,11 @@ struct InspectorRoutes {
             "ETag": asset.etag, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer", "Content-Security-Policy": contentSecurityPolicy,
         ]
-        if let tags = request.headers["If-None-Match"], tags.split(separator: ",").contains(where: {
-            $0.trimmingCharacters(in: .whitespaces) == asset.etag || $0.trimmingCharacters(in: .whitespaces) == "*"
-        }) {
+        if let tags = request.headers["If-None-Match"],
+            tags.split(separator: ",").contains(where: {
+                $0.trimmingCharacters(in: .whitespaces) == asset.etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+            })
+        {
             return HTTPResponse(status: 304, headers: headers)
         }
         headers.set("Content-Type", asset.contentType)

@@ -28,9 +28,11 @@ final class MetricsObserver: HTTPServerObserver {
         let key = "\(Self.methodLabel(method)) \(route) \(status)"
         let counter = counters.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: "browserd_http_requests_total", dimensions: [
-                ("method", Self.methodLabel(method)), ("route", route), ("status", String(status)),
-            ], factory: factory)
+            let counter = Counter(
+                label: "browserd_http_requests_total",
+                dimensions: [
+                    ("method", Self.methodLabel(method)), ("route", route), ("status", String(status)),
+                ], factory: factory)
             counters[key] = counter
             return counter
         }
@@ -38,8 +40,9 @@ final class MetricsObserver: HTTPServerObserver {
         guard !isStream else { return }
         let timer = timers.withLock { timers in
             if let timer = timers[route] { return timer }
-            let timer = Metrics.Timer(label: "browserd_http_request_duration_seconds", dimensions: [("route", route)],
-                                      preferredDisplayUnit: .seconds, factory: factory)
+            let timer = Metrics.Timer(
+                label: "browserd_http_request_duration_seconds", dimensions: [("route", route)],
+                preferredDisplayUnit: .seconds, factory: factory)
             timers[route] = timer
             return timer
         }

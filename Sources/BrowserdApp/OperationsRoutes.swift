@@ -32,8 +32,9 @@ struct OperationsRoutes {
         let beforeScrape = self.beforeScrape
         router.get("/metrics") { _ in
             beforeScrape()
-            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer(),
-                         headers: ["Cache-Control": "no-store"])
+            return HTTPResponse(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer(),
+                headers: ["Cache-Control": "no-store"])
         }
 
         let contract = HTTPResponse(status: 200, contentType: "application/yaml", body: PackageResources.openapi_yaml)

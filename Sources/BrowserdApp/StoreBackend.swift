@@ -1,8 +1,8 @@
 import BrowserAPI
-public import BrowserServices
-public import HTTPServer
-import Logging
 import BrowserPersistence
+import BrowserServices
+import HTTPServer
+import Logging
 
 /// Where the state lives, and all that comes with that choice: the embedded SQLite file
 /// (``EmbeddedBackend``), or PostgreSQL shared by several instances with the cluster

@@ -41,7 +41,8 @@ public struct CORSPolicy: Sendable, Equatable {
         }
         let authority = origin.dropFirst(scheme.count)
         guard !authority.isEmpty, !authority.contains("/"), !authority.contains("?"), !authority.contains("#"),
-              !authority.contains("@"), !authority.contains(" ") else {
+            !authority.contains("@"), !authority.contains(" ")
+        else {
             return "\(origin) is not an origin: it must be scheme://host[:port], with no path, query or user"
         }
         if origin != origin.lowercased() { return "\(origin) is not an origin as browsers send it: use lower case" }

@@ -10,8 +10,10 @@ public struct HTTPError: Error, Sendable {
     ///   - kind: the slug of the problem type; the type URI is `/problems/<kind>`.
     ///   - title: the short summary shared by every occurrence of this kind.
     ///   - detail: what went wrong this time and how to fix it.
-    public init(_ status: Int, kind: String, title: String, detail: String? = nil, headers: HTTPHeaders = HTTPHeaders(),
-                extensions: [String: String] = [:]) {
+    public init(
+        _ status: Int, kind: String, title: String, detail: String? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        extensions: [String: String] = [:]
+    ) {
         self.problem = Problem(type: "/problems/\(kind)", title: title, status: status, detail: detail, extensions: extensions)
         self.headers = headers
     }
@@ -33,15 +35,17 @@ public struct HTTPError: Error, Sendable {
     /// The path exists but not with this method; `allow` lists the methods it has.
     public static func methodNotAllowed(_ method: HTTPMethod, allow: [HTTPMethod]) -> HTTPError {
         let list = allow.map(\.rawValue).joined(separator: ", ")
-        return HTTPError(405, kind: "method-not-allowed", title: "Method Not Allowed",
-                         detail: "\(method.rawValue) is not allowed here; allowed: \(list).",
-                         headers: ["Allow": list])
+        return HTTPError(
+            405, kind: "method-not-allowed", title: "Method Not Allowed",
+            detail: "\(method.rawValue) is not allowed here; allowed: \(list).",
+            headers: ["Allow": list])
     }
 
     /// The body is larger than the configured limit.
     public static func payloadTooLarge(limit: Int) -> HTTPError {
-        HTTPError(413, kind: "payload-too-large", title: "Payload Too Large",
-                  detail: "The request body exceeds the limit of \(limit) bytes.")
+        HTTPError(
+            413, kind: "payload-too-large", title: "Payload Too Large",
+            detail: "The request body exceeds the limit of \(limit) bytes.")
     }
 
     /// The handler failed in a way the client cannot fix.

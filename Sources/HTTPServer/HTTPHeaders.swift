@@ -42,7 +42,8 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// ASCII case-insensitive comparison, the rule for field names (RFC 9110 §5.1).
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        let a = a.utf8, b = b.utf8
+        let a = a.utf8
+        let b = b.utf8
         guard a.count == b.count else { return false }
         for (x, y) in zip(a, b) where x != y {
             let lx = (x >= 65 && x <= 90) ? x + 32 : x

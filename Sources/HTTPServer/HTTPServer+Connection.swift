@@ -2,9 +2,9 @@ import CMicroHTTPD
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The access-handler protocol of libmicrohttpd 0.9.75, in one place.
@@ -64,8 +64,9 @@ extension HTTPServer {
         case .receiving:
             return dispatch(context, on: connection)
         case .discarding:
-            return queue(HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path),
-                         for: context, on: connection)
+            return queue(
+                HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path),
+                for: context, on: connection)
         case .waiting:
             guard let response = context.takeReadyResponse() else { return .YES }
             return queue(response, for: context, on: connection)
@@ -88,19 +89,25 @@ extension HTTPServer {
             MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
         }
         guard known else {
-            return HTTPError(501, kind: "method-not-implemented", title: "Not Implemented",
-                             detail: "The method is not one this server knows (those of RFC 9110, PATCH and QUERY).",
-                             headers: ["Connection": "close"]).response(instance: nil)
+            return HTTPError(
+                501, kind: "method-not-implemented", title: "Not Implemented",
+                detail: "The method is not one this server knows (those of RFC 9110, PATCH and QUERY).",
+                headers: ["Connection": "close"]
+            ).response(instance: nil)
         }
         if let allowed = configuration.allowedHosts, let host = header("Host"), !Self.host(host, isIn: allowed) {
-            return HTTPError(421, kind: "misdirected-request", title: "Misdirected Request",
-                             detail: "This server does not answer for the host this request names (see --allowed-hosts).",
-                             headers: ["Connection": "close"]).response(instance: nil)
+            return HTTPError(
+                421, kind: "misdirected-request", title: "Misdirected Request",
+                detail: "This server does not answer for the host this request names (see --allowed-hosts).",
+                headers: ["Connection": "close"]
+            ).response(instance: nil)
         }
         if header("Transfer-Encoding") != nil, header("Content-Length") != nil {
-            return HTTPError(400, kind: "ambiguous-framing", title: "Ambiguous Framing",
-                             detail: "A request may carry Content-Length or Transfer-Encoding, not both (RFC 9112 section 6.1).",
-                             headers: ["Connection": "close"]).response(instance: context.path)
+            return HTTPError(
+                400, kind: "ambiguous-framing", title: "Ambiguous Framing",
+                detail: "A request may carry Content-Length or Transfer-Encoding, not both (RFC 9112 section 6.1).",
+                headers: ["Connection": "close"]
+            ).response(instance: context.path)
         }
         if let declared = header("Content-Length"), let length = Int(declared), length > configuration.maxBodyBytes {
             return HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path)
@@ -119,7 +126,8 @@ extension HTTPServer {
             name = name[..<colon]
         }
         if name.hasPrefix("127."), name.split(separator: ".").count == 4, name.allSatisfy({ $0.isNumber || $0 == "." }),
-           allowed.contains("127.0.0.1") {
+            allowed.contains("127.0.0.1")
+        {
             return true
         }
         return allowed.contains { $0.lowercased() == name }
@@ -136,11 +144,15 @@ extension HTTPServer {
         context.body = []
         // A POST a web page could send cross-origin without a preflight (when configured: auth off).
         if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,
-           !MediaType.isJSON(request.headers["Content-Type"] ?? "") {
-            return queue(HTTPError(415, kind: "unsupported-media-type", title: "Unsupported Media Type",
-                                   detail: "A POST must say Content-Type: application/json (or carry an Authorization header), even with an empty body.",
-                                   headers: ["Accept-Post": "application/json"]).response(instance: context.path),
-                         for: context, on: connection)
+            !MediaType.isJSON(request.headers["Content-Type"] ?? "")
+        {
+            return queue(
+                HTTPError(
+                    415, kind: "unsupported-media-type", title: "Unsupported Media Type",
+                    detail: "A POST must say Content-Type: application/json (or carry an Authorization header), even with an empty body.",
+                    headers: ["Accept-Post": "application/json"]
+                ).response(instance: context.path),
+                for: context, on: connection)
         }
         if let cors = configuration.cors, let origin = request.headers["Origin"], cors.allows(origin) {
             context.corsOrigin = origin
@@ -153,15 +165,17 @@ extension HTTPServer {
             if let respond = router.failureResponder(for: context.path) {
                 return queue(respond(request, nil), for: context, on: connection)
             }
-            return queue(HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
-                         for: context, on: connection)
+            return queue(
+                HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
+                for: context, on: connection)
         case .methodNotAllowed(let allow, let template):
             context.routeTemplate = template
             if let respond = router.failureResponder(for: context.path) {
                 return queue(respond(request, allow), for: context, on: connection)
             }
-            return queue(HTTPError.methodNotAllowed(context.method, allow: allow).response(instance: context.path),
-                         for: context, on: connection)
+            return queue(
+                HTTPError.methodNotAllowed(context.method, allow: allow).response(instance: context.path),
+                for: context, on: connection)
         case .matched(let responder, let parameters, let template):
             context.routeTemplate = template
             request.pathParameters = parameters
@@ -201,8 +215,9 @@ extension HTTPServer {
         let methods: [HTTPMethod]
         switch router.resolve(method: .options, path: context.path) {
         case .notFound:
-            return queue(HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
-                         for: context, on: connection)
+            return queue(
+                HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
+                for: context, on: connection)
         case .methodNotAllowed(let allow, let template):
             context.routeTemplate = template
             methods = allow
@@ -210,17 +225,20 @@ extension HTTPServer {
             context.routeTemplate = template
             methods = [.options]
         }
-        context.corsOrigin = nil // the preflight's own headers say it all
-        return queue(HTTPResponse(status: 204, headers: policy.preflightHeaders(origin: origin, methods: methods)),
-                     for: context, on: connection)
+        context.corsOrigin = nil  // the preflight's own headers say it all
+        return queue(
+            HTTPResponse(status: 204, headers: policy.preflightHeaders(origin: origin, methods: methods)),
+            for: context, on: connection)
     }
 
     /// The answer for an error a handler threw: its problem, or a logged 500.
     func errorResponse(_ error: any Error, request: HTTPRequest) -> HTTPResponse {
         if let error = error as? HTTPError { return error.response(instance: request.path) }
-        logger.error("handler failed", metadata: [
-            "method": "\(request.method)", "route": "\(request.routeTemplate ?? "-")", "error": "\(error)",
-        ])
+        logger.error(
+            "handler failed",
+            metadata: [
+                "method": "\(request.method)", "route": "\(request.routeTemplate ?? "-")", "error": "\(error)",
+            ])
         return HTTPError.internalError("The server could not answer this request.").response(instance: request.path)
     }
 
@@ -247,8 +265,9 @@ extension HTTPServer {
             return MHD_queue_response(connection, UInt32(shared.status), prebuilt)
         case .bytes(let bytes):
             mhdResponse = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
-                                                .RESPMEM_MUST_COPY)
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
+                    .RESPMEM_MUST_COPY)
             }
         case .stream(let body):
             return handOver(response, body: body, for: context, on: connection)
@@ -282,7 +301,8 @@ extension HTTPServer {
             logger.error("a stream could not take its connection over", metadata: ["path": "\(context.path)", "errno": "\(errno)"])
             return .NO
         }
-        var on: Int32 = 1, off: Int32 = 0
+        var on: Int32 = 1
+        var off: Int32 = 0
         _ = setsockopt(own, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         _ = setsockopt(own, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size))
         _ = fcntl(own, F_SETFL, fcntl(own, F_GETFL) | O_NONBLOCK)
@@ -299,8 +319,9 @@ extension HTTPServer {
         var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
         for field in headers { head += "\(field.name): \(field.value)\r\n" }
         head += Self.dateHeader() + "\r\n"
-        let writer = StreamWriter(id: id, fd: own, loop: loops[id % loops.count], head: Array(head.utf8), chunked: !context.http10,
-                                  body: body)
+        let writer = StreamWriter(
+            id: id, fd: own, loop: loops[id % loops.count], head: Array(head.utf8), chunked: !context.http10,
+            body: body)
         streams.withLock { $0[writer.id] = writer }
         observer?.streamCountChanged(by: 1)
         context.isStream = true
@@ -326,7 +347,7 @@ extension HTTPServer {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(daemon.raw, writer.fd, $0, length) }
         }
         if added != .YES { logger.debug("a finished stream's connection could not be kept", metadata: ["errno": "\(errno)"]) }
-        return true // libmicrohttpd owns the socket now, and closed it if it could not take it
+        return true  // libmicrohttpd owns the socket now, and closed it if it could not take it
     }
 
     static func reason(_ status: Int) -> String {
@@ -354,14 +375,17 @@ extension HTTPServer {
         // Kept alive for the next request (which has the idle timeout and then its head's deadline).
         if let connection, !context.isStream { Self.watched(connection)?.enter(.idle) }
         let duration = ContinuousClock.now - context.start
-        observer?.requestCompleted(method: context.method, route: context.routeTemplate, status: context.status,
-                                   duration: duration, isStream: context.isStream)
+        observer?.requestCompleted(
+            method: context.method, route: context.routeTemplate, status: context.status,
+            duration: duration, isStream: context.isStream)
         if logger.logLevel <= .debug {
-            logger.debug("request", metadata: [
-                "method": "\(context.method)", "path": "\(LogText.escaped(context.path))", "route": "\(context.routeTemplate ?? "-")",
-                "status": "\(context.status)", "ms": "\(Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)",
-                "end": "\(termination.rawValue)",
-            ])
+            logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(context.method)", "path": "\(LogText.escaped(context.path))", "route": "\(context.routeTemplate ?? "-")",
+                    "status": "\(context.status)", "ms": "\(Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)",
+                    "end": "\(termination.rawValue)",
+                ])
         }
     }
 
@@ -375,15 +399,17 @@ extension HTTPServer {
             var values: [(name: String, value: String)] = []
         }
         let collector = Collector()
-        _ = MHD_get_connection_values_n(connection, kind, { cls, _, key, keySize, value, valueSize in
-            let collector = Unmanaged<Collector>.fromOpaque(cls!).takeUnretainedValue()
-            if let key {
-                let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-                let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
-                collector.values.append((name, text))
-            }
-            return .YES
-        }, Unmanaged.passUnretained(collector).toOpaque())
+        _ = MHD_get_connection_values_n(
+            connection, kind,
+            { cls, _, key, keySize, value, valueSize in
+                let collector = Unmanaged<Collector>.fromOpaque(cls!).takeUnretainedValue()
+                if let key {
+                    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+                    collector.values.append((name, text))
+                }
+                return .YES
+            }, Unmanaged.passUnretained(collector).toOpaque())
         return collector.values
     }
 }

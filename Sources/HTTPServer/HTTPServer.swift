@@ -4,9 +4,9 @@ public import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An HTTP/1.1 server over libmicrohttpd: epoll worker threads, suspend/resume for deferred handlers
@@ -102,12 +102,14 @@ public final class HTTPServer: Sendable {
         watch.start { [logger] count in
             logger.info("ended connections past their request deadline", metadata: ["count": "\(count)"])
         }
-        logger.info("http server listening", metadata: [
-            "address": "\(configuration.host):\(port)", "threads": "\(configuration.threads)",
-            "connectionLimit": "\(configuration.connectionLimit)", "idleTimeout": "\(configuration.idleTimeoutSeconds)s",
-            "maxBodyBytes": "\(configuration.maxBodyBytes)", "perIPConnectionLimit": "\(configuration.perIPConnectionLimit)",
-            "requestHeadTimeout": "\(configuration.requestHeadTimeoutSeconds)s",
-        ])
+        logger.info(
+            "http server listening",
+            metadata: [
+                "address": "\(configuration.host):\(port)", "threads": "\(configuration.threads)",
+                "connectionLimit": "\(configuration.connectionLimit)", "idleTimeout": "\(configuration.idleTimeoutSeconds)s",
+                "maxBodyBytes": "\(configuration.maxBodyBytes)", "perIPConnectionLimit": "\(configuration.perIPConnectionLimit)",
+                "requestHeadTimeout": "\(configuration.requestHeadTimeoutSeconds)s",
+            ])
     }
 
     /// Stops gracefully: no new connections, streams ended, in-flight requests answered (those still
@@ -119,9 +121,11 @@ public final class HTTPServer: Sendable {
         let listenSocket = MHD_quiesce_daemon(handle.raw)
         if listenSocket >= 0 { close(listenSocket) }
         let openStreams = streams.withLock { Array($0.values) }
-        logger.info("http server stopping", metadata: [
-            "inFlight": "\(inFlightRequests)", "streams": "\(openStreams.count)",
-        ])
+        logger.info(
+            "http server stopping",
+            metadata: [
+                "inFlight": "\(inFlightRequests)", "streams": "\(openStreams.count)",
+            ])
         for stream in openStreams { stream.finish() }
 
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
@@ -174,14 +178,16 @@ public final class HTTPServer: Sendable {
 
         // TURBO: a connection libmicrohttpd closes gets no shutdown(), so a stream's socket, taken
         // over (duplicated) when libmicrohttpd lets its connection go, stays open for the stream.
-        var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
+        var flags =
+            MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
             | MHD_USE_TURBO.rawValue
         if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
 
         let access: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadDataSize, conCls in
             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()
-            return server.handle(connection: connection!, url: url!, method: method!, version: version,
-                                 uploadData: uploadData, uploadDataSize: uploadDataSize!, context: conCls!)
+            return server.handle(
+                connection: connection!, url: url!, method: method!, version: version,
+                uploadData: uploadData, uploadDataSize: uploadDataSize!, context: conCls!)
         }
         let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, termination in
             guard let conCls, let raw = conCls.pointee else { return }
@@ -217,7 +223,7 @@ public final class HTTPServer: Sendable {
                 watched.requestTarget = uri.map { String(cString: $0) }
                 watched.enter(.head)
             }
-            return nil // *con_cls stays NULL: the access handler's first call makes the request context
+            return nil  // *con_cls stays NULL: the access handler's first call makes the request context
         }
         let log: MHD_LogCallback = { cls, format, arguments in
             let server = Unmanaged<HTTPServer>.fromOpaque(cls!).takeUnretainedValue()

@@ -81,8 +81,9 @@ public struct ServerConfiguration: Sendable {
 
     /// The deadlines a request's head and body must keep (see ``RequestDeadlines``).
     public var deadlines: RequestDeadlines {
-        RequestDeadlines(idleTimeout: .seconds(idleTimeoutSeconds), headTimeout: .seconds(requestHeadTimeoutSeconds),
-                         minimumBodyRate: minimumBodyRate)
+        RequestDeadlines(
+            idleTimeout: .seconds(idleTimeoutSeconds), headTimeout: .seconds(requestHeadTimeoutSeconds),
+            minimumBodyRate: minimumBodyRate)
     }
 
     /// The host names a server bound to `host` answers for when no list is given: a loopback bind
@@ -101,7 +102,7 @@ public struct ServerConfiguration: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -21,8 +21,9 @@ public final class SharedResponse: Sendable {
         handle.withLock { handle in
             if let handle { return handle.raw }
             let made = body.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
-                                                .RESPMEM_MUST_COPY)
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
+                    .RESPMEM_MUST_COPY)
             }
             guard let made else { return nil }
             for field in headers { _ = MHD_add_response_header(made, field.name, field.value) }

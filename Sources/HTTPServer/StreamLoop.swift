@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A thread that sends the streams' bytes over sockets it owns: one epoll set, one eventfd to be

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Feeds one streaming response (e.g. server-sent events); safe to use from any thread.
@@ -191,7 +191,7 @@ public final class StreamWriter: Sendable {
                         s.frameData = s.pending
                         s.frameTrailer = chunked ? 2 : 0
                     } else if s.finishing && !chunked {
-                        if s.headSent == s.head.count { return .close } // the close ends the body
+                        if s.headSent == s.head.count { return .close }  // the close ends the body
                     } else if s.finishing && s.frameSize != 0 {
                         // The last chunk: "0\r\n\r\n" (its size line and the empty trailer section).
                         s.frameSize = 0
@@ -221,7 +221,10 @@ public final class StreamWriter: Sendable {
     private static func sizeLineLength(_ size: Int) -> Int {
         var digits = 1
         var rest = size >> 4
-        while rest > 0 { digits += 1; rest >>= 4 }
+        while rest > 0 {
+            digits += 1
+            rest >>= 4
+        }
         return digits + 2
     }
 
@@ -240,16 +243,21 @@ public final class StreamWriter: Sendable {
                 // The size line, written out (hex, CRLF; the last chunk's is "0\r\n\r\n").
                 var length = 0
                 if s.frameSize == 0 {
-                    for byte in "0\r\n\r\n".utf8 { line[length] = byte; length += 1 }
+                    for byte in "0\r\n\r\n".utf8 {
+                        line[length] = byte
+                        length += 1
+                    }
                 } else if s.frameSize > 0 {
                     var shift = (s.frameLineLength - 3) * 4
                     while shift >= 0 {
                         let digit = UInt8((s.frameSize >> shift) & 15)
-                        line[length] = digit < 10 ? 48 + digit : 87 + digit // 0-9, a-f
+                        line[length] = digit < 10 ? 48 + digit : 87 + digit  // 0-9, a-f
                         length += 1
                         shift -= 4
                     }
-                    line[length] = 13; line[length + 1] = 10; length += 2
+                    line[length] = 13
+                    line[length + 1] = 10
+                    length += 2
                 }
                 // The data's pointers outlive their `withUnsafeBytes` calls: each is the storage of a
                 // native array that `s.chunks` keeps alive, unchanged while the lock is held, until
@@ -283,7 +291,10 @@ public final class StreamWriter: Sendable {
         let head = min(left, s.head.count - s.headSent)
         s.headSent += head
         left -= head
-        if s.headSent == s.head.count, !s.head.isEmpty { s.head = []; s.headSent = 0 }
+        if s.headSent == s.head.count, !s.head.isEmpty {
+            s.head = []
+            s.headSent = 0
+        }
         let line = min(left, s.frameLineLength - s.frameLineSent)
         s.frameLineSent += line
         left -= line

@@ -11,10 +11,24 @@ public struct JSONText: Sendable {
 
     // MARK: Structure
 
-    public mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")); needsComma = false }
-    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma = true }
-    public mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")); needsComma = false }
-    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma = true }
+    public mutating func beginObject() {
+        separator()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+    public mutating func beginArray() {
+        separator()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
 
     /// Writes a key; the next value or begin call is its value.
     public mutating func key(_ key: String) {
@@ -26,14 +40,33 @@ public struct JSONText: Sendable {
 
     // MARK: Values
 
-    public mutating func value(_ value: String) { separator(); Self.appendString(value, to: &bytes); needsComma = true }
-    public mutating func value(_ value: Int) { separator(); bytes.append(contentsOf: String(value).utf8); needsComma = true }
-    public mutating func value(_ value: Bool) { separator(); bytes.append(contentsOf: (value ? "true" : "false").utf8); needsComma = true }
-    public mutating func null() { separator(); bytes.append(contentsOf: "null".utf8); needsComma = true }
+    public mutating func value(_ value: String) {
+        separator()
+        Self.appendString(value, to: &bytes)
+        needsComma = true
+    }
+    public mutating func value(_ value: Int) {
+        separator()
+        bytes.append(contentsOf: String(value).utf8)
+        needsComma = true
+    }
+    public mutating func value(_ value: Bool) {
+        separator()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        needsComma = true
+    }
+    public mutating func null() {
+        separator()
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
 
     /// A finite number (integers without a fraction); non-finite values become null.
     public mutating func value(_ value: Double) {
-        guard value.isFinite else { null(); return }
+        guard value.isFinite else {
+            null()
+            return
+        }
         separator()
         if value == value.rounded(), abs(value) < 1e15 {
             bytes.append(contentsOf: String(Int64(value)).utf8)
@@ -44,14 +77,30 @@ public struct JSONText: Sendable {
     }
 
     /// Already-encoded JSON.
-    public mutating func raw(_ json: [UInt8]) { separator(); bytes.append(contentsOf: json); needsComma = true }
+    public mutating func raw(_ json: [UInt8]) {
+        separator()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
 
     // MARK: Members
 
-    public mutating func member(_ key: String, _ value: String) { self.key(key); self.value(value) }
-    public mutating func member(_ key: String, _ value: Int) { self.key(key); self.value(value) }
-    public mutating func member(_ key: String, _ value: Bool) { self.key(key); self.value(value) }
-    public mutating func member(_ key: String, _ value: Double) { self.key(key); self.value(value) }
+    public mutating func member(_ key: String, _ value: String) {
+        self.key(key)
+        self.value(value)
+    }
+    public mutating func member(_ key: String, _ value: Int) {
+        self.key(key)
+        self.value(value)
+    }
+    public mutating func member(_ key: String, _ value: Bool) {
+        self.key(key)
+        self.value(value)
+    }
+    public mutating func member(_ key: String, _ value: Double) {
+        self.key(key)
+        self.value(value)
+    }
     public mutating func member(_ key: String, _ value: String?) {
         self.key(key)
         if let value { self.value(value) } else { null() }

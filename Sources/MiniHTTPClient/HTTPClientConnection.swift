@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A small blocking HTTP/1.1 client over one TCP connection: for health probes and tests.
@@ -53,8 +53,10 @@ public final class HTTPClientConnection {
     ///   - timeout: for connect and for every later read.
     ///   - receiveBufferSize: a small kernel receive buffer (`SO_RCVBUF`), to play a slow client.
     ///   - sourceAddress: an IPv4 address to connect from (e.g. `127.0.0.2`, to play another client on loopback).
-    public init(host: String, port: Int, timeout: Duration = .seconds(10), receiveBufferSize: Int? = nil,
-                sourceAddress: String? = nil) throws {
+    public init(
+        host: String, port: Int, timeout: Duration = .seconds(10), receiveBufferSize: Int? = nil,
+        sourceAddress: String? = nil
+    ) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.connectFailed(String(cString: strerror(errno))) }
@@ -93,7 +95,10 @@ public final class HTTPClientConnection {
                 a.pointee.sin6_port = UInt16(port).bigEndian
                 return inet_pton(AF_INET6, host, &a.pointee.sin6_addr) == 1
             }
-            guard ok else { Glibc.close(fd); throw ClientError.connectFailed("bad address \(host)") }
+            guard ok else {
+                Glibc.close(fd)
+                throw ClientError.connectFailed("bad address \(host)")
+            }
         } else {
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let ok = withUnsafeMutableBytes(of: &storage) { raw -> Bool in
@@ -102,7 +107,10 @@ public final class HTTPClientConnection {
                 a.pointee.sin_port = UInt16(port).bigEndian
                 return inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &a.pointee.sin_addr) == 1
             }
-            guard ok else { Glibc.close(fd); throw ClientError.connectFailed("bad address \(host)") }
+            guard ok else {
+                Glibc.close(fd)
+                throw ClientError.connectFailed("bad address \(host)")
+            }
         }
         let result = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) }
@@ -118,7 +126,10 @@ public final class HTTPClientConnection {
 
     /// Closes the connection.
     public func close() {
-        if isOpen { isOpen = false; _ = Glibc.close(fd) }
+        if isOpen {
+            isOpen = false
+            _ = Glibc.close(fd)
+        }
     }
 
     /// Sends a request and reads the whole response.
@@ -156,7 +167,8 @@ public final class HTTPClientConnection {
         buffer.removeFirst(headEnd + 4)
         let lines = String(decoding: headBytes, as: UTF8.self).components(separatedByCRLF: ())
         guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1."),
-              let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
+            let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
+        else {
             throw ClientError.malformed("status line")
         }
         var headers: [(name: String, value: String)] = []
@@ -243,9 +255,14 @@ extension String {
         var result: [String] = []
         var current = ""
         for scalar in self.unicodeScalars {
-            if scalar == "\n" { result.append(current); current = "" }
-            else if scalar == "\r" { continue }
-            else { current.unicodeScalars.append(scalar) }
+            if scalar == "\n" {
+                result.append(current)
+                current = ""
+            } else if scalar == "\r" {
+                continue
+            } else {
+                current.unicodeScalars.append(scalar)
+            }
         }
         result.append(current)
         return result

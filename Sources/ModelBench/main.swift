@@ -5,7 +5,7 @@ import BrowserModel
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 var rng = SystemRandomNumberGenerator()
@@ -156,10 +156,14 @@ for grouped in [false, true] {
 }
 
 print("\nModel: operations on a 1,000-tab window (10 pinned), \(iterations) samples each, release build")
-print("\("operation".padding(toLength: 40, withPad: " ", startingAt: 0)) \("median µs".padding(toLength: 10, withPad: " ", startingAt: 0)) \("p99 µs".padding(toLength: 9, withPad: " ", startingAt: 0)) baseline µs (Array<AnyObject> of 1,000)")
+print(
+    "\("operation".padding(toLength: 40, withPad: " ", startingAt: 0)) \("median µs".padding(toLength: 10, withPad: " ", startingAt: 0)) \("p99 µs".padding(toLength: 9, withPad: " ", startingAt: 0)) baseline µs (Array<AnyObject> of 1,000)"
+)
 for row in rows {
     let base = row.baseline.map { String(format: "%.3f", $0 / 1000) } ?? "-"
-    print("\(row.name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%-10.3f", row.median / 1000)) \(String(format: "%-9.3f", row.p99 / 1000)) \(base)")
+    print(
+        "\(row.name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(String(format: "%-10.3f", row.median / 1000)) \(String(format: "%-9.3f", row.p99 / 1000)) \(base)"
+    )
 }
 
 // Memory per tab with 10 history entries.
@@ -176,6 +180,8 @@ for w in 0..<(tabs / 1_000) {
     windows.append(list)
 }
 let after = residentBytes()
-print(String(format: "memory: %d tabs with 10 history entries each: %.0f bytes per tab (RSS delta %.1f MiB)",
-             tabs, Double(after - before) / Double(tabs), Double(after - before) / 1_048_576))
+print(
+    String(
+        format: "memory: %d tabs with 10 history entries each: %.0f bytes per tab (RSS delta %.1f MiB)",
+        tabs, Double(after - before) / Double(tabs), Double(after - before) / 1_048_576))
 withExtendedLifetime(windows) {}

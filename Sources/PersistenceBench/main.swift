@@ -21,8 +21,9 @@ func cleanup(_ path: String) { for suffix in ["", "-wal", "-shm"] { try? FileMan
 func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
 func peakRSSMiB() -> Double {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-          let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
     return kb / 1024
 }
 
@@ -30,12 +31,14 @@ let clock = ContinuousClock()
 let time = Date()
 let history = (0..<10).map { HistoryEntryRecord(url: "https://site.example/article/\($0)?ref=bench", title: "Article \($0)", transition: "link", timestamp: time) }
 func tab(_ id: String) -> TabRecord {
-    TabRecord(id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A reasonably long page title", loading: false,
-              progress: 1, faviconURL: "https://site.example/favicon.ico", createdAt: time, lastActiveAt: time, historyIndex: 9, history: history)
+    TabRecord(
+        id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A reasonably long page title", loading: false,
+        progress: 1, faviconURL: "https://site.example/favicon.ico", createdAt: time, lastActiveAt: time, historyIndex: 9, history: history)
 }
 
 if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "seed",
-   let profiles = Int(CommandLine.arguments[3]), let windows = Int(CommandLine.arguments[4]), let tabs = Int(CommandLine.arguments[5]) {
+    let profiles = Int(CommandLine.arguments[3]), let windows = Int(CommandLine.arguments[4]), let tabs = Int(CommandLine.arguments[5])
+{
     try seed(directory: CommandLine.arguments[2], profiles: profiles, windows: windows, tabs: tabs)
     exit(0)
 }
@@ -57,17 +60,22 @@ func seed(directory: String, profiles: Int, windows: Int, tabs: Int) throws {
         for w in 0..<windows {
             let window = String(format: "w%08x%08x", p, w)
             var change = ChangeSet()
-            change.windows = [WindowRecord(id: window, profileID: profile, version: 1, tabOrder: [], activeIndex: 0, pinnedCount: 0,
-                                           groups: [], createdAt: time.addingTimeInterval(Double(p * windows + w)), lastActiveAt: time)]
+            change.windows = [
+                WindowRecord(
+                    id: window, profileID: profile, version: 1, tabOrder: [], activeIndex: 0, pinnedCount: 0,
+                    groups: [], createdAt: time.addingTimeInterval(Double(p * windows + w)), lastActiveAt: time)
+            ]
             change.tabs = (0..<tabs).map { t in
                 let id = String(format: "t%05x%05x%05x", p, w, t)
                 let entries = (0..<historyEntries).map {
-                    HistoryEntryRecord(url: "https://site\(t % 997).example/\(p)/\(w)/\(t)/article-\($0)?ref=bench",
-                                       title: "Article \($0) of tab \(t)", transition: "link", timestamp: time)
+                    HistoryEntryRecord(
+                        url: "https://site\(t % 997).example/\(p)/\(w)/\(t)/article-\($0)?ref=bench",
+                        title: "Article \($0) of tab \(t)", transition: "link", timestamp: time)
                 }
-                var record = TabRecord(id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "Article 9 of tab \(t)",
-                                       loading: false, progress: 1, faviconURL: "https://site\(t % 997).example/favicon.ico", createdAt: time,
-                                       lastActiveAt: time, historyIndex: historyEntries - 1, history: entries)
+                var record = TabRecord(
+                    id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "Article 9 of tab \(t)",
+                    loading: false, progress: 1, faviconURL: "https://site\(t % 997).example/favicon.ico", createdAt: time,
+                    lastActiveAt: time, historyIndex: historyEntries - 1, history: entries)
                 record.position = Double(t + 1) * 1024
                 return (window, record)
             }
@@ -79,7 +87,8 @@ func seed(directory: String, profiles: Int, windows: Int, tabs: Int) throws {
 
 // Baselines: raw SQLite, WAL + synchronous=FULL, one row of similar size per insert.
 let blob = [UInt8](repeating: 7, count: 600)
-var baselineOne = 0.0, baselineAll = 0.0
+var baselineOne = 0.0
+var baselineAll = 0.0
 do {
     let path = scratch("baseline")
     defer { cleanup(path) }
@@ -97,15 +106,19 @@ do {
 }
 
 // The writer: 64 concurrent clients, each change = a window row + one tab upsert (an open-tab).
-var writerRate = 0.0, perCommit = 0.0
+var writerRate = 0.0
+var perCommit = 0.0
 do {
     let path = scratch("writer")
     defer { cleanup(path) }
     let writer = StoreWriter(store: try PersistenceStore(path: path))
     var setup = ChangeSet()
     setup.profiles = [ProfileRecord(id: "p0", name: "bench", createdAt: time)]
-    setup.windows = (0..<64).map { WindowRecord(id: "w\($0)", profileID: "p0", version: 1, tabOrder: [], activeIndex: -1, pinnedCount: 0,
-                                                groups: [], createdAt: time, lastActiveAt: time) }
+    setup.windows = (0..<64).map {
+        WindowRecord(
+            id: "w\($0)", profileID: "p0", version: 1, tabOrder: [], activeIndex: -1, pinnedCount: 0,
+            groups: [], createdAt: time, lastActiveAt: time)
+    }
     try await writer.submit(setup)
     let perClient = 150
     let start = clock.now
@@ -115,8 +128,11 @@ do {
                 for i in 0..<perClient {
                     var change = ChangeSet()
                     let id = "t\(client)-\(i)"
-                    change.windows = [WindowRecord(id: "w\(client)", profileID: "p0", version: i + 2, tabOrder: [id], activeIndex: 0,
-                                                   pinnedCount: 0, groups: [], createdAt: time, lastActiveAt: time)]
+                    change.windows = [
+                        WindowRecord(
+                            id: "w\(client)", profileID: "p0", version: i + 2, tabOrder: [id], activeIndex: 0,
+                            pinnedCount: 0, groups: [], createdAt: time, lastActiveAt: time)
+                    ]
                     change.tabs = [("w\(client)", tab(id))]
                     try await writer.submit(change)
                 }
@@ -146,8 +162,10 @@ do {
         for w in 0..<1_000 {
             let window = String(format: "w%016x", w)
             let ids = (0..<100).map { String(format: "t%08x%08x", w, $0) }
-            change.windows.append(WindowRecord(id: window, profileID: "p0000000000000001", version: 1, tabOrder: ids, activeIndex: 0,
-                                               pinnedCount: 0, groups: [], createdAt: time, lastActiveAt: time))
+            change.windows.append(
+                WindowRecord(
+                    id: window, profileID: "p0000000000000001", version: 1, tabOrder: ids, activeIndex: 0,
+                    pinnedCount: 0, groups: [], createdAt: time, lastActiveAt: time))
             change.tabs += ids.map { (window, tab($0)) }
         }
         try store.apply([change])
@@ -174,8 +192,10 @@ do {
     let sequential = clock.now
     print(String(format: "\nRestore: %d tabs in %d windows, 10 history entries each (database %.0f MiB)", summary.tabs, summary.windows, size / 1_048_576))
     print(String(format: "  overlapped (as browserd starts): %.2f s, peak RSS %.0f MiB (%.0f MiB before)", seconds(overlapped), peak, before))
-    print(String(format: "  baseline, read then rebuild: load %.2f s + rebuild %.2f s = %.2f s",
-                 seconds(loaded - start), seconds(sequential - loaded), seconds(sequential - start)))
+    print(
+        String(
+            format: "  baseline, read then rebuild: load %.2f s + rebuild %.2f s = %.2f s",
+            seconds(loaded - start), seconds(sequential - loaded), seconds(sequential - start)))
 }
 
 /// The restore bench opens no event stream; its service still needs a wire format.

@@ -6,7 +6,7 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 final class Hub: Sendable {
@@ -30,7 +30,7 @@ final class Hub: Sendable {
 let arguments = CommandLine.arguments
 let port = arguments.count > 1 ? Int(arguments[1]) ?? 8090 : 8090
 var configuration = ServerConfiguration(host: "127.0.0.1", port: port, threads: ServerConfiguration.coreCount)
-configuration.perIPConnectionLimit = 0 // every watcher connects from 127.0.0.1
+configuration.perIPConnectionLimit = 0  // every watcher connects from 127.0.0.1
 configuration.connectionLimit = arguments.count > 2 ? Int(arguments[2]) ?? 16_000 : 16_000
 configuration.connectionMemoryBytes = arguments.count > 3 ? Int(arguments[3]) ?? 32_768 : 32_768
 configuration.streamHeartbeatInterval = .seconds(15)
@@ -43,9 +43,13 @@ setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 let hub = Hub()
 var router = Router()
 router.get("/stream") { _ in
-    HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store"],
-                 body: .stream(StreamBody(heartbeat: Array(": ping\n\n".utf8), maxBufferedBytes: 64 * 1024,
-                                          preamble: Array(": connected\n\n".utf8)) { hub.add($0) }))
+    HTTPResponse(
+        status: 200, headers: ["Content-Type": "text/event-stream", "Cache-Control": "no-store"],
+        body: .stream(
+            StreamBody(
+                heartbeat: Array(": ping\n\n".utf8), maxBufferedBytes: 64 * 1024,
+                preamble: Array(": connected\n\n".utf8)
+            ) { hub.add($0) }))
 }
 router.add(.post, "/broadcast", .immediate { _ in .text("\(hub.broadcast())") })
 router.get("/stats") { _ in .text("\(hub.writers.withLock { $0.count })") }

@@ -1,16 +1,16 @@
 import ArgumentParser
-import BrowserdApp
 import BrowserPostgres
 import BrowserServices
+import BrowserdApp
+import Foundation
 import HTTPServer
 import Logging
-import Foundation
 import ServiceLifecycle
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs the service until SIGTERM or SIGINT, then shuts down gracefully and exits 0.
@@ -36,19 +36,31 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Folder for the database [env: BROWSERD_DATA_DIR] (default: \(Self.defaults.dataDirectory)).")
     var dataDir: String?
 
-    @Option(help: "Keep the state in PostgreSQL instead of SQLite under --data-dir: postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require] [env: BROWSERD_DATABASE_URL].")
+    @Option(
+        help:
+            "Keep the state in PostgreSQL instead of SQLite under --data-dir: postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require] [env: BROWSERD_DATABASE_URL]."
+    )
     var databaseUrl: String?
 
     @Option(help: "File holding the PostgreSQL password, when the URL has none [env: BROWSERD_DATABASE_PASSWORD_FILE].")
     var databasePasswordFile: String?
 
-    @Option(help: "With --database-url: the URL other instances reach this one at, e.g. http://10.0.0.2:8080 [env: BROWSERD_ADVERTISE_URL] (default: http://HOST:PORT of this server).")
+    @Option(
+        help:
+            "With --database-url: the URL other instances reach this one at, e.g. http://10.0.0.2:8080 [env: BROWSERD_ADVERTISE_URL] (default: http://HOST:PORT of this server)."
+    )
     var advertiseUrl: String?
 
-    @Option(help: "With --database-url (needed then): a file holding the secret every instance on the database shares, at least 16 characters; instances send it on the requests they forward [env: BROWSERD_CLUSTER_SECRET_FILE].")
+    @Option(
+        help:
+            "With --database-url (needed then): a file holding the secret every instance on the database shares, at least 16 characters; instances send it on the requests they forward [env: BROWSERD_CLUSTER_SECRET_FILE]."
+    )
     var clusterSecretFile: String?
 
-    @Option(help: "With --database-url: seconds a profile's lease lasts without renewal; a dead instance's profiles move on after this long [env: BROWSERD_LEASE_SECONDS] (default: \(Self.text(Self.defaults.leaseSeconds))).")
+    @Option(
+        help:
+            "With --database-url: seconds a profile's lease lasts without renewal; a dead instance's profiles move on after this long [env: BROWSERD_LEASE_SECONDS] (default: \(Self.text(Self.defaults.leaseSeconds)))."
+    )
     var leaseSeconds: Double?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical [env: BROWSERD_LOG_LEVEL] (default: \(Self.defaults.logLevel.rawValue)).")
@@ -57,7 +69,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "HTTP worker threads [env: BROWSERD_THREADS] (default: the number of cores).")
     var threads: Int?
 
-    @Option(help: "Most HTTP connections at once, event streams not included (--max-streams bounds those) [env: BROWSERD_CONNECTION_LIMIT] (default: \(Self.defaults.server.connectionLimit)).")
+    @Option(
+        help:
+            "Most HTTP connections at once, event streams not included (--max-streams bounds those) [env: BROWSERD_CONNECTION_LIMIT] (default: \(Self.defaults.server.connectionLimit))."
+    )
     var connectionLimit: Int?
 
     @Option(help: "Largest request body in bytes; larger gets 413 [env: BROWSERD_MAX_BODY_BYTES] (default: \(Self.defaults.server.maxBodyBytes)).")
@@ -66,25 +81,46 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds before an idle or stalled connection is closed [env: BROWSERD_IDLE_TIMEOUT] (default: \(Self.defaults.server.idleTimeoutSeconds)).")
     var idleTimeout: Int?
 
-    @Option(help: "Most connections one client address may hold at once (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: \(Self.defaults.server.perIPConnectionLimit)).")
+    @Option(
+        help:
+            "Most connections one client address may hold at once (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: \(Self.defaults.server.perIPConnectionLimit))."
+    )
     var perIpConnectionLimit: Int?
 
-    @Option(help: "Seconds a request head may take from its first line to its last header, however steadily it trickles in [env: BROWSERD_REQUEST_HEAD_TIMEOUT] (default: \(Self.defaults.server.requestHeadTimeoutSeconds)).")
+    @Option(
+        help:
+            "Seconds a request head may take from its first line to its last header, however steadily it trickles in [env: BROWSERD_REQUEST_HEAD_TIMEOUT] (default: \(Self.defaults.server.requestHeadTimeoutSeconds))."
+    )
     var requestHeadTimeout: Int?
 
-    @Option(help: "Bytes per second a request body must keep up after the head timeout's grace (0: off) [env: BROWSERD_MIN_BODY_RATE] (default: \(Self.defaults.server.minimumBodyRate)).")
+    @Option(
+        help:
+            "Bytes per second a request body must keep up after the head timeout's grace (0: off) [env: BROWSERD_MIN_BODY_RATE] (default: \(Self.defaults.server.minimumBodyRate))."
+    )
     var minBodyRate: Int?
 
-    @Option(help: "Comma-separated host names a request's Host may name (421 otherwise); default: the loopback names on a loopback bind (DNS rebinding), any name elsewhere [env: BROWSERD_ALLOWED_HOSTS].")
+    @Option(
+        help:
+            "Comma-separated host names a request's Host may name (421 otherwise); default: the loopback names on a loopback bind (DNS rebinding), any name elsewhere [env: BROWSERD_ALLOWED_HOSTS]."
+    )
     var allowedHosts: String?
 
-    @Option(help: "Seconds between heartbeats on idle streams [env: BROWSERD_HEARTBEAT_INTERVAL] (default: \(Self.text(Self.seconds(Self.defaults.server.streamHeartbeatInterval)))).")
+    @Option(
+        help:
+            "Seconds between heartbeats on idle streams [env: BROWSERD_HEARTBEAT_INTERVAL] (default: \(Self.text(Self.seconds(Self.defaults.server.streamHeartbeatInterval))))."
+    )
     var heartbeatInterval: Double?
 
-    @Option(help: "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: \(Self.text(Self.seconds(Self.defaults.server.shutdownGracePeriod)))).")
+    @Option(
+        help:
+            "Seconds a graceful shutdown waits for in-flight requests [env: BROWSERD_SHUTDOWN_GRACE] (default: \(Self.text(Self.seconds(Self.defaults.server.shutdownGracePeriod))))."
+    )
     var shutdownGrace: Double?
 
-    @Option(help: "durable (a 2xx means on disk) or relaxed (answer once queued for the next commit; a crash may lose the last few milliseconds of changes) [env: BROWSERD_DURABILITY] (default: \(Self.defaults.relaxedDurability ? "relaxed" : "durable")).")
+    @Option(
+        help:
+            "durable (a 2xx means on disk) or relaxed (answer once queued for the next commit; a crash may lose the last few milliseconds of changes) [env: BROWSERD_DURABILITY] (default: \(Self.defaults.relaxedDurability ? "relaxed" : "durable"))."
+    )
     var durability: String?
 
     @Option(help: "Events kept per window for resuming a stream [env: BROWSERD_REPLAY_EVENTS] (default: \(Self.defaults.events.replayEvents)).")
@@ -96,43 +132,71 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Bytes queued for one slow stream client before it is reset [env: BROWSERD_STREAM_QUEUE_BYTES] (default: \(Self.defaults.events.queueBytes)).")
     var streamQueueBytes: Int?
 
-    @Option(help: "Milliseconds events gather at most before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: \(Self.milliseconds(Self.defaults.events.tick))).")
+    @Option(
+        help: "Milliseconds events gather at most before they go out together [env: BROWSERD_EVENT_TICK_MS] (default: \(Self.milliseconds(Self.defaults.events.tick))).")
     var eventTickMs: Int?
 
-    @Option(help: "true: events go out at once while the previous ones are delivered and gather (a tick at most) only while they are still being written; false: a fixed tick [env: BROWSERD_EVENT_TICK_ADAPTIVE] (default: \(Self.defaults.events.adaptiveTick)).")
+    @Option(
+        help:
+            "true: events go out at once while the previous ones are delivered and gather (a tick at most) only while they are still being written; false: a fixed tick [env: BROWSERD_EVENT_TICK_ADAPTIVE] (default: \(Self.defaults.events.adaptiveTick))."
+    )
     var eventTickAdaptive: Bool?
 
     @Option(help: "Most event streams at once, in all (503 past it) [env: BROWSERD_MAX_STREAMS] (default: \(Self.defaults.events.maxStreams)).")
     var maxStreams: Int?
 
-    @Option(help: "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: \(Self.defaults.events.maxStreamsPerProfile)).")
+    @Option(
+        help:
+            "Most event streams at once per regular profile (429 past it) [env: BROWSERD_MAX_STREAMS_PER_PROFILE] (default: \(Self.defaults.events.maxStreamsPerProfile))."
+    )
     var maxStreamsPerProfile: Int?
 
-    @Option(help: "Path of the W3C WebDriver facade, e.g. /webdriver (New Session at <path>/session); 'none' turns it off [env: BROWSERD_WEBDRIVER_BASE_PATH] (default: \(Self.defaults.webDriverBasePath ?? "none")).")
+    @Option(
+        help:
+            "Path of the W3C WebDriver facade, e.g. /webdriver (New Session at <path>/session); 'none' turns it off [env: BROWSERD_WEBDRIVER_BASE_PATH] (default: \(Self.defaults.webDriverBasePath ?? "none"))."
+    )
     var webdriverBasePath: String?
 
-    @Option(help: "Most bytes of history text (URLs, titles, recently closed tabs) one profile may hold, its incognito profile included; growth past it gets 507 [env: BROWSERD_PROFILE_MAX_BYTES] (default: \(Self.defaults.modelLimits.profileBytes)).")
+    @Option(
+        help:
+            "Most bytes of history text (URLs, titles, recently closed tabs) one profile may hold, its incognito profile included; growth past it gets 507 [env: BROWSERD_PROFILE_MAX_BYTES] (default: \(Self.defaults.modelLimits.profileBytes))."
+    )
     var profileMaxBytes: Int?
 
-    @Option(help: "Bytes each profile may write to the store per second on average (eight seconds' worth at once); past it its changes get 429 until it is back under (0: no quota) [env: BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND] (default: \(Self.defaults.profileWriteBytesPerSecond)).")
+    @Option(
+        help:
+            "Bytes each profile may write to the store per second on average (eight seconds' worth at once); past it its changes get 429 until it is back under (0: no quota) [env: BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND] (default: \(Self.defaults.profileWriteBytesPerSecond))."
+    )
     var profileWriteBytesPerSecond: Int?
 
-    @Option(help: "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: \(Self.text(Self.seconds(Self.defaults.webDriver.sessionTimeout)))).")
+    @Option(
+        help:
+            "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: \(Self.text(Self.seconds(Self.defaults.webDriver.sessionTimeout))))."
+    )
     var webdriverSessionTimeout: Double?
 
     @Option(help: "Most WebDriver sessions one profile may have open [env: BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE] (default: \(Self.defaults.webDriver.perProfile)).")
     var webdriverSessionsPerProfile: Int?
 
-    @Option(help: "Most unused stream tickets one caller (the admin, or one profile's tokens) may hold; past it 429 [env: BROWSERD_STREAM_TICKETS_PER_PRINCIPAL] (default: \(Self.defaults.streamTicketsPerPrincipal)).")
+    @Option(
+        help:
+            "Most unused stream tickets one caller (the admin, or one profile's tokens) may hold; past it 429 [env: BROWSERD_STREAM_TICKETS_PER_PRINCIPAL] (default: \(Self.defaults.streamTicketsPerPrincipal))."
+    )
     var streamTicketsPerPrincipal: Int?
 
-    @Option(help: "Idempotency keys kept per caller; the oldest leave first, never another caller's [env: BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL] (default: \(Self.defaults.idempotencyKeysPerPrincipal)).")
+    @Option(
+        help:
+            "Idempotency keys kept per caller; the oldest leave first, never another caller's [env: BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL] (default: \(Self.defaults.idempotencyKeysPerPrincipal))."
+    )
     var idempotencyKeysPerPrincipal: Int?
 
     @Option(help: "Backups kept beside the database by POST /v1/admin/backup; older ones are removed [env: BROWSERD_BACKUP_KEEP] (default: \(Self.defaults.backupKeep)).")
     var backupKeep: Int?
 
-    @Option(help: "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none).")
+    @Option(
+        help:
+            "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none)."
+    )
     var corsOrigins: String?
 
     @Option(help: "File holding the admin API token [or env: BROWSERD_ADMIN_TOKEN with the token itself]. Without one, auth is off, which is allowed only on loopback.")
@@ -173,10 +237,14 @@ struct Serve: AsyncParsableCommand {
         server.connectionLimit = try resolve(connectionLimit, "BROWSERD_CONNECTION_LIMIT", default: server.connectionLimit) { Int($0) }
         server.maxBodyBytes = try resolve(maxBodyBytes, "BROWSERD_MAX_BODY_BYTES", default: server.maxBodyBytes) { Int($0) }
         server.idleTimeoutSeconds = try resolve(idleTimeout, "BROWSERD_IDLE_TIMEOUT", default: server.idleTimeoutSeconds) { Int($0) }
-        server.perIPConnectionLimit = try resolve(perIpConnectionLimit, "BROWSERD_PER_IP_CONNECTION_LIMIT",
-                                                  default: server.perIPConnectionLimit) { Int($0) }
-        server.requestHeadTimeoutSeconds = try resolve(requestHeadTimeout, "BROWSERD_REQUEST_HEAD_TIMEOUT",
-                                                       default: server.requestHeadTimeoutSeconds) { Int($0) }
+        server.perIPConnectionLimit = try resolve(
+            perIpConnectionLimit, "BROWSERD_PER_IP_CONNECTION_LIMIT",
+            default: server.perIPConnectionLimit
+        ) { Int($0) }
+        server.requestHeadTimeoutSeconds = try resolve(
+            requestHeadTimeout, "BROWSERD_REQUEST_HEAD_TIMEOUT",
+            default: server.requestHeadTimeoutSeconds
+        ) { Int($0) }
         server.minimumBodyRate = try resolve(minBodyRate, "BROWSERD_MIN_BODY_RATE", default: server.minimumBodyRate) { Int($0) }
         if let hosts = allowedHosts ?? Environment.value("BROWSERD_ALLOWED_HOSTS") {
             server.allowedHosts = hosts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -235,23 +303,37 @@ struct Serve: AsyncParsableCommand {
         events.tick = .milliseconds(try resolve(eventTickMs, "BROWSERD_EVENT_TICK_MS", default: Self.milliseconds(events.tick)) { Int($0) })
         events.adaptiveTick = try resolve(eventTickAdaptive, "BROWSERD_EVENT_TICK_ADAPTIVE", default: events.adaptiveTick) { Bool($0) }
         events.maxStreams = try resolve(maxStreams, "BROWSERD_MAX_STREAMS", default: events.maxStreams) { Int($0) }
-        events.maxStreamsPerProfile = try resolve(maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
-                                                  default: events.maxStreamsPerProfile) { Int($0) }
+        events.maxStreamsPerProfile = try resolve(
+            maxStreamsPerProfile, "BROWSERD_MAX_STREAMS_PER_PROFILE",
+            default: events.maxStreamsPerProfile
+        ) { Int($0) }
         configuration.events = events
         let webDriverPath = try resolve(webdriverBasePath, "BROWSERD_WEBDRIVER_BASE_PATH", default: Self.defaults.webDriverBasePath ?? "none") { $0 }
         configuration.webDriverBasePath = webDriverPath == "none" ? nil : webDriverPath
-        configuration.modelLimits.profileBytes = try resolve(profileMaxBytes, "BROWSERD_PROFILE_MAX_BYTES",
-                                                             default: configuration.modelLimits.profileBytes) { Int($0) }
-        configuration.profileWriteBytesPerSecond = try resolve(profileWriteBytesPerSecond, "BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND",
-                                                               default: configuration.profileWriteBytesPerSecond) { Int($0) }
-        let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: Self.seconds(configuration.webDriver.sessionTimeout)) { Double($0) }
+        configuration.modelLimits.profileBytes = try resolve(
+            profileMaxBytes, "BROWSERD_PROFILE_MAX_BYTES",
+            default: configuration.modelLimits.profileBytes
+        ) { Int($0) }
+        configuration.profileWriteBytesPerSecond = try resolve(
+            profileWriteBytesPerSecond, "BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND",
+            default: configuration.profileWriteBytesPerSecond
+        ) { Int($0) }
+        let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: Self.seconds(configuration.webDriver.sessionTimeout)) {
+            Double($0)
+        }
         configuration.webDriver.sessionTimeout = .milliseconds(Int64(max(0, sessionTimeout) * 1000))
-        configuration.webDriver.perProfile = try resolve(webdriverSessionsPerProfile, "BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE",
-                                                         default: configuration.webDriver.perProfile) { Int($0) }
-        configuration.streamTicketsPerPrincipal = try resolve(streamTicketsPerPrincipal, "BROWSERD_STREAM_TICKETS_PER_PRINCIPAL",
-                                                              default: configuration.streamTicketsPerPrincipal) { Int($0) }
-        configuration.idempotencyKeysPerPrincipal = try resolve(idempotencyKeysPerPrincipal, "BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL",
-                                                                default: configuration.idempotencyKeysPerPrincipal) { Int($0) }
+        configuration.webDriver.perProfile = try resolve(
+            webdriverSessionsPerProfile, "BROWSERD_WEBDRIVER_SESSIONS_PER_PROFILE",
+            default: configuration.webDriver.perProfile
+        ) { Int($0) }
+        configuration.streamTicketsPerPrincipal = try resolve(
+            streamTicketsPerPrincipal, "BROWSERD_STREAM_TICKETS_PER_PRINCIPAL",
+            default: configuration.streamTicketsPerPrincipal
+        ) { Int($0) }
+        configuration.idempotencyKeysPerPrincipal = try resolve(
+            idempotencyKeysPerPrincipal, "BROWSERD_IDEMPOTENCY_KEYS_PER_PRINCIPAL",
+            default: configuration.idempotencyKeysPerPrincipal
+        ) { Int($0) }
         configuration.backupKeep = try resolve(backupKeep, "BROWSERD_BACKUP_KEEP", default: configuration.backupKeep) { Int($0) }
         let origins = try resolve(corsOrigins, "BROWSERD_CORS_ORIGINS", default: "") { $0 }
         configuration.corsOrigins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -273,9 +355,11 @@ struct Serve: AsyncParsableCommand {
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         if Int(limit.rlim_cur) < wanted {
-            logger.warning("open-file limit is below the connection limit plus the stream limit", metadata: [
-                "nofile": "\(limit.rlim_cur)", "wanted": "\(wanted - 256)",
-            ])
+            logger.warning(
+                "open-file limit is below the connection limit plus the stream limit",
+                metadata: [
+                    "nofile": "\(limit.rlim_cur)", "wanted": "\(wanted - 256)",
+                ])
         }
     }
 }

@@ -1,7 +1,8 @@
-@testable import BrowserAPI
 import BrowserServices
 import Foundation
 import HTTPServer
+
+@testable import BrowserAPI
 
 /// The REST API in process: the router and its responders, called without sockets, as the server
 /// would call them (path parameters and template set, thrown problems turned into answers).
@@ -25,14 +26,19 @@ struct InProcessAPI {
         func header(_ name: String) -> String? { headers[name] }
     }
 
-    func send(_ method: HTTPMethod, _ target: String, body: String? = nil, headers: [(String, String)] = [],
-              contentType: String = "application/json") async -> Answer {
+    func send(
+        _ method: HTTPMethod, _ target: String, body: String? = nil, headers: [(String, String)] = [],
+        contentType: String = "application/json"
+    ) async -> Answer {
         let parts = target.split(separator: "?", maxSplits: 1)
         let path = String(parts[0])
-        let query: [(name: String, value: String)] = parts.count < 2 ? [] : parts[1].split(separator: "&").map { pair in
-            let kv = pair.split(separator: "=", maxSplits: 1)
-            return (String(kv[0]), kv.count > 1 ? (String(kv[1]).removingPercentEncoding ?? "") : "")
-        }
+        let query: [(name: String, value: String)] =
+            parts.count < 2
+            ? []
+            : parts[1].split(separator: "&").map { pair in
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                return (String(kv[0]), kv.count > 1 ? (String(kv[1]).removingPercentEncoding ?? "") : "")
+            }
         var fields = headers
         if body != nil { fields.append(("Content-Type", contentType)) }
         var request = HTTPRequest(method: method, path: path, query: query, headers: HTTPHeaders(fields), body: Array((body ?? "").utf8))

@@ -1,12 +1,15 @@
-@testable import BrowserAPI
 import HTTPServer
 import Testing
+
+@testable import BrowserAPI
 
 /// The checks every request goes through before the model sees it: the body (media type, JSON,
 /// members, types, ranges), `If-Match` and list paging. Called directly, and in process through the router.
 @Suite struct RequestChecksTests {
-    private func request(_ body: String, contentType: String? = "application/json", ifMatch: String? = nil,
-                         query: [(name: String, value: String)] = []) -> HTTPRequest {
+    private func request(
+        _ body: String, contentType: String? = "application/json", ifMatch: String? = nil,
+        query: [(name: String, value: String)] = []
+    ) -> HTTPRequest {
         var headers = HTTPHeaders()
         if let contentType { headers.set("Content-Type", contentType) }
         if let ifMatch { headers.set("If-Match", ifMatch) }
@@ -14,11 +17,17 @@ import Testing
     }
 
     private func status(_ body: () throws -> Void) -> Int? {
-        do { try body(); return nil } catch let error as HTTPError { return error.problem.status } catch { return -1 }
+        do {
+            try body()
+            return nil
+        } catch let error as HTTPError { return error.problem.status } catch { return -1 }
     }
 
     private func field(_ body: () throws -> Void) -> String? {
-        do { try body(); return nil } catch let error as HTTPError { return error.problem.extensions["field"] } catch { return nil }
+        do {
+            try body()
+            return nil
+        } catch let error as HTTPError { return error.problem.extensions["field"] } catch { return nil }
     }
 
     @Test func bodyMediaTypeAndShape() throws {
@@ -44,8 +53,9 @@ import Testing
     }
 
     @Test func membersAreTypedAndBounded() throws {
-        let body = try RequestBody(request(#"{"s":"abc","i":3,"d":0.5,"b":true,"n":null,"l":["x","y"],"f":1.5,"big":1e300}"#),
-                                   allowed: ["s", "i", "d", "b", "n", "l", "f", "big"])
+        let body = try RequestBody(
+            request(#"{"s":"abc","i":3,"d":0.5,"b":true,"n":null,"l":["x","y"],"f":1.5,"big":1e300}"#),
+            allowed: ["s", "i", "d", "b", "n", "l", "f", "big"])
         #expect(try body.string("s") == "abc")
         #expect(try body.int("i", range: 0...10) == 3)
         #expect(try body.double("d", range: 0...1) == 0.5)
@@ -111,7 +121,10 @@ import Testing
         #expect(pinned.status == 200 && pinned.header("ETag") != etag)
         #expect(await api.send(.post, "/v1/tabs/\(tab)/unpin", headers: [("If-Match", "*")]).status == 200)
         // Paging of a list and of the action log.
-        for i in 0..<3 { _ = await api.profile(); _ = i }
+        for i in 0..<3 {
+            _ = await api.profile()
+            _ = i
+        }
         let page = await api.send(.get, "/v1/profiles?limit=2")
         #expect((page.json["items"] as? [Any])?.count == 2 && page.json["nextCursor"] is String)
         #expect(await api.send(.get, "/v1/profiles?limit=0").status == 400)

@@ -1,7 +1,8 @@
-@testable import BrowserAPI
 import BrowserServices
 import HTTPServer
 import Testing
+
+@testable import BrowserAPI
 
 /// Stream tickets through the router: issued to a bearer-authenticated caller for one stream, with
 /// the caller's scope; a ticket opens that stream once, within its lifetime, without a header.
@@ -95,8 +96,10 @@ import Testing
         #expect(await api.send(.get, "/v1/events", headers: bearer).status == 403)
     }
 
-    @Test(arguments: ["/v1/browsers", "/v1/event", "/v1/events?profileId=", "/v1/events?profileId=p1&topics=tabs", "/v1/browsers//events",
-                      "/v1/browsers/w1/events?topics=tabs", "/etc/passwd", "", "/v1/browsers/w1/events/x"])
+    @Test(arguments: [
+        "/v1/browsers", "/v1/event", "/v1/events?profileId=", "/v1/events?profileId=p1&topics=tabs", "/v1/browsers//events",
+        "/v1/browsers/w1/events?topics=tabs", "/etc/passwd", "", "/v1/browsers/w1/events/x",
+    ])
     func otherPathsAre422(path: String) async {
         let api = api()
         let answer = await ticket(api, path, headers: auth)

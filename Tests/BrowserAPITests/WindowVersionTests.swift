@@ -110,8 +110,9 @@ import Testing
         let after = await fixture.read()
         let readChanged = before.body != after.body
         #expect(readChanged == testCase.changes, "the read \(readChanged ? "changed" : "did not change")")
-        #expect((before.etag != after.etag) == readChanged,
-                "version \(before.etag ?? "-") → \(after.etag ?? "-") while the read \(readChanged ? "changed" : "did not")")
+        #expect(
+            (before.etag != after.etag) == readChanged,
+            "version \(before.etag ?? "-") → \(after.etag ?? "-") while the read \(readChanged ? "changed" : "did not")")
         if let etag = answer.header("ETag"), method != .delete {
             #expect(etag == after.etag, "the answer's ETag is the version a read then shows")
         }
@@ -120,7 +121,8 @@ import Testing
     /// The opener a PATCH sets reads back at once from the tab and the window.
     @Test func anOpenerReadsBackAtOnce() async throws {
         let f = await Fixture.make()
-        let d = f.tabs["d"]!, b = f.tabs["b"]!
+        let d = f.tabs["d"]!
+        let b = f.tabs["b"]!
         #expect(await f.api.send(.patch, "/v1/tabs/\(d)", body: #"{"openerTabId":"\#(b)"}"#).json["openerTabId"] as? String == b)
         #expect(await f.api.send(.get, "/v1/tabs/\(d)").json["openerTabId"] as? String == b)
         let tabs = await f.api.send(.get, "/v1/browsers/\(f.window)").json["tabs"] as? [[String: Any]]

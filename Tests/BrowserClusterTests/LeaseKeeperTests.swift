@@ -1,5 +1,6 @@
-@testable import BrowserCluster
 import Testing
+
+@testable import BrowserCluster
 
 /// Which profiles an instance stops serving, and when: the lease's timing against renewal's failures.
 @Suite struct LeaseKeeperTests {

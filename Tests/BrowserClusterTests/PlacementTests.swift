@@ -1,5 +1,6 @@
-@testable import BrowserCluster
 import Testing
+
+@testable import BrowserCluster
 
 /// Where a request goes, decided without PostgreSQL or sockets: each test feeds the machine what the
 /// database and the other instances said and checks what it asks next.
@@ -59,8 +60,10 @@ import Testing
 
     /// Nobody holds it, its lease expired, or its holder is this instance's previous run: taken over here.
     @Test func anUnheldOrExpiredProfileIsTakenOverHere() {
-        for owner in [nil, Placement.Owner(instanceID: "i-dead", url: "http://x", live: false),
-                      Placement.Owner(instanceID: me, url: "http://me", live: true)] {
+        for owner in [
+            nil, Placement.Owner(instanceID: "i-dead", url: "http://x", live: false),
+            Placement.Owner(instanceID: me, url: "http://me", live: true),
+        ] {
             var p = placement()
             _ = p.start(subject: .group("g1"), heldHere: false, databaseAnswers: true)
             _ = p.storedProfile("p1", subject: .group("g1"))

@@ -1,8 +1,9 @@
-@testable import BrowserCluster
 import Foundation
 import Glibc
 import Synchronization
 import Testing
+
+@testable import BrowserCluster
 
 /// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
 /// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
@@ -49,7 +50,10 @@ import Testing
             }.start()
         }
 
-        func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+        func stop() {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
     }
 
     static func ok(_ body: String) -> String { "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" }
@@ -60,8 +64,9 @@ import Testing
         let relay = Relay(timing: ClusterTiming(), threads: 1)
         defer { relay.shutdown() }
         for path in ["/a", "/b/c", "/d?x=1"] {
-            let answer = try await relay.exchange(Array("GET \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".utf8),
-                                                  host: "127.0.0.1", port: owner.port)
+            let answer = try await relay.exchange(
+                Array("GET \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".utf8),
+                host: "127.0.0.1", port: owner.port)
             #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == path)
             #expect(answer.headers.contains { $0.name == "Content-Type" && $0.value == "text/plain" })
         }
@@ -74,8 +79,9 @@ import Testing
         let relay = Relay(timing: ClusterTiming(), threads: 1)
         defer { relay.shutdown() }
         for _ in 0..<3 {
-            let answer = try await relay.exchange(Array("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8),
-                                                  host: "127.0.0.1", port: owner.port)
+            let answer = try await relay.exchange(
+                Array("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8),
+                host: "127.0.0.1", port: owner.port)
             #expect(String(decoding: answer.body, as: UTF8.self) == "fine")
         }
         #expect(owner.accepted.load(ordering: .relaxed) == 3)

@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// The profile's byte budget (hostile tenants, finding 5): every byte of history text a profile
 /// holds is counted as it changes, growth past the limit is refused, and what leaves gives room back.
@@ -7,8 +8,9 @@ import Testing
     private let limit = 10_000
 
     private func session() -> ProfileSession {
-        ProfileSession(browserState: BrowserState(name: "Work", budget: ByteBudget(limit: limit)),
-                       limits: ModelLimits(profileBytes: limit))
+        ProfileSession(
+            browserState: BrowserState(name: "Work", budget: ByteBudget(limit: limit)),
+            limits: ModelLimits(profileBytes: limit))
     }
 
     /// The bytes counted from scratch, to compare with the incremental count.
@@ -32,9 +34,9 @@ import Testing
         tab.updatePageState(title: "A title with ü")
         #expect(s.browserState.budget.used == recount(s))
         tab.go(offset: -1)
-        tab.navigate(to: "https://c.example/", transition: .link) // drops the forward entry
+        tab.navigate(to: "https://c.example/", transition: .link)  // drops the forward entry
         #expect(s.browserState.budget.used == recount(s))
-        try browser.webStateList.close(at: 0, flags: .userAction) // into recently closed
+        try browser.webStateList.close(at: 0, flags: .userAction)  // into recently closed
         #expect(s.recentlyClosed.entries.count == 1)
         #expect(s.browserState.budget.used == recount(s))
         #expect(s.browserState.budget.used > 0)
@@ -80,7 +82,7 @@ import Testing
     @Test func theWindowKeepsTheCurrentItemAndTheNearestWithinTheCap() throws {
         let tab = WebState()
         for index in 0..<10 { tab.navigate(to: "https://a.example/" + String(repeating: "\(index)", count: 300), transition: .link) }
-        tab.go(offset: -5) // current: item 4
+        tab.go(offset: -5)  // current: item 4
         let (items, current) = tab.history.sessionWindow(maxBytes: 1_000)
         #expect(items.count == 3)
         #expect(items[items.startIndex + current].url == tab.history.currentItem?.url)

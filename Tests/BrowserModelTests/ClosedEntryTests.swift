@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Window and group entries of the recently-closed list, close-all with undo (`TabsCloser`), and moving a
 /// tab into a group (model-fidelity issue: what the API could not express).

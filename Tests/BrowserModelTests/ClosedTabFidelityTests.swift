@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// What a closed tab remembers, as Chromium remembers it (model-fidelity issue, rules 1 and 2).
 @Suite struct ClosedTabFidelityTests {
@@ -36,7 +37,7 @@ import Testing
 
     @Test func theWindowIsSixEntriesOnEachSideOfTheCurrentOne() throws {
         let tab = tabWithHistory((0..<20).map { "https://e.example/\($0)" })
-        tab.go(offset: -10) // current: 9
+        tab.go(offset: -10)  // current: 9
         let window = tab.history.restoreWindow()
         #expect(window.items.map(\.url) == (3...15).map { "https://e.example/\($0)" })
         #expect(window.currentIndex == 6)

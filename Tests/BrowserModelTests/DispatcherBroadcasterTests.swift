@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §9: CommandDispatcher and ChromeBroadcaster.
 @Suite struct DispatcherTests {
@@ -27,7 +28,8 @@ import Testing
 
     @Test func registeringANameTwiceIsAnError() throws {
         let dispatcher = Dispatcher()
-        let a = Handler(), b = Handler()
+        let a = Handler()
+        let b = Handler()
         try dispatcher.register(Self.open, owner: a, handlerName: "A") { _ in 1 }
         #expect(throws: ModelError.commandAlreadyRegistered("openNewTab", handler: "A")) {
             try dispatcher.register(Self.open, owner: b, handlerName: "B") { _ in 2 }
@@ -41,10 +43,11 @@ import Testing
 
     @Test func unregisterOneOrAllOfAHandler() throws {
         let dispatcher = Dispatcher()
-        let a = Handler(), b = Handler()
+        let a = Handler()
+        let b = Handler()
         try dispatcher.register(Self.open, owner: a, handlerName: "A") { _ in 1 }
         try dispatcher.register(Self.close, owner: a, handlerName: "A") { _ in }
-        try dispatcher.register(Command<Void, Void>("focusOmnibox"), owner: b, handlerName: "B") { }
+        try dispatcher.register(Command<Void, Void>("focusOmnibox"), owner: b, handlerName: "B") {}
         #expect(dispatcher.registeredCommands.map(\.name) == ["closeTab", "focusOmnibox", "openNewTab"])
         dispatcher.unregister("closeTab")
         #expect(!dispatcher.isRegistered("closeTab"))

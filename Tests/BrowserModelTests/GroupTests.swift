@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §3: groups and pinned tabs.
 @Suite struct GroupTests {

@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §1 InsertWebState and §2 insertion index.
 @Suite struct InsertTests {

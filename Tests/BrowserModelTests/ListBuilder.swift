@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Foundation
+
+@testable import BrowserModel
 
 /// Builds a `WebStateList` from Chromium's scenario notation and describes it back:
 /// tabs are names, left of `|` is the pinned section, `*` marks the active tab and `[N x y]` is group N
@@ -18,20 +19,32 @@ final class ListBuilder {
         var pendingGroups: [(String, [Int])] = []
         for raw in description.split(separator: " ") {
             var token = String(raw)
-            if token == "|" { pinned = false; continue }
+            if token == "|" {
+                pinned = false
+                continue
+            }
             if token.hasPrefix("[") {
                 openGroup = (String(token.dropFirst()), [])
                 continue
             }
             var closes = false
-            if token.hasSuffix("]") { closes = true; token.removeLast() }
-            if token.hasSuffix("*") { token.removeLast(); active = token }
+            if token.hasSuffix("]") {
+                closes = true
+                token.removeLast()
+            }
+            if token.hasSuffix("*") {
+                token.removeLast()
+                active = token
+            }
             if !token.isEmpty {
                 let tab = self.tab(token)
                 let index = try list.insert(tab, .automatic().pinned(pinned))
                 if openGroup != nil { openGroup!.indices.append(index) }
             }
-            if closes, let group = openGroup { pendingGroups.append(group); openGroup = nil }
+            if closes, let group = openGroup {
+                pendingGroups.append(group)
+                openGroup = nil
+            }
         }
         for (name, indices) in pendingGroups {
             let group = try list.createGroup(indices: Set(indices), visualData: TabGroupVisualData(title: name))

@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §1 move, replace, detach, close, activate, pin, opener, batch.
 @Suite struct MoveTests {
@@ -150,11 +151,12 @@ import Testing
         let recorder = ChangeRecorder(b)
         try b.list.close(atIndices: [1, 2, 4])
         let lines = recorder.take()
-        #expect(lines == [
-            "willDetach(e,4)", "detach(e,4,closing)",
-            "willDetach(c,2)", "detach(c,2,closing)",
-            "willDetach(b,1) active:b->d", "detach(b,1,closing) active:b->d",
-        ])
+        #expect(
+            lines == [
+                "willDetach(e,4)", "detach(e,4,closing)",
+                "willDetach(c,2)", "detach(c,2,closing)",
+                "willDetach(b,1) active:b->d", "detach(b,1,closing) active:b->d",
+            ])
         #expect(b.describe() == "| a d*")
     }
 
@@ -179,7 +181,7 @@ import Testing
         #expect(lines.first == "batchBegin")
         #expect(lines.last == "batchEnd")
         #expect(lines.filter { $0.hasPrefix("detach") }.count == 3)
-        #expect(lines.filter { $0.contains("active:") }.count == 2) // the will and did of the one active change
+        #expect(lines.filter { $0.contains("active:") }.count == 2)  // the will and did of the one active change
         #expect(b.list.isEmpty && b.list.activeIndex == -1)
     }
 

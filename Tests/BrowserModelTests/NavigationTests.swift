@@ -1,6 +1,7 @@
-@testable import BrowserModel
 import Foundation
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §6: the navigation model.
 @Suite struct NavigationTests {
@@ -14,7 +15,10 @@ import Testing
         history.goBack()
         history.goBack()
         #expect(history.currentIndex == 0)
-        do { let changed = history.commit(item("https://d.example/")); #expect(changed) }
+        do {
+            let changed = history.commit(item("https://d.example/"))
+            #expect(changed)
+        }
         #expect(history.items.map(\.url) == ["https://a.example/", "https://d.example/"])
         #expect(history.currentIndex == 1)
         #expect(!history.canGoForward)
@@ -23,23 +27,53 @@ import Testing
     @Test func sameURLAddsNoEntryUnlessAFormSubmission() {
         var history = NavigationHistory()
         history.commit(item("https://a.example/"))
-        do { let changed = history.commit(item("https://a.example/", .typed)); #expect(!changed) }
+        do {
+            let changed = history.commit(item("https://a.example/", .typed))
+            #expect(!changed)
+        }
         #expect(history.count == 1)
-        do { let changed = history.commit(item("https://a.example/", .formSubmit)); #expect(changed) }
-        do { let changed = history.commit(item("https://a.example/", .formSubmit)); #expect(!changed) }
+        do {
+            let changed = history.commit(item("https://a.example/", .formSubmit))
+            #expect(changed)
+        }
+        do {
+            let changed = history.commit(item("https://a.example/", .formSubmit))
+            #expect(!changed)
+        }
         #expect(history.count == 2)
     }
 
     @Test func goToIsANoOpOutOfRangeAndOnTheCurrentIndex() {
         var history = NavigationHistory()
-        do { let changed = history.goBack(); #expect(!changed) }
+        do {
+            let changed = history.goBack()
+            #expect(!changed)
+        }
         for url in ["a", "b"] { history.commit(item(url + ":x")) }
-        do { let changed = history.goForward(); #expect(!changed) }
-        do { let changed = history.goTo(index: 1); #expect(!changed) }
-        do { let changed = history.goTo(index: 5); #expect(!changed) }
-        do { let changed = history.goTo(index: -1); #expect(!changed) }
-        do { let changed = history.go(offset: -2); #expect(!changed) }
-        do { let changed = history.go(offset: -1); #expect(changed) }
+        do {
+            let changed = history.goForward()
+            #expect(!changed)
+        }
+        do {
+            let changed = history.goTo(index: 1)
+            #expect(!changed)
+        }
+        do {
+            let changed = history.goTo(index: 5)
+            #expect(!changed)
+        }
+        do {
+            let changed = history.goTo(index: -1)
+            #expect(!changed)
+        }
+        do {
+            let changed = history.go(offset: -2)
+            #expect(!changed)
+        }
+        do {
+            let changed = history.go(offset: -1)
+            #expect(changed)
+        }
         #expect(history.currentIndex == 0)
         #expect(history.canGoForward && !history.canGoBack)
     }
@@ -122,8 +156,10 @@ import Testing
         #expect(try URLNormalizer.normalize(input) == expected)
     }
 
-    @Test(arguments: ["", "example.com", "javascript:alert(1)", "ftp://x.example/", "http://", "https://a b.example/",
-                      "1http://x", "http://x.example:99999/"])
+    @Test(arguments: [
+        "", "example.com", "javascript:alert(1)", "ftp://x.example/", "http://", "https://a b.example/",
+        "1http://x", "http://x.example:99999/",
+    ])
     func rejects(input: String) {
         #expect(throws: ModelError.self) { try URLNormalizer.normalize(input) }
     }

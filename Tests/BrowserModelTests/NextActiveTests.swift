@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §2: the tab that becomes active when tabs are removed, step by step.
 @Suite struct NextActiveTests {

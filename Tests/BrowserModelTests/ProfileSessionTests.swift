@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// Spec §7 (profiles, browser list, incognito), §1 cross-window move, recently closed tabs, limits.
 @Suite struct ProfileSessionTests {
@@ -67,7 +68,8 @@ import Testing
         let s = session()
         let source = try s.createBrowser()
         let destination = try s.createBrowser()
-        let x = tab("https://x.example/"), y = tab("https://y.example/")
+        let x = tab("https://x.example/")
+        let y = tab("https://y.example/")
         try source.webStateList.insert(x, .automatic().activating())
         try source.webStateList.insert(y)
         let index = try s.moveTab(x.id, to: destination, index: 0)
@@ -85,11 +87,14 @@ import Testing
         let s = session()
         let source = try s.createBrowser()
         let destination = try s.createBrowser()
-        let p = tab("https://p.example/"), q = tab("https://q.example/"), child = tab("https://child.example/")
+        let p = tab("https://p.example/")
+        let q = tab("https://q.example/")
+        let child = tab("https://child.example/")
         try source.webStateList.insert(p, .automatic().pinned().activating())
         try source.webStateList.insert(q, .automatic().pinned())
         try source.webStateList.insert(child, .automatic().withOpener(p))
-        let d0 = tab("https://d0.example/"), d1 = tab("https://d1.example/")
+        let d0 = tab("https://d0.example/")
+        let d1 = tab("https://d1.example/")
         try destination.webStateList.insert(d0, .automatic().pinned())
         try destination.webStateList.insert(d1, .automatic().activating())
         #expect(throws: ModelError.indexOutOfRange(index: 3, validRange: 0...2)) { try s.moveTab(p.id, to: destination, index: 3) }
@@ -110,7 +115,8 @@ import Testing
     @Test func moveWithinOneWindowIsAPlainMove() throws {
         let s = session()
         let window = try s.createBrowser()
-        let a = tab("https://a.example/"), b = tab("https://b.example/")
+        let a = tab("https://a.example/")
+        let b = tab("https://b.example/")
         try window.webStateList.insert(a)
         try window.webStateList.insert(b)
         #expect(try s.moveTab(a.id, to: window, index: 1) == 1)
@@ -133,8 +139,7 @@ import Testing
         let window = try s.createBrowser()
         for i in 0..<5 { try window.webStateList.insert(tab("https://e.example/\(i)")) }
         for _ in 0..<5 { try window.webStateList.close(at: 0, flags: .userAction) }
-        #expect(s.recentlyClosed.entries.map { $0.tabs[0].history.currentItem!.url } ==
-                ["https://e.example/4", "https://e.example/3", "https://e.example/2"])
+        #expect(s.recentlyClosed.entries.map { $0.tabs[0].history.currentItem!.url } == ["https://e.example/4", "https://e.example/3", "https://e.example/2"])
     }
 
     @Test func restoreGoesBackToItsIndexInItsWindowAndActivates() throws {
@@ -224,8 +229,10 @@ import Testing
 
     @Test func locateFindsTabsAcrossWindowsAndForgetsClosedOnes() throws {
         let s = session()
-        let a = try s.createBrowser(), b = try s.createBrowser()
-        let x = tab("https://x.example/"), y = tab("https://y.example/")
+        let a = try s.createBrowser()
+        let b = try s.createBrowser()
+        let x = tab("https://x.example/")
+        let y = tab("https://y.example/")
         try a.webStateList.insert(x)
         try b.webStateList.insert(y)
         #expect(s.locate(y.id)?.browser === b && s.locate(y.id)?.index == 0)

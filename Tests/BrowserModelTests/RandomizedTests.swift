@@ -1,6 +1,7 @@
-@testable import BrowserModel
-import Testing
 import TestSupport
+import Testing
+
+@testable import BrowserModel
 
 /// ≥ 100,000 random operations over several windows of one profile; after each, every invariant holds,
 /// and an operation that throws leaves every window as it was.
@@ -13,8 +14,9 @@ import TestSupport
     }
 
     private func snapshot(_ list: WebStateList) -> Snapshot {
-        Snapshot(tabs: list.webStates.map(\.id), groups: (0..<list.count).map { list.group(at: $0)?.id },
-                 active: list.activeIndex, pinned: list.pinnedCount)
+        Snapshot(
+            tabs: list.webStates.map(\.id), groups: (0..<list.count).map { list.group(at: $0)?.id },
+            active: list.activeIndex, pinned: list.pinnedCount)
     }
 
     @Test func invariantsHoldUnderRandomOperations() throws {
@@ -22,9 +24,12 @@ import TestSupport
         var rng = SplitMix64(seed: seed)
         let session = ProfileSession(browserState: BrowserState(name: "random"))
         try session.createOffTheRecord()
-        var windows = [try session.createBrowser(), try session.createBrowser(), try session.createBrowser(),
-                       try session.createBrowser(incognito: true)]
-        var operations = 0, failures = 0
+        var windows = [
+            try session.createBrowser(), try session.createBrowser(), try session.createBrowser(),
+            try session.createBrowser(incognito: true),
+        ]
+        var operations = 0
+        var failures = 0
         let colors = TabGroupColor.allCases
         /// Close-alls still undoable, with each window's layout when it closed: undone into a window
         /// that stayed empty, it must come back exactly so (`TabsCloser::UndoCloseTabs`).
@@ -48,8 +53,11 @@ import TestSupport
                 case 0, 1, 2, 3:
                     var params = InsertionParams()
                     if Bool.random(using: &rng) { params.index = anyIndex(list) }
-                    if Int.random(in: 0..<3, using: &rng) == 0 { params.opener = pick(list.webStates) }
-                    else if Int.random(in: 0..<6, using: &rng) == 0 { params.inheritOpener = true }
+                    if Int.random(in: 0..<3, using: &rng) == 0 {
+                        params.opener = pick(list.webStates)
+                    } else if Int.random(in: 0..<6, using: &rng) == 0 {
+                        params.inheritOpener = true
+                    }
                     params.activate = Bool.random(using: &rng)
                     params.pinned = Int.random(in: 0..<5, using: &rng) == 0
                     if Int.random(in: 0..<4, using: &rng) == 0 { params.group = pick(list.groups) }
@@ -69,25 +77,32 @@ import TestSupport
                     if let group = pick(list.groups) { try list.deleteGroup(group) }
                 case 14:
                     if let group = pick(list.groups) {
-                        try list.updateVisualData(of: group, to: TabGroupVisualData(
-                            title: "g", color: pick(colors)!, collapsed: Bool.random(using: &rng)))
+                        try list.updateVisualData(
+                            of: group,
+                            to: TabGroupVisualData(
+                                title: "g", color: pick(colors)!, collapsed: Bool.random(using: &rng)))
                     }
                 case 15:
                     if let tab = pick(list.webStates), let target = pick(windows) {
-                        try session.moveTab(tab.id, to: target, index: Bool.random(using: &rng) ? anyIndex(target.webStateList) : nil,
-                                            activate: Bool.random(using: &rng))
+                        try session.moveTab(
+                            tab.id, to: target, index: Bool.random(using: &rng) ? anyIndex(target.webStateList) : nil,
+                            activate: Bool.random(using: &rng))
                     }
                 case 16: try list.replace(at: anyIndex(list), with: tabWithHistory(["https://replaced.example/"]))
                 case 17:
                     let indices = someIndices(list)
-                    let expected = indices.allSatisfy(list.containsIndex)
+                    let expected =
+                        indices.allSatisfy(list.containsIndex)
                         ? list.newActiveIndex(removing: indices).map { list.webState(at: $0)! } : nil
                     try list.close(atIndices: indices, flags: .userAction)
                     #expect(list.activeWebState === expected, "seed \(seed) op \(operations): wrong tab activated")
                 case 18:
                     if let tab = pick(list.webStates) {
-                        if Bool.random(using: &rng) { tab.navigate(to: "https://n.example/\(operations)", transition: .link) }
-                        else { tab.go(offset: Int.random(in: -2...2, using: &rng)) }
+                        if Bool.random(using: &rng) {
+                            tab.navigate(to: "https://n.example/\(operations)", transition: .link)
+                        } else {
+                            tab.go(offset: Int.random(in: -2...2, using: &rng))
+                        }
                     }
                 case 19: try list.closeOthers(keeping: anyIndex(list))
                 case 20:
@@ -124,8 +139,9 @@ import TestSupport
                     if let index = closings.indices.randomElement(using: &rng) { session.confirmClosing(closings.remove(at: index).id) }
                 case 26:
                     if let tab = pick(list.webStates), let target = pick(windows), let group = pick(target.webStateList.groups) {
-                        try session.moveTab(tab.id, to: target, index: Bool.random(using: &rng) ? anyIndex(target.webStateList) : nil,
-                                            group: group)
+                        try session.moveTab(
+                            tab.id, to: target, index: Bool.random(using: &rng) ? anyIndex(target.webStateList) : nil,
+                            group: group)
                     }
                 default:
                     try list.closeAllNonPinned(flags: .userAction)

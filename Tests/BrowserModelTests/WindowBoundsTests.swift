@@ -1,5 +1,6 @@
-@testable import BrowserModel
 import Testing
+
+@testable import BrowserModel
 
 /// A window's bounds: set through the model, told to observers only when they change.
 @Suite struct WindowBoundsTests {

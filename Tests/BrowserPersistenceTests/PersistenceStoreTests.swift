@@ -1,9 +1,10 @@
-@testable import BrowserPersistence
 import BrowserRecords
 import Foundation
 import SQLite
 import Synchronization
 import Testing
+
+@testable import BrowserPersistence
 
 func temporaryDatabase() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("browserd-store-\(UUID()).sqlite").path
@@ -18,18 +19,29 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
     var change = ChangeSet()
     change.profiles = [ProfileRecord(id: profile, name: "Work", createdAt: time)]
     let history = (0..<3).map { HistoryEntryRecord(url: "https://e.example/\($0)", title: "T\($0) ✓", transition: "link", timestamp: time) }
-    let a = TabRecord(id: "t0000000000000001", groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A", loading: false,
-                      progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
-    let b = TabRecord(id: "t0000000000000002", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2, title: "B",
-                      loading: true, progress: 0.25, faviconURL: "https://e.example/f.ico", createdAt: time, lastActiveAt: time,
-                      historyIndex: 0, history: [history[0]], position: 1024)
-    change.windows = [WindowRecord(id: window, profileID: profile, version: 7, tabOrder: [a.id, b.id], activeIndex: 1, pinnedCount: 1,
-                                   groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
-                                   createdAt: time, lastActiveAt: time)]
+    let a = TabRecord(
+        id: "t0000000000000001", groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A", loading: false,
+        progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
+    let b = TabRecord(
+        id: "t0000000000000002", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2, title: "B",
+        loading: true, progress: 0.25, faviconURL: "https://e.example/f.ico", createdAt: time, lastActiveAt: time,
+        historyIndex: 0, history: [history[0]], position: 1024)
+    change.windows = [
+        WindowRecord(
+            id: window, profileID: profile, version: 7, tabOrder: [a.id, b.id], activeIndex: 1, pinnedCount: 1,
+            groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
+            createdAt: time, lastActiveAt: time)
+    ]
     change.tabs = [(window, a), (window, b)]
-    change.closedAdded = [(profile, ClosedEntryRecord(tab: ClosedTabRecord(
-        id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3, groupID: nil, wasActive: true,
-        wasPinned: false, title: "Gone", faviconURL: nil, closedAt: time, historyIndex: 0, history: [history[1]])))]
+    change.closedAdded = [
+        (
+            profile,
+            ClosedEntryRecord(
+                tab: ClosedTabRecord(
+                    id: "c0000000000000001", tabID: "t0000000000000009", windowID: window, index: 3, groupID: nil, wasActive: true,
+                    wasPinned: false, title: "Gone", faviconURL: nil, closedAt: time, historyIndex: 0, history: [history[1]]))
+        )
+    ]
     return change
 }
 
@@ -138,12 +150,14 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
             let db = try SQLiteConnection(path: path)
             try SQLiteMigrator(Array(PersistenceStore.migrator.migrations.prefix(3))).migrate(db)
             try db.run("INSERT INTO profiles (id, name, created_at) VALUES ('p0000000000000001', 'P', 0)")
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO windows (id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at)
                 VALUES ('w0000000000000001', 'p0000000000000001', 3, 't0000000000000003,t0000000000000001,t0000000000000002', 0, 0, 0, 0)
                 """)
             for id in ["t0000000000000001", "t0000000000000002", "t0000000000000003"] {
-                try db.run("""
+                try db.run(
+                    """
                     INSERT INTO tabs (id, window_id, title, loading, progress, created_at, last_active_at, history_index, history)
                     VALUES (?, 'w0000000000000001', '', 0, 1, 0, 0, -1, ?)
                     """, id, HistoryCodec.encode([]))
@@ -157,9 +171,10 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
 
 @Suite struct IdempotencyStorageTests {
     private func record(_ key: String, at date: Date) -> IdempotencyRecord {
-        IdempotencyRecord(key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,
-                          headers: [.init(name: "Content-Type", value: "application/json"), .init(name: "Location", value: "/v1/tabs/t1")],
-                          body: Array(#"{"id":"t1"}"#.utf8), createdAt: date)
+        IdempotencyRecord(
+            key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,
+            headers: [.init(name: "Content-Type", value: "application/json"), .init(name: "Location", value: "/v1/tabs/t1")],
+            body: Array(#"{"id":"t1"}"#.utf8), createdAt: date)
     }
 
     /// An answer is written with its change, loaded back field by field, and dropped once expired.

@@ -1,7 +1,7 @@
 import BrowserModel
 import BrowserRecords
-import Foundation
 import BrowserServices
+import Foundation
 import Synchronization
 import Testing
 
@@ -70,19 +70,24 @@ import Testing
         }
         var stored = StoredState()
         stored.profiles = [ProfileRecord(id: "p0000000000000001", name: "p", createdAt: at)]
-        stored.windows = [WindowRecord(id: "w0000000000000001", profileID: "p0000000000000001", version: 3,
-                                       tabOrder: ["t0000000000000001", "t0000000000000009", "t0000000000000002"],
-                                       activeIndex: 7, pinnedCount: 0,
-                                       groups: [GroupRecord(id: "g0000000000000001", title: "", color: "mauve", collapsed: false)],
-                                       createdAt: at, lastActiveAt: at)]
+        stored.windows = [
+            WindowRecord(
+                id: "w0000000000000001", profileID: "p0000000000000001", version: 3,
+                tabOrder: ["t0000000000000001", "t0000000000000009", "t0000000000000002"],
+                activeIndex: 7, pinnedCount: 0,
+                groups: [GroupRecord(id: "g0000000000000001", title: "", color: "mauve", collapsed: false)],
+                createdAt: at, lastActiveAt: at)
+        ]
         stored.tabs = [
-            "t0000000000000001": TabRecord(id: "t0000000000000001", groupID: "g0000000000000001", openerID: nil,
-                                           openerNavigationIndex: nil, title: "", loading: false, progress: 1, faviconURL: nil,
-                                           createdAt: at, lastActiveAt: at, historyIndex: 5,
-                                           history: [entry("https://a.example/"), entry("https://b.example/", "teleport")]),
-            "t0000000000000002": TabRecord(id: "t0000000000000002", groupID: nil, openerID: "t0000000000000042",
-                                           openerNavigationIndex: 0, title: "", loading: false, progress: 1, faviconURL: nil,
-                                           createdAt: at, lastActiveAt: at, historyIndex: 0, history: [entry("https://c.example/")]),
+            "t0000000000000001": TabRecord(
+                id: "t0000000000000001", groupID: "g0000000000000001", openerID: nil,
+                openerNavigationIndex: nil, title: "", loading: false, progress: 1, faviconURL: nil,
+                createdAt: at, lastActiveAt: at, historyIndex: 5,
+                history: [entry("https://a.example/"), entry("https://b.example/", "teleport")]),
+            "t0000000000000002": TabRecord(
+                id: "t0000000000000002", groupID: nil, openerID: "t0000000000000042",
+                openerNavigationIndex: 0, title: "", loading: false, progress: 1, faviconURL: nil,
+                createdAt: at, lastActiveAt: at, historyIndex: 0, history: [entry("https://c.example/")]),
         ]
         let service = BrowserService(framing: TestFraming())
         let summary = try await service.restore(stored)
@@ -108,18 +113,23 @@ import Testing
         stored.profiles = [ProfileRecord(id: "p0000000000000001", name: "a", createdAt: at), ProfileRecord(id: "p0000000000000002", name: "b", createdAt: at)]
         for (i, profile) in ["p0000000000000001", "p0000000000000001", "p0000000000000002"].enumerated() {
             let tabs = (0..<(i + 1)).map { String(format: "t%015x%01x", i, $0) }
-            stored.windows.append(WindowRecord(id: String(format: "w%016x", i), profileID: profile, version: 1, tabOrder: tabs, activeIndex: 0,
-                                               pinnedCount: 0, groups: [], createdAt: at, lastActiveAt: at))
+            stored.windows.append(
+                WindowRecord(
+                    id: String(format: "w%016x", i), profileID: profile, version: 1, tabOrder: tabs, activeIndex: 0,
+                    pinnedCount: 0, groups: [], createdAt: at, lastActiveAt: at))
             for tab in tabs {
-                stored.tabs[tab] = TabRecord(id: tab, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "", loading: false,
-                                             progress: 1, faviconURL: nil, createdAt: at, lastActiveAt: at, historyIndex: 0,
-                                             history: [HistoryEntryRecord(url: "https://e.example/", title: "", transition: "link", timestamp: at)])
+                stored.tabs[tab] = TabRecord(
+                    id: tab, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "", loading: false,
+                    progress: 1, faviconURL: nil, createdAt: at, lastActiveAt: at, historyIndex: 0,
+                    history: [HistoryEntryRecord(url: "https://e.example/", title: "", transition: "link", timestamp: at)])
             }
         }
         let seen = Mutex<[String]>([])
-        let summary = try await BrowserService(framing: TestFraming()).restore(stored, progress: { done in
-            seen.withLock { $0.append("\(done.profiles)p \(done.windows)w \(done.tabs)t") }
-        })
+        let summary = try await BrowserService(framing: TestFraming()).restore(
+            stored,
+            progress: { done in
+                seen.withLock { $0.append("\(done.profiles)p \(done.windows)w \(done.tabs)t") }
+            })
         #expect(summary.profiles == 2 && summary.windows == 3 && summary.tabs == 6)
         #expect(seen.withLock { $0 } == ["0p 1w 1t", "0p 2w 3t", "1p 2w 3t", "1p 3w 6t", "2p 3w 6t"])
     }

@@ -1,6 +1,7 @@
 import BrowserModel
-@testable import BrowserServices
 import Testing
+
+@testable import BrowserServices
 
 /// Records what a coordinator's lifecycle did, in order.
 final class LifecycleProbe: Coordinator {
@@ -54,8 +55,11 @@ final class LifecycleProbe: Coordinator {
         _ = ProfileMediator.attach(to: session, snapshots: snapshots)
         let window = try session.createBrowser()
         let registered = Set(window.dispatcher.registeredCommands.map(\.name))
-        #expect(registered.isSuperset(of: ["showTabGrid", "showSettings", "showHistory", "share", "dismissModal", "focusOmnibox", "route",
-                                           "openNewTab", "closeTab", "activateTab", "loadURL"]))
+        #expect(
+            registered.isSuperset(of: [
+                "showTabGrid", "showSettings", "showHistory", "share", "dismissModal", "focusOmnibox", "route",
+                "openNewTab", "closeTab", "activateTab", "loadURL",
+            ]))
         #expect(!registered.contains("hideTabGrid"), "registered only while the grid is shown")
         _ = try window.dispatcher.dispatch(UICommands.route, .tabGrid(page: "regular"))
         #expect(window.dispatcher.isRegistered("hideTabGrid"))
@@ -89,11 +93,14 @@ final class LifecycleProbe: Coordinator {
         #expect(try RouteBuilder.route(from: "browserd://settings/search-engine") == .settings(section: "search-engine"))
         #expect(try RouteBuilder.route(from: "BROWSERD://history") == .history)
         #expect(try RouteBuilder.route(from: "browserd://tab/t1") == .tab(TabID(rawValue: "t1")))
-        #expect(try RouteBuilder.route(from: "browserd://open?url=https%3A%2F%2Fa.example&incognito=1&background=0")
+        #expect(
+            try RouteBuilder.route(from: "browserd://open?url=https%3A%2F%2Fa.example&incognito=1&background=0")
                 == .open(url: "https://a.example", incognito: true, background: false))
         #expect(try RouteBuilder.route(from: "browserd://search?q=a%20b") == .search(query: "a b"))
-        for bad in ["browserd://tab-grid/x", "browserd://tab-grid?page=1&page=2", "browserd://settings/a/b", "browserd://tab",
-                    "browserd://open?url=x&incognito=maybe", "http://tab-grid", "browserd://search", "not a url at all %%"] {
+        for bad in [
+            "browserd://tab-grid/x", "browserd://tab-grid?page=1&page=2", "browserd://settings/a/b", "browserd://tab",
+            "browserd://open?url=x&incognito=maybe", "http://tab-grid", "browserd://search", "not a url at all %%",
+        ] {
             #expect(throws: RoutingError.self, "\(bad)") { try RouteBuilder.route(from: bad) }
         }
     }

@@ -1,9 +1,10 @@
 import BrowserModel
 import BrowserRecords
 import Foundation
-@testable import BrowserServices
 import Synchronization
 import Testing
+
+@testable import BrowserServices
 
 /// The profile directory shared by several instances: what this one tells the others, and what it
 /// makes of what they tell.
@@ -12,7 +13,13 @@ import Testing
     final class Told: Sendable {
         private let changes = Mutex<[DirectoryChange]>([])
         var all: [DirectoryChange] { changes.withLock { $0 } }
-        func take() -> [DirectoryChange] { changes.withLock { let all = $0; $0 = []; return all } }
+        func take() -> [DirectoryChange] {
+            changes.withLock {
+                let all = $0
+                $0 = []
+                return all
+            }
+        }
         func add(_ more: [DirectoryChange]) { changes.withLock { $0 += more } }
     }
 
@@ -30,8 +37,9 @@ import Testing
     }
 
     private func remote(_ name: String, windows: Int = 0, incognito: Bool = false, parent: ProfileID? = nil) -> ProfileSnapshot {
-        ProfileSnapshot(id: ProfileID(rawValue: "remote-\(name)"), name: name, incognito: incognito, parentID: parent, offTheRecordID: nil,
-                        windowCount: windows, createdAt: Date(timeIntervalSince1970: 1_700_000_000))
+        ProfileSnapshot(
+            id: ProfileID(rawValue: "remote-\(name)"), name: name, incognito: incognito, parentID: parent, offTheRecordID: nil,
+            windowCount: windows, createdAt: Date(timeIntervalSince1970: 1_700_000_000))
     }
 
     @Test func changesMadeHereAreToldInOrder() async throws {
@@ -60,7 +68,7 @@ import Testing
         let sink = watching(service)
         let work = remote("work")
         service.applyDirectoryChanges([.put(work)])
-        service.applyDirectoryChanges([.put(work)]) // told twice: no second event
+        service.applyDirectoryChanges([.put(work)])  // told twice: no second event
         var renamed = work
         renamed.name = "Work 2"
         service.applyDirectoryChanges([.put(renamed)])
@@ -105,7 +113,8 @@ import Testing
 
     @Test func resyncReplacesRegularProfilesHeldElsewhere() async throws {
         let service = BrowserService(framing: TestFraming())
-        let a = remote("a"), b = remote("b")
+        let a = remote("a")
+        let b = remote("b")
         let otr = remote("a-otr", incognito: true, parent: a.id)
         var linked = a
         linked.offTheRecordID = otr.id

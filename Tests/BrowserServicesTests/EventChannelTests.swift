@@ -1,6 +1,7 @@
-@testable import BrowserServices
 import Synchronization
 import Testing
+
+@testable import BrowserServices
 
 /// A sink with a bounded queue that the test drains by hand.
 final class FakeSink: EventSink {
@@ -34,7 +35,8 @@ final class FakeSink: EventSink {
     var events: [(id: String, name: String)] {
         let text = String(decoding: state.withLock { $0.delivered }, as: UTF8.self)
         return text.components(separatedBy: "\n\n").compactMap { block in
-            var id = "", name = ""
+            var id = ""
+            var name = ""
             for line in block.split(separator: "\n") {
                 if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
                 if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }

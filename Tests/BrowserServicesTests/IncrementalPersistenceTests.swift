@@ -1,10 +1,11 @@
 import BrowserModel
 import BrowserRecords
-@testable import BrowserServices
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import BrowserServices
 
 /// A store in memory that applies change sets as the SQLite store does (deletes, then writes).
 final class MemoryStore: DurableSink {
@@ -136,8 +137,11 @@ final class MemoryStore: DurableSink {
             do {
                 switch random.next() % 24 {
                 case 0, 1:
-                    _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://n.example/\(step)", activate: random.next() % 2 == 0,
-                                                                                   openerID: pick(), inheritOpener: random.next() % 5 == 0), in: windowID)
+                    _ = try await service.dispatch(
+                        TabCommands.open,
+                        OpenTabRequest(
+                            url: "https://n.example/\(step)", activate: random.next() % 2 == 0,
+                            openerID: pick(), inheritOpener: random.next() % 5 == 0), in: windowID)
                 case 2: if let id = pick() { _ = try await service.dispatch(TabCommands.close, id, in: windowID) }
                 case 3: if let id = pick() { _ = try await service.dispatch(TabCommands.activate, id, in: windowID) }
                 case 4: if let id = pick() { _ = try await service.dispatch(TabCommands.pin, PinRequest(tabID: id, pinned: random.next() % 2 == 0), in: windowID) }
@@ -149,11 +153,18 @@ final class MemoryStore: DurableSink {
                     if let id = pick() {
                         let other = windowID == a ? b : a
                         let count = service.window(other)?.tabCount ?? 0
-                        _ = try await service.dispatch(TabCommands.move, MoveTabRequest(tabID: id, index: Int(random.next() % UInt64(count + 1)),
-                                                                                       destination: other), in: windowID)
+                        _ = try await service.dispatch(
+                            TabCommands.move,
+                            MoveTabRequest(
+                                tabID: id, index: Int(random.next() % UInt64(count + 1)),
+                                destination: other), in: windowID)
                     }
-                case 7: if let id = pick() { _ = try await service.dispatch(TabCommands.updatePageState, PageStateUpdate(tabID: id, openerID: .some(pick())), in: windowID) }
-                case 8: if let id = pick() { _ = try await service.dispatch(TabCommands.updatePageState, PageStateUpdate(tabID: id, title: "t\(step)", progress: 0.5), in: windowID) }
+                case 7:
+                    if let id = pick() { _ = try await service.dispatch(TabCommands.updatePageState, PageStateUpdate(tabID: id, openerID: .some(pick())), in: windowID) }
+                case 8:
+                    if let id = pick() {
+                        _ = try await service.dispatch(TabCommands.updatePageState, PageStateUpdate(tabID: id, title: "t\(step)", progress: 0.5), in: windowID)
+                    }
                 case 9: if let id = pick() { _ = try await service.dispatch(TabCommands.createGroup, CreateGroupRequest(tabIDs: [id]), in: windowID) }
                 case 10:
                     if let group = groups.first, let id = pick() {
@@ -161,14 +172,23 @@ final class MemoryStore: DurableSink {
                     }
                 case 11: if let id = pick() { _ = try await service.dispatch(TabCommands.ungroup, GroupTabsRequest(tabIDs: [id]), in: windowID) }
                 case 12: if let group = groups.last { _ = try await service.dispatch(TabCommands.deleteGroup, group, in: windowID) }
-                case 13: if let id = pick() { _ = try await service.dispatch(TabCommands.navigate, NavigateRequest(tabID: id, navigation: .navigate(url: "https://v.example/\(step)", transition: .link)), in: windowID) }
+                case 13:
+                    if let id = pick() {
+                        _ = try await service.dispatch(
+                            TabCommands.navigate, NavigateRequest(tabID: id, navigation: .navigate(url: "https://v.example/\(step)", transition: .link)), in: windowID)
+                    }
                 case 14: if let x = pick(), let y = pick() { _ = try await service.dispatch(TabCommands.closeMany, .tabs(Array(Set([x, y]))), in: windowID) }
                 case 16:
                     if let group = groups.first, !ids.isEmpty {
-                        _ = try await service.dispatch(TabCommands.moveGroup, MoveGroupRequest(groupID: group, beforeIndex: Int(random.next() % UInt64(ids.count + 1))), in: windowID)
+                        _ = try await service.dispatch(
+                            TabCommands.moveGroup, MoveGroupRequest(groupID: group, beforeIndex: Int(random.next() % UInt64(ids.count + 1))), in: windowID)
                     }
-                case 17: if let id = pick() { _ = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: id, activate: random.next() % 2 == 0), in: windowID) }
-                case 18: if let id = pick() { _ = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: id, url: "https://r.example/\(step)"), in: windowID) }
+                case 17:
+                    if let id = pick() {
+                        _ = try await service.dispatch(TabCommands.duplicate, DuplicateRequest(tabID: id, activate: random.next() % 2 == 0), in: windowID)
+                    }
+                case 18:
+                    if let id = pick() { _ = try await service.dispatch(TabCommands.replace, ReplaceRequest(tabID: id, url: "https://r.example/\(step)"), in: windowID) }
                 case 19: if let group = groups.first { _ = try await service.dispatch(TabCommands.closeGroup, group, in: windowID) }
                 case 20:
                     if random.next() % 3 == 0 {
@@ -180,8 +200,9 @@ final class MemoryStore: DurableSink {
                 case 23:
                     if let id = pick(), let group = (random.next() % 2 == 0 ? groups : service.window(windowID == a ? b : a)?.groups.map(\.id) ?? []).first {
                         let target = service.window(ofGroup: group)
-                        _ = try await service.dispatch(TabCommands.move, MoveTabRequest(tabID: id, index: nil, destination: target, groupID: group),
-                                                       in: windowID)
+                        _ = try await service.dispatch(
+                            TabCommands.move, MoveTabRequest(tabID: id, index: nil, destination: target, groupID: group),
+                            in: windowID)
                     }
                 default: _ = try await service.dispatch(TabCommands.restoreClosed, RestoreClosedTabRequest(activate: random.next() % 2 == 0), in: windowID)
                 }
@@ -202,8 +223,11 @@ final class MemoryStore: DurableSink {
             }
             if stored != oracle {
                 failures += 1
-                let wrongTabs = oracle.tabs.keys.filter { key in stored.tabs[key].map { $0.window != oracle.tabs[key]!.window || $0.tab != oracle.tabs[key]!.tab } ?? true }
-                Issue.record("step \(step): stored rows differ from a full rebuild (windows equal: \(stored.windows == oracle.windows), tabs: \(stored.tabs.count) vs \(oracle.tabs.count), differing: \(wrongTabs.prefix(3)))")
+                let wrongTabs = oracle.tabs.keys.filter { key in stored.tabs[key].map { $0.window != oracle.tabs[key]!.window || $0.tab != oracle.tabs[key]!.tab } ?? true
+                }
+                Issue.record(
+                    "step \(step): stored rows differ from a full rebuild (windows equal: \(stored.windows == oracle.windows), tabs: \(stored.tabs.count) vs \(oracle.tabs.count), differing: \(wrongTabs.prefix(3)))"
+                )
             }
             for snapshot in snapshots where service.window(snapshot.id) != snapshot {
                 failures += 1
@@ -217,7 +241,9 @@ final class MemoryStore: DurableSink {
                     failures += 1
                     let log = (try? await service.actions(of: window, after: 0, limit: 1000))?.suffix(4).map { "\($0.seq) \($0.name) \($0.arguments)" } ?? []
                     Issue.record("actions: \(log)")
-                    Issue.record("step \(step): the event stream of \(window) after \(mirror.eventCount) events: \(problem); last events:\n\(mirror.recent.joined(separator: "\n"))")
+                    Issue.record(
+                        "step \(step): the event stream of \(window) after \(mirror.eventCount) events: \(problem); last events:\n\(mirror.recent.joined(separator: "\n"))"
+                    )
                 }
             }
             // What was written, restored by a new service, is the state (every 20th step and the last:
@@ -249,7 +275,7 @@ final class MemoryStore: DurableSink {
         var next = 0
         for _ in 0..<3000 {
             let roll = random.next() % 10
-            if (roll < 5 || model.isEmpty), next < tabs.count {
+            if roll < 5 || model.isEmpty, next < tabs.count {
                 let at = Int(random.next() % UInt64(model.count + 1))
                 sequence.insert(slot(next), at: at)
                 model.insert(tabs[next].id, at: at)
@@ -258,7 +284,8 @@ final class MemoryStore: DurableSink {
                 let at = Int(random.next() % UInt64(model.count))
                 #expect(sequence.remove(at: at).id == model.remove(at: at))
             } else if !model.isEmpty {
-                let from = Int(random.next() % UInt64(model.count)), to = Int(random.next() % UInt64(model.count))
+                let from = Int(random.next() % UInt64(model.count))
+                let to = Int(random.next() % UInt64(model.count))
                 sequence.insert(sequence.remove(at: from), at: to)
                 model.insert(model.remove(at: from), at: to)
             }

@@ -1,7 +1,8 @@
-@testable import BrowserServices
 import BrowserModel
 import Foundation
 import Synchronization
+
+@testable import BrowserServices
 
 /// A window's event stream as a client folds it: it takes `tabs.populate`, then applies every
 /// `tabs.*`, `groups.membership` and `groups.move` event to its list, so a test can check that the stream alone
@@ -39,7 +40,8 @@ final class StreamMirror: EventSink, @unchecked Sendable {
             return state.bytes
         }
         for block in String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n\n") where !block.isEmpty {
-            var name = "", data = ""
+            var name = ""
+            var data = ""
             for line in block.split(separator: "\n") {
                 if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
                 if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
@@ -115,7 +117,10 @@ final class StreamMirror: EventSink, @unchecked Sendable {
     func difference(from window: WindowSnapshot) -> String? {
         let ids = items.map { $0["id"] as? String ?? "?" }
         let expected = window.tabs.map(\.id.rawValue)
-        if ids != expected { return "tab order: stream has \(ids.count) tabs, window \(expected.count); first difference at \(zip(ids, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(ids.count, expected.count))" }
+        if ids != expected {
+            return
+                "tab order: stream has \(ids.count) tabs, window \(expected.count); first difference at \(zip(ids, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(ids.count, expected.count))"
+        }
         if selectedID != window.activeTabID?.rawValue { return "selected: stream \(selectedID ?? "none"), window \(window.activeTabID?.rawValue ?? "none")" }
         for (item, tab) in zip(items, window.tabs) {
             func same(_ key: String, _ value: Any?) -> Bool {

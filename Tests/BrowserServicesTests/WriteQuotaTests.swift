@@ -8,9 +8,9 @@ import Testing
         let start = ContinuousClock.now
         #expect(quota.retryAfter(profile: "a", now: start) == nil)
         quota.charge(3_000, profile: "a", now: start)
-        #expect(quota.retryAfter(profile: "a", now: start) == nil) // 1,000 left of the burst
+        #expect(quota.retryAfter(profile: "a", now: start) == nil)  // 1,000 left of the burst
         quota.charge(3_500, profile: "a", now: start)
-        #expect(quota.retryAfter(profile: "a", now: start) == 3) // 2,500 in debt at 1,000/s
+        #expect(quota.retryAfter(profile: "a", now: start) == 3)  // 2,500 in debt at 1,000/s
         #expect(quota.retryAfter(profile: "b", now: start) == nil)
         #expect(quota.retryAfter(profile: "a", now: start.advanced(by: .seconds(2))) == 1)
         #expect(quota.retryAfter(profile: "a", now: start.advanced(by: .seconds(3))) == nil)

@@ -90,8 +90,11 @@ import Testing
             #expect(try api.get("/v1/browsers/\(window)")["tabCount"] as? Int == 1)
             let other = try api.post("/v1/browsers/\(window)/tabs", ["url": "https://b.example"], headers: key)
             #expect(other.status == 422 && other.problemType == "/problems/idempotency-key-reused")
-            #expect(try api.post("/v1/browsers/\(window)/tabs", ["url": "https://a.example"],
-                                 headers: [("Idempotency-Key", String(repeating: "k", count: 256))]).status == 400)
+            #expect(
+                try api.post(
+                    "/v1/browsers/\(window)/tabs", ["url": "https://a.example"],
+                    headers: [("Idempotency-Key", String(repeating: "k", count: 256))]
+                ).status == 400)
             // Errors are stored too: the same bad request gets the same answer.
             let bad = [("Idempotency-Key", "bad-1")]
             #expect(try api.post("/v1/browsers/\(window)/tabs", ["url": "nope"], headers: bad).status == 422)

@@ -25,8 +25,10 @@ final class APIClient {
     }
 
     @discardableResult
-    func send(_ method: String, _ path: String, _ body: Any? = nil, headers: [(String, String)] = [],
-              raw: [UInt8]? = nil, contentType: String = "application/json") throws -> Reply {
+    func send(
+        _ method: String, _ path: String, _ body: Any? = nil, headers: [(String, String)] = [],
+        raw: [UInt8]? = nil, contentType: String = "application/json"
+    ) throws -> Reply {
         var all = headers
         var bytes: [UInt8]? = raw
         if let body { bytes = Array(try JSONSerialization.data(withJSONObject: body, options: [.fragmentsAllowed])) }

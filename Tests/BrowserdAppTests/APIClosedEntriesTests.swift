@@ -128,7 +128,9 @@ import Testing
             let moved = try api.post("/v1/tabs/\(c)/move", ["groupId": groupID])
             #expect(moved.status == 200 && moved["index"] as? Int == 1 && moved["groupId"] as? String == groupID)
             let across = try api.post("/v1/tabs/\(x)/move", ["groupId": groupID, "index": 3])  // outside the group: its end
-            #expect(across["browserId"] as? String == window && across["index"] as? Int == 2 && across["groupId"] as? String == groupID, "\(String(decoding: across.body, as: UTF8.self))")
+            #expect(
+                across["browserId"] as? String == window && across["index"] as? Int == 2 && across["groupId"] as? String == groupID,
+                "\(String(decoding: across.body, as: UTF8.self))")
             let names = [a: "a", b: "b", c: "c", x: "x"]
             let shown = try api.layout(window, names: names)
             #expect(shown == "| a c* x b", "\(shown)")

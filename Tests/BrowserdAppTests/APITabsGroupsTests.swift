@@ -65,8 +65,7 @@ import Testing
             #expect(pruned["historyCount"] as? Int == 3 && pruned["canGoForward"] as? Bool == false)
             let history = try api.get("/v1/tabs/\(t)/history")
             #expect(history["currentIndex"] as? Int == 2)
-            #expect((history["entries"] as? [[String: Any]])?.map { $0["url"] as? String } ==
-                    ["https://one.example/", "https://two.example/", "https://four.example/"])
+            #expect((history["entries"] as? [[String: Any]])?.map { $0["url"] as? String } == ["https://one.example/", "https://two.example/", "https://four.example/"])
             #expect(try api.post("/v1/tabs/\(t)/go", ["offset": "x"]).status == 422)
             #expect(try api.post("/v1/tabs/\(t)/navigate", ["url": "notaurl"]).status == 422)
             #expect(try api.post("/v1/tabs/\(t)/reload", ["unexpected": true]).status == 422)

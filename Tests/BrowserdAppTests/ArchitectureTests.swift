@@ -89,8 +89,10 @@ import Testing
             for module in modules { documented[module] = dependencies }
         }
         let libraries = declared.filter { !$0.key.hasSuffix("Tests") }
-        #expect(Set(documented.keys) == Set(libraries.keys),
-                "targets missing from the table: \(Set(libraries.keys).subtracting(documented.keys).sorted()); not in Package.swift: \(Set(documented.keys).subtracting(libraries.keys).sorted())")
+        #expect(
+            Set(documented.keys) == Set(libraries.keys),
+            "targets missing from the table: \(Set(libraries.keys).subtracting(documented.keys).sorted()); not in Package.swift: \(Set(documented.keys).subtracting(libraries.keys).sorted())"
+        )
         for (module, dependencies) in libraries {
             guard let row = documented[module] else { continue }
             #expect(row == dependencies, "\(module): the table says \(row.sorted()), Package.swift \(dependencies.sorted())")

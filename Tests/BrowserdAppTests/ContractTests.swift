@@ -1,7 +1,8 @@
-@testable import BrowserdApp
 import Foundation
 import HTTPServer
 import Testing
+
+@testable import BrowserdApp
 
 /// Reads the `paths` of openapi.yaml: each path with its methods (a small reader for this file's
 /// layout: paths at two spaces, methods at four).
@@ -12,7 +13,10 @@ func contractOperations() throws -> Set<String> {
     var currentPath: String?
     let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
     for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-        if line == "paths:" { inPaths = true; continue }
+        if line == "paths:" {
+            inPaths = true
+            continue
+        }
         if inPaths, let first = line.first, first != " " { break }
         guard inPaths else { continue }
         if line.hasPrefix("  /") && !line.hasPrefix("   ") {
@@ -31,8 +35,9 @@ func contractOperations() throws -> Set<String> {
         configuration.server.port = 0
         let app = Application(configuration: configuration, logger: .init(label: "t"))
         // The WebDriver facade's paths are the W3C spec's (openapi.yaml points to it, with the base path).
-        let served = Set(app.routes.filter { !$0.template.hasPrefix(configuration.webDriverBasePath ?? "-") }
-            .map { "\($0.method.rawValue) \($0.template)" })
+        let served = Set(
+            app.routes.filter { !$0.template.hasPrefix(configuration.webDriverBasePath ?? "-") }
+                .map { "\($0.method.rawValue) \($0.template)" })
         let documented = try contractOperations()
         #expect(!documented.isEmpty)
         #expect(served.subtracting(documented).isEmpty, "routes missing from openapi.yaml: \(served.subtracting(documented).sorted())")

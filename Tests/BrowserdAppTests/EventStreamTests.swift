@@ -1,5 +1,5 @@
-import BrowserdApp
 import BrowserServices
+import BrowserdApp
 import Foundation
 import MiniHTTPClient
 import Testing
@@ -359,7 +359,9 @@ import Testing
             var resets: [String] = []
             while let event = try stuck.next() {
                 if event.name == "reset" { resets.append(event.json["reason"] as? String ?? "") }
-                let items = event.name == "reset" ? ((event.json["tabs"] as? [String: Any])?["items"] as? [[String: Any]] ?? [])
+                let items =
+                    event.name == "reset"
+                    ? ((event.json["tabs"] as? [String: Any])?["items"] as? [[String: Any]] ?? [])
                     : [(event.json["item"] as? [String: Any]) ?? [:]]
                 if items.contains(where: { $0["title"] as? String == "final" }) { break }
             }
@@ -424,7 +426,8 @@ extension SSEClient {
         while let event = try next() {
             if event.name == "tabs.update", (event.json["item"] as? [String: Any])?["title"] as? String == title { return event }
             if event.name == "reset",
-               ((event.json["tabs"] as? [String: Any])?["items"] as? [[String: Any]])?.contains(where: { $0["title"] as? String == title }) == true {
+                ((event.json["tabs"] as? [String: Any])?["items"] as? [[String: Any]])?.contains(where: { $0["title"] as? String == title }) == true
+            {
                 return event
             }
         }
@@ -443,8 +446,11 @@ extension SSEClient {
         let ended = try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
             let profile = try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"s"}"#.utf8)))["id"] as? String ?? ""
-            let window = try crashJSON(api.request("POST", "/v1/browsers", headers: crashJSONHeaders,
-                                                   body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
+            let window =
+                try crashJSON(
+                    api.request(
+                        "POST", "/v1/browsers", headers: crashJSONHeaders,
+                        body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
             let streams = try (0..<3).map { _ in try SSEClient(port: port, path: "/v1/browsers/\(window)/events\(EventStreamTests.topics)") }
             for stream in streams { _ = try stream.until("location.update") }
             server.signal(SIGTERM)

@@ -98,19 +98,31 @@ import Testing
         try await withApplication({ $0.corsOrigins = ["http://127.0.0.1:18090"] }) { app in
             let client = try app.client()
             let origin = ("Origin", "http://127.0.0.1:18090")
-            let profile = jsonObject(try client.request("POST", "/v1/profiles", headers: [("Content-Type", "application/json")],
-                                                        body: Array(#"{"name":"cors"}"#.utf8)).body)?["id"] as? String ?? ""
-            let window = jsonObject(try client.request("POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
-                                                       body: Array(#"{"profileId":"\#(profile)"}"#.utf8)).body)?["id"] as? String ?? ""
-            let preflight = try client.request("OPTIONS", "/v1/browsers/\(window)/tabs", headers: [
-                origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type,idempotency-key,if-match"),
-            ])
+            let profile =
+                jsonObject(
+                    try client.request(
+                        "POST", "/v1/profiles", headers: [("Content-Type", "application/json")],
+                        body: Array(#"{"name":"cors"}"#.utf8)
+                    ).body)?["id"] as? String ?? ""
+            let window =
+                jsonObject(
+                    try client.request(
+                        "POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
+                        body: Array(#"{"profileId":"\#(profile)"}"#.utf8)
+                    ).body)?["id"] as? String ?? ""
+            let preflight = try client.request(
+                "OPTIONS", "/v1/browsers/\(window)/tabs",
+                headers: [
+                    origin, ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "content-type,idempotency-key,if-match"),
+                ])
             #expect(preflight.status == 204)
             #expect(preflight.header("access-control-allow-methods") == "GET, HEAD, POST")
             #expect(preflight.header("access-control-allow-headers") == "Authorization, Content-Type, Idempotency-Key, If-Match, Last-Event-ID")
-            let created = try client.request("POST", "/v1/browsers/\(window)/tabs", headers: [
-                origin, ("Content-Type", "application/json"), ("Idempotency-Key", "cors-1"), ("If-Match", "\"v1\""),
-            ], body: Array(#"{"url":"https://a.example/"}"#.utf8))
+            let created = try client.request(
+                "POST", "/v1/browsers/\(window)/tabs",
+                headers: [
+                    origin, ("Content-Type", "application/json"), ("Idempotency-Key", "cors-1"), ("If-Match", "\"v1\""),
+                ], body: Array(#"{"url":"https://a.example/"}"#.utf8))
             #expect(created.status == 201)
             #expect(created.header("access-control-allow-origin") == "http://127.0.0.1:18090")
             #expect(created.header("access-control-expose-headers") == "ETag, Location, Idempotent-Replayed, Retry-After")

@@ -14,11 +14,18 @@ import Testing
     @Test func complexStateComesBackIdenticalAfterRestart() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-restart-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
-        struct Saved: Sendable { let windows: [String]; let tabs: [String]; let profiles: [String]; let documents: [String: Data] }
+        struct Saved: Sendable {
+            let windows: [String]
+            let tabs: [String]
+            let profiles: [String]
+            let documents: [String: Data]
+        }
         let saved: Saved = try await withApplication(dataDirectory: data) { app in
             let api = try APIClient(app)
             var paths: [String] = []
-            var windows: [String] = [], tabs: [String] = [], profiles: [String] = []
+            var windows: [String] = []
+            var tabs: [String] = []
+            var profiles: [String] = []
             for p in 0..<2 {
                 let profile = try api.profile("P\(p)")
                 profiles.append(profile)
@@ -52,7 +59,10 @@ import Testing
                 #expect(after.status == 200, "\(path)")
                 let old = try JSONSerialization.jsonObject(with: before) as? NSDictionary
                 let new = try JSONSerialization.jsonObject(with: Data(after.body)) as? NSDictionary
-                #expect(old == new, "\(path) differs after restart:\nbefore \(String(decoding: before, as: UTF8.self))\nafter  \(after.body.count) bytes \(String(decoding: after.body, as: UTF8.self))")
+                #expect(
+                    old == new,
+                    "\(path) differs after restart:\nbefore \(String(decoding: before, as: UTF8.self))\nafter  \(after.body.count) bytes \(String(decoding: after.body, as: UTF8.self))"
+                )
             }
             #expect((try api.get("/v1/profiles")["items"] as? [Any])?.count == 2)
         }
@@ -65,7 +75,7 @@ import Testing
             let api = try APIClient(app)
             let tab = try api.tab(try api.window(try api.profile()), "https://e.example/start")
             for step in 0..<80 { _ = try api.post("/v1/tabs/\(tab)/navigate", ["url": "https://e.example/\(step)"]) }
-            _ = try api.post("/v1/tabs/\(tab)/go", ["offset": -10])   // 81 entries, current 70
+            _ = try api.post("/v1/tabs/\(tab)/go", ["offset": -10])  // 81 entries, current 70
             return tab
         }
         try await withApplication(dataDirectory: data) { app in
@@ -93,8 +103,9 @@ import Testing
                 // Answers of idempotent incognito requests (which carry the marker) are never stored either.
                 let keyed = try api.send("PATCH", "/v1/tabs/\(tab)", ["title": marker], headers: [("Idempotency-Key", "\(marker)-\(i)")])
                 #expect(keyed.status == 200)
-                _ = try api.post("/v1/browsers/\(window)/tabs", ["url": "https://\(marker).example/k\(i)"],
-                                 headers: [("Idempotency-Key", "k-\(marker)-\(i)")])
+                _ = try api.post(
+                    "/v1/browsers/\(window)/tabs", ["url": "https://\(marker).example/k\(i)"],
+                    headers: [("Idempotency-Key", "k-\(marker)-\(i)")])
                 if i % 2 == 0 { _ = try api.send("DELETE", "/v1/tabs/\(tab)") }
             }
         }
@@ -127,9 +138,12 @@ import Testing
             if window.isEmpty {
                 window = try await blocking {
                     let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
-                    let profile = try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"crash"}"#.utf8)))["id"] as? String ?? ""
-                    return try crashJSON(api.request("POST", "/v1/browsers", headers: crashJSONHeaders,
-                                                     body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
+                    let profile =
+                        try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"crash"}"#.utf8)))["id"] as? String ?? ""
+                    return try crashJSON(
+                        api.request(
+                            "POST", "/v1/browsers", headers: crashJSONHeaders,
+                            body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
                 }
             }
             let target = window
@@ -138,8 +152,9 @@ import Testing
                 let retry = try HTTPClientConnection(host: "127.0.0.1", port: port)
                 for (key, body) in ledger.takeUnanswered() {
                     let reply = try untilAvailable {
-                        try retry.request("POST", "/v1/browsers/\(target)/tabs",
-                                          headers: crashJSONHeaders + [("Idempotency-Key", key)], body: Array(body.utf8))
+                        try retry.request(
+                            "POST", "/v1/browsers/\(target)/tabs",
+                            headers: crashJSONHeaders + [("Idempotency-Key", key)], body: Array(body.utf8))
                     }
                     #expect(reply.status == 201, "round \(round): retry of \(key) got \(reply.status)")
                     if let id = crashJSON(reply)["id"] as? String { ledger.open(id) }
@@ -184,9 +199,12 @@ import Testing
                                 } else {
                                     let body = "{\"url\":\"https://crash.example/\(round)/\(client)/\(i)\",\"activate\":\(i % 2 == 0)}"
                                     let key = "open-\(round)-\(client)-\(i)"
-                                    guard let reply = try? api.request("POST", "/v1/browsers/\(target)/tabs",
-                                                                       headers: crashJSONHeaders + [("Idempotency-Key", key)],
-                                                                       body: Array(body.utf8)) else {
+                                    guard
+                                        let reply = try? api.request(
+                                            "POST", "/v1/browsers/\(target)/tabs",
+                                            headers: crashJSONHeaders + [("Idempotency-Key", key)],
+                                            body: Array(body.utf8))
+                                    else {
                                         ledger.unanswered(key: key, body: body)
                                         return
                                     }
@@ -209,7 +227,9 @@ import Testing
             _ = server.waitForExit()
         }
         #expect(ledger.opened.count > rounds * 10)
-        print("crash test (\(store.rawValue)): \(rounds) SIGKILLs, \(ledger.opened.count) acknowledged opens, \(ledger.closed.count) acknowledged closes, \(ledger.retried) lost answers retried by key")
+        print(
+            "crash test (\(store.rawValue)): \(rounds) SIGKILLs, \(ledger.opened.count) acknowledged opens, \(ledger.closed.count) acknowledged closes, \(ledger.retried) lost answers retried by key"
+        )
     }
 }
 
@@ -226,8 +246,11 @@ import Testing
         let (window, first) = try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: firstPort)
             let profile = try crashJSON(api.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: Array(#"{"name":"i"}"#.utf8)))["id"] as? String ?? ""
-            let window = try crashJSON(api.request("POST", "/v1/browsers", headers: crashJSONHeaders,
-                                                   body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
+            let window =
+                try crashJSON(
+                    api.request(
+                        "POST", "/v1/browsers", headers: crashJSONHeaders,
+                        body: Array("{\"profileId\":\"\(profile)\"}".utf8)))["id"] as? String ?? ""
             let first = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: key, body: body)
             return (window, first)
         }
@@ -246,12 +269,14 @@ import Testing
             #expect(retry.status == 201)
             #expect(retry.body == first.body)
             #expect(retry.headers.first { $0.name.lowercased() == "idempotent-replayed" }?.value == "true")
-            #expect(retry.headers.first { $0.name.lowercased() == "location" }?.value
+            #expect(
+                retry.headers.first { $0.name.lowercased() == "location" }?.value
                     == first.headers.first { $0.name.lowercased() == "location" }?.value)
             let tabs = crashJSON(try api.request("GET", "/v1/browsers/\(window)"))["tabs"] as? [[String: Any]] ?? []
             #expect(tabs.count == 1)
-            let other = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: key,
-                                        body: Array(#"{"url":"https://twice.example/"}"#.utf8))
+            let other = try api.request(
+                "POST", "/v1/browsers/\(window)/tabs", headers: key,
+                body: Array(#"{"url":"https://twice.example/"}"#.utf8))
             #expect(other.status == 422)
         }
     }
@@ -306,8 +331,10 @@ import Testing
             let group = entries[2]["group"] as? [String: Any]
             #expect(group?["title"] as? String == "Kept" && group?["color"] as? String == "purple" && entries[2]["tabCount"] as? Int == 2)
             #expect(entries[3]["tabCount"] as? Int == 2)
-            let restored = crashJSON(try api.request("POST", "/v1/profiles/\(profile)/recently-closed/\(entries[3]["id"] as? String ?? "")/restore",
-                                                     headers: crashJSONHeaders))
+            let restored = crashJSON(
+                try api.request(
+                    "POST", "/v1/profiles/\(profile)/recently-closed/\(entries[3]["id"] as? String ?? "")/restore",
+                    headers: crashJSONHeaders))
             let window = crashJSON(try api.request("GET", "/v1/browsers/\(restored["browserId"] as? String ?? "")"))
             #expect((window["tabs"] as? [[String: Any]])?.map { $0["url"] as? String ?? "" } == ["https://a.example/", "https://b.example/"])
         }
@@ -393,14 +420,15 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
         let sizes = try FileManager.default.contentsOfDirectory(atPath: data).compactMap {
             try FileManager.default.attributesOfItem(atPath: data + "/" + $0)[.size] as? Int
         }
-        try prlimit(String((sizes.max() ?? 0) + 64 * 1024) + ":unlimited")   // soft only: it can be raised again
+        try prlimit(String((sizes.max() ?? 0) + 64 * 1024) + ":unlimited")  // soft only: it can be raised again
         let outcome: ([String], Bool, Bool) = try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
             var acked = acknowledged
             var saw503 = false
             for i in 0..<400 {
-                let reply = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
-                                            body: Array("{\"url\":\"https://full.example/\(i)/\(String(repeating: "x", count: 2000))\"}".utf8))
+                let reply = try api.request(
+                    "POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                    body: Array("{\"url\":\"https://full.example/\(i)/\(String(repeating: "x", count: 2000))\"}".utf8))
                 if reply.status == 201 {
                     acked.append(((try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any])?["id"] as? String ?? "")
                 } else {
@@ -410,8 +438,9 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
                 }
             }
             let ready = try api.request("GET", "/readyz")
-            let refused = try api.request("POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
-                                          body: Array(#"{"url":"https://refused.example"}"#.utf8))
+            let refused = try api.request(
+                "POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"url":"https://refused.example"}"#.utf8))
             #expect(ready.status == 503 && ready.text.contains("storage"))
             #expect(refused.status == 503)
             #expect(try api.request("GET", "/v1/browsers/\(window)").status == 200)
@@ -427,8 +456,9 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
         let againPort = try again.waitForPort()
         try await blocking {
             let listing = try HTTPClientConnection(host: "127.0.0.1", port: againPort).request("GET", "/v1/browsers/\(window)/tabs")
-            let present = Set((((try? JSONSerialization.jsonObject(with: Data(listing.body))) as? [String: Any])?["items"] as? [[String: Any]] ?? [])
-                .compactMap { $0["id"] as? String })
+            let present = Set(
+                (((try? JSONSerialization.jsonObject(with: Data(listing.body))) as? [String: Any])?["items"] as? [[String: Any]] ?? [])
+                    .compactMap { $0["id"] as? String })
             for tab in outcome.0 { #expect(present.contains(tab), "acknowledged tab \(tab) lost") }
         }
         again.signal(SIGTERM)

@@ -1,9 +1,10 @@
-@testable import BrowserdApp
 import BrowserServices
 import Foundation
 import MiniHTTPClient
 import Synchronization
 import Testing
+
+@testable import BrowserdApp
 
 /// Coordinators, routes, navigators, the incognito lock and the action log, through the API.
 @Suite struct PresentationTests {
@@ -91,8 +92,10 @@ import Testing
             #expect(changes(try route(api, window, "browserd://tab/\(first)")).isEmpty)
             // A tab of no window, and unknown routes, are refused with nothing changed.
             #expect(try route(api, window, "browserd://tab/tnope").problemType == "/problems/route-not-handled")
-            for bad in ["browserd://nowhere", "browserd://settings/bogus", "browserd://tab-grid?page=x", "browserd://history?x=1",
-                        "https://example.com/", "browserd://open", "browserd://search?q="] {
+            for bad in [
+                "browserd://nowhere", "browserd://settings/bogus", "browserd://tab-grid?page=x", "browserd://history?x=1",
+                "https://example.com/", "browserd://open", "browserd://search?q=",
+            ] {
                 let refused = try route(api, window, bad)
                 #expect(refused.status == 422, "\(bad)")
                 #expect(refused.problemType == "/problems/invalid-route", "\(bad)")
@@ -169,7 +172,8 @@ import Testing
             // From the location bar node it may.
             #expect(try api.post("/v1/browsers/\(window)/commands/loadURL", ["args": ["url": "https://x.example"], "from": "u3"]).status == 200)
             #expect(try api.post("/v1/browsers/\(window)/commands/showSettings", ["args": [:], "from": "u3"]).status == 409)
-            #expect(try api.post("/v1/browsers/\(window)/commands/loadURL", ["args": ["url": "https://x.example"], "from": "u999"]).problemType
+            #expect(
+                try api.post("/v1/browsers/\(window)/commands/loadURL", ["args": ["url": "https://x.example"], "from": "u999"]).problemType
                     == "/problems/node-not-presented")
             // hideTabGrid is registered while the grid is shown, and unregistered when it goes.
             #expect(try api.post("/v1/browsers/\(window)/commands/hideTabGrid", ["args": [:]]).status == 200)
@@ -261,12 +265,14 @@ import Testing
         let app = Application(configuration: configuration, logger: .init(label: "t"))
         let release = Mutex<CheckedContinuation<Void, Never>?>(nil)
         let waiting = Mutex(false)
-        app.restoreGate.withLock { $0 = {
-            await withCheckedContinuation { continuation in
-                release.withLock { $0 = continuation }
-                waiting.withLock { $0 = true }
+        app.restoreGate.withLock {
+            $0 = {
+                await withCheckedContinuation { continuation in
+                    release.withLock { $0 = continuation }
+                    waiting.withLock { $0 = true }
+                }
             }
-        } }
+        }
         let starting = Task { try await app.start() }
         while !waiting.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
         let replies = try await blocking { () -> (Int, Int, Int) in
@@ -292,4 +298,3 @@ import Testing
         await app.shutdown()
     }
 }
-

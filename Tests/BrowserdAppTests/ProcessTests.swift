@@ -52,8 +52,9 @@ final class BrowserdProcess: @unchecked Sendable {
 
     private static func port(in text: String) -> Int? {
         guard let line = text.split(separator: "\n").last(where: { $0.contains("browserd started") }),
-              let address = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }),
-              let port = address.split(separator: ":").last else { return nil }
+            let address = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }),
+            let port = address.split(separator: ":").last
+        else { return nil }
         return Int(port)
     }
 
@@ -83,7 +84,10 @@ final class BrowserdProcess: @unchecked Sendable {
     func waitForExit(timeout: Duration = .seconds(15)) -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate(); return nil }
+        if process.isRunning {
+            process.terminate()
+            return nil
+        }
         return process.terminationStatus
     }
 }
@@ -113,9 +117,11 @@ final class OutputBuffer: Sendable {
     @Test func environmentConfiguresTheServer() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-env-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let server = try BrowserdProcess(arguments: [], environment: [
-            "BROWSERD_PORT": "0", "BROWSERD_DATA_DIR": data, "BROWSERD_MAX_BODY_BYTES": "2048",
-        ])
+        let server = try BrowserdProcess(
+            arguments: [],
+            environment: [
+                "BROWSERD_PORT": "0", "BROWSERD_DATA_DIR": data, "BROWSERD_MAX_BODY_BYTES": "2048",
+            ])
         let port = try server.waitForPort()
         try await blocking {
             let index = try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1")

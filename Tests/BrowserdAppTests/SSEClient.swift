@@ -27,8 +27,10 @@ final class SSEClient {
         response = try connection.readResponse(headOnly: true)
     }
 
-    convenience init(_ app: Application, _ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(5),
-                     receiveBufferSize: Int? = nil) throws {
+    convenience init(
+        _ app: Application, _ path: String, headers: [(String, String)] = [], timeout: Duration = .seconds(5),
+        receiveBufferSize: Int? = nil
+    ) throws {
         try self.init(port: app.port, path: path, headers: headers, timeout: timeout, receiveBufferSize: receiveBufferSize)
     }
 

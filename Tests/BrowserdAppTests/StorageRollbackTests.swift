@@ -11,11 +11,11 @@ import Testing
 @Suite(.serialized) struct StorageRollbackTests {
     /// What the clients were told.
     struct Ledger: Sendable {
-        var opened: [String: String] = [:]      // Idempotency-Key → tab id, for 201s
-        var refusedOpens: [String: String] = [:] // Idempotency-Key → URL, for 503s
-        var closed: Set<String> = []             // tab ids whose DELETE got 204
-        var refusedCloses: Set<String> = []      // tab ids whose DELETE got 503
-        var other: [Int] = []                    // any other status
+        var opened: [String: String] = [:]  // Idempotency-Key → tab id, for 201s
+        var refusedOpens: [String: String] = [:]  // Idempotency-Key → URL, for 503s
+        var closed: Set<String> = []  // tab ids whose DELETE got 204
+        var refusedCloses: Set<String> = []  // tab ids whose DELETE got 503
+        var other: [Int] = []  // any other status
 
         mutating func merge(_ other: Ledger) {
             opened.merge(other.opened) { $1 }
@@ -107,12 +107,15 @@ import Testing
                         for i in 0..<600 where refusals < 4 {
                             let key = "c\(client)-\(i)"
                             let url = "https://full.example/\(key)/\(String(repeating: "x", count: 1500))"
-                            let reply = try api.request("POST", "/v1/browsers/\(window)/tabs",
-                                                        headers: [("Content-Type", "application/json"), ("Idempotency-Key", key)],
-                                                        body: Array("{\"url\":\"\(url)\"}".utf8))
+                            let reply = try api.request(
+                                "POST", "/v1/browsers/\(window)/tabs",
+                                headers: [("Content-Type", "application/json"), ("Idempotency-Key", key)],
+                                body: Array("{\"url\":\"\(url)\"}".utf8))
                             switch reply.status {
                             case 201: mine.opened[key] = Self.json(reply)["id"] as? String
-                            case 503: mine.refusedOpens[key] = url; refusals += 1
+                            case 503:
+                                mine.refusedOpens[key] = url
+                                refusals += 1
                             default: mine.other.append(reply.status)
                             }
                             // Other kinds of change ride along: a group, a title, a close-many. Their outcome is
@@ -122,23 +125,27 @@ import Testing
                                 let reply: HTTPClientConnection.Response
                                 if kind == 3 {
                                     // A window of its own, opened and closed again.
-                                    let opened = try api.request("POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
-                                                                 body: Array("{\"profileId\":\"\(profile)\"}".utf8))
+                                    let opened = try api.request(
+                                        "POST", "/v1/browsers", headers: [("Content-Type", "application/json")],
+                                        body: Array("{\"profileId\":\"\(profile)\"}".utf8))
                                     if opened.status == 201, let id = Self.json(opened)["id"] as? String {
                                         reply = try api.request("DELETE", "/v1/browsers/\(id)")
                                     } else {
                                         reply = opened
                                     }
                                 } else if kind == 0 {
-                                    reply = try api.request("POST", "/v1/browsers/\(window)/groups", headers: [("Content-Type", "application/json")],
-                                                            body: Array("{\"tabIds\":[\"\(tab)\"],\"title\":\"g\(key)\"}".utf8))
+                                    reply = try api.request(
+                                        "POST", "/v1/browsers/\(window)/groups", headers: [("Content-Type", "application/json")],
+                                        body: Array("{\"tabIds\":[\"\(tab)\"],\"title\":\"g\(key)\"}".utf8))
                                 } else if kind == 1 {
-                                    reply = try api.request("PATCH", "/v1/tabs/\(tab)", headers: [("Content-Type", "application/json")],
-                                                            body: Array("{\"title\":\"t\(key)\",\"progress\":0.5}".utf8))
+                                    reply = try api.request(
+                                        "PATCH", "/v1/tabs/\(tab)", headers: [("Content-Type", "application/json")],
+                                        body: Array("{\"title\":\"t\(key)\",\"progress\":0.5}".utf8))
                                 } else {
                                     let pair = mine.opened.values.filter { !mine.closed.contains($0) }.sorted().prefix(2)
-                                    reply = try api.request("POST", "/v1/browsers/\(window)/close-tabs", headers: [("Content-Type", "application/json")],
-                                                            body: Array("{\"tabIds\":[\(pair.map { "\"\($0)\"" }.joined(separator: ","))]}".utf8))
+                                    reply = try api.request(
+                                        "POST", "/v1/browsers/\(window)/close-tabs", headers: [("Content-Type", "application/json")],
+                                        body: Array("{\"tabIds\":[\(pair.map { "\"\($0)\"" }.joined(separator: ","))]}".utf8))
                                     if reply.status == 200 { mine.closed.formUnion(pair) } else if reply.status == 503 { mine.refusedCloses.formUnion(pair) }
                                 }
                                 switch reply.status {
@@ -152,7 +159,9 @@ import Testing
                                 let close = try api.request("DELETE", "/v1/tabs/\(victim)")
                                 switch close.status {
                                 case 204: mine.closed.insert(victim)
-                                case 503: mine.refusedCloses.insert(victim); refusals += 1
+                                case 503:
+                                    mine.refusedCloses.insert(victim)
+                                    refusals += 1
                                 default: mine.other.append(close.status)
                                 }
                             }
@@ -186,14 +195,16 @@ import Testing
         // REST: exactly the acknowledged opens minus the acknowledged closes.
         let expected = ledger.expected
         let afterRecovery = try await blocking { try Self.tabs(port: port, window: window) }
-        #expect(afterRecovery == expected,
-                "503'd yet present: \(afterRecovery.subtracting(expected).count), acknowledged yet missing: \(expected.subtracting(afterRecovery).count)")
+        #expect(
+            afterRecovery == expected,
+            "503'd yet present: \(afterRecovery.subtracting(expected).count), acknowledged yet missing: \(expected.subtracting(afterRecovery).count)")
 
         // The stream that watched all along ends in the same state (a marker tab shows it caught up).
         let marker: String = try await blocking {
-            Self.json(try HTTPClientConnection(host: "127.0.0.1", port: port).request(
-                "POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
-                body: Array(#"{"url":"https://marker.example/"}"#.utf8)))["id"] as? String ?? ""
+            Self.json(
+                try HTTPClientConnection(host: "127.0.0.1", port: port).request(
+                    "POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"url":"https://marker.example/"}"#.utf8)))["id"] as? String ?? ""
         }
         let caughtUp: Bool = try await blocking {
             let deadline = Date().addingTimeInterval(10)
@@ -241,9 +252,10 @@ import Testing
         #expect(try await blocking { try Self.tabs(port: againPort, window: window) } == final)
         let fromDisk = try await blocking { try windowRead(againPort) }
         #expect(fromDisk == inMemory, "memory and disk differ:\n\(inMemory)\n\(fromDisk)")
-        print("rollback test: \(ledger.opened.count) opens and \(ledger.closed.count) closes acknowledged, "
-              + "\(ledger.refusedOpens.count) opens and \(ledger.refusedCloses.count) closes refused with 503, "
-              + "\(retried.count) retried by key")
+        print(
+            "rollback test: \(ledger.opened.count) opens and \(ledger.closed.count) closes acknowledged, "
+                + "\(ledger.refusedOpens.count) opens and \(ledger.refusedCloses.count) closes refused with 503, "
+                + "\(retried.count) retried by key")
         again.signal(SIGTERM)
         #expect(again.waitForExit() == 0)
     }

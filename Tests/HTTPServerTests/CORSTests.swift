@@ -5,9 +5,10 @@ import Testing
 /// The CORS protocol against a live server: preflights, the headers of actual answers (prebuilt,
 /// deferred and failing ones too), and nothing at all for origins not on the list.
 @Suite struct CORSTests {
-    private static let policy = CORSPolicy(origins: ["http://127.0.0.1:18090", "https://ui.example"],
-                                           allowedHeaders: ["Authorization", "Content-Type", "If-Match"],
-                                           exposedHeaders: ["ETag", "Location"], maxAgeSeconds: 600)
+    private static let policy = CORSPolicy(
+        origins: ["http://127.0.0.1:18090", "https://ui.example"],
+        allowedHeaders: ["Authorization", "Content-Type", "If-Match"],
+        exposedHeaders: ["ETag", "Location"], maxAgeSeconds: 600)
 
     private func router() -> Router {
         testRouter { router in
@@ -19,10 +20,12 @@ import Testing
     @Test func preflightFromAnAllowedOriginNamesThePathsMethods() async throws {
         try await withServer({ $0.cors = Self.policy }, router: router()) { server, _ in
             let client = try connect(server)
-            let response = try client.request("OPTIONS", "/hello", headers: [
-                ("Origin", "http://127.0.0.1:18090"), ("Access-Control-Request-Method", "DELETE"),
-                ("Access-Control-Request-Headers", "authorization"),
-            ])
+            let response = try client.request(
+                "OPTIONS", "/hello",
+                headers: [
+                    ("Origin", "http://127.0.0.1:18090"), ("Access-Control-Request-Method", "DELETE"),
+                    ("Access-Control-Request-Headers", "authorization"),
+                ])
             #expect(response.status == 204)
             #expect(response.header("access-control-allow-origin") == "http://127.0.0.1:18090")
             #expect(response.header("access-control-allow-methods") == "DELETE, GET, HEAD")
@@ -30,9 +33,11 @@ import Testing
             #expect(response.header("access-control-max-age") == "600")
             #expect(response.header("vary") == "Origin")
             // A path nothing serves is still 404.
-            let unknown = try client.request("OPTIONS", "/nope", headers: [
-                ("Origin", "http://127.0.0.1:18090"), ("Access-Control-Request-Method", "GET"),
-            ])
+            let unknown = try client.request(
+                "OPTIONS", "/nope",
+                headers: [
+                    ("Origin", "http://127.0.0.1:18090"), ("Access-Control-Request-Method", "GET"),
+                ])
             #expect(unknown.status == 404)
         }
     }
@@ -56,9 +61,11 @@ import Testing
             let client = try connect(server)
             let other = try client.request("GET", "/hello", headers: [("Origin", "https://evil.example")])
             #expect(other.status == 200 && other.header("access-control-allow-origin") == nil)
-            let preflight = try client.request("OPTIONS", "/hello", headers: [
-                ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "DELETE"),
-            ])
+            let preflight = try client.request(
+                "OPTIONS", "/hello",
+                headers: [
+                    ("Origin", "https://evil.example"), ("Access-Control-Request-Method", "DELETE"),
+                ])
             #expect(preflight.status == 405 && preflight.header("access-control-allow-origin") == nil)
             #expect(try client.request("GET", "/hello").header("access-control-allow-origin") == nil)
         }

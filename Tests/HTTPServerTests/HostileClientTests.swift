@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What one hostile client can no longer do to the others (the hostile-tenants findings at the
@@ -36,8 +36,10 @@ import Glibc
         try await withServer(router: testRouter()) { server, _ in
             let client = try connect(server, timeout: .seconds(2))
             let smuggled = "GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n"
-            try client.sendRaw(Array(("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                      + "0\r\n\r\n" + smuggled).utf8))
+            try client.sendRaw(
+                Array(
+                    ("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + "0\r\n\r\n" + smuggled).utf8))
             let response = try client.readResponse(method: "POST")
             #expect(response.status == 400)
             #expect(response.text.contains("/problems/ambiguous-framing"))
@@ -79,7 +81,12 @@ import Glibc
     /// Finding 3: a client that keeps a request head open by sending a byte now and then is ended at
     /// the head's deadline, not kept for as long as it is merely not idle.
     @Test func aTricklingHeadIsEndedAtItsDeadline() async throws {
-        try await withServer({ $0.idleTimeoutSeconds = 3; $0.requestHeadTimeoutSeconds = 1 }, router: testRouter()) { server, _ in
+        try await withServer(
+            {
+                $0.idleTimeoutSeconds = 3
+                $0.requestHeadTimeoutSeconds = 1
+            }, router: testRouter()
+        ) { server, _ in
             let client = try connect(server, timeout: .seconds(1))
             let started = ContinuousClock.now
             try client.sendRaw(Array("GET /hello HTTP/1.1\r\n".utf8))
@@ -102,13 +109,22 @@ import Glibc
 
     /// Finding 3: a body that trickles below the minimum rate is ended after the grace.
     @Test func aTricklingBodyIsEndedBelowTheMinimumRate() async throws {
-        try await withServer({ $0.idleTimeoutSeconds = 5; $0.requestHeadTimeoutSeconds = 1; $0.minimumBodyRate = 100 }, router: testRouter()) { server, _ in
+        try await withServer(
+            {
+                $0.idleTimeoutSeconds = 5
+                $0.requestHeadTimeoutSeconds = 1
+                $0.minimumBodyRate = 100
+            }, router: testRouter()
+        ) { server, _ in
             let client = try connect(server, timeout: .seconds(1))
             try client.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000\r\n\r\n".utf8))
             var ended = false
             for _ in 0..<16 {
                 Thread.sleep(forTimeInterval: 0.25)
-                do { try client.sendRaw([65]) } catch { ended = true; break }
+                do { try client.sendRaw([65]) } catch {
+                    ended = true
+                    break
+                }
             }
             #expect(ended, "4 bytes a second kept a 10,000-byte body open for 4 s")
         }
@@ -117,7 +133,12 @@ import Glibc
     /// Finding 3: one address holding many half-sent heads cannot take the server from another
     /// address (libmicrohttpd's per-address connection limit).
     @Test func oneAddressCannotHoldEveryConnection() async throws {
-        try await withServer({ $0.perIPConnectionLimit = 16; $0.connectionLimit = 64 }, router: testRouter()) { server, _ in
+        try await withServer(
+            {
+                $0.perIPConnectionLimit = 16
+                $0.connectionLimit = 64
+            }, router: testRouter()
+        ) { server, _ in
             var held: [HTTPClientConnection] = []
             var refused = 0
             for _ in 0..<80 {
@@ -169,7 +190,10 @@ import Glibc
             let lines: Lines
             var logLevel: Logger.Level = .trace
             var metadata: Logger.Metadata = [:]
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? { get { nil } set {} }
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { nil }
+                set {}
+            }
             func log(event: LogEvent) {
                 lines.value.withLock { $0.append("\(event.message) \(event.metadata ?? [:])") }
             }

@@ -9,8 +9,9 @@ import Testing
         testRouter { router in
             router.get("/wd/status") { _ in .text("ready") }
             router.onFailure(under: "/wd") { request, allow in
-                .text(allow == nil ? "unknown command \(request.path)" : "unknown method, allow \(allow!.map(\.rawValue).joined(separator: ","))",
-                      status: allow == nil ? 404 : 405)
+                .text(
+                    allow == nil ? "unknown command \(request.path)" : "unknown method, allow \(allow!.map(\.rawValue).joined(separator: ","))",
+                    status: allow == nil ? 404 : 405)
             }
         }
     }

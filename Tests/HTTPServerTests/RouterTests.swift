@@ -1,5 +1,6 @@
-@testable import HTTPServer
 import Testing
+
+@testable import HTTPServer
 
 @Suite struct RouterTests {
     private func router() -> Router {
@@ -14,7 +15,8 @@ import Testing
 
     @Test func literalBeatsParameter() {
         guard case .matched(_, let parameters, let template) = router().resolve(method: .get, path: "/v1/tabs/special") else {
-            Issue.record("no match"); return
+            Issue.record("no match")
+            return
         }
         #expect(template == "/v1/tabs/special")
         #expect(parameters.isEmpty)
@@ -22,7 +24,8 @@ import Testing
 
     @Test func parameterIsCaptured() {
         guard case .matched(_, let parameters, let template) = router().resolve(method: .post, path: "/v1/tabs/t-42/activate") else {
-            Issue.record("no match"); return
+            Issue.record("no match")
+            return
         }
         #expect(template == "/v1/tabs/{tabId}/activate")
         #expect(parameters == ["tabId": "t-42"])
@@ -31,14 +34,16 @@ import Testing
     @Test func unknownPathIsNotFound() {
         for path in ["/v1/tabs", "/v1/tabs/a/b", "/v2/tabs/a", "/v1/tabs/a/", "/v1/tabs//activate", ""] {
             guard case .notFound = router().resolve(method: .get, path: path) else {
-                Issue.record("\(path) should be not found"); continue
+                Issue.record("\(path) should be not found")
+                continue
             }
         }
     }
 
     @Test func knownPathWithOtherMethodListsAllowed() {
         guard case .methodNotAllowed(let allow, let template) = router().resolve(method: HTTPMethod("TRACE"), path: "/v1/tabs/x") else {
-            Issue.record("expected 405"); return
+            Issue.record("expected 405")
+            return
         }
         #expect(template == "/v1/tabs/{tabId}")
         #expect(allow.map(\.rawValue) == ["DELETE", "GET", "HEAD"])
@@ -46,7 +51,8 @@ import Testing
 
     @Test func headIsAnsweredByGet() {
         guard case .matched(_, _, let template) = router().resolve(method: .head, path: "/") else {
-            Issue.record("HEAD should match GET"); return
+            Issue.record("HEAD should match GET")
+            return
         }
         #expect(template == "/")
     }
@@ -56,19 +62,23 @@ import Testing
         var second = first
         second.get("/extra") { _ in .text("x") }
         guard case .notFound = first.resolve(method: .get, path: "/extra") else {
-            Issue.record("route leaked into the copy's original"); return
+            Issue.record("route leaked into the copy's original")
+            return
         }
         guard case .matched = second.resolve(method: .get, path: "/extra") else {
-            Issue.record("route missing"); return
+            Issue.record("route missing")
+            return
         }
     }
 }
 
 @Suite struct ProblemTests {
     @Test func encodesRFC9457MembersAndEscapes() {
-        let problem = Problem(type: "/problems/x", title: "T", status: 422, detail: "a \"quoted\"\nline", instance: "/p",
-                              extensions: ["field": "url"])
-        #expect(String(decoding: problem.jsonBytes, as: UTF8.self)
-            == #"{"type":"/problems/x","title":"T","status":422,"detail":"a \"quoted\"\nline","instance":"/p","field":"url"}"#)
+        let problem = Problem(
+            type: "/problems/x", title: "T", status: 422, detail: "a \"quoted\"\nline", instance: "/p",
+            extensions: ["field": "url"])
+        #expect(
+            String(decoding: problem.jsonBytes, as: UTF8.self)
+                == #"{"type":"/problems/x","title":"T","status":422,"detail":"a \"quoted\"\nline","instance":"/p","field":"url"}"#)
     }
 }

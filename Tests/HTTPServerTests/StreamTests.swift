@@ -16,9 +16,12 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
         router.get("/stream") { _ in
             var headers = HTTPHeaders()
             headers.set("Content-Type", "text/event-stream")
-            return HTTPResponse(status: 200, headers: headers, body: .stream(StreamBody(
-                heartbeat: heartbeat, maxBufferedBytes: maxBuffered, preamble: Array(": connected\n\n".utf8)
-            ) { writer in box.writers.withLock { $0.append(writer) } }))
+            return HTTPResponse(
+                status: 200, headers: headers,
+                body: .stream(
+                    StreamBody(
+                        heartbeat: heartbeat, maxBufferedBytes: maxBuffered, preamble: Array(": connected\n\n".utf8)
+                    ) { writer in box.writers.withLock { $0.append(writer) } }))
         }
     }
 }
@@ -153,7 +156,10 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
             let writer = box.all[0]
             let chunk = [UInt8](repeating: 120, count: 16 * 1024)
             var overflowed = false
-            for _ in 0..<2_000 where writer.write(chunk) == .overflow { overflowed = true; break }
+            for _ in 0..<2_000 where writer.write(chunk) == .overflow {
+                overflowed = true
+                break
+            }
             #expect(overflowed)
             #expect(writer.bufferedByteCount <= 64 * 1024)
             writer.abort()
@@ -170,7 +176,10 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
                 try client.send("GET", "/stream")
                 clients.append(client)
             }
-            for client in clients { _ = try client.readResponse(headOnly: true); _ = try client.readChunk() }
+            for client in clients {
+                _ = try client.readResponse(headOnly: true)
+                _ = try client.readChunk()
+            }
             #expect(waitUntil { observer.streams.load(ordering: .relaxed) == count })
             for writer in box.all { writer.write(Array("data: all\n\n".utf8)) }
             for client in clients {
@@ -186,23 +195,24 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
         let server = HTTPServer(configuration: configuration, router: streamRouter(box), logger: .init(label: "t"))
         try server.start()
         let (streamClient, slowClient) = try await blocking { () -> (SendableClient, SendableClient) in
-        let streamClient = try connect(server)
-        try streamClient.send("GET", "/stream")
-        _ = try streamClient.readResponse(headOnly: true)
-        _ = try streamClient.readChunk()
-        let slowClient = try connect(server)
-        try slowClient.send("GET", "/slow")
-        #expect(waitUntil { server.inFlightRequests == 1 && server.openStreams == 1 })
-        return (SendableClient(streamClient), SendableClient(slowClient))
+            let streamClient = try connect(server)
+            try streamClient.send("GET", "/stream")
+            _ = try streamClient.readResponse(headOnly: true)
+            _ = try streamClient.readChunk()
+            let slowClient = try connect(server)
+            try slowClient.send("GET", "/slow")
+            #expect(waitUntil { server.inFlightRequests == 1 && server.openStreams == 1 })
+            return (SendableClient(streamClient), SendableClient(slowClient))
         }
         await server.shutdown()
         try await blocking {
-        let streamClient = streamClient.client, slowClient = slowClient.client
-        let slow = try slowClient.readResponse()
-        #expect(slow.status == 200)
-        #expect(slow.text == "slow")
-        #expect(try streamClient.readChunk() == nil)
-        #expect(throws: (any Error).self) { _ = try HTTPClientConnection(host: "127.0.0.1", port: server.port).request("GET", "/hello") }
+            let streamClient = streamClient.client
+            let slowClient = slowClient.client
+            let slow = try slowClient.readResponse()
+            #expect(slow.status == 200)
+            #expect(slow.text == "slow")
+            #expect(try streamClient.readChunk() == nil)
+            #expect(throws: (any Error).self) { _ = try HTTPClientConnection(host: "127.0.0.1", port: server.port).request("GET", "/hello") }
         }
     }
 }

@@ -1,8 +1,8 @@
+import Foundation
 import HTTPServer
 import Logging
 import MiniHTTPClient
 import Synchronization
-import Foundation
 
 /// Counts what the server reports, for assertions.
 final class CountingObserver: HTTPServerObserver {
@@ -59,15 +59,19 @@ func connect(_ server: HTTPServer, timeout: Duration = .seconds(5)) throws -> HT
 func testRouter(extra: (inout Router) -> Void = { _ in }) -> Router {
     var router = Router()
     router.get("/hello") { _ in .text("hello") }
-    router.add(.post, "/echo", .immediate { request in
-        HTTPResponse(status: 200, contentType: "application/octet-stream", body: request.body)
-    })
+    router.add(
+        .post, "/echo",
+        .immediate { request in
+            HTTPResponse(status: 200, contentType: "application/octet-stream", body: request.body)
+        })
     router.add(.delete, "/hello", .immediate { _ in .noContent })
     router.get("/items/{id}") { request in .text("item \(request.parameter("id")) q=\(request.queryValue("q") ?? "-")") }
-    router.add(.get, "/slow", .deferred { _ in
-        try await Task.sleep(for: .milliseconds(100))
-        return .text("slow")
-    })
+    router.add(
+        .get, "/slow",
+        .deferred { _ in
+            try await Task.sleep(for: .milliseconds(100))
+            return .text("slow")
+        })
     router.get("/fail") { _ in throw HTTPError(409, kind: "conflict-test", title: "Conflict", detail: "on purpose") }
     router.get("/crash") { _ in throw CancellationError() }
     extra(&router)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import JSONWriter
 import Testing
+
+@testable import JSONWriter
 
 /// The strict JSON parser request bodies go through (RFC 8259): what it accepts, what it refuses and
 /// where it says the error is.
@@ -29,7 +30,8 @@ import Testing
         #expect(try parse("2E-1") == .number(0.2, isInteger: false))
         #expect(try parse("[]") == .array([]))
         #expect(try parse("{}") == .object([]))
-        #expect(try parse(#"{"a":[1,{"b":null}],"c":"d"}"#)
+        #expect(
+            try parse(#"{"a":[1,{"b":null}],"c":"d"}"#)
                 == .object([("a", .array([.number(1, isInteger: true), .object([("b", .null)])])), ("c", .string("d"))]))
         // Members keep their order; a member named twice is refused (which one would count?).
         if case .object(let members) = try parse(#"{"z":1,"a":2}"#) {

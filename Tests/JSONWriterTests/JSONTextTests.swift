@@ -16,8 +16,16 @@ import Testing
     }
 
     @Test func commasAndNesting() {
-        #expect(text { $0.beginObject(); $0.endObject() } == "{}")
-        #expect(text { $0.beginArray(); $0.endArray() } == "[]")
+        #expect(
+            text {
+                $0.beginObject()
+                $0.endObject()
+            } == "{}")
+        #expect(
+            text {
+                $0.beginArray()
+                $0.endArray()
+            } == "[]")
         let nested = text { json in
             json.beginObject()
             json.member("a", 1)

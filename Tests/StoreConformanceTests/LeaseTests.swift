@@ -106,7 +106,7 @@ import Testing
             _ = try await a.leases.acquire("p1")
             _ = try await a.leases.acquire("p2")
             try await Task.sleep(for: .milliseconds(450))
-            _ = try await a.leases.renew() // both expired unnoticed: renew finds them still a's (nobody took them)
+            _ = try await a.leases.renew()  // both expired unnoticed: renew finds them still a's (nobody took them)
             #expect(a.held.count == 2)
             try await Task.sleep(for: .milliseconds(450))
             _ = try await b.leases.acquire("p1")

@@ -14,14 +14,19 @@ import Testing
         var change = ChangeSet()
         change.profiles = [ProfileRecord(id: profile, name: "Work ✓", createdAt: time)]
         let history = (0..<3).map { HistoryEntryRecord(url: "https://e.example/\($0)", title: "T\($0) ✓", transition: "link", timestamp: time) }
-        let a = TabRecord(id: "t\(profile.suffix(15))a", groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A", loading: false,
-                          progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
-        let b = TabRecord(id: "t\(profile.suffix(15))b", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2,
-                          title: "B", loading: true, progress: 0.25, faviconURL: "", createdAt: time,
-                          lastActiveAt: time.addingTimeInterval(1), historyIndex: 0, history: [history[0]], position: 1024)
-        change.windows = [WindowRecord(id: window, profileID: profile, version: 7, tabOrder: [], activeIndex: 1, pinnedCount: 1,
-                                       groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
-                                       createdAt: time, lastActiveAt: time)]
+        let a = TabRecord(
+            id: "t\(profile.suffix(15))a", groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "A", loading: false,
+            progress: 1, faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 2, history: history)
+        let b = TabRecord(
+            id: "t\(profile.suffix(15))b", groupID: "g0000000000000001", openerID: a.id, openerNavigationIndex: 2,
+            title: "B", loading: true, progress: 0.25, faviconURL: "", createdAt: time,
+            lastActiveAt: time.addingTimeInterval(1), historyIndex: 0, history: [history[0]], position: 1024)
+        change.windows = [
+            WindowRecord(
+                id: window, profileID: profile, version: 7, tabOrder: [], activeIndex: 1, pinnedCount: 1,
+                groups: [GroupRecord(id: "g0000000000000001", title: "G", color: "cyan", collapsed: true)],
+                createdAt: time, lastActiveAt: time)
+        ]
         change.tabs = [(window, a), (window, b)]
         func closed(_ n: Int, index: Int, group: Bool, active: Bool, pinned: Bool) -> ClosedTabRecord {
             ClosedTabRecord(
@@ -34,20 +39,33 @@ import Testing
         // A tab entry, a window entry (two tabs, one pinned, one grouped), and a close-all's parked tabs.
         change.closedAdded = [
             (profile, ClosedEntryRecord(tab: closed(11, index: 3, group: true, active: true, pinned: false))),
-            (profile, ClosedEntryRecord(id: "w\(profile.suffix(15))1", kind: .window, tabs: [
-                closed(12, index: 0, group: false, active: false, pinned: true),
-                closed(13, index: 1, group: true, active: true, pinned: false)])),
-            (profile, ClosedEntryRecord(id: "x\(profile.suffix(15))1", kind: .closing, tabs: [
-                closed(14, index: 0, group: false, active: false, pinned: false)])),
+            (
+                profile,
+                ClosedEntryRecord(
+                    id: "w\(profile.suffix(15))1", kind: .window,
+                    tabs: [
+                        closed(12, index: 0, group: false, active: false, pinned: true),
+                        closed(13, index: 1, group: true, active: true, pinned: false),
+                    ])
+            ),
+            (
+                profile,
+                ClosedEntryRecord(
+                    id: "x\(profile.suffix(15))1", kind: .closing,
+                    tabs: [
+                        closed(14, index: 0, group: false, active: false, pinned: false)
+                    ])
+            ),
         ]
         change.tokens = [TokenRecord(id: "k\(profile.suffix(15))1", profileID: profile, hash: Array(repeating: 7, count: 32), createdAt: time)]
         return change
     }
 
     static func answer(_ key: String, at date: Date) -> IdempotencyRecord {
-        IdempotencyRecord(key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,
-                          headers: [.init(name: "Content-Type", value: "application/json"), .init(name: "Location", value: "/v1/tabs/t1")],
-                          body: Array(#"{"id":"t1"}"#.utf8), createdAt: date)
+        IdempotencyRecord(
+            key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,
+            headers: [.init(name: "Content-Type", value: "application/json"), .init(name: "Location", value: "/v1/tabs/t1")],
+            body: Array(#"{"id":"t1"}"#.utf8), createdAt: date)
     }
 
     @Test(arguments: StoreKind.available)

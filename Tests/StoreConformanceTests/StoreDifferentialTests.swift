@@ -1,8 +1,8 @@
 import BrowserPersistence
 import BrowserRecords
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Random change sequences, committed in random group-commit batches, leave the same state in every
 /// store as one change per transaction leaves in SQLite (the reference). PostgreSQL merges a batch's
@@ -35,7 +35,9 @@ import TestSupport
         #expect(batched.profiles == reference.profiles)
         #expect(batched.windows == reference.windows)
         let differing = Set(batched.tabs.keys).union(reference.tabs.keys).filter { batched.tabs[$0] != reference.tabs[$0] }.sorted()
-        #expect(differing.isEmpty, "tabs that differ: \(differing.prefix(3).map { "\($0): \(String(describing: batched.tabs[$0])) vs \(String(describing: reference.tabs[$0]))" })")
+        #expect(
+            differing.isEmpty,
+            "tabs that differ: \(differing.prefix(3).map { "\($0): \(String(describing: batched.tabs[$0])) vs \(String(describing: reference.tabs[$0]))" })")
         #expect(batched.recentlyClosed == reference.recentlyClosed)
         #expect(batched.tokens == reference.tokens)
         #expect(batched.idempotency.sorted { $0.key < $1.key } == reference.idempotency.sorted { $0.key < $1.key })
@@ -48,8 +50,8 @@ import TestSupport
 struct ChangeGenerator {
     private var random: SplitMix64
     private var profiles: [String] = []
-    private var windows: [String: String] = [:] // window → profile
-    private var tabs: [String: String] = [:] // tab → window
+    private var windows: [String: String] = [:]  // window → profile
+    private var tabs: [String: String] = [:]  // tab → window
     private var closed: [String: (profile: String, tab: String)] = [:]
     private var counter = 0
     private var clock = 1_700_000_000.0
@@ -69,18 +71,22 @@ struct ChangeGenerator {
     private mutating func tab(_ id: String) -> TabRecord {
         let time = now()
         let history = (0...random.below(3)).map { HistoryEntryRecord(url: "https://e.example/\(id)/\($0)", title: "T\($0)", transition: "link", timestamp: time) }
-        return TabRecord(id: id, groupID: random.below(4) == 0 ? "g000000000000001" : nil, openerID: random.below(3) == 0 ? tabs.keys.sorted().first : nil,
-                         openerNavigationIndex: random.below(3) == 0 ? random.below(5) : nil, title: "title \(random.below(1000))",
-                         loading: random.below(2) == 0, progress: Double(random.below(100)) / 100,
-                         faviconURL: random.below(3) == 0 ? "https://e.example/\(random.below(9)).ico" : nil, createdAt: time, lastActiveAt: now(),
-                         historyIndex: history.count - 1, history: history, position: Double(counter) * 8 + Double(random.below(7)))
+        return TabRecord(
+            id: id, groupID: random.below(4) == 0 ? "g000000000000001" : nil, openerID: random.below(3) == 0 ? tabs.keys.sorted().first : nil,
+            openerNavigationIndex: random.below(3) == 0 ? random.below(5) : nil, title: "title \(random.below(1000))",
+            loading: random.below(2) == 0, progress: Double(random.below(100)) / 100,
+            faviconURL: random.below(3) == 0 ? "https://e.example/\(random.below(9)).ico" : nil, createdAt: time, lastActiveAt: now(),
+            historyIndex: history.count - 1, history: history, position: Double(counter) * 8 + Double(random.below(7)))
     }
 
     mutating func next() -> ChangeSet {
         var change = ChangeSet()
         if random.below(9) == 0 {
-            change.idempotency = [IdempotencyRecord(key: "admin\n\(random.below(30))", fingerprint: [UInt8(random.below(256))], status: 201,
-                                                    headers: [.init(name: "Location", value: "/v1/x")], body: [1, 2], createdAt: now())]
+            change.idempotency = [
+                IdempotencyRecord(
+                    key: "admin\n\(random.below(30))", fingerprint: [UInt8(random.below(256))], status: 201,
+                    headers: [.init(name: "Location", value: "/v1/x")], body: [1, 2], createdAt: now())
+            ]
         }
         let roll = random.below(100)
         if profiles.isEmpty || roll < 3 {
@@ -94,9 +100,12 @@ struct ChangeGenerator {
         if profileWindows.isEmpty || roll < 8 {
             let window = id("w")
             windows[window] = profile
-            change.windows = [WindowRecord(id: window, profileID: profile, version: 1, tabOrder: [], activeIndex: -1, pinnedCount: 0,
-                                           groups: random.below(2) == 0 ? [GroupRecord(id: "g000000000000001", title: "G", color: "blue", collapsed: false)] : [],
-                                           createdAt: now(), lastActiveAt: now())]
+            change.windows = [
+                WindowRecord(
+                    id: window, profileID: profile, version: 1, tabOrder: [], activeIndex: -1, pinnedCount: 0,
+                    groups: random.below(2) == 0 ? [GroupRecord(id: "g000000000000001", title: "G", color: "blue", collapsed: false)] : [],
+                    createdAt: now(), lastActiveAt: now())
+            ]
             return change
         }
         let window = profileWindows[random.below(profileWindows.count)]
@@ -123,10 +132,16 @@ struct ChangeGenerator {
             change.deletedTabs = [tab]
             let entry = id("c")
             closed[entry] = (profile, tab)
-            change.closedAdded = [(profile, ClosedEntryRecord(tab: ClosedTabRecord(
-                id: entry, tabID: tab, windowID: window, index: random.below(5), groupID: nil, wasActive: random.below(2) == 0,
-                wasPinned: false, title: "closed \(tab)", faviconURL: nil, closedAt: now(), historyIndex: 0,
-                history: [HistoryEntryRecord(url: "https://e.example/c", title: "c", transition: "typed", timestamp: now())])))]
+            change.closedAdded = [
+                (
+                    profile,
+                    ClosedEntryRecord(
+                        tab: ClosedTabRecord(
+                            id: entry, tabID: tab, windowID: window, index: random.below(5), groupID: nil, wasActive: random.below(2) == 0,
+                            wasPinned: false, title: "closed \(tab)", faviconURL: nil, closedAt: now(), historyIndex: 0,
+                            history: [HistoryEntryRecord(url: "https://e.example/c", title: "c", transition: "typed", timestamp: now())]))
+                )
+            ]
             if closed.count > 6, let oldest = closed.keys.sorted().first {
                 closed[oldest] = nil
                 change.closedRemoved = [oldest]
@@ -153,14 +168,24 @@ struct ChangeGenerator {
             // Page state of a tab, and its window's header.
             let tab = windowTabs[random.below(windowTabs.count)]
             change.tabs = [(window, self.tab(tab))]
-            change.windowHeaders = [WindowHeaderRecord(id: window, version: random.below(1000), activeIndex: random.below(3),
-                                                       pinnedCount: random.below(2), lastActiveAt: now())]
+            change.windowHeaders = [
+                WindowHeaderRecord(
+                    id: window, version: random.below(1000), activeIndex: random.below(3),
+                    pinnedCount: random.below(2), lastActiveAt: now())
+            ]
         case 75..<80:
             // The window's groups changed (the whole window row is written).
-            change.windows = [WindowRecord(id: window, profileID: profile, version: random.below(1000), tabOrder: [], activeIndex: 0,
-                                           pinnedCount: 0, groups: [GroupRecord(id: "g000000000000001", title: "G\(random.below(9))",
-                                                                                color: "red", collapsed: random.below(2) == 0)],
-                                           createdAt: now(), lastActiveAt: now())]
+            change.windows = [
+                WindowRecord(
+                    id: window, profileID: profile, version: random.below(1000), tabOrder: [], activeIndex: 0,
+                    pinnedCount: 0,
+                    groups: [
+                        GroupRecord(
+                            id: "g000000000000001", title: "G\(random.below(9))",
+                            color: "red", collapsed: random.below(2) == 0)
+                    ],
+                    createdAt: now(), lastActiveAt: now())
+            ]
         default:
             openTab(in: window, &change)
         }

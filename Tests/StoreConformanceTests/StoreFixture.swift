@@ -44,8 +44,10 @@ final class StoreFixture: Sendable {
         let fixture: StoreFixture
         switch kind {
         case .sqlite:
-            fixture = StoreFixture(kind: kind, location: FileManager.default.temporaryDirectory
-                .appendingPathComponent("browserd-conformance-\(UUID()).sqlite").path, adminURL: nil)
+            fixture = StoreFixture(
+                kind: kind,
+                location: FileManager.default.temporaryDirectory
+                    .appendingPathComponent("browserd-conformance-\(UUID()).sqlite").path, adminURL: nil)
         case .postgres:
             guard let admin = ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] else {
                 Issue.record("BROWSERD_TEST_DATABASE_URL is not set: run the tests under scripts/with-postgres.sh (make test does)")

@@ -20,15 +20,23 @@ import Testing
         var change = ChangeSet()
         change.profileID = "ptext000000000001"
         change.profiles = [ProfileRecord(id: "ptext000000000001", name: Self.samples.joined(separator: "|"), createdAt: time)]
-        change.windows = [WindowRecord(id: "wtext000000000001", profileID: "ptext000000000001", version: 1, tabOrder: [], activeIndex: 0,
-                                       pinnedCount: 0, groups: [GroupRecord(id: "gtext000000000001", title: Self.samples[5], color: "blue", collapsed: false)],
-                                       createdAt: time, lastActiveAt: time)]
+        change.windows = [
+            WindowRecord(
+                id: "wtext000000000001", profileID: "ptext000000000001", version: 1, tabOrder: [], activeIndex: 0,
+                pinnedCount: 0, groups: [GroupRecord(id: "gtext000000000001", title: Self.samples[5], color: "blue", collapsed: false)],
+                createdAt: time, lastActiveAt: time)
+        ]
         for (index, sample) in Self.samples.enumerated() {
             let history = [HistoryEntryRecord(url: "https://x.example/" + sample, title: sample, transition: "link", timestamp: time)]
-            change.tabs.append(("wtext000000000001", TabRecord(id: "ttext\(String(format: "%012d", index))", groupID: nil, openerID: nil,
-                                                                openerNavigationIndex: nil, title: sample, loading: false, progress: 0,
-                                                                faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 0,
-                                                                history: history, position: Double(index))))
+            change.tabs.append(
+                (
+                    "wtext000000000001",
+                    TabRecord(
+                        id: "ttext\(String(format: "%012d", index))", groupID: nil, openerID: nil,
+                        openerNavigationIndex: nil, title: sample, loading: false, progress: 0,
+                        faviconURL: nil, createdAt: time, lastActiveAt: time, historyIndex: 0,
+                        history: history, position: Double(index))
+                ))
         }
         let written = change
         let stored = try await StoreFixture.with(kind) { fixture in

@@ -34,7 +34,10 @@ extension WebDriverRoutes {
                 throw WebDriverError.invalidArgument("capability \(key) is in both alwaysMatch and firstMatch")
             }
             let merged = always.merging(entry) { $1 }
-            if Self.matches(merged) { matched = merged; break }
+            if Self.matches(merged) {
+                matched = merged
+                break
+            }
         }
         guard let capabilitiesMatched = matched else {
             throw WebDriverError.sessionNotCreated("no capability set matches browserd (browserName \"browserd\", platformName \"linux\")")
@@ -129,7 +132,7 @@ extension WebDriverRoutes {
     static func matches(_ capabilities: [String: JSONValue]) -> Bool {
         if case .string(let name)? = capabilities["browserName"], name != "browserd" { return false }
         if case .string(let platform)? = capabilities["platformName"], platform.lowercased() != "linux" { return false }
-        if case .bool(true)? = capabilities["webSocketUrl"] { return false } // no BiDi here
+        if case .bool(true)? = capabilities["webSocketUrl"] { return false }  // no BiDi here
         return true
     }
 
@@ -298,8 +301,9 @@ extension WebDriverRoutes {
         } catch {
             throw WebDriverError.invalidArgument("\(raw) is not an absolute URL browserd can show: \(error)")
         }
-        _ = try await api.service.dispatch(TabCommands.navigate, NavigateRequest(tabID: tab.id, navigation: .navigate(url: url, transition: .typed)),
-                                           in: try windowOf(tab.id))
+        _ = try await api.service.dispatch(
+            TabCommands.navigate, NavigateRequest(tabID: tab.id, navigation: .navigate(url: url, transition: .typed)),
+            in: try windowOf(tab.id))
         return Self.null
     }
 
@@ -346,8 +350,10 @@ extension WebDriverRoutes {
             default: throw WebDriverError.invalidArgument("\(name) must be a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)), or null")
             }
         }
-        let x = try number("x", -2_147_483_648...2_147_483_647), y = try number("y", -2_147_483_648...2_147_483_647)
-        let width = try number("width", 0...2_147_483_647), height = try number("height", 0...2_147_483_647)
+        let x = try number("x", -2_147_483_648...2_147_483_647)
+        let y = try number("y", -2_147_483_648...2_147_483_647)
+        let width = try number("width", 0...2_147_483_647)
+        let height = try number("height", 0...2_147_483_647)
         // Setting a rect restores a maximized or minimized window first.
         return try await changeBounds(call) { bounds in
             bounds.state = .normal

@@ -30,8 +30,9 @@ struct WebDriverRoutes {
     // MARK: Answers
 
     static func answer(_ bytes: [UInt8], status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: "application/json; charset=utf-8", body: bytes,
-                     headers: ["Cache-Control": "no-cache"])
+        HTTPResponse(
+            status: status, contentType: "application/json; charset=utf-8", body: bytes,
+            headers: ["Cache-Control": "no-cache"])
     }
 
     /// `{"value": …}`.
@@ -65,8 +66,10 @@ struct WebDriverRoutes {
     func register(in router: inout Router) {
         startExpiry()
         var table: [(HTTPMethod, String, Responder)] = []
-        func add(_ method: HTTPMethod, _ path: String, session needsSession: Bool = true,
-                 _ body: @escaping @Sendable (Call) async throws -> HTTPResponse) {
+        func add(
+            _ method: HTTPMethod, _ path: String, session needsSession: Bool = true,
+            _ body: @escaping @Sendable (Call) async throws -> HTTPResponse
+        ) {
             table.append((method, base + path, responder(method, needsSession: needsSession, body)))
         }
         defer { for (method, path, responder) in table { router.add(method, path, responder) } }
@@ -132,8 +135,10 @@ struct WebDriverRoutes {
     }
 
     /// A command behind the facade's guard: authentication, the session, the body.
-    private func responder(_ method: HTTPMethod, needsSession: Bool,
-                           _ body: @escaping @Sendable (Call) async throws -> HTTPResponse) -> Responder {
+    private func responder(
+        _ method: HTTPMethod, needsSession: Bool,
+        _ body: @escaping @Sendable (Call) async throws -> HTTPResponse
+    ) -> Responder {
         let routes = self
         return .deferred { request in
             do {
@@ -142,7 +147,8 @@ struct WebDriverRoutes {
                 let session = needsSession ? try routes.sessions.session(request.parameter("sessionId"), for: principal) : nil
                 // A profile over its write quota: the session's changes wait like a REST client's.
                 if method == .post, let session, let quota = routes.api.service.writeQuota,
-                   let seconds = quota.retryAfter(profile: session.profile.rawValue) {
+                    let seconds = quota.retryAfter(profile: session.profile.rawValue)
+                {
                     throw WebDriverError.unknownError("the profile wrote more than its quota lately; retry in \(seconds) s")
                 }
                 var members: [String: JSONValue] = [:]

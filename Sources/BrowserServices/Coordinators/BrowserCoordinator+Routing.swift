@@ -29,39 +29,61 @@ extension BrowserCoordinator {
     private var rootStep: Step { Step(find: { [unowned self] in self }, action: .root) }
     private var contentStep: Step { Step(find: { [unowned self] in content }, action: .root) }
 
-    private func modalStep<T: Coordinator>(_ type: T.Type, matches: @escaping (T) -> Bool = { _ in true },
-                                           make: @escaping () -> T, contextTask: ((Coordinator) throws -> Void)? = nil) -> Step {
-        Step(find: { [unowned self] in (modal as? T).flatMap { matches($0) ? $0 : nil } }, make: make, action: .presentModally,
-             contextTask: contextTask)
+    private func modalStep<T: Coordinator>(
+        _ type: T.Type, matches: @escaping (T) -> Bool = { _ in true },
+        make: @escaping () -> T, contextTask: ((Coordinator) throws -> Void)? = nil
+    ) -> Step {
+        Step(
+            find: { [unowned self] in (modal as? T).flatMap { matches($0) ? $0 : nil } }, make: make, action: .presentModally,
+            contextTask: contextTask)
     }
 
     func destination(for route: Route) throws -> Destination {
         switch route {
         case .tabGrid(let pageName):
             let page = TabGridCoordinator.Page(rawValue: pageName) ?? .regular
-            return Destination(steps: [rootStep, modalStep(TabGridCoordinator.self, make: { [unowned self] in
-                TabGridCoordinator(id: makeID(), browser: browser, page: page)
-            }, contextTask: { [unowned self] found in
-                guard let grid = found as? TabGridCoordinator, grid.page != page else { return }
-                grid.page = page
-                changed(grid)
-            })])
+            return Destination(steps: [
+                rootStep,
+                modalStep(
+                    TabGridCoordinator.self,
+                    make: { [unowned self] in
+                        TabGridCoordinator(id: makeID(), browser: browser, page: page)
+                    },
+                    contextTask: { [unowned self] found in
+                        guard let grid = found as? TabGridCoordinator, grid.page != page else { return }
+                        grid.page = page
+                        changed(grid)
+                    }),
+            ])
         case .settings(let sectionName):
-            var steps = [rootStep, modalStep(SettingsCoordinator.self, make: { [unowned self] in
-                SettingsCoordinator(id: makeID(), browser: browser)
-            })]
+            var steps = [
+                rootStep,
+                modalStep(
+                    SettingsCoordinator.self,
+                    make: { [unowned self] in
+                        SettingsCoordinator(id: makeID(), browser: browser)
+                    }),
+            ]
             if let sectionName, let section = SettingsCoordinator.Section(rawValue: sectionName) {
-                steps.append(Step(find: { [unowned self] in
-                    (modal as? SettingsCoordinator)?.pages.last { $0.section == section }
-                }, make: { [unowned self] in
-                    SettingsPageCoordinator(id: makeID(), browser: browser, section: section)
-                }, action: .push))
+                steps.append(
+                    Step(
+                        find: { [unowned self] in
+                            (modal as? SettingsCoordinator)?.pages.last { $0.section == section }
+                        },
+                        make: { [unowned self] in
+                            SettingsPageCoordinator(id: makeID(), browser: browser, section: section)
+                        }, action: .push))
             }
             return Destination(steps: steps)
         case .history:
-            return Destination(steps: [rootStep, modalStep(HistoryCoordinator.self, make: { [unowned self] in
-                HistoryCoordinator(id: makeID(), browser: browser)
-            })])
+            return Destination(steps: [
+                rootStep,
+                modalStep(
+                    HistoryCoordinator.self,
+                    make: { [unowned self] in
+                        HistoryCoordinator(id: makeID(), browser: browser)
+                    }),
+            ])
         case .tab(let id):
             var step = contentStep
             step.prepare = { [unowned self] in
@@ -78,28 +100,38 @@ extension BrowserCoordinator {
         case .open(let url, let incognito, let background):
             var step = contentStep
             step.prepare = { _ = try URLNormalizer.normalize(url) }
-            return Destination(steps: [rootStep, step], postTasks: [{ [unowned self] in
-                var args: CommandArguments = ["url": .string(url), "inBackground": .bool(background)]
-                if incognito != browser.isIncognito { args["incognito"] = .bool(incognito) }
-                _ = try browser.dispatcher.dispatch(TabCommands.openNewTab, args)
-            }])
+            return Destination(
+                steps: [rootStep, step],
+                postTasks: [
+                    { [unowned self] in
+                        var args: CommandArguments = ["url": .string(url), "inBackground": .bool(background)]
+                        if incognito != browser.isIncognito { args["incognito"] = .bool(incognito) }
+                        _ = try browser.dispatcher.dispatch(TabCommands.openNewTab, args)
+                    }
+                ])
         case .search(let query):
             let encoded = query.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "+", "=", "#"])) ?? ""
             let url = "https://www.google.com/search?q=\(encoded)"
-            return Destination(steps: [rootStep, contentStep], postTasks: [{ [unowned self] in
-                if browser.webStateList.activeWebState != nil {
-                    _ = try browser.dispatcher.dispatch(TabCommands.loadURL, ["url": .string(url)])
-                } else {
-                    _ = try browser.dispatcher.dispatch(TabCommands.openNewTab, ["url": .string(url)])
-                }
-            }])
+            return Destination(
+                steps: [rootStep, contentStep],
+                postTasks: [
+                    { [unowned self] in
+                        if browser.webStateList.activeWebState != nil {
+                            _ = try browser.dispatcher.dispatch(TabCommands.loadURL, ["url": .string(url)])
+                        } else {
+                            _ = try browser.dispatcher.dispatch(TabCommands.openNewTab, ["url": .string(url)])
+                        }
+                    }
+                ])
         }
     }
 
     func shareDestination(_ tab: TabID) -> Destination {
-        var step = modalStep(ShareCoordinator.self, matches: { $0.tabID == tab }, make: { [unowned self] in
-            ShareCoordinator(id: makeID(), browser: browser, tabID: tab)
-        })
+        var step = modalStep(
+            ShareCoordinator.self, matches: { $0.tabID == tab },
+            make: { [unowned self] in
+                ShareCoordinator(id: makeID(), browser: browser, tabID: tab)
+            })
         step.prepare = { [unowned self] in
             guard browser.webStateList.index(ofTabWithID: tab) >= 0 else { throw ModelError.tabNotFound(tab) }
         }
@@ -135,8 +167,10 @@ extension BrowserCoordinator {
         defer { navigating = false }
         for step in destination.steps { try step.prepare() }
         // The deepest step already presented; the root always is.
-        guard let (index, found) = destination.steps.indices.reversed().lazy
-            .compactMap({ i in destination.steps[i].find().map { (i, $0) } }).first else {
+        guard
+            let (index, found) = destination.steps.indices.reversed().lazy
+                .compactMap({ i in destination.steps[i].find().map { (i, $0) } }).first
+        else {
             throw RoutingError.compositionFailed("no step of the route is presented")
         }
         let covering = coveringScreens(of: found)
@@ -144,27 +178,27 @@ extension BrowserCoordinator {
             throw RoutingError.cannotBeDismissed("the \(stuck.kind) screen \(stuck.id) cannot be dismissed by a route; close it first")
         }
         return try collectingChanges {
-        for screen in covering.reversed() { dismiss(screen) }
-        try destination.steps[index].contextTask?(found)
-        var parent = found
-        for step in destination.steps[(index + 1)...] {
-            let screen = step.make()
-            switch step.action {
-            case .presentModally:
-                addChild(screen)
-                screen.start()
-                presented(screen)
-            case .push:
-                parent.addChild(screen)
-                screen.start()
-                pushed(screen)
-            case .root:
-                throw RoutingError.compositionFailed("the root step must be found, not built")
+            for screen in covering.reversed() { dismiss(screen) }
+            try destination.steps[index].contextTask?(found)
+            var parent = found
+            for step in destination.steps[(index + 1)...] {
+                let screen = step.make()
+                switch step.action {
+                case .presentModally:
+                    addChild(screen)
+                    screen.start()
+                    presented(screen)
+                case .push:
+                    parent.addChild(screen)
+                    screen.start()
+                    pushed(screen)
+                case .root:
+                    throw RoutingError.compositionFailed("the root step must be found, not built")
+                }
+                try step.contextTask?(screen)
+                parent = screen
             }
-            try step.contextTask?(screen)
-            parent = screen
-        }
-        for task in destination.postTasks { try task() }
+            for task in destination.postTasks { try task() }
         }
     }
 
@@ -175,7 +209,8 @@ extension BrowserCoordinator {
         }
         if let settings = screen as? SettingsCoordinator { return settings.pages }
         if let page = screen as? SettingsPageCoordinator, let settings = modal as? SettingsCoordinator,
-           let position = settings.pages.firstIndex(where: { $0 === page }) {
+            let position = settings.pages.firstIndex(where: { $0 === page })
+        {
             return Array(settings.pages[(position + 1)...])
         }
         return []

@@ -37,8 +37,10 @@ final class BrowserCoordinator: Coordinator, PresentationChanges, WebStateListOb
 
     override var kind: String { "browser" }
     override var navigator: [String] {
-        ["showTabGrid", "showSettings", "showHistory", "share", "openNewTab", "closeTab", "activateTab", "focusOmnibox",
-         "loadURL", "dismissModal"]
+        [
+            "showTabGrid", "showSettings", "showHistory", "share", "openNewTab", "closeTab", "activateTab", "focusOmnibox",
+            "loadURL", "dismissModal",
+        ]
     }
 
     /// The modal shown, if any.

@@ -40,7 +40,8 @@ final class IncognitoLockInterceptor: NavigationInterceptor {
             if browser.isIncognito {
                 shows = !Self.closing.contains(name)
             } else {
-                shows = (name == "showTabGrid" && arguments["page"] == .string("incognito"))
+                shows =
+                    (name == "showTabGrid" && arguments["page"] == .string("incognito"))
                     || (name == "openNewTab" && arguments["incognito"] == .bool(true))
             }
         }

@@ -18,9 +18,11 @@ struct DirectorySnapshot: StreamSnapshot {
     }
 
     func resetEvent(reason: String) -> StreamEvent {
-        StreamEvent(name: "reset", json: EventJSON.object { json in
-            json.member("reason", reason)
-            items(&json)
-        })
+        StreamEvent(
+            name: "reset",
+            json: EventJSON.object { json in
+                json.member("reason", reason)
+                items(&json)
+            })
     }
 }

@@ -58,8 +58,10 @@ final class EventChannel: Sendable {
     private let state: Mutex<State>
     private let onDirty: @Sendable (EventChannel) -> Void
 
-    init(epoch: String, limits: EventStreamLimits, framing: any EventFraming, snapshot: any StreamSnapshot,
-         onDirty: @escaping @Sendable (EventChannel) -> Void) {
+    init(
+        epoch: String, limits: EventStreamLimits, framing: any EventFraming, snapshot: any StreamSnapshot,
+        onDirty: @escaping @Sendable (EventChannel) -> Void
+    ) {
         self.epoch = epoch
         self.limits = limits
         self.framing = framing

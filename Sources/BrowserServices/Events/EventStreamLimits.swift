@@ -17,8 +17,10 @@ public struct EventStreamLimits: Sendable {
     /// The reconnection delay clients are told (`retry:`).
     public var retryMilliseconds: Int
 
-    public init(replayEvents: Int = 1_000, replayBytes: Int = 1 << 20, queueBytes: Int = 1 << 20, tick: Duration = .milliseconds(20),
-                adaptiveTick: Bool = true, maxStreams: Int = 12_000, maxStreamsPerProfile: Int = 2_000, retryMilliseconds: Int = 2_000) {
+    public init(
+        replayEvents: Int = 1_000, replayBytes: Int = 1 << 20, queueBytes: Int = 1 << 20, tick: Duration = .milliseconds(20),
+        adaptiveTick: Bool = true, maxStreams: Int = 12_000, maxStreamsPerProfile: Int = 2_000, retryMilliseconds: Int = 2_000
+    ) {
         self.replayEvents = replayEvents
         self.replayBytes = replayBytes
         self.queueBytes = queueBytes

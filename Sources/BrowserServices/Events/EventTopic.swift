@@ -1,4 +1,5 @@
 import Foundation
+
 /// What an event is about; a stream may ask for some topics only (`?topics=tabs,toolbar`).
 public enum EventTopic: String, Sendable, CaseIterable {
     case tabs, groups, toolbar, location, broadcasts, ui, actions
@@ -26,7 +27,8 @@ public struct TopicFilter: Sendable, Hashable {
         var topics: Set<EventTopic> = []
         for name in text.split(separator: ",", omittingEmptySubsequences: false) {
             guard let topic = EventTopic(rawValue: name.trimmingCharacters(in: .whitespaces)), topic != .control,
-                  topic != .browsers else { return nil }
+                topic != .browsers
+            else { return nil }
             topics.insert(topic)
         }
         return TopicFilter(topics)

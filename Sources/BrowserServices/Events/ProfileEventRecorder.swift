@@ -25,24 +25,32 @@ final class ProfileEventRecorder: BrowserListConsumer {
     /// Ends the profile's stream with `profile.deleted`.
     func close() {
         flush()
-        channel.close(final: PendingEvent(topic: .control, name: "profile.deleted",
-                                          json: EventJSON.object("profileId", profileID.rawValue) { _ in }))
+        channel.close(
+            final: PendingEvent(
+                topic: .control, name: "profile.deleted",
+                json: EventJSON.object("profileId", profileID.rawValue) { _ in }))
     }
 
     func populate(browsers: [BrowserItem]) { self.browsers = browsers }
 
     func browserAdded(_ browser: BrowserItem) {
         browsers.append(browser)
-        pending.append(PendingEvent(topic: .browsers, name: "browsers.add", json: EventJSON.object("profileId", profileID.rawValue) {
-            $0.key("browser")
-            $0.browserItem(browser)
-        }))
+        pending.append(
+            PendingEvent(
+                topic: .browsers, name: "browsers.add",
+                json: EventJSON.object("profileId", profileID.rawValue) {
+                    $0.key("browser")
+                    $0.browserItem(browser)
+                }))
     }
 
     func browserRemoved(id: BrowserID) {
         browsers.removeAll { $0.id == id }
-        pending.append(PendingEvent(topic: .browsers, name: "browsers.remove", json: EventJSON.object("profileId", profileID.rawValue) {
-            $0.member("browserId", id.rawValue)
-        }))
+        pending.append(
+            PendingEvent(
+                topic: .browsers, name: "browsers.remove",
+                json: EventJSON.object("profileId", profileID.rawValue) {
+                    $0.member("browserId", id.rawValue)
+                }))
     }
 }

@@ -5,7 +5,8 @@ import JSONWriter
 /// (`tabs.insert`, `toolbar.update`, …), gathered during an operation and handed to the window's
 /// channel in one piece when the operation ends (``flush(_:)``).
 final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, ToolbarConsumer, LocationBarConsumer, WindowBoundsConsumer, BroadcastConsumer,
-    PresentationConsumer, ActionLogConsumer {
+    PresentationConsumer, ActionLogConsumer
+{
     let browserID: BrowserID
     let channel: EventChannel
     private var pending: [PendingEvent] = [] {
@@ -28,8 +29,9 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
     /// replaced in place (one PATCH of a tab's title and progress is one `tabs.update`, a batch ends with one
     /// `toolbar.update`).
     private func record(_ topic: EventTopic, _ name: String, supersedes: String? = nil, _ body: (inout JSONText) -> Void) {
-        let event = PendingEvent(topic: topic, name: name, json: EventJSON.object("browserId", browserID.rawValue, body),
-                                 supersedes: supersedes)
+        let event = PendingEvent(
+            topic: topic, name: name, json: EventJSON.object("browserId", browserID.rawValue, body),
+            supersedes: supersedes)
         if let supersedes, let earlier = pending.lastIndex(where: { $0.supersedes == supersedes }) {
             // The state it carries is whole: the newer value takes the earlier one's place.
             pending[earlier] = event
@@ -58,8 +60,10 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
     /// Ends the window's stream: what is pending, then `browser.closed`.
     func close(_ window: WindowSnapshot?) {
         if let window { flush(window) }
-        channel.close(final: PendingEvent(topic: .control, name: "browser.closed",
-                                          json: EventJSON.object("browserId", browserID.rawValue) { _ in }))
+        channel.close(
+            final: PendingEvent(
+                topic: .control, name: "browser.closed",
+                json: EventJSON.object("browserId", browserID.rawValue) { _ in }))
     }
 
     // MARK: TabCollectionConsumer

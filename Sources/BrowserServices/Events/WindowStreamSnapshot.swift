@@ -11,8 +11,9 @@ struct WindowStreamSnapshot: StreamSnapshot {
 
     private var items: [TabItem] {
         window.tabs.map {
-            TabItem(id: $0.id, url: $0.url, title: $0.title, loading: $0.loading, progress: $0.progress,
-                    faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID, openerID: $0.openerID)
+            TabItem(
+                id: $0.id, url: $0.url, title: $0.title, loading: $0.loading, progress: $0.progress,
+                faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID, openerID: $0.openerID)
         }
     }
 
@@ -47,7 +48,12 @@ struct WindowStreamSnapshot: StreamSnapshot {
         add(.groups, "groups.populate") { groupsArray(&$0) }
         add(.toolbar, "toolbar.update") { $0.toolbar(toolbar) }
         add(.location, "location.update") { $0.location(location) }
-        if let tree { add(.ui, "ui.tree") { $0.key("tree"); $0.uiNode(tree) } }
+        if let tree {
+            add(.ui, "ui.tree") {
+                $0.key("tree")
+                $0.uiNode(tree)
+            }
+        }
         for (key, value) in broadcasts {
             add(.broadcasts, "broadcast") {
                 $0.member("key", key)
@@ -59,36 +65,38 @@ struct WindowStreamSnapshot: StreamSnapshot {
     }
 
     func resetEvent(reason: String) -> StreamEvent {
-        StreamEvent(name: "reset", json: EventJSON.object("browserId", browserID) { json in
-            json.member("reason", reason)
-            json.key("tabs")
-            json.beginObject()
-            tabsMembers(&json)
-            json.endObject()
-            groupsArray(&json)
-            json.key("toolbar")
-            json.beginObject()
-            json.toolbar(toolbar)
-            json.endObject()
-            json.key("location")
-            json.beginObject()
-            json.location(location)
-            json.endObject()
-            if let tree {
-                json.key("ui")
-                json.uiNode(tree)
-            }
-            json.key("broadcasts")
-            json.beginArray()
-            for (key, value) in broadcasts {
+        StreamEvent(
+            name: "reset",
+            json: EventJSON.object("browserId", browserID) { json in
+                json.member("reason", reason)
+                json.key("tabs")
                 json.beginObject()
-                json.member("key", key)
-                json.key("value")
-                json.broadcastValue(value)
+                tabsMembers(&json)
                 json.endObject()
-            }
-            json.endArray()
-        })
+                groupsArray(&json)
+                json.key("toolbar")
+                json.beginObject()
+                json.toolbar(toolbar)
+                json.endObject()
+                json.key("location")
+                json.beginObject()
+                json.location(location)
+                json.endObject()
+                if let tree {
+                    json.key("ui")
+                    json.uiNode(tree)
+                }
+                json.key("broadcasts")
+                json.beginArray()
+                for (key, value) in broadcasts {
+                    json.beginObject()
+                    json.member("key", key)
+                    json.key("value")
+                    json.broadcastValue(value)
+                    json.endObject()
+                }
+                json.endArray()
+            })
     }
 }
 
@@ -109,9 +117,11 @@ struct ProfileStreamSnapshot: StreamSnapshot {
     }
 
     func resetEvent(reason: String) -> StreamEvent {
-        StreamEvent(name: "reset", json: EventJSON.object("profileId", profileID.rawValue) { json in
-            json.member("reason", reason)
-            browsersArray(&json)
-        })
+        StreamEvent(
+            name: "reset",
+            json: EventJSON.object("profileId", profileID.rawValue) { json in
+                json.member("reason", reason)
+                browsersArray(&json)
+            })
     }
 }

@@ -165,13 +165,14 @@ extension PageStateUpdate: ActionDescribable {
 
 extension NavigateRequest: ActionDescribable {
     var actionArguments: [ActionArgument] {
-        let navigation: String = switch self.navigation {
-        case .navigate(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue))"
-        case .back: "back"
-        case .forward: "forward"
-        case .reload: "reload"
-        case .go(let offset): "go \(offset)"
-        }
+        let navigation: String =
+            switch self.navigation {
+            case .navigate(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue))"
+            case .back: "back"
+            case .forward: "forward"
+            case .reload: "reload"
+            case .go(let offset): "go \(offset)"
+            }
         return [ActionArgument("navigation", navigation), ActionArgument("tabId", tabID.rawValue)]
     }
 }

@@ -30,9 +30,10 @@ final class TabCollectionMediator: WebStateListObserver, WebStateObserver {
 
     static func item(in list: WebStateList, at index: Int) -> TabItem {
         let tab = list.webState(at: index)!
-        return TabItem(id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress,
-                       faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
-                       openerID: list.opener(at: index)?.webState.id)
+        return TabItem(
+            id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress,
+            faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
+            openerID: list.opener(at: index)?.webState.id)
     }
 
     private func observe(_ tab: WebState) {

@@ -17,8 +17,9 @@ final class TabGroupMediator: WebStateListObserver {
     }
 
     static func item(_ group: TabGroup) -> GroupItem {
-        GroupItem(id: group.id, title: group.visualData.title, color: group.visualData.color,
-                  collapsed: group.visualData.collapsed, start: group.range.start, count: group.range.count)
+        GroupItem(
+            id: group.id, title: group.visualData.title, color: group.visualData.color,
+            collapsed: group.visualData.collapsed, start: group.range.start, count: group.range.count)
     }
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {

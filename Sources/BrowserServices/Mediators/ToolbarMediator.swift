@@ -12,9 +12,10 @@ final class ToolbarMediator: ActiveTabMediator<ToolbarState> {
 
     override func currentState() -> ToolbarState {
         let tab = browser.webStateList.activeWebState
-        return ToolbarState(canGoBack: tab?.history.canGoBack ?? false, canGoForward: tab?.history.canGoForward ?? false,
-                            loading: tab?.isLoading ?? false, progress: tab?.progress ?? 0,
-                            tabCount: browser.webStateList.count, incognito: browser.isIncognito)
+        return ToolbarState(
+            canGoBack: tab?.history.canGoBack ?? false, canGoForward: tab?.history.canGoForward ?? false,
+            loading: tab?.isLoading ?? false, progress: tab?.progress ?? 0,
+            tabCount: browser.webStateList.count, incognito: browser.isIncognito)
     }
 
     override func send(_ state: ToolbarState) { consumer?.update(toolbar: state) }
