@@ -101,25 +101,19 @@ extension APIRoutes {
                 return Self.json(APIEncoding.closing(closing))
             })
 
-        router.add(
-            .post, "/v1/profiles/{profileId}/closings/{closingId}/undo",
-            deferred { request in
-                try Self.noParameters(request)
-                let closing = try await service.undoCloseAll(
-                    profile: ProfileID(rawValue: request.parameter("profileId")),
-                    closing: ClosedTabID(rawValue: request.parameter("closingId")))
-                return Self.json(APIEncoding.closing(closing))
-            })
-
-        router.add(
-            .post, "/v1/profiles/{profileId}/closings/{closingId}/confirm",
-            deferred { request in
-                try Self.noParameters(request)
-                let closing = try await service.confirmCloseAll(
-                    profile: ProfileID(rawValue: request.parameter("profileId")),
-                    closing: ClosedTabID(rawValue: request.parameter("closingId")))
-                return Self.json(APIEncoding.closing(closing))
-            })
+        // Undo or confirm a pending close-all (`TabsCloser::UndoCloseTabs`, `ConfirmDeletion`).
+        for (action, perform) in [
+            ("undo", service.undoCloseAll), ("confirm", service.confirmCloseAll),
+        ] as [(String, @Sendable (ProfileID, ClosedTabID) async throws -> TabsClosingSnapshot)] {
+            router.add(
+                .post, "/v1/profiles/{profileId}/closings/{closingId}/\(action)",
+                deferred { request in
+                    try Self.noParameters(request)
+                    let closing = try await perform(
+                        ProfileID(rawValue: request.parameter("profileId")), ClosedTabID(rawValue: request.parameter("closingId")))
+                    return Self.json(APIEncoding.closing(closing))
+                })
+        }
 
         router.add(
             .post, "/v1/profiles/{profileId}/recently-closed/{entryId}/restore",
