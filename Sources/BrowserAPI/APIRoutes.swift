@@ -99,36 +99,7 @@ public struct APIRoutes: Sendable {
     ///   ``unavailable`` itself; a route is then saved for later).
     func deferred(duringRestore: Bool = false, _ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
         let routes = self
-        let guarded = guarded(duringRestore: duringRestore, body)
-        guard let placement else { return .deferred(guarded) }
-        return .callback { request, respond in
-            if routes.relayedAtOnce(request, placement: placement, respond: respond) { return }
-            Task {
-                do { respond(.success(try await guarded(request))) } catch { respond(.failure(error)) }
-            }
-        }
-    }
-
-    /// Several instances: a request with a valid credential whose subject is known to live on another
-    /// instance is relayed from the server's thread (no task); the owner's guard checks it again.
-    private func relayedAtOnce(
-        _ request: HTTPRequest, placement: PlacementSlot,
-        respond: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
-    ) -> Bool {
-        guard unavailable() == nil, request.queryValue("ticket") == nil,
-            Self.carriesValidCredentials(request, tokens: tokens, tickets: tickets), let current = placement.current
-        else { return false }
-        return current.relayAtOnce(request) { respond(.success($0)) }
-    }
-
-    /// `body` behind the API's guard, as a deferred handler.
-    private func guarded(
-        duringRestore: Bool, _ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse
-    )
-        -> @Sendable (HTTPRequest) async throws -> HTTPResponse
-    {
-        let routes = self
-        return { request in
+        return .deferred { request in
             if !duringRestore { try routes.checkAvailable() }
             let (principal, token) = try routes.identify(request)
             if let answer = await routes.placement?.current?.place(request) { return answer }
@@ -154,7 +125,7 @@ public struct APIRoutes: Sendable {
     func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
         let routes = self
         if let placement {
-            @Sendable func placed(_ request: HTTPRequest) async throws -> HTTPResponse {
+            return .deferred { request in
                 try routes.checkAvailable()
                 let (principal, token) = try routes.identify(request)
                 if let answer = await placement.current?.place(request) { return answer }
@@ -163,12 +134,6 @@ public struct APIRoutes: Sendable {
                         try routes.checkScope(request, principal: principal)
                         do { return try body(request) } catch { throw APIProblem.from(error) }
                     }
-                }
-            }
-            return .callback { request, respond in
-                if routes.relayedAtOnce(request, placement: placement, respond: respond) { return }
-                Task {
-                    do { respond(.success(try await placed(request))) } catch { respond(.failure(error)) }
                 }
             }
         }

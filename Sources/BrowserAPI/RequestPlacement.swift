@@ -8,12 +8,6 @@ public protocol RequestPlacement: Sendable {
     /// The answer of the instance that holds the request's profile (or a 503 to retry), or nil to serve
     /// the request here.
     func place(_ request: HTTPRequest) async -> HTTPResponse?
-
-    /// The fast path, on the server's thread (it must not block): when what the request names is known
-    /// to live on another instance (cached), sends it there at once and calls `respond` with the
-    /// answer when it comes, from another thread. - Returns: false when it did not take the request
-    /// (then ``place(_:)`` decides, in a task).
-    func relayAtOnce(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool
 }
 
 /// Holds the placement once the application has made it (the routes are built before it starts).

@@ -100,20 +100,15 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     typealias Subject = Placement.Subject
 
     func subject(of request: HTTPRequest) async -> Subject? {
-        if request.method == .post, let base = webDriverBasePath, request.routeTemplate == base + "/session" {
-            return await webDriverSessionProfile(request).map(Subject.profile)
-        }
-        return immediateSubject(of: request)
-    }
-
-    /// What a request names, when that needs no database (every request but a new WebDriver session).
-    func immediateSubject(of request: HTTPRequest) -> Subject? {
         let parameters = request.pathParameters
         if let id = parameters["profileId"] { return .profile(id) }
         // A WebDriver session lives with its profile, which its id starts with (`p….uuid`).
         if let session = parameters["sessionId"] {
             guard let dot = session.firstIndex(of: "."), dot != session.startIndex else { return nil }
             return .profile(String(session[..<dot]))
+        }
+        if request.method == .post, let base = webDriverBasePath, request.routeTemplate == base + "/session" {
+            return await webDriverSessionProfile(request).map(Subject.profile)
         }
         if let id = parameters["browserId"] { return .window(id) }
         if let id = parameters["tabId"] { return .tab(id) }
@@ -143,36 +138,6 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         // The oldest stored one, as the facade picks it among those it holds (the database knows a
         // profile as soon as its creation was answered; the directory may learn it a moment later).
         return try? await lookups.oldestProfile(named: "webdriver")
-    }
-
-    /// The fast path (on the server's thread, without a task): a request whose subject is known, from
-    /// the cache, to live on another live instance is relayed there at once — the cached answer to
-    /// ``Placement``'s two look-ups, so the machine would say `forward` too. An owner that does not
-    /// answer is forgotten and the request answered 503 (the next one asks the database, and takes a
-    /// gone owner's profile over).
-    public func relayAtOnce(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        guard databaseAnswers, !forwarder.isFromPeer(request), let subject = immediateSubject(of: request), rootHere(subject) == nil,
-            let (owner, profile) = state.withLock({ state -> (Placement.Owner, String)? in
-                guard let profile = state.cache.profile(holding: subject), let owner = state.cache.owner(of: profile),
-                    owner.live, owner.instanceID != instanceID
-                else { return nil }
-                return (owner, profile)
-            })
-        else { return false }
-        let relayed = forwarder.relay(request, to: owner.url) { [weak self] result in
-            switch result {
-            case .success(let answer):
-                // The owner no longer holds it (moving): ask the database next time.
-                if answer.status == 503 { self?.state.withLock { $0.cache.forgetOwner(of: profile) } }
-                respond(answer)
-            case .failure(let error):
-                self?.state.withLock { $0.cache.forgetOwner(of: profile) }
-                self?.logger.warning("forwarding failed", metadata: ["profile": "\(profile)", "owner": "\(owner.instanceID)", "error": "\(error)"])
-                respond(Self.unavailable("The instance that holds the profile did not answer; retry.", request))
-            }
-        }
-        if relayed { forwardedCounter.increment() }
-        return relayed
     }
 
     /// The answer of another instance (or a 503), or nil when this instance serves the request: the

@@ -115,50 +115,28 @@ final class Forwarder: Sendable {
         return bytes
     }
 
-    /// The target as the client sent it, still percent-encoded: decoding it would turn an encoded `?`
-    /// or `#` in a path segment into a query or a fragment on the owner.
-    private static func target(of request: HTTPRequest) -> String {
-        guard request.rawTarget == nil, !request.query.isEmpty else { return request.rawTarget ?? request.path }
-        var components = URLComponents()
-        components.queryItems = request.query.map { URLQueryItem(name: $0.name, value: $0.value) }
-        return request.path + "?" + (components.percentEncodedQuery ?? "")
-    }
-
-    private static func isStream(_ request: HTTPRequest) -> Bool {
-        request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
-    }
-
-    private static func response(_ answer: Relay.Answer) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        for field in answer.headers where !droppedResponseHeaders.contains(field.name.lowercased()) {
-            headers.add(field.name, field.value)
-        }
-        return HTTPResponse(status: answer.status, headers: headers, body: .bytes(answer.body))
-    }
-
-    /// Relays `request` to the instance at `base` without a task: `completion` gets the answer on a
-    /// relay thread. - Returns: false when the relay cannot carry it (an event stream, an `https`
-    /// owner): then ``forward(_:to:)`` does.
-    func relay(_ request: HTTPRequest, to base: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) -> Bool {
-        guard !Self.isStream(request), let address = cachedAddress(base) else { return false }
-        relay.exchange(
-            wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
-            host: address.host, port: address.port
-        ) { completion($0.map(Self.response)) }
-        return true
-    }
-
     /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
     /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
     func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
-        let isStream = Self.isStream(request)
+        // The target as the client sent it, still percent-encoded: decoding it would turn an encoded
+        // `?` or `#` in a path segment into a query or a fragment on the owner.
+        var target = base + (request.rawTarget ?? request.path)
+        if request.rawTarget == nil, !request.query.isEmpty {
+            var components = URLComponents()
+            components.queryItems = request.query.map { URLQueryItem(name: $0.name, value: $0.value) }
+            target += "?" + (components.percentEncodedQuery ?? "")
+        }
+        let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
         if !isStream, let address = cachedAddress(base) {
             let answer = try await relay.exchange(
-                wire(request, target: Self.target(of: request), authority: address.authority),
+                wire(request, target: String(target.dropFirst(base.count)), authority: address.authority),
                 isHead: request.method == .head, host: address.host, port: address.port)
-            return Self.response(answer)
+            var headers = HTTPHeaders()
+            for field in answer.headers where !Self.droppedResponseHeaders.contains(field.name.lowercased()) {
+                headers.add(field.name, field.value)
+            }
+            return HTTPResponse(status: answer.status, headers: headers, body: .bytes(answer.body))
         }
-        let target = base + Self.target(of: request)
         var outgoing = HTTPClientRequest(url: target)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {

@@ -58,19 +58,9 @@ final class Relay: Sendable {
     /// the request).
     /// - Parameter isHead: a `HEAD` request (its answer has no body, whatever its `Content-Length`).
     func exchange(_ request: [UInt8], isHead: Bool = false, host: String, port: Int) async throws -> Answer {
-        try await withCheckedThrowingContinuation { continuation in
-            exchange(request, isHead: isHead, host: host, port: port) { continuation.resume(with: $0) }
-        }
-    }
-
-    /// ``exchange(_:isHead:host:port:)`` calling `completion` on the relay thread when it is done.
-    func exchange(
-        _ request: [UInt8], isHead: Bool = false, host: String, port: Int,
-        completion: @escaping @Sendable (Result<Answer, any Error>) -> Void
-    ) {
         let key = "\(host):\(port)"
         let (timing, reuseWithin) = (self.timing, self.reuseWithin)
-        workers.run(completion: completion) { kept in
+        return try await workers.run { kept in
             var reused: RelayConnection?
             if let entry = kept.removeValue(forKey: key) {
                 if ContinuousClock.now - entry.since < reuseWithin { reused = entry.connection } else { entry.connection.close() }
@@ -252,14 +242,12 @@ final class RelayWorkers: Sendable {
         }
     }
 
-    /// Runs `job` on a relay thread (with that thread's kept connections) and gives `completion` what
-    /// it returned or threw, on that thread.
-    func run<T: Sendable>(
-        completion: @escaping @Sendable (Result<T, any Error>) -> Void,
-        _ job: @escaping @Sendable (inout Kept) throws -> T
-    ) {
-        let accepted = queue.put { kept in completion(Result { try job(&kept) }) }
-        if !accepted { completion(.failure(Relay.Failure.closed)) }
+    /// Runs `job` on a relay thread (with that thread's kept connections) and returns what it returns.
+    func run<T: Sendable>(_ job: @escaping @Sendable (inout Kept) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let accepted = queue.put { kept in continuation.resume(with: Result { try job(&kept) }) }
+            if !accepted { continuation.resume(throwing: Relay.Failure.closed) }
+        }
     }
 
     func stop() { queue.close() }

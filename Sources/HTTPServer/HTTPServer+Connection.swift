@@ -206,23 +206,6 @@ extension HTTPServer {
                     context.deliver(response)
                 }
                 return .YES
-            case .callback(let handler):
-                let handle = ConnectionHandle(raw: connection)
-                context.phase = .waiting
-                context.handoff.withLock { $0 = .waiting(handle) }
-                waiting.withLock { $0[ObjectIdentifier(context)] = context }
-                handle.suspend()
-                let asked = request
-                handler(asked) { result in
-                    let response: HTTPResponse
-                    switch result {
-                    case .success(let answer): response = answer
-                    case .failure(let error): response = self.errorResponse(error, request: asked)
-                    }
-                    self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
-                    context.deliver(response)
-                }
-                return .YES
             }
         }
     }

@@ -7,8 +7,4 @@
 public enum Responder: Sendable {
     case immediate(@Sendable (HTTPRequest) throws -> HTTPResponse)
     case deferred(@Sendable (HTTPRequest) async throws -> HTTPResponse)
-    /// Like `deferred`, without a task: the handler runs on the server thread, must not block, and
-    /// calls `respond` exactly once, from any thread, when the answer is ready (an error becomes its
-    /// problem answer). For answers made by another thread's I/O (a relayed request).
-    case callback(@Sendable (HTTPRequest, _ respond: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) -> Void)
 }

@@ -55,10 +55,6 @@ struct InProcessAPI {
                 switch responder {
                 case .immediate(let handler): response = try handler(request)
                 case .deferred(let handler): response = try await handler(request)
-                case .callback(let handler):
-                    response = try await withCheckedThrowingContinuation { continuation in
-                        handler(request) { continuation.resume(with: $0) }
-                    }
                 }
             } catch let error as HTTPError {
                 response = error.response(instance: path)
