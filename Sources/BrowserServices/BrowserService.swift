@@ -18,6 +18,9 @@ public final class BrowserService: Sendable {
     let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
     /// The bytes each profile may write per second (nil: no quota); charged with every change queued.
     public let writeQuota: WriteQuota?
+    /// The timer of each pending close-all (it confirms it when its undo window ends): only pending
+    /// ones have one, so a profile holds at most ``ModelLimits/pendingClosingsPerProfile``.
+    let closingTimers = Mutex<[ClosedTabID: (profile: ProfileID, timer: Task<Void, Never>)]>([:])
 
     /// - Parameters:
     ///   - limits: the model's caps.
@@ -300,7 +303,7 @@ public final class BrowserService: Sendable {
     ) async throws -> TabsClosingSnapshot {
         guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
         let maxPending = limits.pendingClosingsPerProfile
-        var snapshot = try await run(profile.executor) { session -> TabsClosingSnapshot in
+        var (snapshot, pending) = try await run(profile.executor) { session -> (TabsClosingSnapshot, Set<ClosedTabID>) in
             let incognito = id != session.browserState.id
             let windows: [Browser]
             if let window {
@@ -311,22 +314,32 @@ public final class BrowserService: Sendable {
             }
             guard let carrier = windows.first else {
                 // No window: nothing to close, and nothing to undo.
-                return TabsClosingSnapshot(id: .make(), profileID: id, policy: policy, state: .confirmed, tabIDs: [], browserIDs: [])
+                return (TabsClosingSnapshot(id: .make(), profileID: id, policy: policy, state: .confirmed, tabIDs: [], browserIDs: []), [])
             }
-            return try carrier.dispatcher.dispatch(
+            let closed = try carrier.dispatcher.dispatch(
                 TabCommands.closeAll,
                 CloseAllTabsRequest(windows: windows.map(\.id), policy: policy, maxPending: maxPending))
+            return (closed, Set(session.closings.keys))
         }
+        // Close-alls the model confirmed meanwhile (past the pending cap, or on these windows) need no timer.
+        let ended = closingTimers.withLock { timers -> [Task<Void, Never>] in
+            let gone = timers.filter { $0.value.profile == id && !pending.contains($0.key) }
+            for key in gone.keys { timers[key] = nil }
+            return gone.values.map(\.timer)
+        }
+        for timer in ended { timer.cancel() }
         guard snapshot.state == .pending else { return snapshot }
         if undoSeconds <= 0 {
             return try await confirmCloseAll(profile: id, closing: snapshot.id)
         }
         snapshot.undoableUntil = Date().addingTimeInterval(TimeInterval(undoSeconds))
         let closing = snapshot.id
-        Task { [weak self] in
+        let timer = Task { [weak self] in
             try? await Task.sleep(for: .seconds(undoSeconds))
+            guard !Task.isCancelled else { return }
             _ = try? await self?.confirmCloseAll(profile: id, closing: closing)
         }
+        closingTimers.withLock { $0[closing] = (id, timer) }
         return snapshot
     }
 
@@ -334,6 +347,7 @@ public final class BrowserService: Sendable {
     /// openers, the active tab); into a new window where theirs is gone.
     public func undoCloseAll(profile id: ProfileID, closing: ClosedTabID) async throws -> TabsClosingSnapshot {
         guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        defer { endTimer(of: closing, profile: id) }
         return try await run(profile.executor) { session in
             let (pending, first) = try Self.pending(closing, of: id, in: session)
             // Through the first of its windows still open; else its first window comes back to carry it.
@@ -347,6 +361,7 @@ public final class BrowserService: Sendable {
     /// Makes a pending close-all final: its tabs are recorded as recently closed (regular windows).
     public func confirmCloseAll(profile id: ProfileID, closing: ClosedTabID) async throws -> TabsClosingSnapshot {
         guard let profile = snapshots.profile(id) else { throw ModelError.profileNotFound(id) }
+        defer { endTimer(of: closing, profile: id) }
         return try await run(profile.executor) { session in
             let (pending, first) = try Self.pending(closing, of: id, in: session)
             let windows = session.browserList.browsers(first.incognito ? .incognito : .regular)
@@ -357,6 +372,15 @@ public final class BrowserService: Sendable {
             }
             return try carrier.dispatcher.dispatch(TabCommands.confirmCloseAll, closing)
         }
+    }
+
+    /// Stops the timer of a close-all that was undone or confirmed (its profile's own, no other's).
+    private func endTimer(of closing: ClosedTabID, profile: ProfileID) {
+        let timer = closingTimers.withLock { timers -> Task<Void, Never>? in
+            guard timers[closing]?.profile == profile else { return nil }
+            return timers.removeValue(forKey: closing)?.timer
+        }
+        timer?.cancel()
     }
 
     /// The pending close-all `id` of profile `profile`, and its first window's part.
