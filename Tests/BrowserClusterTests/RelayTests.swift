@@ -31,7 +31,10 @@ import Testing
             Thread { [self] in
                 while true {
                     let fd = accept(self.listener, nil, nil)
-                    guard fd >= 0 else { return }
+                    guard fd >= 0 else {
+                        close(self.listener)
+                        return
+                    }
                     self.accepted.wrappingAdd(1, ordering: .relaxed)
                     Thread {
                         var served = 0
@@ -44,24 +47,39 @@ import Testing
                             _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                             served += 1
                         }
+                        // As a server that closes a kept connection does: FIN, then whatever comes is
+                        // read and dropped (a close with unread data would reset the connection instead).
+                        shutdown(fd, Int32(SHUT_WR))
+                        while recv(fd, &buffer, buffer.count, 0) > 0 {}
                         close(fd)
                     }.start()
                 }
             }.start()
         }
 
+        private let stopped = Atomic<Bool>(false)
+
+        /// Stops accepting (once): the accepting thread sees its `accept` fail and closes the socket
+        /// itself, so its descriptor number is never reused under another test's feet.
         func stop() {
+            guard !stopped.exchange(true, ordering: .relaxed) else { return }
             shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
         }
     }
+
+    /// Generous deadlines: these tests may share a loaded machine.
+    static let timing: ClusterTiming = {
+        var timing = ClusterTiming()
+        timing.forwardConnectTimeout = .seconds(10)
+        return timing
+    }()
 
     static func ok(_ body: String) -> String { "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" }
 
     @Test func answersAreReadWholeAndConnectionsKept() async throws {
         let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
         defer { owner.stop() }
-        let relay = Relay(timing: ClusterTiming(), threads: 1)
+        let relay = Relay(timing: Self.timing, threads: 1)
         defer { relay.shutdown() }
         for path in ["/a", "/b/c", "/d?x=1"] {
             let answer = try await relay.exchange(
@@ -76,7 +94,7 @@ import Testing
     @Test func aConnectionTheOwnerClosedIsRetriedOnANewOne() async throws {
         let owner = try Owner(answers: { _ in Self.ok("fine") }, closeAfter: 1)
         defer { owner.stop() }
-        let relay = Relay(timing: ClusterTiming(), threads: 1)
+        let relay = Relay(timing: Self.timing, threads: 1)
         defer { relay.shutdown() }
         for _ in 0..<3 {
             let answer = try await relay.exchange(
@@ -90,7 +108,7 @@ import Testing
     @Test func headHasNoBodyAndARefusedAddressFails() async throws {
         let owner = try Owner(answers: { _ in "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" })
         defer { owner.stop() }
-        let relay = Relay(timing: ClusterTiming(), threads: 2)
+        let relay = Relay(timing: Self.timing, threads: 2)
         defer { relay.shutdown() }
         let head = try await relay.exchange(Array("HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8), isHead: true, host: "127.0.0.1", port: owner.port)
         #expect(head.status == 200 && head.body.isEmpty)
