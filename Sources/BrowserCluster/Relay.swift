@@ -107,11 +107,14 @@ final class RelayConnection: @unchecked Sendable {
         }
         defer { freeaddrinfo(result) }
         fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Relay.Failure.connect(String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            isOpen = false
+            throw Relay.Failure.connect(String(cString: strerror(errno)))
+        }
         if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 {
             guard errno == EINPROGRESS else {
                 let reason = String(cString: strerror(errno))
-                Glibc.close(fd)
+                close()  // once: the deinit of a throwing init closes nothing more
                 throw Relay.Failure.connect(reason)
             }
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
@@ -121,7 +124,7 @@ final class RelayConnection: @unchecked Sendable {
             guard poll(&poller, 1, max(1, milliseconds)) == 1, getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) == 0,
                 failure == 0
             else {
-                Glibc.close(fd)
+                close()  // once: the deinit of a throwing init closes nothing more
                 throw Relay.Failure.connect(failure != 0 ? String(cString: strerror(failure)) : "no answer within \(connectTimeout)")
             }
         }

@@ -59,7 +59,10 @@ public final class HTTPClientConnection {
     ) throws {
         let isIPv6 = host.contains(":")
         fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError.connectFailed(String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            isOpen = false
+            throw ClientError.connectFailed(String(cString: strerror(errno)))
+        }
         var tv = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -73,7 +76,7 @@ public final class HTTPClientConnection {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
             guard inet_pton(AF_INET, sourceAddress, &local.sin_addr) == 1 else {
-                Glibc.close(fd)
+                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("bad source address \(sourceAddress)")
             }
             let bound = withUnsafePointer(to: &local) {
@@ -81,7 +84,7 @@ public final class HTTPClientConnection {
             }
             guard bound == 0 else {
                 let reason = String(cString: strerror(errno))
-                Glibc.close(fd)
+                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("cannot bind \(sourceAddress): \(reason)")
             }
         }
@@ -96,7 +99,7 @@ public final class HTTPClientConnection {
                 return inet_pton(AF_INET6, host, &a.pointee.sin6_addr) == 1
             }
             guard ok else {
-                Glibc.close(fd)
+                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("bad address \(host)")
             }
         } else {
@@ -108,7 +111,7 @@ public final class HTTPClientConnection {
                 return inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &a.pointee.sin_addr) == 1
             }
             guard ok else {
-                Glibc.close(fd)
+                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("bad address \(host)")
             }
         }
@@ -117,7 +120,7 @@ public final class HTTPClientConnection {
         }
         guard result == 0 else {
             let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
+            close()  // once: the deinit of a throwing init closes nothing more
             throw ClientError.connectFailed(reason)
         }
     }
