@@ -181,12 +181,17 @@ public final class RecentlyClosedTabs {
     // MARK: Loading and wiping
 
     /// Restores entries as they were saved (newest first), and the parked ones saved by a close-all
-    /// that was never confirmed nor undone (the process ended meanwhile): those count as confirmed,
-    /// newer than every other entry. Sends no notification: what was saved is already on disk (parked
-    /// rows are rewritten when they next change).
+    /// that was never confirmed nor undone (the process ended meanwhile): those count as confirmed, in
+    /// their place by when they were closed. Sends no notification: what was saved is already on disk.
     public func restore(_ saved: [ClosedEntry], parked savedParked: [ClosedEntry] = []) {
-        var all = savedParked.sorted { $0.closedAt > $1.closedAt }.flatMap { $0.tabs.map(ClosedEntry.init(tab:)) } + saved
-        all = Array(all.prefix(capacity))
+        // Parked tabs stay parked rows on disk until they leave the list, so at every load they take
+        // their place by when they were closed, among entries recorded after the crash too (newest
+        // first; at equal times the parked ones first, the first tab newest, as `confirm` records them).
+        let confirmed = savedParked.flatMap { $0.tabs.map(ClosedEntry.init(tab:)) }
+        let all = Array(
+            (confirmed.map { ($0, 0) } + saved.map { ($0, 1) }).enumerated()
+                .sorted { ($0.element.0.closedAt, -$0.element.1, -$0.offset) > ($1.element.0.closedAt, -$1.element.1, -$1.offset) }
+                .map(\.element.0).prefix(capacity))
         parked = [:]
         entries = all
     }

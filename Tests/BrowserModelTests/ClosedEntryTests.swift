@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import BrowserModel
@@ -172,6 +173,23 @@ import Testing
         other.restore([], parked: [parked])
         #expect(other.entries.count == 5 && other.entries.allSatisfy { $0.kind == .tab } && other.parked.isEmpty)
         #expect(other.entries.first?.tabs[0].wasPinned == true, "the first tab is the newest, as if closed from the last")
+    }
+
+    /// Parked tabs are loaded again at every start (their rows stay until they leave the list): an
+    /// entry recorded after the crash stays newer than them at the next start too.
+    @Test func parkedTabsKeepTheirPlaceByTime() throws {
+        let s = session()
+        let (browser, _, _) = try window(s)
+        let closing = try s.closeTabs(in: [browser], policy: .allTabs, closedAt: Date(timeIntervalSince1970: 100))
+        let parked = try #require(s.recentlyClosed.parked[closing.id])
+        let later = ClosedTab(
+            tabID: TabID.make(), history: tabWithHistory(["https://later.example/"]).history, title: "",
+            faviconURL: nil, browserID: browser.id, index: 0, group: nil, wasActive: false, wasPinned: false,
+            closedAt: Date(timeIntervalSince1970: 200))
+        let other = RecentlyClosedTabs()
+        other.restore([ClosedEntry(tab: later)], parked: [parked])
+        #expect(other.entries.map(\.tabs[0].closedAt.timeIntervalSince1970) == [200, 100, 100, 100, 100, 100])
+        #expect(other.entries[1].tabs[0].wasPinned, "then the close-all's tabs, its first tab newest")
     }
 
     // MARK: Move into a group
