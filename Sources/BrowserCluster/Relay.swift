@@ -92,7 +92,8 @@ final class Relay: Sendable {
 /// `@unchecked Sendable`: it is used by one exchange at a time — taken from the pool's idle list under
 /// its lock, used on one relay thread, then put back — so its buffer is never touched concurrently.
 final class RelayConnection: @unchecked Sendable {
-    private let fd: Int32
+    /// The socket, or -1 once closed (a closed number may belong to another thread's socket by then).
+    private var fd: Int32
     private var buffer: [UInt8] = []
     private var isOpen = true
     /// Whether the current exchange read any byte of an answer.
@@ -144,6 +145,7 @@ final class RelayConnection: @unchecked Sendable {
         if isOpen {
             isOpen = false
             Glibc.close(fd)
+            fd = -1
         }
     }
 

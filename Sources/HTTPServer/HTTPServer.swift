@@ -118,8 +118,12 @@ public final class HTTPServer: Sendable {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         guard let handle = daemon.withLock({ $0 }) else { return }
         heartbeatsStopped.store(true, ordering: .relaxed)
+        // New connections are refused from here on (`shutdown` takes a listening socket out of the
+        // listen state), but the descriptor is closed only after the daemon stops: its thread may
+        // still remove it from its epoll set, and a number closed under it could belong to another
+        // socket by then (libmicrohttpd aborts when that removal fails).
         let listenSocket = MHD_quiesce_daemon(handle.raw)
-        if listenSocket >= 0 { close(listenSocket) }
+        if listenSocket >= 0 { stopListening(listenSocket) }
         let openStreams = streams.withLock { Array($0.values) }
         logger.info(
             "http server stopping",
@@ -146,6 +150,7 @@ public final class HTTPServer: Sendable {
         daemon.withLock { current in
             guard let handle = current else { return }
             MHD_stop_daemon(handle.raw)
+            if listenSocket >= 0 { close(listenSocket) }
             current = nil
             Unmanaged.passUnretained(self).release()
         }
@@ -297,4 +302,10 @@ extension String {
         while result.last == "\n" || result.last == "\r" { result.removeLast() }
         return result
     }
+}
+
+/// Takes a listening socket out of the listen state (pending and new connections are refused) and
+/// keeps its descriptor open.
+private func stopListening(_ socket: Int32) {
+    _ = shutdown(socket, Int32(SHUT_RDWR))
 }

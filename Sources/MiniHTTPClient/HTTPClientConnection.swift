@@ -41,8 +41,11 @@ public final class HTTPClientConnection {
         }
     }
 
-    private let fd: Int32
-    /// The socket (for tests that poke it directly).
+    /// The socket, or -1 once closed: a closed connection never uses its old descriptor number
+    /// again, which by then may belong to another thread's socket (reading it would steal that
+    /// socket's data; writing it would corrupt that socket's stream).
+    private var fd: Int32
+    /// The socket (for tests that poke it directly); -1 once closed.
     public var descriptor: Int32 { fd }
     private var buffer: [UInt8] = []
     private var isChunkedStream = false
@@ -127,11 +130,12 @@ public final class HTTPClientConnection {
 
     deinit { if isOpen { _ = Glibc.close(fd) } }
 
-    /// Closes the connection.
+    /// Closes the connection; later sends and reads throw ``ClientError/closed``.
     public func close() {
         if isOpen {
             isOpen = false
             _ = Glibc.close(fd)
+            fd = -1
         }
     }
 
@@ -154,6 +158,7 @@ public final class HTTPClientConnection {
 
     /// Sends bytes as they are (for malformed-request tests).
     public func sendRaw(_ bytes: [UInt8]) throws {
+        guard isOpen else { throw ClientError.closed }
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -242,6 +247,7 @@ public final class HTTPClientConnection {
 
     @discardableResult
     private func receive() throws -> Int {
+        guard isOpen else { return 0 }
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n < 0 {

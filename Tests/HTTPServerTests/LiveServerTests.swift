@@ -23,6 +23,24 @@ import Testing
         }
     }
 
+    /// A client closed by a `Connection: close` answer never uses its old descriptor number again:
+    /// the next connection made usually gets that number, and the closed client must neither read
+    /// that connection's answer nor write into it.
+    @Test func aClosedClientLeavesItsOldDescriptorAlone() async throws {
+        try await withServer(router: testRouter()) { server, _ in
+            let closed = try connect(server)
+            let refused = try closed.request("X-UNKNOWN", "/hello")
+            #expect(refused.status == 501 && !closed.isOpen && closed.descriptor == -1)
+            let other = try connect(server)
+            try other.send("GET", "/hello")
+            #expect(throws: HTTPClientConnection.ClientError.self) { try closed.readResponse() }
+            #expect(throws: HTTPClientConnection.ClientError.self) { try closed.sendRaw(Array("GET /hello HTTP/1.1\r\n\r\n".utf8)) }
+            let answer = try other.readResponse()
+            #expect(answer.status == 200 && answer.text == "hello")
+            #expect(try other.request("GET", "/hello").text == "hello", "nothing was written into the other connection")
+        }
+    }
+
     @Test func aDecodedNulDoesNotCutAQueryValueShort() async throws {
         try await withServer(router: testRouter()) { server, _ in
             let response = try connect(server).request("GET", "/items/1?q=ab%00cd")

@@ -1,8 +1,9 @@
 import Foundation
-import HTTPServer
 import MiniHTTPClient
 import Synchronization
 import Testing
+
+@testable import HTTPServer
 
 /// Keeps the writers the stream route opens, so tests can feed them from other threads.
 final class WriterBox: Sendable {
@@ -214,6 +215,45 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
             #expect(try streamClient.readChunk() == nil)
             #expect(throws: (any Error).self) { _ = try HTTPClientConnection(host: "127.0.0.1", port: server.port).request("GET", "/hello") }
         }
+    }
+}
+
+extension StreamTests {
+    /// While a stopping server waits for a request in flight, new connections are refused at once
+    /// (the listening socket leaves the listen state), and the request in flight still gets its answer.
+    @Test func aStoppingServerRefusesNewConnectionsAndAnswersInFlight() async throws {
+        let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        var router = Router()
+        router.add(
+            .get, "/held",
+            .deferred { _ in
+                await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+                return .text("held")
+            })
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        configuration.shutdownGracePeriod = .seconds(10)
+        let server = HTTPServer(configuration: configuration, router: router, logger: .init(label: "t"))
+        try server.start()
+        let held = try await blocking { () -> SendableClient in
+            let client = try connect(server)
+            try client.send("GET", "/held")
+            #expect(waitUntil { gate.withLock { $0 != nil } })
+            return SendableClient(client)
+        }
+        let stopping = Task { await server.shutdown() }
+        try await blocking {
+            #expect(waitUntil { server.stopping.load(ordering: .relaxed) })
+            Thread.sleep(forTimeInterval: 0.05)
+            let started = ContinuousClock.now
+            #expect(throws: HTTPClientConnection.ClientError.self) {
+                _ = try HTTPClientConnection(host: "127.0.0.1", port: server.port, timeout: .seconds(5)).request("GET", "/held")
+            }
+            #expect(ContinuousClock.now - started < .seconds(2), "refused at once, not left waiting")
+            gate.withLock { $0?.resume() }
+            let answer = try held.client.readResponse()
+            #expect(answer.status == 200 && answer.text == "held")
+        }
+        await stopping.value
     }
 }
 
