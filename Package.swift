@@ -34,6 +34,8 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // epoll and eventfd for the relay's event loop (headers only).
+        .systemLibrary(name: "CLinuxEvents"),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -60,7 +62,7 @@ let package = Package(
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
         .target(name: "BrowserCluster", dependencies: [
-            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "HTTPServer",
+            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "HTTPServer",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -42,7 +42,8 @@ def run(browserd, data):
     """Starts browserd on `data`; returns (seconds to ready, RSS KiB when ready, progress samples, port, process)."""
     port = free_port()
     start = time.monotonic()
-    server = subprocess.Popen([browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning"],
+    server = subprocess.Popen([browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
+                               "--profile-write-bytes-per-second", "0"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     samples = []
     while True:

@@ -137,7 +137,8 @@ def main():
 
     data = tempfile.mkdtemp(prefix="browserd-flat-")
     port = free_port()
-    server = subprocess.Popen([args.browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning"],
+    server = subprocess.Popen([args.browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
+                               "--profile-write-bytes-per-second", "0"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_http(port)

@@ -26,7 +26,8 @@ args = parser.parse_args()
 work = tempfile.mkdtemp(prefix="browserd-bench-")
 bd_port, ngx_port = free_port(), free_port()
 browserd = subprocess.Popen([args.browserd, "serve", "--port", str(bd_port), "--data-dir", f"{work}/data",
-                             "--log-level", "warning", "--per-ip-connection-limit", "0"], stdout=subprocess.DEVNULL)
+                             "--log-level", "warning", "--per-ip-connection-limit", "0",
+                             "--profile-write-bytes-per-second", "0"], stdout=subprocess.DEVNULL)
 nginx = None
 try:
     wait_http(bd_port)

@@ -95,14 +95,14 @@ public struct APIRoutes: Sendable {
 
     /// A deferred responder behind the API's guard (authentication, placement with several instances,
     /// tenant scope, idempotency); model and service errors become their problems.
+    ///
+    /// With several instances it is adaptive: placement decides on the server thread when what it
+    /// knows suffices (served here, or relayed to the owner without a task), else in a task.
     /// - Parameter duringRestore: the handler also runs while the state is restored (it must check
     ///   ``unavailable`` itself; a route is then saved for later).
     func deferred(duringRestore: Bool = false, _ body: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) -> Responder {
         let routes = self
-        return .deferred { request in
-            if !duringRestore { try routes.checkAvailable() }
-            let (principal, token) = try routes.identify(request)
-            if let answer = await routes.placement?.current?.place(request) { return answer }
+        let serve: @Sendable (HTTPRequest, Principal, String?) async throws -> HTTPResponse = { request, principal, token in
             // While storage fails, changes are refused before anything is looked up: what a failed
             // commit did is being undone, and no change may build on it.
             if request.method != .get, request.method != .head, let reason = routes.service.storageUnavailableReason {
@@ -118,21 +118,68 @@ public struct APIRoutes: Sendable {
                 }
             }
         }
+        if let placement {
+            return .adaptive { request in
+                if !duringRestore { try routes.checkAvailable() }
+                let (principal, token) = try routes.identify(request)
+                let here: @Sendable () async throws -> HTTPResponse = { try await serve(request, principal, token) }
+                switch placement.current?.placeAtOnce(request) ?? .here {
+                case .here:
+                    return .later(here)
+                case .answered(let answer):
+                    return .answer(answer)
+                case .underway(let start):
+                    return .started { complete in
+                        start { answer in
+                            if let answer { return complete(answer) }
+                            Task { complete(await Self.answering(request, here)) }
+                        }
+                    }
+                case .undecided:
+                    return .later {
+                        if let answer = await placement.current?.place(request) { return answer }
+                        return try await here()
+                    }
+                }
+            }
+        }
+        return .deferred { request in
+            if !duringRestore { try routes.checkAvailable() }
+            let (principal, token) = try routes.identify(request)
+            return try await serve(request, principal, token)
+        }
     }
 
     /// An immediate responder behind the API's guard (authentication, tenant scope); with several
-    /// instances a deferred one, placed after authentication.
+    /// instances an adaptive one, placed after authentication (at once when what placement knows
+    /// suffices: served here, or relayed to the owner without a task).
     func immediate(_ body: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> Responder {
         let routes = self
+        let serve: @Sendable (HTTPRequest, Principal, String?) throws -> HTTPResponse = { request, principal, token in
+            try Principal.$tokenID.withValue(token) {
+                try Principal.$current.withValue(principal) {
+                    try routes.checkScope(request, principal: principal)
+                    do { return try body(request) } catch { throw APIProblem.from(error) }
+                }
+            }
+        }
         if let placement {
-            return .deferred { request in
+            return .adaptive { request in
                 try routes.checkAvailable()
                 let (principal, token) = try routes.identify(request)
-                if let answer = await placement.current?.place(request) { return answer }
-                return try Principal.$tokenID.withValue(token) {
-                    try Principal.$current.withValue(principal) {
-                        try routes.checkScope(request, principal: principal)
-                        do { return try body(request) } catch { throw APIProblem.from(error) }
+                switch placement.current?.placeAtOnce(request) ?? .here {
+                case .here:
+                    return .answer(try serve(request, principal, token))
+                case .answered(let answer):
+                    return .answer(answer)
+                case .underway(let start):
+                    return .started { complete in
+                        start { answer in complete(answer ?? Self.answering(request) { try serve(request, principal, token) }) }
+                    }
+                case .undecided:
+                    return .later {
+                        if let answer = await placement.current?.place(request) { return answer }
+                        return try serve(request, principal, token)
                     }
                 }
             }
@@ -140,13 +187,22 @@ public struct APIRoutes: Sendable {
         return .immediate { request in
             try routes.checkAvailable()
             let (principal, token) = try routes.identify(request)
-            return try Principal.$tokenID.withValue(token) {
-                try Principal.$current.withValue(principal) {
-                    try routes.checkScope(request, principal: principal)
-                    do { return try body(request) } catch { throw APIProblem.from(error) }
-                }
-            }
+            return try serve(request, principal, token)
         }
+    }
+
+    /// `body`'s answer, or its error's problem (as the server would answer it).
+    static func answering(_ request: HTTPRequest, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch { return problem(error, request) }
+    }
+
+    static func answering(_ request: HTTPRequest, _ body: () async throws -> HTTPResponse) async -> HTTPResponse {
+        do { return try await body() } catch { return problem(error, request) }
+    }
+
+    private static func problem(_ error: any Error, _ request: HTTPRequest) -> HTTPResponse {
+        if let error = error as? HTTPError { return error.response(instance: request.path) }
+        return HTTPError.internalError("The server could not answer this request.").response(instance: request.path)
     }
 
     /// 503 with Retry-After while the API cannot take requests (restore in progress).

@@ -8,6 +8,29 @@ public protocol RequestPlacement: Sendable {
     /// The answer of the instance that holds the request's profile (or a 503 to retry), or nil to serve
     /// the request here.
     func place(_ request: HTTPRequest) async -> HTTPResponse?
+
+    /// Where the request goes, decided on the server thread from what is known without waiting
+    /// (memory and caches), or ``PlacedAtOnce/undecided`` (then ``place(_:)`` decides). Must not block.
+    func placeAtOnce(_ request: HTTPRequest) -> PlacedAtOnce
+}
+
+/// What placement could decide without waiting.
+public enum PlacedAtOnce: Sendable {
+    /// Served here.
+    case here
+    /// This is the answer (e.g. a 503 to retry).
+    case answered(HTTPResponse)
+    /// Sent on to the instance that holds the request's profile: `start` calls its completion once,
+    /// from any thread, with that instance's answer (or a 503), or with nil when the request turned
+    /// out to be this instance's to serve (it took the profile of a gone owner over). `start` must
+    /// not block.
+    case underway(@Sendable (_ complete: @escaping @Sendable (HTTPResponse?) -> Void) -> Void)
+    /// Only ``RequestPlacement/place(_:)`` can tell (it may ask the database).
+    case undecided
+}
+
+extension RequestPlacement {
+    public func placeAtOnce(_ request: HTTPRequest) -> PlacedAtOnce { .undecided }
 }
 
 /// Holds the placement once the application has made it (the routes are built before it starts).

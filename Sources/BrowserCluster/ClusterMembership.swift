@@ -100,15 +100,24 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     typealias Subject = Placement.Subject
 
     func subject(of request: HTTPRequest) async -> Subject? {
+        if isNewWebDriverSession(request) { return await webDriverSessionProfile(request).map(Subject.profile) }
+        return immediateSubject(of: request)
+    }
+
+    /// A new WebDriver session, whose profile may take a database query to know.
+    private func isNewWebDriverSession(_ request: HTTPRequest) -> Bool {
+        guard request.method == .post, let base = webDriverBasePath else { return false }
+        return request.routeTemplate == base + "/session"
+    }
+
+    /// What any other request names, by its route's parameters, query or body.
+    private func immediateSubject(of request: HTTPRequest) -> Subject? {
         let parameters = request.pathParameters
         if let id = parameters["profileId"] { return .profile(id) }
         // A WebDriver session lives with its profile, which its id starts with (`p….uuid`).
         if let session = parameters["sessionId"] {
             guard let dot = session.firstIndex(of: "."), dot != session.startIndex else { return nil }
             return .profile(String(session[..<dot]))
-        }
-        if request.method == .post, let base = webDriverBasePath, request.routeTemplate == base + "/session" {
-            return await webDriverSessionProfile(request).map(Subject.profile)
         }
         if let id = parameters["browserId"] { return .window(id) }
         if let id = parameters["tabId"] { return .tab(id) }
@@ -147,9 +156,64 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         var placement = Placement(
             instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
             isRead: request.method == .get || request.method == .head)
+        let action = placement.start(
+            subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
+            databaseAnswers: databaseAnswers)
+        return await carryOut(&placement, from: action, request)
+    }
+
+    /// ``place(_:)`` as far as memory and the caches take it, on the server thread: served here, a 503,
+    /// or relayed to the cached owner without a task (the common cases); anything that needs the
+    /// database or a takeover is left to ``place(_:)``, which starts over (nothing was done yet).
+    public func placeAtOnce(_ request: HTTPRequest) -> PlacedAtOnce {
+        guard !isNewWebDriverSession(request) else { return .undecided }
+        let subject = immediateSubject(of: request)
+        var placement = Placement(
+            instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
+            isRead: request.method == .get || request.method == .head)
         var action = placement.start(
             subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
             databaseAnswers: databaseAnswers)
+        while true {
+            switch action {
+            case .serveHere:
+                return .here
+            case .unavailable(let detail):
+                return .answered(Self.unavailable(detail, request))
+            case .lookUpProfile(let subject):
+                guard let known = state.withLock({ $0.cache.profile(holding: subject) }) else { return .undecided }
+                action = placement.storedProfile(known, subject: subject)
+            case .lookUpOwner(let profile):
+                guard let cached = state.withLock({ $0.cache.owner(of: profile) }), cached.instanceID != instanceID else { return .undecided }
+                action = placement.owner(cached)
+            case .forward(let owner, let profile):
+                guard forwarder.relays(request, to: owner.url) else { return .undecided }
+                let machine = placement
+                return .underway { complete in
+                    self.forwardedCounter.increment()
+                    self.forwarder.start(request, to: owner.url) { result in
+                        var placement = machine
+                        let next: Placement.Action
+                        switch result {
+                        case .success(let answer):
+                            next = self.forwarded(answer, profile: profile, &placement)
+                            if case .relay = next { return complete(answer) }
+                        case .failure(let error):
+                            next = self.forwardFailed(error, owner: owner, profile: profile, &placement)
+                        }
+                        // What is left (a probe, a takeover) may wait: in a task.
+                        Task { complete(await self.carryOut(&placement, from: next, request)) }
+                    }
+                }
+            case .takeOver, .probeRefusal, .searchIncognitoOwners, .relay:
+                return .undecided
+            }
+        }
+    }
+
+    /// Carries out the ``Placement`` machine's actions from `action` on.
+    private func carryOut(_ placement: inout Placement, from action: Placement.Action, _ request: HTTPRequest) async -> HTTPResponse? {
+        var action = action
         var answer: HTTPResponse?
         while true {
             switch action {
@@ -178,14 +242,11 @@ public final class ClusterMembership: RequestPlacement, Sendable {
             case .forward(let owner, let profile):
                 forwardedCounter.increment()
                 do {
-                    answer = try await forwarder.forward(request, to: owner.url)
-                    action = placement.forwarded(status: answer?.status ?? 0)
-                    // The owner no longer holds it (moving): ask the database next time.
-                    if case .relay(forgetOwner: true) = action { state.withLock { $0.cache.forgetOwner(of: profile) } }
+                    let forwarded = try await forwarder.forward(request, to: owner.url)
+                    answer = forwarded
+                    action = self.forwarded(forwarded, profile: profile, &placement)
                 } catch {
-                    state.withLock { $0.cache.forgetOwner(of: profile) }
-                    logger.warning("forwarding failed", metadata: ["profile": "\(profile)", "owner": "\(owner.instanceID)", "error": "\(error)"])
-                    action = placement.forwardFailed()
+                    action = forwardFailed(error, owner: owner, profile: profile, &placement)
                 }
             case .probeRefusal(let owner):
                 action = placement.refusal(await Forwarder.refusesConnectionsOffThePool(owner.url, within: timing.refusalProbeTimeout))
@@ -197,6 +258,41 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                     return Self.unavailable("The database cannot say which instance holds this profile; retry.", request)
                 }
             }
+        }
+    }
+
+    /// The owner answered: the machine's next action, with the cache kept true (an owner that said 503
+    /// no longer holds the profile; what its 201 made lives in `profile`).
+    private func forwarded(_ answer: HTTPResponse, profile: String, _ placement: inout Placement) -> Placement.Action {
+        let action = placement.forwarded(status: answer.status)
+        if case .relay(forgetOwner: true) = action {
+            state.withLock { $0.cache.forgetOwner(of: profile) }
+        } else if answer.status == 201, let location = answer.headers["Location"], let made = Self.subject(named: location) {
+            // What the owner just made is in the profile the request named: the next request for it
+            // needs no database query to be placed.
+            state.withLock { $0.cache.remember(profile: profile, holding: made) }
+        }
+        return action
+    }
+
+    /// The owner could not be reached: the machine's next action (probe its address), the cached owner
+    /// forgotten.
+    private func forwardFailed(_ error: any Error, owner: Placement.Owner, profile: String, _ placement: inout Placement) -> Placement.Action {
+        state.withLock { $0.cache.forgetOwner(of: profile) }
+        logger.warning("forwarding failed", metadata: ["profile": "\(profile)", "owner": "\(owner.instanceID)", "error": "\(error)"])
+        return placement.forwardFailed()
+    }
+
+    /// The window, tab or group a `Location` names (`/v1/tabs/t…`), if it names one.
+    static func subject(named location: String) -> Subject? {
+        let parts = location.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].isEmpty, parts[1] == "v1", !parts[3].isEmpty else { return nil }
+        let id = String(parts[3])
+        switch parts[2] {
+        case "browsers": return .window(id)
+        case "tabs": return .tab(id)
+        case "groups": return .group(id)
+        default: return nil
         }
     }
 

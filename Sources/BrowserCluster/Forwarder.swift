@@ -27,7 +27,8 @@ final class Forwarder: Sendable {
     static let passedRequestHeaders: Set<String> = [
         "authorization", "content-type", "idempotency-key", "if-match", "last-event-id", "accept", "origin",
     ]
-    /// Answer headers not passed back (the local server sets its own framing).
+    /// Answer headers not passed back (the local server sets its own framing; the relay drops the same,
+    /// ``RelayAnswer/droppedHeaders``).
     static let droppedResponseHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive", "date", "server"]
 
     /// Event streams (long-lived, chunk by chunk) and `https` owners.
@@ -115,28 +116,58 @@ final class Forwarder: Sendable {
         return bytes
     }
 
-    /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
-    /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
-    func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
-        // The target as the client sent it, still percent-encoded: decoding it would turn an encoded
-        // `?` or `#` in a path segment into a query or a fragment on the owner.
-        var target = base + (request.rawTarget ?? request.path)
+    /// The target as the client sent it, still percent-encoded: decoding it would turn an encoded `?`
+    /// or `#` in a path segment into a query or a fragment on the owner.
+    private static func target(of request: HTTPRequest) -> String {
+        var target = request.rawTarget ?? request.path
         if request.rawTarget == nil, !request.query.isEmpty {
             var components = URLComponents()
             components.queryItems = request.query.map { URLQueryItem(name: $0.name, value: $0.value) }
             target += "?" + (components.percentEncodedQuery ?? "")
         }
-        let isStream = request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
+        return target
+    }
+
+    private static func isStream(_ request: HTTPRequest) -> Bool {
+        request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
+    }
+
+    /// The relay's answer as this server's response (its headers come without the dropped ones: the
+    /// framing is this server's own).
+    private static func response(of answer: Relay.Answer) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        for field in answer.headers { headers.add(field.name, field.value) }
+        return HTTPResponse(status: answer.status, headers: headers, body: .bytes(answer.body))
+    }
+
+    /// Whether the relay carries `request` to `base` (not an event stream, nor an `https` owner:
+    /// ``forward(_:to:)`` takes those to async-http-client).
+    func relays(_ request: HTTPRequest, to base: String) -> Bool {
+        !Self.isStream(request) && cachedAddress(base) != nil
+    }
+
+    /// Starts forwarding `request` to the instance at `base` on the relay, without a task: `completion`
+    /// is called once, on a relay thread, with the owner's answer or why it could not be reached.
+    /// - Precondition: ``relays(_:to:)``.
+    func start(_ request: HTTPRequest, to base: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
+        guard let address = cachedAddress(base) else { return completion(.failure(Relay.Failure.connect("no relay to \(base)"))) }
+        relay.start(
+            wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
+            host: address.host, port: address.port
+        ) { result in completion(result.map(Self.response(of:)).mapError { $0 }) }
+    }
+
+    /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
+    /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
+    func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
+        let isStream = Self.isStream(request)
         if !isStream, let address = cachedAddress(base) {
             let answer = try await relay.exchange(
-                wire(request, target: String(target.dropFirst(base.count)), authority: address.authority),
+                wire(request, target: Self.target(of: request), authority: address.authority),
                 isHead: request.method == .head, host: address.host, port: address.port)
-            var headers = HTTPHeaders()
-            for field in answer.headers where !Self.droppedResponseHeaders.contains(field.name.lowercased()) {
-                headers.add(field.name, field.value)
-            }
-            return HTTPResponse(status: answer.status, headers: headers, body: .bytes(answer.body))
+            return Self.response(of: answer)
         }
+        let target = base + Self.target(of: request)
         var outgoing = HTTPClientRequest(url: target)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {

@@ -190,24 +190,59 @@ extension HTTPServer {
                 }
                 return queue(response, for: context, on: connection)
             case .deferred(let handler):
-                let handle = ConnectionHandle(raw: connection)
-                context.phase = .waiting
-                context.handoff.withLock { $0 = .waiting(handle) }
-                waiting.withLock { $0[ObjectIdentifier(context)] = context }
-                handle.suspend()
-                Task {
-                    let response: HTTPResponse
-                    do {
-                        response = try await handler(request)
-                    } catch {
-                        response = self.errorResponse(error, request: request)
-                    }
-                    self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
-                    context.deliver(response)
+                let matched = request
+                return later({ try await handler(matched) }, request: request, context: context, on: connection)
+            case .adaptive(let handler):
+                let outcome: Responder.Outcome
+                do {
+                    outcome = try handler(request)
+                } catch {
+                    return queue(errorResponse(error, request: request), for: context, on: connection)
                 }
-                return .YES
+                switch outcome {
+                case .answer(let response):
+                    return queue(response, for: context, on: connection)
+                case .later(let body):
+                    return later(body, request: request, context: context, on: connection)
+                case .started(let start):
+                    suspend(context, on: connection)
+                    start { response in
+                        self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
+                        context.deliver(response)
+                    }
+                    return .YES
+                }
             }
         }
+    }
+
+    /// Suspends the connection until ``RequestContext/deliver(_:)`` brings its answer (or shutdown
+    /// answers it).
+    private func suspend(_ context: RequestContext, on connection: OpaquePointer) {
+        let handle = ConnectionHandle(raw: connection)
+        context.phase = .waiting
+        context.handoff.withLock { $0 = .waiting(handle) }
+        waiting.withLock { $0[ObjectIdentifier(context)] = context }
+        handle.suspend()
+    }
+
+    /// Suspends the connection and awaits `body` in a task; its answer (or its error's) resumes it.
+    private func later(
+        _ body: @escaping @Sendable () async throws -> HTTPResponse, request: HTTPRequest, context: RequestContext,
+        on connection: OpaquePointer
+    ) -> MHD_Result {
+        suspend(context, on: connection)
+        Task {
+            let response: HTTPResponse
+            do {
+                response = try await body()
+            } catch {
+                response = self.errorResponse(error, request: request)
+            }
+            self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
+            context.deliver(response)
+        }
+        return .YES
     }
 
     /// Answers a CORS preflight from an allowed origin: 204 with the path's methods, or 404.

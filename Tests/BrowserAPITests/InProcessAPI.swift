@@ -55,6 +55,13 @@ struct InProcessAPI {
                 switch responder {
                 case .immediate(let handler): response = try handler(request)
                 case .deferred(let handler): response = try await handler(request)
+                case .adaptive(let handler):
+                    switch try handler(request) {
+                    case .answer(let answer): response = answer
+                    case .later(let body): response = try await body()
+                    case .started(let start):
+                        response = await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
+                    }
                 }
             } catch let error as HTTPError {
                 response = error.response(instance: path)

@@ -23,7 +23,7 @@ import Testing
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            listen(fd, 16)
+            listen(fd, 1024)  // many connects at once: none may wait for a SYN retransmission
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
             listener = fd
@@ -79,7 +79,7 @@ import Testing
     @Test func answersAreReadWholeAndConnectionsKept() async throws {
         let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
         defer { owner.stop() }
-        let relay = Relay(timing: Self.timing, threads: 1)
+        let relay = Relay(timing: Self.timing)
         defer { relay.shutdown() }
         for path in ["/a", "/b/c", "/d?x=1"] {
             let answer = try await relay.exchange(
@@ -94,7 +94,7 @@ import Testing
     @Test func aConnectionTheOwnerClosedIsRetriedOnANewOne() async throws {
         let owner = try Owner(answers: { _ in Self.ok("fine") }, closeAfter: 1)
         defer { owner.stop() }
-        let relay = Relay(timing: Self.timing, threads: 1)
+        let relay = Relay(timing: Self.timing)
         defer { relay.shutdown() }
         for _ in 0..<3 {
             let answer = try await relay.exchange(
@@ -108,13 +108,119 @@ import Testing
     @Test func headHasNoBodyAndARefusedAddressFails() async throws {
         let owner = try Owner(answers: { _ in "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" })
         defer { owner.stop() }
-        let relay = Relay(timing: Self.timing, threads: 2)
+        let relay = Relay(timing: Self.timing)
         defer { relay.shutdown() }
         let head = try await relay.exchange(Array("HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8), isHead: true, host: "127.0.0.1", port: owner.port)
         #expect(head.status == 200 && head.body.isEmpty)
         owner.stop()
         await #expect(throws: Relay.Failure.self) {
             _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: 1)
+        }
+    }
+
+    static let concurrent = Int(ProcessInfo.processInfo.environment["RELAY_N"] ?? "200") ?? 200
+
+    @Test func manyExchangesAtOnceEachGetTheirOwnAnswer() async throws {
+        let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
+        defer { owner.stop() }
+        let relay = Relay(timing: Self.timing)
+        defer { relay.shutdown() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<Self.concurrent {
+                group.addTask {
+                    let answer = try await relay.exchange(
+                        Array("GET /n/\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+                    #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(index)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Kept connections are reused: far fewer than one per exchange.
+        #expect(owner.accepted.load(ordering: .relaxed) <= 200)
+        let again = try await relay.exchange(Array("GET /again HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+        #expect(String(decoding: again.body, as: UTF8.self) == "/again")
+    }
+
+    @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {
+        let owner = try Owner(answers: { _ in "" })
+        defer { owner.stop() }
+        var timing = Self.timing
+        timing.forwardDeadline = .milliseconds(300)
+        let relay = Relay(timing: timing)
+        let started = ContinuousClock.now
+        await #expect(throws: Relay.Failure.timedOut) {
+            _ = try await relay.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+        }
+        #expect(ContinuousClock.now - started < .seconds(3))
+        var slow = Self.timing
+        slow.forwardDeadline = .seconds(60)
+        let stopping = Relay(timing: slow)
+        let underWay = Task {
+            try await stopping.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        stopping.shutdown()
+        await #expect(throws: Relay.Failure.closed) { _ = try await underWay.value }
+        relay.shutdown()
+        await #expect(throws: Relay.Failure.closed) {
+            _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+        }
+    }
+
+    @Test func answersAreReadFromTheBytesAlone() throws {
+        func read(_ text: String, head: Bool = false, ended: Bool = false) throws(Relay.Failure) -> RelayAnswer.Reading {
+            try RelayAnswer.read(Array(text.utf8), isHead: head, ended: ended)
+        }
+        func prefix(_ text: String, _ count: Int) -> String {
+            String(decoding: Array(text.utf8).prefix(count), as: UTF8.self)
+        }
+        let whole = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
+        guard case .complete(let answer, let keepAlive) = try read(whole) else {
+            Issue.record("whole")
+            return
+        }
+        #expect(answer.status == 200 && answer.body == Array("hello".utf8) && keepAlive)
+        #expect(answer.headers.map(\.name) == ["Content-Type"], "framing and hop-by-hop headers are the local server's own")
+        for cut in [0, 10, whole.utf8.count - 6, whole.utf8.count - 1] {
+            #expect(try read(prefix(whole, cut)) == .incomplete, "cut at \(cut)")
+            #expect(throws: Relay.Failure.closed) { try read(prefix(whole, cut), ended: true) }
+        }
+        // Not kept: HTTP/1.0, Connection: close, bytes past the answer.
+        for text in [
+            "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nextra", "HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-LENGTH: 0\r\n\r\n",
+        ] {
+            guard case .complete(_, let keepAlive) = try read(text) else {
+                Issue.record("\(text)")
+                continue
+            }
+            #expect(!keepAlive, "\(text)")
+        }
+        // No body: HEAD, 204, 304, whatever the length says.
+        for (text, head) in [
+            ("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true), ("HTTP/1.1 204 No Content\r\n\r\n", false),
+            ("HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n", false),
+        ] {
+            guard case .complete(let answer, _) = try read(text, head: head) else {
+                Issue.record("\(text)")
+                continue
+            }
+            #expect(answer.body.isEmpty)
+        }
+        // No length: to the connection's end.
+        #expect(try read("HTTP/1.1 200 OK\r\n\r\npart") == .incomplete)
+        guard case .complete(let rest, false) = try read("HTTP/1.1 200 OK\r\n\r\nall of it", ended: true) else {
+            Issue.record("rest")
+            return
+        }
+        #expect(rest.body == Array("all of it".utf8))
+        // Refused: chunked, a bad length or status line, a head without end.
+        for bad in [
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", "SSH-2.0\r\n\r\n", "HTTP/1.1 2xx OK\r\n\r\n",
+            "HTTP/1.1 200 OK\r\n" + String(repeating: "a", count: 70_000),
+        ] {
+            #expect(throws: Relay.Failure.self, "\(bad.prefix(40))") { try read(bad) }
         }
     }
 

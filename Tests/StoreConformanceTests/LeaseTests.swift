@@ -48,17 +48,18 @@ import Testing
     }
 
     @Test(.enabled(if: enabled)) func oneOwnerAtATimeAndTakeoverAfterExpiry() async throws {
-        try await withTwoInstances(ttl: 0.5) { a, b in
+        // A lease of 1 s, renewed after 0.4 s and checked 0.4 s later: 0.6 s of margin for a loaded machine.
+        try await withTwoInstances(ttl: 1.0) { a, b in
             #expect(try await a.leases.acquire("p1") == .acquired(epoch: 1))
             #expect(try await b.leases.acquire("p1") == .heldElsewhere(instanceID: "a", url: "http://a.example"))
             try await a.commit(Self.profile("p1"))
             // Renewing keeps it past the first expiry.
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(400))
             #expect(try await a.leases.renew().isEmpty)
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(400))
             #expect(try await b.leases.acquire("p1") == .heldElsewhere(instanceID: "a", url: "http://a.example"))
             // Not renewed: it expires and b takes it with a higher epoch.
-            try await Task.sleep(for: .milliseconds(700))
+            try await Task.sleep(for: .milliseconds(1_300))
             #expect(try await b.leases.acquire("p1") == .acquired(epoch: 2))
             let owner = try #require(try await a.leases.owner(of: "p1"))
             #expect(owner.instanceID == "b" && owner.live && owner.epoch == 2)
