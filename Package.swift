@@ -34,7 +34,7 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        // epoll and eventfd for the relay's event loop (headers only).
+        // epoll and eventfd for the event loops (the stream loops, the cluster's relay; headers only).
         .systemLibrary(name: "CLinuxEvents"),
         .systemLibrary(
             name: "CSQLite",
@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "CMicroHTTPD", "JSONWriter",
+                "CLinuxEvents", "CMicroHTTPD", "JSONWriter",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

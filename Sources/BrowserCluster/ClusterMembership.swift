@@ -152,14 +152,19 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// The answer of another instance (or a 503), or nil when this instance serves the request: the
     /// ``Placement`` machine's actions carried out one by one.
     public func place(_ request: HTTPRequest) async -> HTTPResponse? {
-        let subject = await subject(of: request)
+        var (placement, action) = startPlacement(of: request, naming: await subject(of: request))
+        return await carryOut(&placement, from: action, request)
+    }
+
+    /// A ``Placement`` machine for `request`, started.
+    private func startPlacement(of request: HTTPRequest, naming subject: Subject?) -> (Placement, Placement.Action) {
         var placement = Placement(
             instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
             isRead: request.method == .get || request.method == .head)
         let action = placement.start(
             subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
             databaseAnswers: databaseAnswers)
-        return await carryOut(&placement, from: action, request)
+        return (placement, action)
     }
 
     /// ``place(_:)`` as far as memory and the caches take it, on the server thread: served here, a 503,
@@ -167,13 +172,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// database or a takeover is left to ``place(_:)``, which starts over (nothing was done yet).
     public func placeAtOnce(_ request: HTTPRequest) -> PlacedAtOnce {
         guard !isNewWebDriverSession(request) else { return .undecided }
-        let subject = immediateSubject(of: request)
-        var placement = Placement(
-            instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
-            isRead: request.method == .get || request.method == .head)
-        var action = placement.start(
-            subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
-            databaseAnswers: databaseAnswers)
+        var (placement, action) = startPlacement(of: request, naming: immediateSubject(of: request))
         while true {
             switch action {
             case .serveHere:

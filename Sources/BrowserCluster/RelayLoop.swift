@@ -79,12 +79,9 @@ final class RelayLoop: @unchecked Sendable {
         self.timing = timing
         self.connectionLimit = connectionLimit
         reuseWithin = min(timing.forwardIdleTimeout, .seconds(20))
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = wakeFD
-        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFD, &event)
+        var wake: Int32 = -1
+        epoll = CLinuxEvents_create_loop(&wake)
+        wakeFD = wake
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
@@ -113,10 +110,7 @@ final class RelayLoop: @unchecked Sendable {
         if first { wake() }
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
-    }
+    private func wake() { CLinuxEvents_wake(wakeFD) }
 
     // MARK: The loop's thread
 
@@ -143,8 +137,7 @@ final class RelayLoop: @unchecked Sendable {
                 for index in 0..<Int(count) {
                     let event = events[index]
                     if event.data.fd == wakeFD {
-                        var value: UInt64 = 0
-                        _ = Glibc.read(wakeFD, &value, 8)
+                        CLinuxEvents_drain(wakeFD)
                         continue
                     }
                     guard let connection = connections[event.data.fd] else { continue }

@@ -1,9 +1,43 @@
-// epoll and eventfd, which Swift's Glibc module does not bring in: for the event loops outside the
-// HTTP edge (the cluster's relay). Headers only; nothing to link.
+// epoll and eventfd, which Swift's Glibc module does not bring in, and the few steps every event loop
+// here takes with them (the HTTP edge's stream loops, the cluster's relay). Headers only; nothing to link.
 #ifndef CLINUXEVENTS_SHIM_H
 #define CLINUXEVENTS_SHIM_H
 
+#include <stdint.h>
+#include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+
+/// A close-on-exec epoll set with a new non-blocking eventfd (`*wake`) registered for reads, so that
+/// another thread can wake the loop sleeping in `epoll_wait`; -1 (and `*wake` -1) when either fails.
+static inline int CLinuxEvents_create_loop(int *wake)
+{
+    *wake = -1;
+    int epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll < 0) return -1;
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    struct epoll_event event = { .events = EPOLLIN, .data.fd = fd };
+    if (fd < 0 || epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0) {
+        if (fd >= 0) close(fd);
+        close(epoll);
+        return -1;
+    }
+    *wake = fd;
+    return epoll;
+}
+
+/// Wakes the loop whose eventfd `wake` is (from any thread).
+static inline void CLinuxEvents_wake(int wake)
+{
+    uint64_t one = 1;
+    (void) !write(wake, &one, sizeof one);
+}
+
+/// Takes the wake-ups counted on `wake` (on the loop's thread, once `epoll_wait` reported it).
+static inline void CLinuxEvents_drain(int wake)
+{
+    uint64_t count;
+    (void) !read(wake, &count, sizeof count);
+}
 
 #endif

@@ -1,15 +1,12 @@
 // Thin C shim over libmicrohttpd 0.9.75 for what Swift cannot call or import:
-// the variadic MHD_start_daemon and MHD_get_*_info, and macros that expand to casts. It also brings
-// in epoll and eventfd (not in Swift's Glibc module), which the stream loops that take sockets over
-// from libmicrohttpd use.
+// the variadic MHD_start_daemon and MHD_get_*_info, and macros that expand to casts. (epoll and
+// eventfd, for the stream loops, come from CLinuxEvents.)
 #ifndef CMICROHTTPD_SHIM_H
 #define CMICROHTTPD_SHIM_H
 
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <netinet/tcp.h>
 #include <microhttpd.h>
 

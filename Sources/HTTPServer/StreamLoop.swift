@@ -1,3 +1,4 @@
+import CLinuxEvents
 import CMicroHTTPD
 import Foundation
 import Synchronization
@@ -40,12 +41,9 @@ final class StreamLoop: @unchecked Sendable {
     init(name: String, ended: @escaping @Sendable (StreamWriter, Bool) -> Bool) {
         self.name = name
         self.ended = ended
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = wakeFD
-        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFD, &event)
+        var wake: Int32 = -1
+        epoll = CLinuxEvents_create_loop(&wake)
+        wakeFD = wake
     }
 
     func start() {
@@ -71,10 +69,7 @@ final class StreamLoop: @unchecked Sendable {
         if sleeping { wake() }
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
-    }
+    private func wake() { CLinuxEvents_wake(wakeFD) }
 
     private func run() {
         let capacity = 512
@@ -103,8 +98,7 @@ final class StreamLoop: @unchecked Sendable {
                 let event = events[index]
                 let fd = event.data.fd
                 if fd == wakeFD {
-                    var value: UInt64 = 0
-                    _ = Glibc.read(wakeFD, &value, 8)
+                    CLinuxEvents_drain(wakeFD)
                     continue
                 }
                 guard let writer = registered[fd]?.writer else { continue }
