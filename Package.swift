@@ -163,7 +163,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         // The cluster's decisions, without PostgreSQL or sockets.
-        .testTarget(name: "BrowserClusterTests", dependencies: ["BrowserCluster"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserClusterTests", dependencies: ["BrowserCluster", "BrowserRecords"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

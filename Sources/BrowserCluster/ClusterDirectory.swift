@@ -1,5 +1,6 @@
 import BrowserModel
 import BrowserPostgres
+import BrowserRecords
 import BrowserServices
 import Foundation
 import HTTPServer
@@ -19,14 +20,14 @@ public final class ClusterDirectory: Sendable {
     private let lookups: StoredLookups
     private let service: BrowserService
     private let logger: Logger
-    private let instanceID: String
+    private let instanceID: InstanceID
     /// Changes made here, waiting to be sent (in order), and whether a sender runs.
     private let outbox = Mutex<(pending: [Message], sending: Bool)>(([], false))
     private let listener = Mutex<Task<Void, Never>?>(nil)
     /// A notification's payload is at most 8000 bytes; messages stay well below.
     static let payloadLimit = 6000
 
-    init(instanceID: String, notifications: ClusterNotifications, lookups: StoredLookups, service: BrowserService, logger: Logger) {
+    init(instanceID: InstanceID, notifications: ClusterNotifications, lookups: StoredLookups, service: BrowserService, logger: Logger) {
         self.instanceID = instanceID
         self.notifications = notifications
         self.lookups = lookups
@@ -129,7 +130,7 @@ public final class ClusterDirectory: Sendable {
     /// `message` as payloads under the size limit (its changes split when needed).
     func payloads(_ message: Message) -> [String] {
         var message = message
-        message.from = instanceID
+        message.from = instanceID.rawValue
         let data = message.json
         if data.count <= Self.payloadLimit { return [String(decoding: data, as: UTF8.self)] }
         guard message.changes.count > 1 else { return [] }  // one profile is ~1 KB at most
@@ -183,7 +184,7 @@ public final class ClusterDirectory: Sendable {
             logger.warning("unreadable directory notification", metadata: ["payload": "\(payload.prefix(200))"])
             return
         }
-        guard message.from != instanceID else { return }
+        guard message.from != instanceID.rawValue else { return }
         if message.hello {
             // Another instance (re)started listening: announce what this one holds.
             let here = service.localProfiles()

@@ -1,6 +1,7 @@
 public import BrowserAPI
 import BrowserModel
 import BrowserPostgres
+import BrowserRecords
 import Foundation
 public import HTTPServer
 
@@ -16,7 +17,7 @@ extension ClusterMembership {
             throw HTTPError.unavailable("The database does not answer, so the instances that hold windows cannot be known; retry.", retryAfter: 1)
         }
         let caller = Principal.current
-        let others: [(instanceID: String, url: String)]
+        let others: [(instanceID: InstanceID, url: String)]
         do {
             for profile in try await leases.unheldProfiles() where caller.reaches(ProfileID(rawValue: profile)) {
                 try? await ensureHeld(profile)
@@ -36,7 +37,7 @@ extension ClusterMembership {
     }
 
     /// Every window the instance at `url` holds, page after page.
-    private func windows(heldBy instance: String, at url: String, for request: HTTPRequest) async throws -> [ListedWindow] {
+    private func windows(heldBy instance: InstanceID, at url: String, for request: HTTPRequest) async throws -> [ListedWindow] {
         var found: [ListedWindow] = []
         var cursor: String?
         repeat {

@@ -1,7 +1,7 @@
 public import BrowserAPI
 import BrowserModel
 public import BrowserPostgres
-import BrowserRecords
+public import BrowserRecords
 public import BrowserServices
 import Foundation
 public import HTTPServer
@@ -56,7 +56,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         var loops: [Task<Void, Never>] = []
     }
 
-    public var instanceID: String { leases.held.instanceID }
+    public var instanceID: InstanceID { leases.held.instanceID }
     /// The header every answer names its instance in.
     public static let instanceHeader = Forwarder.instanceHeader
 
@@ -395,7 +395,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     }
 
     /// Takes `profile` and restores it here, once even if many requests ask at the same time.
-    private func takeOver(_ profile: String, replacing unreachable: String?) async -> Placement.Takeover {
+    private func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover {
         let task = state.withLock { state -> Task<Void, any Error> in
             if let task = state.takeovers[profile] { return task }
             let task = Task { try await self.acquireAndRestore(profile, replacing: unreachable) }
@@ -418,7 +418,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         let owner: Placement.Owner
     }
 
-    private func acquireAndRestore(_ profile: String, replacing unreachable: String?) async throws {
+    private func acquireAndRestore(_ profile: String, replacing unreachable: InstanceID?) async throws {
         if service.holdsProfile(ProfileID(rawValue: profile)) { return }
         switch try await leases.acquire(profile, replacing: unreachable) {
         case .heldElsewhere(let instance, let url):

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BrowserAPI
+import BrowserRecords
 import Foundation
 import HTTPServer
 import Logging
@@ -24,9 +25,14 @@ final class Forwarder: Sendable {
     static let secretHeader = "X-Browserd-Cluster-Secret"
     static let instanceHeader = "X-Browserd-Instance"
     /// Request headers passed on; the others (hop-by-hop ones, Host, Content-Length) are the client's own.
-    static let passedRequestHeaders: Set<String> = [
+    static let passedRequestHeaders: [String] = [
         "authorization", "content-type", "idempotency-key", "if-match", "last-event-id", "accept", "origin",
     ]
+    /// Whether a request header is passed on.
+    static func passes(_ name: String) -> Bool {
+        passedRequestHeaders.contains { HTTPHeaders.equalsIgnoringCase($0, name) }
+    }
+
     /// Answer headers not passed back (the local server sets its own framing; the relay drops the same,
     /// ``RelayAnswer/droppedHeaders``).
     static let droppedResponseHeaders: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive", "date", "server"]
@@ -37,13 +43,13 @@ final class Forwarder: Sendable {
     private let relay: Relay
     /// Each owner's address, parsed once.
     private let addresses = Mutex<[String: Address?]>([:])
-    private let instanceID: String
+    private let instanceID: InstanceID
     private let secret: [UInt8]
     private let logger: Logger
 
     private let timing: ClusterTiming
 
-    init(instanceID: String, secret: String, timing: ClusterTiming, logger: Logger) {
+    init(instanceID: InstanceID, secret: String, timing: ClusterTiming, logger: Logger) {
         self.instanceID = instanceID
         self.secret = Array(secret.utf8)
         self.logger = logger
@@ -105,13 +111,31 @@ final class Forwarder: Sendable {
     /// The request as bytes for the owner: its method and target as the client sent them, the headers
     /// that matter, the forwarding marks, its body.
     private func wire(_ request: HTTPRequest, target: String, authority: String) -> [UInt8] {
-        var head = request.method.rawValue + " " + target + " HTTP/1.1\r\nHost: " + authority + "\r\n"
-        for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
-            head += field.name + ": " + field.value + "\r\n"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + target.utf8.count + request.body.count)
+        func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+        append(request.method.rawValue)
+        append(" ")
+        append(target)
+        append(" HTTP/1.1\r\nHost: ")
+        append(authority)
+        append("\r\n")
+        for field in request.headers where Self.passes(field.name) {
+            append(field.name)
+            append(": ")
+            append(field.value)
+            append("\r\n")
         }
-        head += Self.forwardedHeader + ": " + instanceID + "\r\n" + Self.secretHeader + ": " + String(decoding: secret, as: UTF8.self)
-        head += "\r\nContent-Length: " + String(request.body.count) + "\r\n\r\n"
-        var bytes = Array(head.utf8)
+        append(Self.forwardedHeader)
+        append(": ")
+        append(instanceID.rawValue)
+        append("\r\n")
+        append(Self.secretHeader)
+        append(": ")
+        bytes.append(contentsOf: secret)
+        append("\r\nContent-Length: ")
+        append(String(request.body.count))
+        append("\r\n\r\n")
         bytes.append(contentsOf: request.body)
         return bytes
     }
@@ -135,9 +159,7 @@ final class Forwarder: Sendable {
     /// The relay's answer as this server's response (its headers come without the dropped ones: the
     /// framing is this server's own).
     private static func response(of answer: Relay.Answer) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        for field in answer.headers { headers.add(field.name, field.value) }
-        return HTTPResponse(status: answer.status, headers: headers, body: .bytes(answer.body))
+        HTTPResponse(status: answer.status, headers: HTTPHeaders(answer.headers), body: .bytes(answer.body))
     }
 
     /// Whether the relay carries `request` to `base` (not an event stream, nor an `https` owner:
@@ -170,10 +192,10 @@ final class Forwarder: Sendable {
         let target = base + Self.target(of: request)
         var outgoing = HTTPClientRequest(url: target)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
+        for field in request.headers where Self.passes(field.name) {
             outgoing.headers.add(name: field.name, value: field.value)
         }
-        outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
+        outgoing.headers.add(name: Self.forwardedHeader, value: instanceID.rawValue)
         outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
         let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .init(timing.forwardDeadline)), logger: logger)
@@ -193,10 +215,10 @@ final class Forwarder: Sendable {
     /// that matter), marked forwarded, so that the instance answers from what it holds itself.
     func get(_ pathAndQuery: String, from base: String, for request: HTTPRequest) async throws -> (status: Int, body: [UInt8]) {
         var outgoing = HTTPClientRequest(url: base + pathAndQuery)
-        for field in request.headers where Self.passedRequestHeaders.contains(field.name.lowercased()) {
+        for field in request.headers where Self.passes(field.name) {
             outgoing.headers.add(name: field.name, value: field.value)
         }
-        outgoing.headers.add(name: Self.forwardedHeader, value: instanceID)
+        outgoing.headers.add(name: Self.forwardedHeader, value: instanceID.rawValue)
         outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
         let response = try await client.execute(outgoing, deadline: .now() + .init(timing.forwardDeadline), logger: logger)
         let body = try await response.body.collect(upTo: 64 << 20)

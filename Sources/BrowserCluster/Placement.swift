@@ -1,3 +1,5 @@
+public import BrowserRecords
+
 /// Where one request goes — served here, taken over, forwarded to the instance that holds its
 /// profile, or answered 503 — decided as a pure value state machine (`mutating func event(...) ->
 /// Action`, as postgres-nio's): each event is what the database or another instance said, each action
@@ -26,12 +28,12 @@ public struct Placement: Sendable {
 
     /// The instance that holds a lease, as the database says.
     public struct Owner: Sendable, Equatable {
-        public var instanceID: String
+        public var instanceID: InstanceID
         public var url: String
         /// Whether its lease has not expired.
         public var live: Bool
 
-        public init(instanceID: String, url: String, live: Bool) {
+        public init(instanceID: InstanceID, url: String, live: Bool) {
             self.instanceID = instanceID
             self.url = url
             self.live = live
@@ -48,7 +50,7 @@ public struct Placement: Sendable {
         /// Ask who holds `profile`'s lease: then ``owner(_:)``.
         case lookUpOwner(String)
         /// Acquire `profile`'s lease and restore it here (replacing an owner found gone): then ``tookOver(_:)``.
-        case takeOver(String, replacing: String?)
+        case takeOver(String, replacing: InstanceID?)
         /// Send the request to `owner`: then ``forwarded(status:)`` or ``forwardFailed()``.
         case forward(Owner, profile: String)
         /// Check whether `owner`'s address refuses connections: then ``refusal(_:)``.
@@ -80,14 +82,14 @@ public struct Placement: Sendable {
         case done
     }
 
-    public let instanceID: String
+    public let instanceID: InstanceID
     /// Whether another instance of the cluster sent this request (it is never forwarded again).
     public let fromPeer: Bool
     /// Whether the request only reads (a read can be served after taking a gone owner's profile over).
     public let isRead: Bool
     private var state = State.initial
 
-    public init(instanceID: String, fromPeer: Bool, isRead: Bool) {
+    public init(instanceID: InstanceID, fromPeer: Bool, isRead: Bool) {
         self.instanceID = instanceID
         self.fromPeer = fromPeer
         self.isRead = isRead

@@ -194,7 +194,7 @@ public final class PostgresStore: Sendable {
     /// What a commit claims: the epochs its profiles were granted, and the profiles it creates (whose
     /// leases it takes in the same transaction); nil without a fence.
     /// - Throws: ``FencedOut`` for profiles this instance holds no lease of and does not create.
-    private func fenceClaims(_ changes: [ChangeSet]) throws -> (held: [(profile: String, epoch: Int64)], created: [String])? {
+    private func fenceClaims(_ changes: [ChangeSet]) throws -> (held: [(profile: String, epoch: LeaseEpoch)], created: [String])? {
         guard let fence else { return nil }
         let profiles = Set(changes.compactMap(\.profileID))
         let created = Set(changes.flatMap { change in change.profiles.map(\.id).filter { $0 == change.profileID } })
@@ -209,7 +209,7 @@ public final class PostgresStore: Sendable {
     /// it), and a profile being created gets its first lease (epoch 1) here, atomically with its row.
     /// - Throws: ``FencedOut`` naming the profiles whose leases moved on (the transaction rolls back).
     private func checkFence(
-        _ claims: (held: [(profile: String, epoch: Int64)], created: [String]),
+        _ claims: (held: [(profile: String, epoch: LeaseEpoch)], created: [String]),
         on connection: PostgresConnection
     ) async throws {
         guard let fence else { return }
@@ -218,7 +218,7 @@ public final class PostgresStore: Sendable {
             for try await profile in try await connection.query(
                 """
                 INSERT INTO profile_leases (profile_id, owner_id, owner_url, epoch, expires_at)
-                SELECT p, \(fence.instanceID), \(fence.advertiseURL), 1, now() + make_interval(secs => \(fence.ttlSeconds))
+                SELECT p, \(fence.instanceID.rawValue), \(fence.advertiseURL), 1, now() + make_interval(secs => \(fence.ttlSeconds))
                 FROM unnest(\(claims.created)::text[]) AS p ON CONFLICT (profile_id) DO NOTHING RETURNING profile_id
                 """, logger: logger
             ).decode(String.self) { taken.insert(profile) }
@@ -231,8 +231,8 @@ public final class PostgresStore: Sendable {
         for try await profile in try await connection.query(
             """
             SELECT l.profile_id FROM profile_leases l
-            JOIN unnest(\(claims.map(\.profile))::text[], \(claims.map(\.epoch))::int8[]) AS c(profile_id, epoch)
-            ON l.profile_id = c.profile_id AND l.epoch = c.epoch WHERE l.owner_id = \(fence.instanceID) FOR SHARE OF l
+            JOIN unnest(\(claims.map(\.profile))::text[], \(claims.map(\.epoch.value))::int8[]) AS c(profile_id, epoch)
+            ON l.profile_id = c.profile_id AND l.epoch = c.epoch WHERE l.owner_id = \(fence.instanceID.rawValue) FOR SHARE OF l
             """, logger: logger
         ).decode(String.self) { valid.insert(profile) }
         if valid.count < claims.count {

@@ -1,4 +1,4 @@
-import BrowserRecords
+public import BrowserRecords
 import Foundation
 public import Logging
 import PostgresNIO
@@ -14,15 +14,15 @@ import Synchronization
 /// - Lease moves are announced on `LISTEN browserd_leases` (payload: the profile id).
 public final class ProfileLeases: Sendable {
     public enum Claim: Sendable, Equatable {
-        case acquired(epoch: Int64)
+        case acquired(epoch: LeaseEpoch)
         /// Another live instance holds it.
-        case heldElsewhere(instanceID: String, url: String)
+        case heldElsewhere(instanceID: InstanceID, url: String)
     }
 
     public struct Owner: Sendable, Equatable {
-        public let instanceID: String
+        public let instanceID: InstanceID
         public let url: String
-        public let epoch: Int64
+        public let epoch: LeaseEpoch
         /// Whether the lease has not expired.
         public let live: Bool
     }
@@ -44,9 +44,9 @@ public final class ProfileLeases: Sendable {
     /// of this instance (this process has that address now, so that one is gone).
     /// - Parameter unreachable: an owner known to be gone (its address refuses connections): its lease
     ///   is taken before it expires. Safe whatever the truth: fencing stops its writes if it lives.
-    public func acquire(_ profile: String, replacing unreachable: String? = nil) async throws -> Claim {
+    public func acquire(_ profile: String, replacing unreachable: InstanceID? = nil) async throws -> Claim {
         try await store.said { [self] in
-            let me = held.instanceID
+            let me = held.instanceID.rawValue
             let url = advertiseURL
             let ttl = ttlSeconds
             let logger = logger
@@ -59,7 +59,7 @@ public final class ProfileLeases: Sendable {
                     ON CONFLICT (profile_id) DO UPDATE SET owner_id = excluded.owner_id, owner_url = excluded.owner_url,
                     epoch = profile_leases.epoch + 1, expires_at = excluded.expires_at
                     WHERE profile_leases.owner_id = excluded.owner_id OR profile_leases.expires_at < now()
-                    OR profile_leases.owner_url = excluded.owner_url OR profile_leases.owner_id = \(unreachable ?? "")
+                    OR profile_leases.owner_url = excluded.owner_url OR profile_leases.owner_id = \(unreachable?.rawValue ?? "")
                     RETURNING epoch
                     """, logger: logger
                 ).decode(Int64.self) { epoch = value }
@@ -69,8 +69,8 @@ public final class ProfileLeases: Sendable {
                 return epoch
             }
             if let epoch {
-                held.set(profile, epoch: epoch)
-                return .acquired(epoch: epoch)
+                held.set(profile, epoch: LeaseEpoch(epoch))
+                return .acquired(epoch: LeaseEpoch(epoch))
             }
             guard let owner = try await owner(of: profile) else { return try await acquire(profile, replacing: unreachable) }
             return .heldElsewhere(instanceID: owner.instanceID, url: owner.url)
@@ -86,7 +86,7 @@ public final class ProfileLeases: Sendable {
                 SELECT owner_id, owner_url, epoch, expires_at > now() FROM profile_leases WHERE profile_id = \(profile)
                 """, logger: logger
             ).decode((String, String, Int64, Bool).self) {
-                owner = Owner(instanceID: id, url: url, epoch: epoch, live: live)
+                owner = Owner(instanceID: InstanceID(id), url: url, epoch: LeaseEpoch(epoch), live: live)
             }
             return owner
         }
@@ -97,14 +97,14 @@ public final class ProfileLeases: Sendable {
     public func renew() async throws -> Set<String> {
         let claims = held.all
         guard !claims.isEmpty else { return [] }
-        let me = held.instanceID
+        let me = held.instanceID.rawValue
         let ttl = ttlSeconds
         let kept: Set<String> = try await store.said { [self] in
             var kept: Set<String> = []
             for try await profile in try await store.client.query(
                 """
                 UPDATE profile_leases AS l SET expires_at = now() + make_interval(secs => \(ttl))
-                FROM unnest(\(Array(claims.keys))::text[], \(Array(claims.values))::int8[]) AS c(profile_id, epoch)
+                FROM unnest(\(Array(claims.keys))::text[], \(claims.values.map(\.value))::int8[]) AS c(profile_id, epoch)
                 WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
                 RETURNING l.profile_id
                 """, logger: logger
@@ -122,13 +122,13 @@ public final class ProfileLeases: Sendable {
         let claims = profiles.compactMap { profile in held.epoch(of: profile).map { (profile, $0) } }
         for (profile, _) in claims { held.remove(profile) }
         guard !claims.isEmpty else { return }
-        let me = held.instanceID
+        let me = held.instanceID.rawValue
         try await store.said { [self] in
             try await store.client.withTransaction(logger: logger) { connection in
                 try await connection.query(
                     """
                     UPDATE profile_leases AS l SET expires_at = now() - interval '1 second'
-                    FROM unnest(\(claims.map(\.0))::text[], \(claims.map(\.1))::int8[]) AS c(profile_id, epoch)
+                    FROM unnest(\(claims.map(\.0))::text[], \(claims.map(\.1.value))::int8[]) AS c(profile_id, epoch)
                     WHERE l.profile_id = c.profile_id AND l.epoch = c.epoch AND l.owner_id = \(me)
                     """, logger: logger)
                 for (profile, _) in claims {
@@ -142,16 +142,16 @@ public final class ProfileLeases: Sendable {
     public func forget(_ profile: String) { held.remove(profile) }
 
     /// The instances that hold a live lease (other than this one): their ids and advertised URLs.
-    public func otherLiveInstances() async throws -> [(instanceID: String, url: String)] {
-        let me = held.instanceID
+    public func otherLiveInstances() async throws -> [(instanceID: InstanceID, url: String)] {
+        let me = held.instanceID.rawValue
         return try await store.said { [self] in
-            var found: [(instanceID: String, url: String)] = []
+            var found: [(instanceID: InstanceID, url: String)] = []
             for try await (id, url) in try await store.client.query(
                 """
                 SELECT DISTINCT owner_id, owner_url FROM profile_leases WHERE expires_at > now() AND owner_id <> \(me) ORDER BY owner_id
                 """, logger: logger
             ).decode((String, String).self) {
-                found.append((id, url))
+                found.append((InstanceID(id), url))
             }
             return found
         }

@@ -2,6 +2,7 @@ import BrowserAPI
 import BrowserCluster
 import BrowserPersistence
 import BrowserPostgres
+import BrowserRecords
 import BrowserServices
 import Foundation
 import HTTPServer
@@ -17,7 +18,7 @@ final class ClusterBackend: StoreBackend {
     let url: DatabaseURL
     let configuration: BrowserdConfiguration
     /// This process's id among the instances, named in every answer (`X-Browserd-Instance`).
-    let instanceID = "i" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    let instanceID = InstanceID.random()
     /// The membership, once started (routes and metrics are made before).
     let membership = ClusterMembership.Slot()
     let placementSlot = PlacementSlot()
@@ -64,7 +65,7 @@ final class ClusterBackend: StoreBackend {
 
     var responseHeaders: HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.set(ClusterMembership.instanceHeader, instanceID)
+        headers.set(ClusterMembership.instanceHeader, instanceID.rawValue)
         return headers
     }
 

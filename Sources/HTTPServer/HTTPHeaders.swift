@@ -41,7 +41,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// ASCII case-insensitive comparison, the rule for field names (RFC 9110 §5.1).
-    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+    public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
         let a = a.utf8
         let b = b.utf8
         guard a.count == b.count else { return false }

@@ -1,3 +1,4 @@
+import BrowserRecords
 import Testing
 
 @testable import BrowserCluster
@@ -5,7 +6,7 @@ import Testing
 /// Where a request goes, decided without PostgreSQL or sockets: each test feeds the machine what the
 /// database and the other instances said and checks what it asks next.
 @Suite struct PlacementTests {
-    let me = "i-me"
+    let me: InstanceID = "i-me"
     let other = Placement.Owner(instanceID: "i-other", url: "http://10.0.0.2:8080", live: true)
 
     private func placement(fromPeer: Bool = false, read: Bool = true) -> Placement {

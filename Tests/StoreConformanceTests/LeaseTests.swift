@@ -29,7 +29,7 @@ import Testing
         let leases: ProfileLeases
 
         init(url: DatabaseURL, name: String, ttl: Double) {
-            held = HeldLeases(instanceID: name, advertiseURL: "http://\(name).example", ttlSeconds: ttl)
+            held = HeldLeases(instanceID: InstanceID(name), advertiseURL: "http://\(name).example", ttlSeconds: ttl)
             store = PostgresStore(url: url, fence: held, logger: StoreFixture.logger)
             leases = ProfileLeases(store: store, held: held, logger: StoreFixture.logger)
         }
