@@ -284,9 +284,16 @@ public final class BrowserService: Sendable {
                 newWindow = window.id
                 target = window
             }
-            let tab = try target!.dispatcher.dispatch(
-                TabCommands.restoreClosed,
-                RestoreClosedTabRequest(entry: entry, activate: activate, newWindow: newWindow))
+            let tab: TabSnapshot
+            do {
+                tab = try target!.dispatcher.dispatch(
+                    TabCommands.restoreClosed,
+                    RestoreClosedTabRequest(entry: entry, activate: activate, newWindow: newWindow))
+            } catch {
+                // The restore failed: the window made for it goes too (empty, it is remembered as nothing).
+                if newWindow != nil, let window = target { try? session.closeBrowser(window) }
+                throw error
+            }
             return (tab, session.browser(withID: tab.browserID)?.userData.get(WindowMediator.self)?.version ?? 0)
         }
     }

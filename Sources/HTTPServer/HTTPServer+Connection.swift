@@ -281,23 +281,23 @@ extension HTTPServer {
     private func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
-        if !configuration.responseHeaders.isEmpty {
-            // A shared answer's headers are fixed when it is built: this one is sent as a copy.
-            if case .shared(let shared) = response.body {
-                response = HTTPResponse(status: shared.status, headers: shared.headers, body: .bytes(shared.body))
-            }
-            for field in configuration.responseHeaders where response.headers[field.name] == nil {
-                response.headers.set(field.name, field.value)
-            }
-        }
         context.phase = .answered
         context.status = response.status
+        if case .shared(let shared) = response.body {
+            // Built once with its own headers and the server's, owned by the SharedResponse: queued,
+            // not destroyed here. One built for another server's headers is sent as a copy.
+            if let prebuilt = shared.mhdResponse(adding: configuration.responseHeaders) {
+                return MHD_queue_response(connection, UInt32(shared.status), prebuilt)
+            }
+            response = HTTPResponse(status: shared.status, headers: shared.headers, body: .bytes(shared.body))
+        }
+        for field in configuration.responseHeaders where response.headers[field.name] == nil {
+            response.headers.set(field.name, field.value)
+        }
         let mhdResponse: OpaquePointer?
         switch response.body {
-        case .shared(let shared):
-            // Built once with its own headers, owned by the SharedResponse: queued, not destroyed here.
-            guard let prebuilt = shared.mhdResponse() else { return .NO }
-            return MHD_queue_response(connection, UInt32(shared.status), prebuilt)
+        case .shared:
+            preconditionFailure("a shared answer was queued or copied above")
         case .bytes(let bytes):
             mhdResponse = bytes.withUnsafeBytes { buffer in
                 MHD_create_response_from_buffer(

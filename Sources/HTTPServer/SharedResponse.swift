@@ -16,10 +16,12 @@ public final class SharedResponse: Sendable {
         self.body = body
     }
 
-    /// The libmicrohttpd response, made on first use; nil if it could not be made.
-    func mhdResponse() -> OpaquePointer? {
+    /// The libmicrohttpd response, made on first use with `extra` (the server's own response headers)
+    /// added where the answer has none of that name; nil if it could not be made, or if it was made
+    /// with other extra headers (another server's: that one sends a copy).
+    func mhdResponse(adding extra: HTTPHeaders = [:]) -> OpaquePointer? {
         handle.withLock { handle in
-            if let handle { return handle.raw }
+            if let handle { return Self.same(handle.extra, extra) ? handle.raw : nil }
             let made = body.withUnsafeBytes { buffer in
                 MHD_create_response_from_buffer(
                     buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
@@ -27,9 +29,14 @@ public final class SharedResponse: Sendable {
             }
             guard let made else { return nil }
             for field in headers { _ = MHD_add_response_header(made, field.name, field.value) }
-            handle = ResponseHandle(raw: made)
+            for field in extra where headers[field.name] == nil { _ = MHD_add_response_header(made, field.name, field.value) }
+            handle = ResponseHandle(raw: made, extra: extra)
             return made
         }
+    }
+
+    private static func same(_ left: HTTPHeaders, _ right: HTTPHeaders) -> Bool {
+        left.fields.count == right.fields.count && zip(left.fields, right.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     deinit {
@@ -46,4 +53,6 @@ public final class SharedResponse: Sendable {
 /// owning `SharedResponse`'s lock, and headers are never changed after creation.
 struct ResponseHandle: @unchecked Sendable {
     let raw: OpaquePointer
+    /// The server's own headers it was made with.
+    let extra: HTTPHeaders
 }

@@ -151,7 +151,7 @@ import Testing
         await #expect(throws: Relay.Failure.timedOut) {
             _ = try await relay.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
         }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(20), "its own 300 ms deadline, not a default one (a loaded machine may be slow to say so)")
         var slow = Self.timing
         slow.forwardDeadline = .seconds(60)
         let stopping = Relay(timing: slow)

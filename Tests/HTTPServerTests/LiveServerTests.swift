@@ -41,6 +41,29 @@ import Testing
         }
     }
 
+    /// The server's own response headers reach every answer, a prebuilt shared one included (built
+    /// once with them, not copied per request), unless the answer names that header itself; a shared
+    /// answer first built by another server (other headers) is sent as a copy with this one's.
+    @Test func serverHeadersReachSharedAnswersWithoutACopy() async throws {
+        let shared = SharedResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Array("shared".utf8))
+        let named = SharedResponse(status: 200, headers: ["X-Instance": "owner"], body: Array("named".utf8))
+        let router = testRouter { router in
+            router.get("/shared") { _ in .shared(shared) }
+            router.get("/named") { _ in .shared(named) }
+        }
+        for instance in ["a", "b"] {
+            try await withServer({ $0.responseHeaders = ["X-Instance": instance] }, router: router) { server, _ in
+                let client = try connect(server)
+                for _ in 0..<3 {
+                    let answer = try client.request("GET", "/shared")
+                    #expect(answer.text == "shared" && answer.header("x-instance") == instance)
+                    #expect(try client.request("GET", "/hello").header("x-instance") == instance)
+                    #expect(try client.request("GET", "/named").header("x-instance") == "owner")
+                }
+            }
+        }
+    }
+
     @Test func aDecodedNulDoesNotCutAQueryValueShort() async throws {
         try await withServer(router: testRouter()) { server, _ in
             let response = try connect(server).request("GET", "/items/1?q=ab%00cd")
