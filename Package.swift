@@ -64,6 +64,7 @@ let package = Package(
         .target(name: "BrowserCluster", dependencies: [
             "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "HTTPServer",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

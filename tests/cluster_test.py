@@ -594,9 +594,18 @@ def scenario_hostile(binary, admin):
         check(spoofed.status_code == 200 and spoofed.headers.get("X-Browserd-Instance") == a.id,
               "12: a spoofed forwarded-by header is ignored: %s %s" % (spoofed.status_code, spoofed.text[:200]))
         wrong = httpx.get(b.base + "/v1/browsers/%s" % window,
-                          headers={"X-Browserd-Forwarded-By": "evil", "X-Browserd-Cluster-Secret": "guess", **token})
-        check(wrong.status_code == 200, "12: so is a wrong secret: %s" % wrong.status_code)
-        return "hostile: a NUL is 422 through either instance and the other tenant's incognito tab stays; an invalid token is 401 on 23 paths with no lease moved and nothing forwarded; an encoded target reaches the owner whole; a forwarded-by header without the secret is a client's"
+                          headers={"X-Browserd-Forwarded-By": "evil", "X-Browserd-Cluster-Proof": "t=%d,s=%s" % (time.time(), "0" * 64),
+                                   **token})
+        check(wrong.status_code == 200 and wrong.headers.get("X-Browserd-Instance") == a.id,
+              "12: so is a wrong proof (forwarded to the owner): %s" % wrong.status_code)
+        # The secret itself proves nothing (it never travels: an instance proves the request with it).
+        with open(SECRET.name) as secret_file:
+            secret = secret_file.read().strip()
+        clear = httpx.get(b.base + "/v1/browsers/%s" % window,
+                          headers={"X-Browserd-Forwarded-By": "evil", "X-Browserd-Cluster-Secret": secret, **token})
+        check(clear.status_code == 200 and clear.headers.get("X-Browserd-Instance") == a.id,
+              "12: so is the secret sent in clear: %s" % clear.status_code)
+        return "hostile: a NUL is 422 through either instance and the other tenant's incognito tab stays; an invalid token is 401 on 23 paths with no lease moved and nothing forwarded; an encoded target reaches the owner whole; a forwarded-by header without a valid proof (or with the secret in clear) is a client's"
 
     return with_cluster(binary, admin, 2, body, admin_token="cluster-admin-token-%d" % os.getpid())
 

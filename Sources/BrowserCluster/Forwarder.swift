@@ -16,13 +16,13 @@ import Synchronization
 /// query, the headers that matter, body; status, headers and body back, an event stream chunk by
 /// chunk as it comes (never buffered whole).
 ///
-/// A forwarded request carries `X-Browserd-Forwarded-By` and the cluster's shared secret
-/// (`X-Browserd-Cluster-Secret`, from `--cluster-secret-file`); an instance never forwards such a
-/// request again (one hop at most: a lease that moves meanwhile gives a 503 to retry, never a loop).
-/// A request that names itself forwarded without the secret is a client's, and treated as one.
+/// A forwarded request carries `X-Browserd-Forwarded-By` and a proof that its sender knows the
+/// cluster's shared secret (``PeerProof``: an HMAC of the request keyed by `--cluster-secret-file`'s
+/// secret, which itself never travels); an instance never forwards such a request again (one hop at
+/// most: a lease that moves meanwhile gives a 503 to retry, never a loop). A request that names itself
+/// forwarded without a valid proof is a client's, and treated as one.
 final class Forwarder: Sendable {
     static let forwardedHeader = "X-Browserd-Forwarded-By"
-    static let secretHeader = "X-Browserd-Cluster-Secret"
     static let instanceHeader = "X-Browserd-Instance"
     /// Request headers passed on; the others (hop-by-hop ones, Host, Content-Length) are the client's own.
     static let passedRequestHeaders: [String] = [
@@ -44,14 +44,14 @@ final class Forwarder: Sendable {
     /// Each owner's address, parsed once.
     private let addresses = Mutex<[String: Address?]>([:])
     private let instanceID: InstanceID
-    private let secret: [UInt8]
+    private let proof: PeerProof?
     private let logger: Logger
 
     private let timing: ClusterTiming
 
     init(instanceID: InstanceID, secret: String, timing: ClusterTiming, logger: Logger) {
         self.instanceID = instanceID
-        self.secret = Array(secret.utf8)
+        proof = secret.isEmpty ? nil : PeerProof(secret: Array(secret.utf8))
         self.logger = logger
         self.timing = timing
         relay = Relay(timing: timing)
@@ -62,10 +62,20 @@ final class Forwarder: Sendable {
     }
 
     /// Whether `request` came from another instance of this cluster: it names itself forwarded and
-    /// carries the shared secret (compared in constant time).
+    /// carries a valid proof for itself (``PeerProof``).
     func isFromPeer(_ request: HTTPRequest) -> Bool {
-        guard !secret.isEmpty, request.headers[Self.forwardedHeader] != nil, let given = request.headers[Self.secretHeader] else { return false }
-        return TokenStore.constantTimeEquals(Array(given.utf8), secret)
+        guard let proof, let from = request.headers[Self.forwardedHeader], let given = request.headers[PeerProof.header] else { return false }
+        return proof.verify(
+            given, method: request.method.rawValue, path: request.path, body: request.body, from: from, now: Self.now())
+    }
+
+    private static func now() -> Int { Int(Date().timeIntervalSince1970) }
+
+    /// The proof header's value for `request` sent on by this instance.
+    private func proofValue(for request: HTTPRequest, method: String? = nil, path: String? = nil, body: [UInt8]? = nil) -> String {
+        proof?.make(
+            method: method ?? request.method.rawValue, path: path ?? request.path, body: body ?? request.body,
+            from: instanceID.rawValue, at: Self.now()) ?? ""
     }
 
     func shutdown() async {
@@ -130,9 +140,9 @@ final class Forwarder: Sendable {
         append(": ")
         append(instanceID.rawValue)
         append("\r\n")
-        append(Self.secretHeader)
+        append(PeerProof.header)
         append(": ")
-        bytes.append(contentsOf: secret)
+        append(proofValue(for: request))
         append("\r\nContent-Length: ")
         append(String(request.body.count))
         append("\r\n\r\n")
@@ -196,7 +206,7 @@ final class Forwarder: Sendable {
             outgoing.headers.add(name: field.name, value: field.value)
         }
         outgoing.headers.add(name: Self.forwardedHeader, value: instanceID.rawValue)
-        outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
+        outgoing.headers.add(name: PeerProof.header, value: proofValue(for: request))
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
         let response = try await client.execute(outgoing, deadline: .now() + (isStream ? .hours(24 * 365) : .init(timing.forwardDeadline)), logger: logger)
         var headers = HTTPHeaders()
@@ -219,7 +229,10 @@ final class Forwarder: Sendable {
             outgoing.headers.add(name: field.name, value: field.value)
         }
         outgoing.headers.add(name: Self.forwardedHeader, value: instanceID.rawValue)
-        outgoing.headers.add(name: Self.secretHeader, value: String(decoding: secret, as: UTF8.self))
+        // The owner proves the request by its path, without the query, as its server decoded it.
+        let path = String(pathAndQuery.prefix { $0 != "?" })
+        outgoing.headers.add(
+            name: PeerProof.header, value: proofValue(for: request, method: "GET", path: path.removingPercentEncoding ?? path, body: []))
         let response = try await client.execute(outgoing, deadline: .now() + .init(timing.forwardDeadline), logger: logger)
         let body = try await response.body.collect(upTo: 64 << 20)
         return (Int(response.status.code), Array(body.readableBytesView))
