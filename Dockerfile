@@ -10,8 +10,9 @@ WORKDIR /src
 COPY Package.swift openapi.yaml ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib --product browserd \
- && cp "$(swift build -c release --show-bin-path)/browserd" /usr/local/bin/browserd
+# With the PostgreSQL trait: the image runs one instance on SQLite or several on one PostgreSQL.
+RUN swift build -c release --static-swift-stdlib --traits PostgreSQL --product browserd \
+ && cp "$(swift build -c release --traits PostgreSQL --show-bin-path)/browserd" /usr/local/bin/browserd
 
 FROM ${RUNTIME_IMAGE}
 RUN apt-get update \

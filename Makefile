@@ -3,8 +3,11 @@ SWIFT ?= swift
 DATA_DIR ?= ./data
 VENV := .venv
 PYTHON := $(VENV)/bin/python
+# The PostgreSQL build (several instances on one database): the `PostgreSQL` trait, in a build folder of
+# its own so the embedded default (SQLite, nothing of NIO compiled) and it never rebuild each other.
+WITH_POSTGRES := --traits PostgreSQL --scratch-path .build-postgres
 
-.PHONY: deps test-deps build release run test test-steps bench container clean
+.PHONY: deps test-deps build release build-postgres release-postgres run test test-steps bench container clean
 
 ## System packages for building and running (apt, only when missing). No Python involved.
 deps:
@@ -16,10 +19,17 @@ test-deps:
 	@scripts/venv.sh
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build --product browserd
 
 release: deps
 	$(SWIFT) build -c release --product browserd
+
+## browserd with PostgreSQL and the cluster (`--database-url`): .build-postgres/{debug,release}/browserd.
+build-postgres: deps
+	$(SWIFT) build $(WITH_POSTGRES) --product browserd
+
+release-postgres: deps
+	$(SWIFT) build -c release $(WITH_POSTGRES) --product browserd
 
 ## Runs the service on 127.0.0.1:8080 with its database under ./data.
 run: release
@@ -39,16 +49,21 @@ test: test-deps
 
 test-steps:
 	$(SWIFT) format lint --strict --recursive Sources Tests
+	$(PYTHON) scripts/validate-openapi.py
+	@echo "== the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd)"
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
-	$(PYTHON) scripts/validate-openapi.py
+	$(PYTHON) tests/embedded_build_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/quickstart_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/browser_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/webdriver_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/hostile_test.py $$($(SWIFT) build --show-bin-path)/browserd
-	$(PYTHON) tests/cluster_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
+	@echo "== the PostgreSQL build (the trait): every Swift suite on both stores, and the cluster"
+	$(SWIFT) build --build-tests $(WITH_POSTGRES)
+	$(SWIFT) test --skip-build $(WITH_POSTGRES)
+	$(PYTHON) tests/cluster_test.py $$($(SWIFT) build $(WITH_POSTGRES) --show-bin-path)/browserd
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).
 bench:
@@ -61,4 +76,4 @@ container:
 	../shared/tools/container-check
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-postgres

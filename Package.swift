@@ -9,11 +9,22 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// What only the `PostgreSQL` trait builds.
+let withPostgreSQL: TargetDependencyCondition? = .when(traits: ["PostgreSQL"])
+
 let package = Package(
     name: "browserd",
     // Linux only (Debian 12, Ubuntu 24.04): the HTTP edge, the SQLite wrapper and MiniHTTPClient call Glibc.
     products: [
         .executable(name: "browserd", targets: ["browserd"]),
+    ],
+    // The default build is the embedded one (SQLite; nothing of NIO is compiled). PostgreSQL and
+    // the cluster are a trait: `swift build --traits PostgreSQL` (the Makefile's `*-postgres` goals,
+    // the container image, the cluster tests).
+    traits: [
+        .trait(
+            name: "PostgreSQL",
+            description: "Several instances on one PostgreSQL database (--database-url): postgres-nio, swift-nio, async-http-client."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -96,11 +107,11 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "BrowserAPI",
-                "BrowserCluster",
+                .target(name: "BrowserCluster", condition: withPostgreSQL),
                 "BrowserModel",
                 "BrowserServices",
                 "BrowserPersistence",
-                "BrowserPostgres",
+                .target(name: "BrowserPostgres", condition: withPostgreSQL),
                 "BrowserRecords",
                 "SQLite",
                 .product(name: "Logging", package: "swift-log"),
@@ -122,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "browserd",
             dependencies: [
-                "BrowserdApp", "BrowserPostgres", "BrowserServices", "HTTPServer",
+                "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "HTTPServer",
                 "MiniHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -159,18 +170,20 @@ let package = Package(
         .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite"], swiftSettings: swiftSettings),
         // One suite for both stores (SQLite and PostgreSQL): write, restore, idempotency, migrations, faults.
         .testTarget(name: "StoreConformanceTests", dependencies: [
-            "BrowserPersistence", "BrowserPostgres", "BrowserRecords", "SQLite", "TestSupport",
-            .product(name: "PostgresNIO", package: "postgres-nio"),
+            "BrowserPersistence", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserRecords", "SQLite", "TestSupport",
+            .product(name: "PostgresNIO", package: "postgres-nio", condition: withPostgreSQL),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         // The cluster's decisions, without PostgreSQL or sockets.
-        .testTarget(name: "BrowserClusterTests", dependencies: ["BrowserCluster", "BrowserRecords"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BrowserClusterTests", dependencies: [.target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: [
-                "BrowserdApp", "BrowserPostgres", "BrowserServices", "HTTPServer", "MiniHTTPClient",
+                "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "HTTPServer", "MiniHTTPClient",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -10,11 +10,14 @@ cd "$(dirname "$0")/.."
 # The checkout's virtual environment (scripts/venv.sh); the bench scripts need only the standard library.
 PY=${PY:-.venv/bin/python}
 swift build -c release --product browserd >/dev/null
+# browserd with the PostgreSQL trait (scale_out runs it on PostgreSQL), in a build folder of its own.
+swift build -c release --traits PostgreSQL --scratch-path .build-postgres --product browserd >/dev/null
 swift build -c release --product StreamBench >/dev/null
 swift build -c release --product ModelBench >/dev/null
 swift build -c release --product PersistenceBench >/dev/null
 swift build -c release --product JSONBench >/dev/null
 bin=$(swift build -c release --show-bin-path)
+pgbin=$(swift build -c release --traits PostgreSQL --scratch-path .build-postgres --show-bin-path)
 mkdir -p bench/out
 "$bin/ModelBench"
 "$bin/JSONBench"
@@ -29,7 +32,7 @@ mkdir -p bench/out
 # Several instances on one PostgreSQL (a private cluster for the run) beside one SQLite instance.
 # Its forwarding floors are checked last, so the benches after it still run.
 floors=0
-scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$bin/browserd" --duration "${BENCH_DURATION:-6s}" || floors=1
+scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$pgbin/browserd" --duration "${BENCH_DURATION:-6s}" || floors=1
 # One tenant floods each pool while another works (its p99 beside its quiet p99, and RSS).
 "$PY" bench/hostile.py --browserd "$bin/browserd"
 bash bench/slow_disk.sh "$bin"

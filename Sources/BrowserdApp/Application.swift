@@ -72,12 +72,7 @@ public final class Application: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "browserd", metricName: "event", unitName: "streams", helpText: "Event streams open now."))
         let serviceForMetrics = Mutex<BrowserService?>(nil)
-        let backend: any StoreBackend =
-            if let url = configuration.database {
-                ClusterBackend(url: url, configuration: configuration, sink: sink, factory: factory)
-            } else {
-                EmbeddedBackend(dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep)
-            }
+        let backend = Self.backend(for: configuration, sink: sink, factory: factory)
         self.backend = backend
         operations.beforeScrape = {
             if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) }
@@ -195,4 +190,17 @@ public final class Application: Sendable {
 
     /// The bound port (useful with port 0).
     public var port: Int { server.port }
+}
+
+extension Application {
+    /// The store the configuration names: SQLite under the data directory, or (in a build with the
+    /// `PostgreSQL` trait) PostgreSQL with the cluster.
+    fileprivate static func backend(for configuration: BrowserdConfiguration, sink: StoreSink, factory: any MetricsFactory) -> any StoreBackend {
+        #if PostgreSQL
+            if let url = configuration.database {
+                return ClusterBackend(url: url, configuration: configuration, sink: sink, factory: factory)
+            }
+        #endif
+        return EmbeddedBackend(dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep)
+    }
 }

@@ -1,11 +1,14 @@
 public import BrowserAPI
-public import BrowserCluster
 public import BrowserModel
-public import BrowserPostgres
 public import BrowserServices
 import Foundation
 public import HTTPServer
 public import Logging
+
+#if PostgreSQL
+    public import BrowserCluster
+    public import BrowserPostgres
+#endif
 
 /// Everything browserd is configured with, after command line, environment and defaults are merged.
 public struct BrowserdConfiguration: Sendable {
@@ -13,15 +16,25 @@ public struct BrowserdConfiguration: Sendable {
     public var server: ServerConfiguration
     /// Where the SQLite database lives (the default store).
     public var dataDirectory: String
-    /// PostgreSQL instead of SQLite (`--database-url`): the shared store of several instances.
-    public var database: DatabaseURL?
+    #if PostgreSQL
+        /// PostgreSQL instead of SQLite (`--database-url`): the shared store of several instances.
+        public var database: DatabaseURL?
+        /// Every duration of the cluster, from ``leaseSeconds``.
+        public var clusterTiming: ClusterTiming { ClusterTiming(leaseSeconds: leaseSeconds) }
+    #endif
+    /// Whether the state lives in PostgreSQL (always false in a build without the `PostgreSQL` trait).
+    public var usesDatabase: Bool {
+        #if PostgreSQL
+            database != nil
+        #else
+            false
+        #endif
+    }
     /// Where other instances reach this one (`--advertise-url`); nil: `http://HOST:PORT` of the server.
     public var advertiseURL: String?
     /// How long a profile's lease lasts without renewal (`--lease-seconds`); an instance that dies
     /// leaves its profiles to others after this long.
     public var leaseSeconds: Double = 10
-    /// Every duration of the cluster, from ``leaseSeconds``.
-    public var clusterTiming: ClusterTiming { ClusterTiming(leaseSeconds: leaseSeconds) }
     public var logLevel: Logger.Level
     /// The administrator's API token; nil turns authentication off (allowed on loopback only).
     public var adminToken: String?
@@ -129,15 +142,15 @@ public struct BrowserdConfiguration: Sendable {
                 (advertiseURL.hasPrefix("http://") || advertiseURL.hasPrefix("https://")) && !advertiseURL.hasSuffix("/")
                     && URLComponents(string: advertiseURL)?.host?.isEmpty == false,
                 "--advertise-url must be an http(s) URL without a trailing slash, like http://10.0.0.2:8080, got \(advertiseURL)")
-            try check(database != nil, "--advertise-url needs --database-url (it is how other instances on that database reach this one)")
+            try check(usesDatabase, "--advertise-url needs --database-url (it is how other instances on that database reach this one)")
         }
-        if database != nil {
+        if usesDatabase {
             try check(
                 (clusterSecret?.utf8.count ?? 0) >= 16,
                 "--database-url needs --cluster-secret-file (or BROWSERD_CLUSTER_SECRET_FILE): a file holding a secret of at least 16 characters that every instance on the database shares"
             )
         }
-        if database != nil, advertiseURL == nil, server.host == "0.0.0.0" || server.host == "::" {
+        if usesDatabase, advertiseURL == nil, server.host == "0.0.0.0" || server.host == "::" {
             throw Invalid(
                 description: "--advertise-url is needed with --database-url when binding \(server.host): other instances must know which address reaches this one")
         }

@@ -1,11 +1,14 @@
 import ArgumentParser
-import BrowserPostgres
 import BrowserServices
 import BrowserdApp
 import Foundation
 import HTTPServer
 import Logging
 import ServiceLifecycle
+
+#if PostgreSQL
+    import BrowserPostgres
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -38,7 +41,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "Keep the state in PostgreSQL instead of SQLite under --data-dir: postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require] [env: BROWSERD_DATABASE_URL]."
+            "Keep the state in PostgreSQL instead of SQLite under --data-dir (a build with the PostgreSQL trait: make release-postgres): postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require] [env: BROWSERD_DATABASE_URL]."
     )
     var databaseUrl: String?
 
@@ -267,19 +270,28 @@ struct Serve: AsyncParsableCommand {
         }
         var configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
         if let text = databaseUrl ?? Environment.value("BROWSERD_DATABASE_URL") {
-            do {
-                var url = try DatabaseURL(text)
-                if let path = databasePasswordFile ?? Environment.value("BROWSERD_DATABASE_PASSWORD_FILE") {
-                    guard url.password == nil else { throw ValidationError("give the database password in the URL or in a file, not both") }
-                    guard let password = try? String(contentsOfFile: path, encoding: .utf8) else {
-                        throw ValidationError("cannot read the database password file \(path)")
+            #if !PostgreSQL
+                _ = text
+                FileHandle.standardError.write(
+                    Data(
+                        ("browserd: this build has no PostgreSQL (the embedded default): for --database-url build it with the PostgreSQL trait, "
+                            + "`make release-postgres` or `swift build -c release --traits PostgreSQL`\n").utf8))
+                throw ExitCode(2)
+            #else
+                do {
+                    var url = try DatabaseURL(text)
+                    if let path = databasePasswordFile ?? Environment.value("BROWSERD_DATABASE_PASSWORD_FILE") {
+                        guard url.password == nil else { throw ValidationError("give the database password in the URL or in a file, not both") }
+                        guard let password = try? String(contentsOfFile: path, encoding: .utf8) else {
+                            throw ValidationError("cannot read the database password file \(path)")
+                        }
+                        url.password = password.trimmingCharacters(in: .newlines)
                     }
-                    url.password = password.trimmingCharacters(in: .newlines)
+                    configuration.database = url
+                } catch let error as DatabaseURL.Invalid {
+                    throw ValidationError(error.description)
                 }
-                configuration.database = url
-            } catch let error as DatabaseURL.Invalid {
-                throw ValidationError(error.description)
-            }
+            #endif
         } else if databasePasswordFile != nil {
             throw ValidationError("--database-password-file needs --database-url")
         }

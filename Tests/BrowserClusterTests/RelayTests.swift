@@ -1,233 +1,235 @@
-import Foundation
-import Glibc
-import Synchronization
-import Testing
+#if PostgreSQL
+    import Foundation
+    import Glibc
+    import Synchronization
+    import Testing
 
-@testable import BrowserCluster
+    @testable import BrowserCluster
 
-/// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
-/// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
-@Suite struct RelayTests {
-    /// A one-thread TCP server that answers each request it reads with the next canned answer, and
-    /// closes the connection after `closeAfter` answers on it.
-    final class Owner: @unchecked Sendable {
-        let port: Int
-        private let listener: Int32
-        let accepted = Atomic<Int>(0)
+    /// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
+    /// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
+    @Suite struct RelayTests {
+        /// A one-thread TCP server that answers each request it reads with the next canned answer, and
+        /// closes the connection after `closeAfter` answers on it.
+        final class Owner: @unchecked Sendable {
+            let port: Int
+            private let listener: Int32
+            let accepted = Atomic<Int>(0)
 
-        init(answers: @escaping @Sendable (String) -> String, closeAfter: Int = .max) throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var one: Int32 = 1
-            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            listen(fd, 1024)  // many connects at once: none may wait for a SYN retransmission
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-            listener = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
-            Thread { [self] in
-                while true {
-                    let fd = accept(self.listener, nil, nil)
-                    guard fd >= 0 else {
-                        close(self.listener)
-                        return
-                    }
-                    self.accepted.wrappingAdd(1, ordering: .relaxed)
-                    Thread {
-                        var served = 0
-                        var buffer = [UInt8](repeating: 0, count: 65536)
-                        while served < closeAfter {
-                            let n = recv(fd, &buffer, buffer.count, 0)
-                            guard n > 0 else { break }
-                            let request = String(decoding: buffer[..<n], as: UTF8.self)
-                            let answer = Array(answers(request).utf8)
-                            _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                            served += 1
+            init(answers: @escaping @Sendable (String) -> String, closeAfter: Int = .max) throws {
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var one: Int32 = 1
+                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                listen(fd, 1024)  // many connects at once: none may wait for a SYN retransmission
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+                listener = fd
+                port = Int(UInt16(bigEndian: address.sin_port))
+                Thread { [self] in
+                    while true {
+                        let fd = accept(self.listener, nil, nil)
+                        guard fd >= 0 else {
+                            close(self.listener)
+                            return
                         }
-                        // As a server that closes a kept connection does: FIN, then whatever comes is
-                        // read and dropped (a close with unread data would reset the connection instead).
-                        shutdown(fd, Int32(SHUT_WR))
-                        while recv(fd, &buffer, buffer.count, 0) > 0 {}
-                        close(fd)
-                    }.start()
+                        self.accepted.wrappingAdd(1, ordering: .relaxed)
+                        Thread {
+                            var served = 0
+                            var buffer = [UInt8](repeating: 0, count: 65536)
+                            while served < closeAfter {
+                                let n = recv(fd, &buffer, buffer.count, 0)
+                                guard n > 0 else { break }
+                                let request = String(decoding: buffer[..<n], as: UTF8.self)
+                                let answer = Array(answers(request).utf8)
+                                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                                served += 1
+                            }
+                            // As a server that closes a kept connection does: FIN, then whatever comes is
+                            // read and dropped (a close with unread data would reset the connection instead).
+                            shutdown(fd, Int32(SHUT_WR))
+                            while recv(fd, &buffer, buffer.count, 0) > 0 {}
+                            close(fd)
+                        }.start()
+                    }
+                }.start()
+            }
+
+            private let stopped = Atomic<Bool>(false)
+
+            /// Stops accepting (once): the accepting thread sees its `accept` fail and closes the socket
+            /// itself, so its descriptor number is never reused under another test's feet.
+            func stop() {
+                guard !stopped.exchange(true, ordering: .relaxed) else { return }
+                shutdown(listener, Int32(SHUT_RDWR))
+            }
+        }
+
+        /// Generous deadlines: these tests may share a loaded machine.
+        static let timing: ClusterTiming = {
+            var timing = ClusterTiming()
+            timing.forwardConnectTimeout = .seconds(10)
+            return timing
+        }()
+
+        static func ok(_ body: String) -> String { "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" }
+
+        @Test func answersAreReadWholeAndConnectionsKept() async throws {
+            let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            for path in ["/a", "/b/c", "/d?x=1"] {
+                let answer = try await relay.exchange(
+                    Array("GET \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".utf8),
+                    host: "127.0.0.1", port: owner.port)
+                #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == path)
+                #expect(answer.headers.contains { $0.name == "Content-Type" && $0.value == "text/plain" })
+            }
+            #expect(owner.accepted.load(ordering: .relaxed) == 1, "one kept connection served all three")
+        }
+
+        @Test func aConnectionTheOwnerClosedIsRetriedOnANewOne() async throws {
+            let owner = try Owner(answers: { _ in Self.ok("fine") }, closeAfter: 1)
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            for _ in 0..<3 {
+                let answer = try await relay.exchange(
+                    Array("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8),
+                    host: "127.0.0.1", port: owner.port)
+                #expect(String(decoding: answer.body, as: UTF8.self) == "fine")
+            }
+            #expect(owner.accepted.load(ordering: .relaxed) == 3)
+        }
+
+        @Test func headHasNoBodyAndARefusedAddressFails() async throws {
+            let owner = try Owner(answers: { _ in "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" })
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            let head = try await relay.exchange(Array("HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8), isHead: true, host: "127.0.0.1", port: owner.port)
+            #expect(head.status == 200 && head.body.isEmpty)
+            owner.stop()
+            await #expect(throws: Relay.Failure.self) {
+                _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: 1)
+            }
+        }
+
+        static let concurrent = Int(ProcessInfo.processInfo.environment["RELAY_N"] ?? "200") ?? 200
+
+        @Test func manyExchangesAtOnceEachGetTheirOwnAnswer() async throws {
+            let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<Self.concurrent {
+                    group.addTask {
+                        let answer = try await relay.exchange(
+                            Array("GET /n/\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+                        #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(index)")
+                    }
                 }
-            }.start()
+                try await group.waitForAll()
+            }
+            // Kept connections are reused: far fewer than one per exchange.
+            #expect(owner.accepted.load(ordering: .relaxed) <= 200)
+            let again = try await relay.exchange(Array("GET /again HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+            #expect(String(decoding: again.body, as: UTF8.self) == "/again")
         }
 
-        private let stopped = Atomic<Bool>(false)
-
-        /// Stops accepting (once): the accepting thread sees its `accept` fail and closes the socket
-        /// itself, so its descriptor number is never reused under another test's feet.
-        func stop() {
-            guard !stopped.exchange(true, ordering: .relaxed) else { return }
-            shutdown(listener, Int32(SHUT_RDWR))
+        @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {
+            let owner = try Owner(answers: { _ in "" })
+            defer { owner.stop() }
+            var timing = Self.timing
+            timing.forwardDeadline = .milliseconds(300)
+            let relay = Relay(timing: timing)
+            let started = ContinuousClock.now
+            await #expect(throws: Relay.Failure.timedOut) {
+                _ = try await relay.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+            }
+            #expect(ContinuousClock.now - started < .seconds(20), "its own 300 ms deadline, not a default one (a loaded machine may be slow to say so)")
+            var slow = Self.timing
+            slow.forwardDeadline = .seconds(60)
+            let stopping = Relay(timing: slow)
+            let underWay = Task {
+                try await stopping.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            stopping.shutdown()
+            await #expect(throws: Relay.Failure.closed) { _ = try await underWay.value }
+            relay.shutdown()
+            await #expect(throws: Relay.Failure.closed) {
+                _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
+            }
         }
-    }
 
-    /// Generous deadlines: these tests may share a loaded machine.
-    static let timing: ClusterTiming = {
-        var timing = ClusterTiming()
-        timing.forwardConnectTimeout = .seconds(10)
-        return timing
-    }()
-
-    static func ok(_ body: String) -> String { "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)" }
-
-    @Test func answersAreReadWholeAndConnectionsKept() async throws {
-        let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
-        defer { owner.stop() }
-        let relay = Relay(timing: Self.timing)
-        defer { relay.shutdown() }
-        for path in ["/a", "/b/c", "/d?x=1"] {
-            let answer = try await relay.exchange(
-                Array("GET \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".utf8),
-                host: "127.0.0.1", port: owner.port)
-            #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == path)
-            #expect(answer.headers.contains { $0.name == "Content-Type" && $0.value == "text/plain" })
-        }
-        #expect(owner.accepted.load(ordering: .relaxed) == 1, "one kept connection served all three")
-    }
-
-    @Test func aConnectionTheOwnerClosedIsRetriedOnANewOne() async throws {
-        let owner = try Owner(answers: { _ in Self.ok("fine") }, closeAfter: 1)
-        defer { owner.stop() }
-        let relay = Relay(timing: Self.timing)
-        defer { relay.shutdown() }
-        for _ in 0..<3 {
-            let answer = try await relay.exchange(
-                Array("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8),
-                host: "127.0.0.1", port: owner.port)
-            #expect(String(decoding: answer.body, as: UTF8.self) == "fine")
-        }
-        #expect(owner.accepted.load(ordering: .relaxed) == 3)
-    }
-
-    @Test func headHasNoBodyAndARefusedAddressFails() async throws {
-        let owner = try Owner(answers: { _ in "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" })
-        defer { owner.stop() }
-        let relay = Relay(timing: Self.timing)
-        defer { relay.shutdown() }
-        let head = try await relay.exchange(Array("HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8), isHead: true, host: "127.0.0.1", port: owner.port)
-        #expect(head.status == 200 && head.body.isEmpty)
-        owner.stop()
-        await #expect(throws: Relay.Failure.self) {
-            _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: 1)
-        }
-    }
-
-    static let concurrent = Int(ProcessInfo.processInfo.environment["RELAY_N"] ?? "200") ?? 200
-
-    @Test func manyExchangesAtOnceEachGetTheirOwnAnswer() async throws {
-        let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
-        defer { owner.stop() }
-        let relay = Relay(timing: Self.timing)
-        defer { relay.shutdown() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<Self.concurrent {
-                group.addTask {
-                    let answer = try await relay.exchange(
-                        Array("GET /n/\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
-                    #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(index)")
+        @Test func answersAreReadFromTheBytesAlone() throws {
+            func read(_ text: String, head: Bool = false, ended: Bool = false) throws(Relay.Failure) -> RelayAnswer.Reading {
+                try RelayAnswer.read(Array(text.utf8), isHead: head, ended: ended)
+            }
+            func prefix(_ text: String, _ count: Int) -> String {
+                String(decoding: Array(text.utf8).prefix(count), as: UTF8.self)
+            }
+            let whole = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
+            guard case .complete(let answer, let keepAlive) = try read(whole) else {
+                Issue.record("whole")
+                return
+            }
+            #expect(answer.status == 200 && answer.body == Array("hello".utf8) && keepAlive)
+            #expect(answer.headers.map(\.name) == ["Content-Type"], "framing and hop-by-hop headers are the local server's own")
+            for cut in [0, 10, whole.utf8.count - 6, whole.utf8.count - 1] {
+                #expect(try read(prefix(whole, cut)) == .incomplete, "cut at \(cut)")
+                #expect(throws: Relay.Failure.closed) { try read(prefix(whole, cut), ended: true) }
+            }
+            // Not kept: HTTP/1.0, Connection: close, bytes past the answer.
+            for text in [
+                "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nextra", "HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-LENGTH: 0\r\n\r\n",
+            ] {
+                guard case .complete(_, let keepAlive) = try read(text) else {
+                    Issue.record("\(text)")
+                    continue
                 }
+                #expect(!keepAlive, "\(text)")
             }
-            try await group.waitForAll()
-        }
-        // Kept connections are reused: far fewer than one per exchange.
-        #expect(owner.accepted.load(ordering: .relaxed) <= 200)
-        let again = try await relay.exchange(Array("GET /again HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
-        #expect(String(decoding: again.body, as: UTF8.self) == "/again")
-    }
-
-    @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {
-        let owner = try Owner(answers: { _ in "" })
-        defer { owner.stop() }
-        var timing = Self.timing
-        timing.forwardDeadline = .milliseconds(300)
-        let relay = Relay(timing: timing)
-        let started = ContinuousClock.now
-        await #expect(throws: Relay.Failure.timedOut) {
-            _ = try await relay.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
-        }
-        #expect(ContinuousClock.now - started < .seconds(20), "its own 300 ms deadline, not a default one (a loaded machine may be slow to say so)")
-        var slow = Self.timing
-        slow.forwardDeadline = .seconds(60)
-        let stopping = Relay(timing: slow)
-        let underWay = Task {
-            try await stopping.exchange(Array("GET /silent HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
-        }
-        try await Task.sleep(for: .milliseconds(100))
-        stopping.shutdown()
-        await #expect(throws: Relay.Failure.closed) { _ = try await underWay.value }
-        relay.shutdown()
-        await #expect(throws: Relay.Failure.closed) {
-            _ = try await relay.exchange(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
-        }
-    }
-
-    @Test func answersAreReadFromTheBytesAlone() throws {
-        func read(_ text: String, head: Bool = false, ended: Bool = false) throws(Relay.Failure) -> RelayAnswer.Reading {
-            try RelayAnswer.read(Array(text.utf8), isHead: head, ended: ended)
-        }
-        func prefix(_ text: String, _ count: Int) -> String {
-            String(decoding: Array(text.utf8).prefix(count), as: UTF8.self)
-        }
-        let whole = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
-        guard case .complete(let answer, let keepAlive) = try read(whole) else {
-            Issue.record("whole")
-            return
-        }
-        #expect(answer.status == 200 && answer.body == Array("hello".utf8) && keepAlive)
-        #expect(answer.headers.map(\.name) == ["Content-Type"], "framing and hop-by-hop headers are the local server's own")
-        for cut in [0, 10, whole.utf8.count - 6, whole.utf8.count - 1] {
-            #expect(try read(prefix(whole, cut)) == .incomplete, "cut at \(cut)")
-            #expect(throws: Relay.Failure.closed) { try read(prefix(whole, cut), ended: true) }
-        }
-        // Not kept: HTTP/1.0, Connection: close, bytes past the answer.
-        for text in [
-            "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
-            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nextra", "HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-LENGTH: 0\r\n\r\n",
-        ] {
-            guard case .complete(_, let keepAlive) = try read(text) else {
-                Issue.record("\(text)")
-                continue
+            // No body: HEAD, 204, 304, whatever the length says.
+            for (text, head) in [
+                ("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true), ("HTTP/1.1 204 No Content\r\n\r\n", false),
+                ("HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n", false),
+            ] {
+                guard case .complete(let answer, _) = try read(text, head: head) else {
+                    Issue.record("\(text)")
+                    continue
+                }
+                #expect(answer.body.isEmpty)
             }
-            #expect(!keepAlive, "\(text)")
-        }
-        // No body: HEAD, 204, 304, whatever the length says.
-        for (text, head) in [
-            ("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true), ("HTTP/1.1 204 No Content\r\n\r\n", false),
-            ("HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n", false),
-        ] {
-            guard case .complete(let answer, _) = try read(text, head: head) else {
-                Issue.record("\(text)")
-                continue
+            // No length: to the connection's end.
+            #expect(try read("HTTP/1.1 200 OK\r\n\r\npart") == .incomplete)
+            guard case .complete(let rest, false) = try read("HTTP/1.1 200 OK\r\n\r\nall of it", ended: true) else {
+                Issue.record("rest")
+                return
             }
-            #expect(answer.body.isEmpty)
+            #expect(rest.body == Array("all of it".utf8))
+            // Refused: chunked, a bad length or status line, a head without end.
+            for bad in [
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+                "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", "SSH-2.0\r\n\r\n", "HTTP/1.1 2xx OK\r\n\r\n",
+                "HTTP/1.1 200 OK\r\n" + String(repeating: "a", count: 70_000),
+            ] {
+                #expect(throws: Relay.Failure.self, "\(bad.prefix(40))") { try read(bad) }
+            }
         }
-        // No length: to the connection's end.
-        #expect(try read("HTTP/1.1 200 OK\r\n\r\npart") == .incomplete)
-        guard case .complete(let rest, false) = try read("HTTP/1.1 200 OK\r\n\r\nall of it", ended: true) else {
-            Issue.record("rest")
-            return
-        }
-        #expect(rest.body == Array("all of it".utf8))
-        // Refused: chunked, a bad length or status line, a head without end.
-        for bad in [
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-            "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", "SSH-2.0\r\n\r\n", "HTTP/1.1 2xx OK\r\n\r\n",
-            "HTTP/1.1 200 OK\r\n" + String(repeating: "a", count: 70_000),
-        ] {
-            #expect(throws: Relay.Failure.self, "\(bad.prefix(40))") { try read(bad) }
-        }
-    }
 
-    @Test func ownerAddressesAreParsedOnce() {
-        #expect(Forwarder.address(of: "http://10.0.0.2:8080").map { "\($0.host) \($0.port) \($0.authority)" } == "10.0.0.2 8080 10.0.0.2:8080")
-        #expect(Forwarder.address(of: "http://[::1]:9000").map { "\($0.host) \($0.port)" } == "::1 9000")
-        #expect(Forwarder.address(of: "http://b").map(\.port) == 80)
-        for bad in ["https://a:1", "http://a:1/path", "http://", "http://a:b", "ftp://a"] { #expect(Forwarder.address(of: bad) == nil, "\(bad)") }
+        @Test func ownerAddressesAreParsedOnce() {
+            #expect(Forwarder.address(of: "http://10.0.0.2:8080").map { "\($0.host) \($0.port) \($0.authority)" } == "10.0.0.2 8080 10.0.0.2:8080")
+            #expect(Forwarder.address(of: "http://[::1]:9000").map { "\($0.host) \($0.port)" } == "::1 9000")
+            #expect(Forwarder.address(of: "http://b").map(\.port) == 80)
+            for bad in ["https://a:1", "http://a:1/path", "http://", "http://a:b", "ftp://a"] { #expect(Forwarder.address(of: bad) == nil, "\(bad)") }
+        }
     }
-}
+#endif

@@ -1,12 +1,15 @@
 import BrowserPersistence
-import BrowserPostgres
 import BrowserRecords
 import Foundation
 import Logging
-import PostgresNIO
 import SQLite
 import Synchronization
 import Testing
+
+#if PostgreSQL
+    import BrowserPostgres
+    import PostgresNIO
+#endif
 
 /// The stores every conformance test runs against. PostgreSQL needs a server:
 /// `BROWSERD_TEST_DATABASE_URL` (set by `scripts/with-postgres.sh`, which `make test` runs the tests under).
@@ -18,9 +21,14 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// SQLite always; PostgreSQL when a server is given. `BROWSERD_REQUIRE_POSTGRES=1` turns a missing
     /// server into a failure instead (CI sets it), so the PostgreSQL half cannot be skipped silently.
+    /// PostgreSQL only in a build with the `PostgreSQL` trait (the embedded build tests SQLite alone).
     static var available: [StoreKind] {
-        ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] != nil
-            || ProcessInfo.processInfo.environment["BROWSERD_REQUIRE_POSTGRES"] == "1" ? allCases : [.sqlite]
+        #if PostgreSQL
+            ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] != nil
+                || ProcessInfo.processInfo.environment["BROWSERD_REQUIRE_POSTGRES"] == "1" ? allCases : [.sqlite]
+        #else
+            [.sqlite]
+        #endif
     }
 }
 
@@ -49,13 +57,17 @@ final class StoreFixture: Sendable {
                 location: FileManager.default.temporaryDirectory
                     .appendingPathComponent("browserd-conformance-\(UUID()).sqlite").path, adminURL: nil)
         case .postgres:
-            guard let admin = ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] else {
-                Issue.record("BROWSERD_TEST_DATABASE_URL is not set: run the tests under scripts/with-postgres.sh (make test does)")
-                throw CancellationError()
-            }
-            let name = "conformance_\(UInt64.random(in: 0...UInt64.max))"
-            let url = try await PostgresStore.createDatabase(name, admin: try DatabaseURL(admin), logger: logger)
-            fixture = StoreFixture(kind: kind, location: url.absoluteString, adminURL: admin)
+            #if PostgreSQL
+                guard let admin = ProcessInfo.processInfo.environment["BROWSERD_TEST_DATABASE_URL"] else {
+                    Issue.record("BROWSERD_TEST_DATABASE_URL is not set: run the tests under scripts/with-postgres.sh (make test does)")
+                    throw CancellationError()
+                }
+                let name = "conformance_\(UInt64.random(in: 0...UInt64.max))"
+                let url = try await PostgresStore.createDatabase(name, admin: try DatabaseURL(admin), logger: logger)
+                fixture = StoreFixture(kind: kind, location: url.absoluteString, adminURL: admin)
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
         do {
             let result = try await body(fixture)
@@ -72,8 +84,12 @@ final class StoreFixture: Sendable {
         case .sqlite:
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: location + suffix) }
         case .postgres:
-            guard let adminURL, let admin = try? DatabaseURL(adminURL), let name = try? DatabaseURL(location).database else { return }
-            try? await PostgresStore.dropDatabase(name, admin: admin, logger: Self.logger)
+            #if PostgreSQL
+                guard let adminURL, let admin = try? DatabaseURL(adminURL), let name = try? DatabaseURL(location).database else { return }
+                try? await PostgresStore.dropDatabase(name, admin: admin, logger: Self.logger)
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
     }
 
@@ -85,11 +101,15 @@ final class StoreFixture: Sendable {
             let path = location
             return try await onThread { try body(try PersistenceStore(path: path)) }
         case .postgres:
-            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
-            return try await store.withRunningClient { _ in
-                try await store.prepare()
-                return try await onThread { try body(store) }
-            }
+            #if PostgreSQL
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                return try await store.withRunningClient { _ in
+                    try await store.prepare()
+                    return try await onThread { try body(store) }
+                }
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
     }
 
@@ -110,11 +130,15 @@ final class StoreFixture: Sendable {
         case .sqlite:
             return try await run(try PersistenceStore(path: location))
         case .postgres:
-            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
-            return try await store.withRunningClient { _ in
-                try await store.prepare()
-                return try await run(store)
-            }
+            #if PostgreSQL
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                return try await store.withRunningClient { _ in
+                    try await store.prepare()
+                    return try await run(store)
+                }
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
     }
 
@@ -125,11 +149,15 @@ final class StoreFixture: Sendable {
             let path = location
             return try await onThread { try PersistenceStore(path: path).load(now: now) }
         case .postgres:
-            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
-            return try await store.withRunningClient { _ in
-                try await store.prepare()
-                return try await store.load(now: now)
-            }
+            #if PostgreSQL
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                return try await store.withRunningClient { _ in
+                    try await store.prepare()
+                    return try await store.load(now: now)
+                }
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
     }
 
@@ -140,11 +168,15 @@ final class StoreFixture: Sendable {
             let path = location
             try await onThread { try SQLiteConnection(path: path).execute("PRAGMA user_version = 99") }
         case .postgres:
-            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
-            try await store.withRunningClient { client in
-                try await store.prepare()
-                try await client.query("INSERT INTO browserd_schema (version, name) VALUES (99, 'from the future')")
-            }
+            #if PostgreSQL
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                try await store.withRunningClient { client in
+                    try await store.prepare()
+                    try await client.query("INSERT INTO browserd_schema (version, name) VALUES (99, 'from the future')")
+                }
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
     }
 
@@ -155,8 +187,12 @@ final class StoreFixture: Sendable {
             let path = location
             return try await onThread { try SQLiteMigrator.version(of: SQLiteConnection(path: path)) }
         case .postgres:
-            let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
-            return try await store.withRunningClient { _ in try await store.schemaVersion() }
+            #if PostgreSQL
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                return try await store.withRunningClient { _ in try await store.schemaVersion() }
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
         }
     }
 
@@ -168,8 +204,12 @@ final class StoreFixture: Sendable {
                 let path = location
                 _ = try await onThread { try PersistenceStore(path: path).schemaVersion }
             case .postgres:
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
-                try await store.withRunningClient { _ in try await store.prepare() }
+                #if PostgreSQL
+                    let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                    try await store.withRunningClient { _ in try await store.prepare() }
+                #else
+                    preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+                #endif
             }
             return nil
         } catch {
