@@ -73,7 +73,6 @@ final class RelayLoop: @unchecked Sendable {
     private var connections: [Int32: Connection] = [:]
     private var idle: [String: [Connection]] = [:]
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
-    private let finished = Mutex<Bool>(false)
 
     init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "browserd-relay") {
         self.timing = timing
