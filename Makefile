@@ -40,6 +40,7 @@ run: release
 ## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
 ## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
 ## webdriver.Remote and raw HTTP, hostile tenants and clients against a real process (tests/hostile_test.py),
+## the Swift client package (clients/swift) against a live server and its terminal tab strip in tmux,
 ## several instances on one PostgreSQL as real processes (kill -9,
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
@@ -48,7 +49,7 @@ test: test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
 
 test-steps:
-	$(SWIFT) format lint --strict --recursive Sources Tests
+	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py
 	@echo "== the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd)"
 	$(SWIFT) build --build-tests
@@ -60,6 +61,10 @@ test-steps:
 	$(PYTHON) tests/webdriver_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/hostile_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
+	@echo "== the Swift client (clients/swift: BrowserdClient, browserd-tabs) against the embedded build"
+	cd clients/swift && $(SWIFT) build --build-tests
+	cd clients/swift && BROWSERD_BIN=$$(cd ../.. && $(SWIFT) build --show-bin-path)/browserd $(SWIFT) test --skip-build
+	$(PYTHON) tests/tabs_tui_test.py $$($(SWIFT) build --show-bin-path)/browserd $$(cd clients/swift && $(SWIFT) build --show-bin-path)/browserd-tabs
 	@echo "== the PostgreSQL build (the trait): every Swift suite on both stores, and the cluster"
 	$(SWIFT) build --build-tests $(WITH_POSTGRES)
 	$(SWIFT) test --skip-build $(WITH_POSTGRES)
@@ -76,4 +81,4 @@ container:
 	../shared/tools/container-check
 
 clean:
-	rm -rf .build .build-postgres
+	rm -rf .build .build-postgres clients/swift/.build

@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh          build and run: libmicrohttpd and libsqlite3 (-dev) with pkg-config
 #   scripts/install-deps.sh test     the above, plus curl, Debian's python3 with venv (for .venv),
 #                                    chromium with chromium-driver (the browser tests drive it headless),
-#                                    and postgresql (the tests run a private cluster: scripts/with-postgres.sh)
+#                                    postgresql (the tests run a private cluster: scripts/with-postgres.sh)
+#                                    and tmux (browserd-tabs is tested in a pseudo-terminal)
 #   scripts/install-deps.sh bench    the above, plus wrk, nginx-light, procps, gcc (slow-disk shim) and postgresql
 # Nothing here installs Python packages: `make test` keeps those in ./.venv (scripts/venv.sh).
 # Uses sudo when not root. Works on Debian 12 and Ubuntu 24.04.
@@ -12,7 +13,7 @@ mode=${1:-run}
 packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
 case "$mode" in
   run) ;;
-  test) packages+=(curl python3 python3-venv chromium chromium-driver postgresql) ;;
+  test) packages+=(curl python3 python3-venv chromium chromium-driver postgresql tmux) ;;
   bench) packages+=(curl python3 python3-venv wrk nginx-light procps gcc libc6-dev postgresql) ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
 esac

@@ -275,15 +275,20 @@ extension APIRoutes {
             APIEncoding.bytes { json in
                 json.beginObject()
                 json.member("command", request.parameter("name"))
-                json.key("result")
+                // A command with nothing to say has no `result` member.
                 switch result {
-                case .tab(let tab): APIEncoding.write(tab, to: &json)
+                case .tab(let tab):
+                    json.key("result")
+                    APIEncoding.write(tab, to: &json)
                 case .tabID(let id):
+                    json.key("result")
                     json.beginObject()
                     json.member("tabId", id.rawValue)
                     json.endObject()
-                case .presentation(let presentation): APIEncoding.write(presentation, to: &json)
-                case .none: json.null()
+                case .presentation(let presentation):
+                    json.key("result")
+                    APIEncoding.write(presentation, to: &json)
+                case .none: break
                 }
                 json.member("version", version)
                 json.endObject()
