@@ -46,8 +46,9 @@ extension APIRoutes {
             router.add(
                 .get, "/v1/profiles",
                 immediate { request in
+                    // The directory: the profiles in memory and those stored but not loaded yet.
                     let caller = Principal.current
-                    let visible = service.profiles().filter { caller.reaches(service.rootProfile(of: $0.id)) }
+                    let visible = service.directoryProfiles().filter { profile in caller.reaches(profile.incognito ? profile.parentID : profile.id) }
                     let (items, next) = try Self.page(visible, id: \.id.rawValue, request: request)
                     return Self.json(APIEncoding.list(items, paged: true, nextCursor: next) { APIEncoding.write($0, to: &$1) })
                 })

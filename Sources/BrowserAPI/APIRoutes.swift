@@ -1,4 +1,4 @@
-import BrowserModel
+public import BrowserModel
 public import BrowserServices
 import Foundation
 public import HTTPServer
@@ -91,6 +91,9 @@ public struct APIRoutes: Sendable {
         }
     }
 
+    /// Whether the profile `id` has WebDriver sessions open (they keep it in memory).
+    public func hasWebDriverSessions(profile id: ProfileID) -> Bool { webDriverSessions.any(profile: id) }
+
     // MARK: Shared helpers
 
     /// A deferred responder behind the API's guard (authentication, placement with several instances,
@@ -137,7 +140,8 @@ public struct APIRoutes: Sendable {
                     }
                 case .undecided:
                     return .later {
-                        if let answer = await placement.current?.place(request) { return answer }
+                        let placed = await Principal.$current.withValue(principal) { await placement.current?.place(request) }
+                        if let answer = placed { return answer }
                         return try await here()
                     }
                 }
@@ -178,7 +182,8 @@ public struct APIRoutes: Sendable {
                     }
                 case .undecided:
                     return .later {
-                        if let answer = await placement.current?.place(request) { return answer }
+                        let placed = await Principal.$current.withValue(principal) { await placement.current?.place(request) }
+                        if let answer = placed { return answer }
                         return try serve(request, principal, token)
                     }
                 }

@@ -6,7 +6,7 @@ import Synchronization
 /// (what the request names may live in another instance's memory). The HTTP edge knows nothing of it.
 public protocol RequestPlacement: Sendable {
     /// The answer of the instance that holds the request's profile (or a 503 to retry), or nil to serve
-    /// the request here.
+    /// the request here. `Principal.current` is the caller.
     func place(_ request: HTTPRequest) async -> HTTPResponse?
 
     /// Where the request goes, decided on the server thread from what is known without waiting

@@ -106,39 +106,17 @@ public final class ClusterMembership: RequestPlacement, Sendable {
 
     /// A new WebDriver session, whose profile may take a database query to know.
     private func isNewWebDriverSession(_ request: HTTPRequest) -> Bool {
-        guard request.method == .post, let base = webDriverBasePath else { return false }
-        return request.routeTemplate == base + "/session"
+        RequestSubject.isNewWebDriverSession(request, basePath: webDriverBasePath)
     }
 
     /// What any other request names, by its route's parameters, query or body.
-    private func immediateSubject(of request: HTTPRequest) -> Subject? {
-        let parameters = request.pathParameters
-        if let id = parameters["profileId"] { return .profile(id) }
-        // A WebDriver session lives with its profile, which its id starts with (`p….uuid`).
-        if let session = parameters["sessionId"] {
-            guard let dot = session.firstIndex(of: "."), dot != session.startIndex else { return nil }
-            return .profile(String(session[..<dot]))
-        }
-        if let id = parameters["browserId"] { return .window(id) }
-        if let id = parameters["tabId"] { return .tab(id) }
-        if let id = parameters["groupId"] { return .group(id) }
-        if let id = request.queryValue("profileId") { return .profile(id) }
-        if request.method == .post, request.routeTemplate == "/v1/browsers",
-            let id = (try? JSONParser.parse(request.body))?["profileId"]?.string
-        {
-            return .profile(id)
-        }
-        return nil
-    }
+    private func immediateSubject(of request: HTTPRequest) -> Subject? { RequestSubject(request) }
 
     /// Where a new WebDriver session will live, as the facade decides it (`browserd:profileId`, else
     /// a profile token's own profile, else the shared profile named "webdriver"), so the instance
     /// that holds it makes the session. Nil: made here (a new shared profile, or an invalid request).
     func webDriverSessionProfile(_ request: HTTPRequest) async -> String? {
-        if let capabilities = (try? JSONParser.parse(request.body))?["capabilities"] {
-            let sets = [capabilities["alwaysMatch"]].compactMap { $0 } + (capabilities["firstMatch"]?.array ?? [])
-            if let id = sets.lazy.compactMap({ $0["browserd:profileId"]?.string }).first { return id }
-        }
+        if let id = RequestSubject.webDriverCapabilityProfile(request) { return id }
         if let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer "),
             case .profile(let own)? = tokens.principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
         {

@@ -1,3 +1,4 @@
+public import BrowserAPI
 public import BrowserRecords
 
 /// Where one request goes — served here, taken over, forwarded to the instance that holds its
@@ -19,12 +20,7 @@ public import BrowserRecords
 ///   over now; a read is then served here, a change gets 503 (it may have reached the dead owner).
 public struct Placement: Sendable {
     /// What a request names, by its route's parameters, query or body.
-    public enum Subject: Sendable, Equatable {
-        case profile(String)
-        case window(String)
-        case tab(String)
-        case group(String)
-    }
+    public typealias Subject = RequestSubject
 
     /// The instance that holds a lease, as the database says.
     public struct Owner: Sendable, Equatable {

@@ -91,6 +91,15 @@ public final class PersistenceStore {
                     ALTER TABLE closed_tabs ADD COLUMN group_collapsed INTEGER NOT NULL DEFAULT 0;
                     CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
                     """),
+            // Profiles load on first use: a window, group or closed tab is found by its profile (or a
+            // group by its id) without reading every row.
+            .init(
+                "per-profile reads",
+                sql: """
+                    CREATE INDEX windows_by_profile ON windows(profile_id);
+                    CREATE INDEX groups_by_id ON groups(id);
+                    CREATE INDEX closed_tabs_by_profile ON closed_tabs(profile_id);
+                    """),
         ])
     }
 
@@ -114,6 +123,19 @@ public final class PersistenceStore {
             try Self.migrator.migrate(db)
         } catch let error as OpenError {
             throw error
+        } catch {
+            throw OpenError.unusable(path: path, reason: "\(error)")
+        }
+    }
+
+    /// A second connection to a database another ``PersistenceStore`` opened (checked and migrated),
+    /// for reads only (`query_only`), beside its writer: WAL lets it read the last commit while the
+    /// writer writes.
+    public init(readingAt path: String) throws {
+        self.path = path
+        do {
+            db = try SQLiteConnection(path: path, mode: .readWrite)
+            try db.execute("PRAGMA query_only = 1")
         } catch {
             throw OpenError.unusable(path: path, reason: "\(error)")
         }
@@ -273,37 +295,8 @@ public final class PersistenceStore {
     ///   model is rebuilt.
     public func load(now: Date = Date(), includingTabs: Bool = true) throws -> StoredState {
         var state = StoredState()
-        for row in try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id") {
-            state.profiles.append(
-                ProfileRecord(
-                    id: row[0].string ?? "", name: row[1].string ?? "",
-                    createdAt: Date(timeIntervalSince1970: row[2].double ?? 0)))
-        }
-        var groups: [String: [GroupRecord]] = [:]
-        for row in try db.rows("SELECT window_id, id, title, color, collapsed FROM groups ORDER BY window_id, position") {
-            groups[row[0].string ?? "", default: []].append(
-                GroupRecord(
-                    id: row[1].string ?? "", title: row[2].string ?? "", color: row[3].string ?? "grey", collapsed: row[4].int == 1))
-        }
-        var orders: [String: [String]] = [:]
-        for row in try db.rows("SELECT window_id, id FROM tabs ORDER BY window_id, position, rowid") {
-            orders[row[0].string ?? "", default: []].append(row[1].string ?? "")
-        }
-        for row in try db.rows(
-            """
-            SELECT id, profile_id, version, active_index, pinned_count, created_at, last_active_at
-            FROM windows ORDER BY created_at, id
-            """)
-        {
-            let id = row[0].string ?? ""
-            state.windows.append(
-                WindowRecord(
-                    id: id, profileID: row[1].string ?? "", version: row[2].int ?? 1,
-                    tabOrder: orders[id] ?? [],
-                    activeIndex: row[3].int ?? -1, pinnedCount: row[4].int ?? 0, groups: groups[id] ?? [],
-                    createdAt: Date(timeIntervalSince1970: row[5].double ?? 0),
-                    lastActiveAt: Date(timeIntervalSince1970: row[6].double ?? 0)))
-        }
+        state.profiles = try profileRecords(nil)
+        state.windows = try windowRecords(ofProfile: nil)
         if includingTabs {
             let tabs = try db.prepare(Self.tabColumns)
             try tabs.bind([])
@@ -312,28 +305,14 @@ public final class PersistenceStore {
                 state.tabs[tab.id] = tab
             }
         }
-        var closedRows: [String: [ClosedEntryRecord.Row]] = [:]
-        for row in try db.rows(
-            """
-            SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
-            closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed
-            FROM closed_tabs ORDER BY profile_id, closed_at DESC, rowid DESC
-            """)
-        {
-            let group =
-                row[5].string == nil
-                ? nil
-                : ClosedGroupRecord(title: row[15].string ?? "", color: row[16].string ?? "", collapsed: row[17].int == 1)
-            closedRows[row[0].string ?? "", default: []].append(
-                ClosedEntryRecord.Row(
-                    entryID: row[13].string, kind: row[14].string,
-                    tab: ClosedTabRecord(
-                        id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
-                        groupID: row[5].string, group: group, wasActive: row[6].int == 1, wasPinned: row[7].int == 1,
-                        title: row[8].string ?? "", faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
-                        historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? []))))
-        }
-        for (profile, rows) in closedRows { state.recentlyClosed[profile] = ClosedEntryRecord.assemble(rows) }
+        state.recentlyClosed = try closedEntries(ofProfile: nil)
+        try loadShared(into: &state, now: now)
+        return state
+    }
+
+    /// What every profile shares rather than holds: the API tokens and the stored idempotent answers
+    /// (younger than their lifetime at `now`).
+    public func loadShared(into state: inout StoredState, now: Date = Date()) throws {
         for row in try db.rows("SELECT id, profile_id, hash, created_at FROM tokens ORDER BY created_at, id") {
             state.tokens.append(
                 TokenRecord(
@@ -354,6 +333,78 @@ public final class PersistenceStore {
                     key: row[0].string ?? "", fingerprint: row[1].bytes ?? [], status: row[2].int ?? 200, headers: headers,
                     body: row[4].bytes ?? [], createdAt: Date(timeIntervalSince1970: row[5].double ?? 0)))
         }
-        return state
+    }
+
+    /// The stored profiles (one when `id` is given, if stored), oldest first.
+    func profileRecords(_ id: String?) throws -> [ProfileRecord] {
+        let rows =
+            if let id {
+                try db.cached("SELECT id, name, created_at FROM profiles WHERE id = ?").rows(id)
+            } else {
+                try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id")
+            }
+        return rows.map { row in
+            ProfileRecord(id: row[0].string ?? "", name: row[1].string ?? "", createdAt: Date(timeIntervalSince1970: row[2].double ?? 0))
+        }
+    }
+
+    /// The windows of one profile (of all when nil), with their groups and tab order, oldest first.
+    func windowRecords(ofProfile profile: String?) throws -> [WindowRecord] {
+        let scope = profile == nil ? "" : " WHERE w.profile_id = ?1"
+        let values: [any SQLiteBindable] = profile.map { [$0] } ?? []
+        var groups: [String: [GroupRecord]] = [:]
+        for row in try db.cached(
+            "SELECT g.window_id, g.id, g.title, g.color, g.collapsed FROM groups g JOIN windows w ON w.id = g.window_id\(scope) "
+                + "ORDER BY g.window_id, g.position"
+        ).rows(bindings: values) {
+            groups[row[0].string ?? "", default: []].append(
+                GroupRecord(
+                    id: row[1].string ?? "", title: row[2].string ?? "", color: row[3].string ?? "grey", collapsed: row[4].int == 1))
+        }
+        var orders: [String: [String]] = [:]
+        for row in try db.cached(
+            "SELECT t.window_id, t.id FROM tabs t JOIN windows w ON w.id = t.window_id\(scope) ORDER BY t.window_id, t.position, t.rowid"
+        ).rows(bindings: values) {
+            orders[row[0].string ?? "", default: []].append(row[1].string ?? "")
+        }
+        return try db.cached(
+            "SELECT w.id, w.profile_id, w.version, w.active_index, w.pinned_count, w.created_at, w.last_active_at FROM windows w\(scope) "
+                + "ORDER BY w.created_at, w.id"
+        ).rows(bindings: values).map { row in
+            let id = row[0].string ?? ""
+            return WindowRecord(
+                id: id, profileID: row[1].string ?? "", version: row[2].int ?? 1,
+                tabOrder: orders[id] ?? [],
+                activeIndex: row[3].int ?? -1, pinnedCount: row[4].int ?? 0, groups: groups[id] ?? [],
+                createdAt: Date(timeIntervalSince1970: row[5].double ?? 0),
+                lastActiveAt: Date(timeIntervalSince1970: row[6].double ?? 0))
+        }
+    }
+
+    /// Each profile's recently closed entries (one profile's when given), newest first.
+    func closedEntries(ofProfile profile: String?) throws -> [String: [ClosedEntryRecord]] {
+        let scope = profile == nil ? "" : " WHERE profile_id = ?1"
+        var closedRows: [String: [ClosedEntryRecord.Row]] = [:]
+        for row in try db.cached(
+            """
+            SELECT profile_id, id, tab_id, window_id, tab_index, group_id, was_active, was_pinned, title, favicon_url,
+            closed_at, history_index, history, entry_id, entry_kind, group_title, group_color, group_collapsed
+            FROM closed_tabs\(scope) ORDER BY profile_id, closed_at DESC, rowid DESC
+            """
+        ).rows(bindings: profile.map { [$0] } ?? []) {
+            let group =
+                row[5].string == nil
+                ? nil
+                : ClosedGroupRecord(title: row[15].string ?? "", color: row[16].string ?? "", collapsed: row[17].int == 1)
+            closedRows[row[0].string ?? "", default: []].append(
+                ClosedEntryRecord.Row(
+                    entryID: row[13].string, kind: row[14].string,
+                    tab: ClosedTabRecord(
+                        id: row[1].string ?? "", tabID: row[2].string ?? "", windowID: row[3].string ?? "", index: row[4].int ?? 0,
+                        groupID: row[5].string, group: group, wasActive: row[6].int == 1, wasPinned: row[7].int == 1,
+                        title: row[8].string ?? "", faviconURL: row[9].string, closedAt: Date(timeIntervalSince1970: row[10].double ?? 0),
+                        historyIndex: row[11].int ?? -1, history: try HistoryCodec.decode(row[12].bytes ?? []))))
+        }
+        return closedRows.mapValues(ClosedEntryRecord.assemble)
     }
 }

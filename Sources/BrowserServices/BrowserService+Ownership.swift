@@ -15,6 +15,16 @@ extension BrowserService {
     public func rootProfile(ofTab id: TabID) -> ProfileID? { snapshots.browser(ofTab: id).flatMap { rootProfile(ofWindow: $0) } }
     public func rootProfile(ofGroup id: TabGroupID) -> ProfileID? { snapshots.browser(ofGroup: id).flatMap { rootProfile(ofWindow: $0) } }
 
+    /// Whether the regular profile `id` is stored but not in memory: the directory lists it as held
+    /// elsewhere (another instance, or the database until its first use).
+    public func isStoredElsewhere(_ id: ProfileID) -> Bool { snapshots.isRemote(id) }
+
+    /// The regular profiles the directory lists that are not in memory here.
+    public func storedElsewhere() -> [ProfileID] { snapshots.remoteRegularProfiles() }
+
+    /// Whether the regular profile `id` has its off-the-record profile in memory.
+    public func hasOffTheRecord(_ id: ProfileID) -> Bool { snapshots.profile(id)?.snapshot.offTheRecordID != nil }
+
     /// The regular profiles in memory.
     public var heldProfiles: [ProfileID] { snapshots.profileSnapshots().filter { !$0.incognito }.map(\.id) }
 

@@ -90,9 +90,10 @@ extension BrowserService {
             summary.profilesRemoved += part.profilesRemoved
             summary.repairs += part.repairs
         }
-        // Profiles whose delete was never committed come back as stored.
+        // Profiles whose delete was never committed come back as stored (those the directory lists as
+        // not in memory, stored but not loaded yet or held elsewhere, stay out).
         var missing = StoredState()
-        missing.profiles = stored.profiles.filter { !present.contains($0.id) }
+        missing.profiles = stored.profiles.filter { !present.contains($0.id) && !isStoredElsewhere(ProfileID(rawValue: $0.id)) }
         if !missing.profiles.isEmpty {
             let ids = Set(missing.profiles.map(\.id))
             missing.windows = stored.windows.filter { ids.contains($0.profileID) }

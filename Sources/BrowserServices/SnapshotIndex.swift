@@ -196,6 +196,16 @@ final class SnapshotIndex: Sendable {
     }
 
     /// The profiles held here, as announced to other instances (an instance that starts asks).
+    /// The regular profiles of the directory that are not in memory here.
+    func remoteRegularProfiles() -> [ProfileID] {
+        state.withLock { state in state.remote.values.filter { !$0.incognito && state.profiles[$0.id] == nil }.map(\.id) }
+    }
+
+    /// Whether `id` is a regular profile of the directory that is not in memory here.
+    func isRemote(_ id: ProfileID) -> Bool {
+        state.withLock { state in state.profiles[id] == nil && state.remote[id].map { !$0.incognito } == true }
+    }
+
     func localProfiles() -> [ProfileSnapshot] { state.withLock { $0.profiles.values.map(\.snapshot) } }
 
     /// Publishes a window's snapshot, re-indexing its tabs and groups.

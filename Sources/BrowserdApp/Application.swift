@@ -23,6 +23,8 @@ public final class Application: Sendable {
     let tokens: TokenStore
     /// Answers kept per Idempotency-Key (also stored with their changes and restored at start).
     let idempotency: IdempotencyStore
+    /// The API's routes (what the backend asks of them, e.g. whether a profile has WebDriver sessions).
+    let api: APIRoutes
     /// The stream tickets the API issues and redeems.
     let tickets: StreamTicketStore
     let registry: PrometheusCollectorRegistry
@@ -94,7 +96,7 @@ public final class Application: Sendable {
         serviceForMetrics.withLock { $0 = service }
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens
-        APIRoutes(
+        let api = APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency,
             tickets: tickets, webDriverBasePath: configuration.webDriverBasePath,
             unavailable: { readiness.blockers.first { $0.component == "startup" || $0.component == "restore" }?.reason },
@@ -112,7 +114,9 @@ public final class Application: Sendable {
             // over, or forwarded to the instance that holds its profile).
             placement: backend.placement,
             webDriverLimits: configuration.webDriver
-        ).register(in: &router)
+        )
+        self.api = api
+        api.register(in: &router)
         self.routes = router.routes
         // After a failed commit: at once, read back what the database holds and bring memory back to
         // it (what was answered 503 did not happen; reads work on a full disk); then, once a write
@@ -201,6 +205,8 @@ extension Application {
                 return ClusterBackend(url: url, configuration: configuration, sink: sink, factory: factory)
             }
         #endif
-        return EmbeddedBackend(dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep)
+        return EmbeddedBackend(
+            dataDirectory: configuration.dataDirectory, backupKeep: configuration.backupKeep,
+            preload: configuration.preloadProfiles, idle: configuration.profileIdle)
     }
 }

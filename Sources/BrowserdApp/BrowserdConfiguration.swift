@@ -63,6 +63,11 @@ public struct BrowserdConfiguration: Sendable {
     public var profileWriteBytesPerSecond = 1 << 20
     /// Backups kept beside the database (`--backup-keep`; the oldest are removed).
     public var backupKeep = 5
+    /// Whether every stored profile is loaded at start (`--preload-profiles`), rather than on its first use.
+    public var preloadProfiles = false
+    /// How long a profile nobody uses (no request, stream or WebDriver session; no incognito profile)
+    /// stays in memory (`--profile-idle-seconds`; nil: for ever). The embedded store only.
+    public var profileIdle: Duration? = .seconds(600)
 
     /// The request headers a browser page may send, and the answer headers it may read.
     public static let corsAllowedHeaders = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "Last-Event-ID"]

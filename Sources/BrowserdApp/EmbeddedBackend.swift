@@ -7,17 +7,35 @@ import HTTPServer
 import Logging
 import Synchronization
 
-/// The state in one SQLite file under the data directory (the default): restored whole at start
-/// (tabs read on their own thread while the model is rebuilt), rolled back in memory after a failed
-/// commit, backed up with `VACUUM INTO`.
+/// The state in one SQLite file under the data directory (the default). At start only the directory
+/// of stored profiles is read (ready at once, whatever the database holds); each profile loads on its
+/// first use and leaves memory again when idle (``ProfileWorkingSet``). `--preload-profiles` restores
+/// every profile before ready instead (tabs read on their own thread while the model is rebuilt).
+/// Rolled back in memory after a failed commit, backed up with `VACUUM INTO`.
 struct EmbeddedBackend: StoreBackend {
     let dataDirectory: String
     let backupKeep: Int
+    let preload: Bool
+    let idle: Duration?
+    private let slot = PlacementSlot()
+    private let running = Running()
+
+    /// What start made, for stop.
+    final class Running: Sendable {
+        let sweeper = Mutex<Task<Void, Never>?>(nil)
+    }
+
+    init(dataDirectory: String, backupKeep: Int, preload: Bool = false, idle: Duration? = nil) {
+        self.dataDirectory = dataDirectory
+        self.backupKeep = backupKeep
+        self.preload = preload
+        self.idle = idle
+    }
 
     var databasePath: String { (dataDirectory as NSString).appendingPathComponent("browserd.sqlite") }
     var storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? { nil }
     var otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? { nil }
-    var placement: PlacementSlot? { nil }
+    var placement: PlacementSlot? { slot }
     var responseHeaders: HTTPHeaders { [:] }
 
     func backup() async throws -> (path: String, bytes: Int) {
@@ -27,14 +45,55 @@ struct EmbeddedBackend: StoreBackend {
     func start(_ app: Application, started: ContinuousClock.Instant) async throws {
         try DataDirectory(path: dataDirectory).prepare()
         let store = try PersistenceStore(path: databasePath)
-        app.readiness.block("restore", reason: "restoring the saved state")
+        app.readiness.block("restore", reason: "reading the directory of stored profiles")
         app.readiness.clear("startup")
         try app.server.start()
         if let gate = app.restoreGate.withLock({ $0 }) { await gate() }
+        var shared = StoredState()
+        try store.loadShared(into: &shared)
+        let directory = try store.directory()
+        let sink = app.sink
+        let workingSet = ProfileWorkingSet(
+            service: app.service, reader: try StoreReader(path: databasePath), tokens: app.tokens,
+            webDriverBasePath: app.configuration.webDriverBasePath, idle: idle,
+            hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
+            flush: { try await sink.commit(ChangeSet()) }, factory: app.metricsFactory, logger: app.logger)
+        if preload { try await restoreEverything(store, app: app, started: started) }
+        workingSet.start(directory: directory)
+        app.tokens.restore(shared.tokens.map(TokenStore.Record.init))
+        app.idempotency.restore(shared.idempotency)
+        app.sink.attach(StoreWriter(store: store))
+        slot.set(workingSet)
+        app.readiness.clear("restore")
+        if let idle {
+            // Often enough that a profile leaves within a quarter of its idle time after it.
+            let period = min(max(idle / 4, .milliseconds(250)), .seconds(30))
+            running.sweeper.withLock { sweeper in
+                sweeper = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: period)
+                        if Task.isCancelled { break }
+                        await workingSet.evictIdle()
+                    }
+                }
+            }
+        }
+        app.logger.info(
+            "ready",
+            metadata: [
+                "database": "\(databasePath)", "profiles": "\(directory.count)",
+                "windows": "\(directory.reduce(0) { $0 + $1.windowCount })", "tabs": "\(directory.reduce(0) { $0 + $1.tabCount })",
+                "loaded": "\(app.service.heldProfiles.count)", "duration": "\(ContinuousClock.now - started)",
+            ])
+        app.announceStarted(["dataDir": "\(dataDirectory)"])
+    }
+
+    /// `--preload-profiles`: every profile back in memory before ready, its progress in `/readyz`'s body
+    /// and a log line each second.
+    private func restoreEverything(_ store: PersistenceStore, app: Application, started: ContinuousClock.Instant) async throws {
         let stored = try store.load(includingTabs: false)
         let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(stored))
         let totals = (profiles: stored.profiles.count, windows: stored.windows.count, tabs: try store.tabCount())
-        // A long restore says how far it is: /readyz's 503 body at each window, a log line each second.
         let progress = Mutex(BrowserService.RestoreSummary())
         let (readiness, logger) = (app.readiness, app.logger)
         @Sendable func describe(_ done: BrowserService.RestoreSummary) -> String {
@@ -60,10 +119,6 @@ struct EmbeddedBackend: StoreBackend {
             feed.finish()
             throw error
         }
-        app.tokens.restore(stored.tokens.map(TokenStore.Record.init))
-        app.idempotency.restore(stored.idempotency)
-        app.sink.attach(StoreWriter(store: store))
-        readiness.clear("restore")
         for (window, route, outcome) in await app.service.runSavedRoutes() {
             logger.notice(
                 "followed a route saved during restore",
@@ -81,10 +136,9 @@ struct EmbeddedBackend: StoreBackend {
         logger.info(
             "restored",
             metadata: [
-                "database": "\(databasePath)", "profiles": "\(summary.profiles)", "windows": "\(summary.windows)",
-                "tabs": "\(summary.tabs)", "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
+                "profiles": "\(summary.profiles)", "windows": "\(summary.windows)", "tabs": "\(summary.tabs)",
+                "repairs": "\(summary.repairs.count)", "duration": "\(ContinuousClock.now - started)",
             ])
-        app.announceStarted(["dataDir": "\(dataDirectory)"])
     }
 
     func realign(after failure: StoreWriter, service: BrowserService, logger: Logger) async throws {
@@ -104,5 +158,7 @@ struct EmbeddedBackend: StoreBackend {
 
     func beforeScrape() {}
 
-    func stop() async {}
+    func stop() async {
+        running.sweeper.withLock { $0?.cancel() }
+    }
 }

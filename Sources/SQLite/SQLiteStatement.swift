@@ -62,7 +62,10 @@ public final class SQLiteStatement {
     }
 
     /// Runs a query and collects every row.
-    public func rows(_ values: any SQLiteBindable...) throws -> [SQLiteRow] {
+    public func rows(_ values: any SQLiteBindable...) throws -> [SQLiteRow] { try rows(bindings: values) }
+
+    /// Binds `values` (as many as the statement's parameters), steps to the end and returns every row.
+    public func rows(bindings values: [any SQLiteBindable]) throws -> [SQLiteRow] {
         try bind(values)
         var rows: [SQLiteRow] = []
         while try step() { rows.append(currentRow()) }

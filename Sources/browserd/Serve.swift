@@ -198,6 +198,18 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "true: load every stored profile at start (ready once all are in memory); false: read only the directory of profiles at start and load each on its first use [env: BROWSERD_PRELOAD_PROFILES] (default: \(Self.defaults.preloadProfiles))."
+    )
+    var preloadProfiles: Bool?
+
+    @Option(
+        help:
+            "Seconds a profile nobody uses (no request, event stream or WebDriver session, no incognito profile) stays in memory before it is dropped (it is all on disk and loads again on its next use); 0: never [env: BROWSERD_PROFILE_IDLE_SECONDS] (default: \(Int(Self.defaults.profileIdle.map { Double($0.components.seconds) } ?? 0)))."
+    )
+    var profileIdleSeconds: Int?
+
+    @Option(
+        help:
             "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none)."
     )
     var corsOrigins: String?
@@ -347,6 +359,13 @@ struct Serve: AsyncParsableCommand {
             default: configuration.idempotencyKeysPerPrincipal
         ) { Int($0) }
         configuration.backupKeep = try resolve(backupKeep, "BROWSERD_BACKUP_KEEP", default: configuration.backupKeep) { Int($0) }
+        configuration.preloadProfiles = try resolve(preloadProfiles, "BROWSERD_PRELOAD_PROFILES", default: configuration.preloadProfiles) { Bool($0) }
+        let idleSeconds = try resolve(
+            profileIdleSeconds, "BROWSERD_PROFILE_IDLE_SECONDS",
+            default: Int(configuration.profileIdle.map { $0.components.seconds } ?? 0)
+        ) { Int($0) }
+        guard idleSeconds >= 0 else { throw ValidationError("--profile-idle-seconds must be 0 (never) or more, got \(idleSeconds)") }
+        configuration.profileIdle = idleSeconds == 0 ? nil : .seconds(idleSeconds)
         let origins = try resolve(corsOrigins, "BROWSERD_CORS_ORIGINS", default: "") { $0 }
         configuration.corsOrigins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         do {

@@ -44,6 +44,9 @@ final class WebDriverSessions: Sendable {
         }
     }
 
+    /// Whether `profile` has a session open.
+    func any(profile: ProfileID) -> Bool { sessions.withLock { $0.values.contains { $0.profile == profile } } }
+
     /// Whether a session of `profile` may be added now.
     func check(profile: ProfileID) throws(Refusal) {
         let refusal = sessions.withLock { sessions in Self.refusal(sessions, profile: profile, limits: limits) }

@@ -75,6 +75,10 @@ public final class EventHub: Sendable {
     /// Streams open now.
     public var openStreams: Int { state.withLock { $0.streams } }
 
+    /// The streams open now on the windows of the regular profile `root` (its incognito one's
+    /// included) and on its window list.
+    public func openStreams(profile root: ProfileID) -> Int { state.withLock { $0.perProfile[root] ?? 0 } }
+
     /// The key the profile directory's streams are counted under (the per-profile cap applies to them
     /// as to one profile's).
     public static let directoryKey = ProfileID(rawValue: "directory")

@@ -1,0 +1,55 @@
+public import HTTPServer
+
+/// What a request names, by its route's parameters, query or body: the profile, window, tab or group
+/// whose regular profile must be in memory to serve it. The placement stages ask it (the cluster's,
+/// to find the instance that holds the profile; the embedded store's, to load the profile on first use).
+public enum RequestSubject: Sendable, Hashable {
+    case profile(String)
+    case window(String)
+    case tab(String)
+    case group(String)
+
+    /// What `request` names without asking anything (a new WebDriver session's profile may take a
+    /// lookup: see ``isNewWebDriverSession(_:basePath:)``); nil: nothing placeable.
+    public init?(_ request: HTTPRequest) {
+        let parameters = request.pathParameters
+        if let id = parameters["profileId"] {
+            self = .profile(id)
+            return
+        }
+        // A WebDriver session lives with its profile, which its id starts with (`p….uuid`).
+        if let session = parameters["sessionId"] {
+            guard let dot = session.firstIndex(of: "."), dot != session.startIndex else { return nil }
+            self = .profile(String(session[..<dot]))
+            return
+        }
+        if let id = parameters["browserId"] {
+            self = .window(id)
+        } else if let id = parameters["tabId"] {
+            self = .tab(id)
+        } else if let id = parameters["groupId"] {
+            self = .group(id)
+        } else if let id = request.queryValue("profileId") {
+            self = .profile(id)
+        } else if request.method == .post, request.routeTemplate == "/v1/browsers",
+            let id = (try? JSONParser.parse(request.body))?["profileId"]?.string
+        {
+            self = .profile(id)
+        } else {
+            return nil
+        }
+    }
+
+    /// A request that makes a new WebDriver session (its profile is chosen by the facade).
+    public static func isNewWebDriverSession(_ request: HTTPRequest, basePath: String?) -> Bool {
+        guard request.method == .post, let basePath else { return false }
+        return request.routeTemplate == basePath + "/session"
+    }
+
+    /// The profile a new WebDriver session names itself (`browserd:profileId` in its capabilities), if any.
+    public static func webDriverCapabilityProfile(_ request: HTTPRequest) -> String? {
+        guard let capabilities = (try? JSONParser.parse(request.body))?["capabilities"] else { return nil }
+        let sets = [capabilities["alwaysMatch"]].compactMap { $0 } + (capabilities["firstMatch"]?.array ?? [])
+        return sets.lazy.compactMap { $0["browserd:profileId"]?.string }.first
+    }
+}
