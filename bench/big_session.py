@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
-"""Big sessions: restore time and memory of a running browserd holding many tabs (issue 12).
+"""Big sessions: start-up time and memory follow the working set, not the stored state (issues 12, 26).
 
-Seeds a data directory with PersistenceBench (PROFILES × 10 windows × 1,000 tabs, 10 history entries
-per tab, every URL distinct), starts the release browserd on it and measures, side by side with an
-empty server started the same way in the same run:
-  - restore time: from exec to /readyz = 200 (the 503 body's progress is sampled meanwhile);
-  - RSS once ready, and RSS per tab over the empty server's;
-  - that the state is really there (a window's tabs answer) and a write still costs little.
+Seeds data directories with PersistenceBench (PROFILES × 10 windows × 1,000 tabs, 10 history entries
+per tab, every URL distinct) and measures the release browserd on each, side by side in the same run:
+  - lazy (the default: only the directory of profiles is read at start) against eager
+    (`--preload-profiles true`, every profile restored before ready): time from exec to /readyz = 200
+    and RSS once ready, for an empty store and each seeded one;
+  - lazy: the first request to each cold 10,000-tab profile (a window's 1,000 tabs), p50/p99/max,
+    and the same request once loaded;
+  - RSS with every profile loaded, and per tab over the empty server;
+  - with `--profile-idle-seconds`: RSS after the profiles went idle and left memory, against the empty
+    server's.
 Prints a table and writes bench/out/big_session.json.
 
-Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 100,10]
+Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 10,100] [--idle-seconds 5]
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,11 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import free_port, rss_kib  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+WINDOWS, TABS = 10, 1000
 
 
 def get(port, path):
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=120) as reply:
             return reply.status, reply.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -38,28 +44,50 @@ def get(port, path):
         return None, b""
 
 
-def run(browserd, data):
-    """Starts browserd on `data`; returns (seconds to ready, RSS KiB when ready, progress samples, port, process)."""
+def start(browserd, data, *extra):
+    """Starts browserd on `data`; returns (seconds from exec to /readyz = 200, port, process)."""
     port = free_port()
-    start = time.monotonic()
+    began = time.monotonic()
     server = subprocess.Popen([browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
-                               "--profile-write-bytes-per-second", "0"],
+                               "--profile-write-bytes-per-second", "0", *extra],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    samples = []
     while True:
-        status, body = get(port, "/readyz")
+        status, _ = get(port, "/readyz")
         if status == 200:
-            break
+            return time.monotonic() - began, port, server
         if server.poll() is not None:
             raise RuntimeError(f"browserd exited with {server.returncode} before it was ready")
-        if status == 503 and body and (not samples or time.monotonic() - samples[-1][0] - start > 1):
-            samples.append((time.monotonic() - start, body.decode(errors="replace")[:200]))
-        if time.monotonic() - start > 600:
-            raise RuntimeError("not ready within 600 s")
-        time.sleep(0.05)
-    ready = time.monotonic() - start
-    time.sleep(1)  # let the restore's transient buffers go
-    return ready, rss_kib([server.pid]), samples, port, server
+        if time.monotonic() - began > 900:
+            raise RuntimeError("not ready within 900 s")
+        time.sleep(0.01)
+
+
+def stop(server):
+    server.terminate()
+    server.wait(timeout=60)
+
+
+def settle_rss(pid, seconds=1.0):
+    time.sleep(seconds)
+    return rss_kib([pid])
+
+
+def window(profile, index):
+    return f"w{profile:08x}{index:08x}"
+
+
+def timed_get(port, path):
+    t0 = time.perf_counter()
+    status, body = get(port, path)
+    elapsed = time.perf_counter() - t0
+    if status != 200:
+        raise RuntimeError(f"GET {path}: {status} {body[:200]!r}")
+    return elapsed, body
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def main():
@@ -68,49 +96,99 @@ def main():
     parser.add_argument("--seeder", required=True, help="the release PersistenceBench")
     parser.add_argument("--profiles", default=os.environ.get("BENCH_BIG_PROFILES", "10,100"),
                         help="comma-separated profile counts (each profile: 10 windows × 1,000 tabs)")
+    parser.add_argument("--idle-seconds", type=int, default=5, help="--profile-idle-seconds for the eviction run")
     args = parser.parse_args()
-    results = []
+    rows, loads = [], []
     scratch = tempfile.mkdtemp(prefix="browserd-big-", dir=os.environ.get("BENCH_DIR"))
     try:
         empty = os.path.join(scratch, "empty")
         os.makedirs(empty)
-        ready, base_rss, _, _, server = run(args.browserd, empty)
-        server.terminate()
-        server.wait(timeout=30)
-        results.append({"shape": "empty server", "tabs": 0, "ready_s": ready, "rss_mib": base_rss / 1024})
+        base = {}
+        for mode, extra in (("lazy", ()), ("eager", ("--preload-profiles", "true"))):
+            ready, _, server = start(args.browserd, empty, *extra)
+            base[mode] = settle_rss(server.pid)
+            stop(server)
+            rows.append({"tabs": 0, "mode": mode, "ready_s": ready, "rss_mib": base[mode] / 1024})
         for profiles in [int(p) for p in args.profiles.split(",")]:
             data = os.path.join(scratch, f"p{profiles}")
             t0 = time.monotonic()
-            subprocess.run([args.seeder, "seed", data, str(profiles), "10", "1000"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([args.seeder, "seed", data, str(profiles), str(WINDOWS), str(TABS)], check=True,
+                           stdout=subprocess.DEVNULL)
             seeded = time.monotonic() - t0
+            tabs = profiles * WINDOWS * TABS
             size = os.path.getsize(os.path.join(data, "browserd.sqlite"))
-            ready, rss, samples, port, server = run(args.browserd, data)
+
+            # Eager: everything restored before ready (what every start did before).
+            ready, port, server = start(args.browserd, data, "--preload-profiles", "true")
             try:
-                status, body = get(port, f"/v1/browsers/w{profiles - 1:08x}{9:08x}/tabs")
-                served = status == 200 and len(json.loads(body)["items"]) == 1000
-                tabs = profiles * 10 * 1000
-                results.append({"shape": f"{profiles} profiles × 10 windows × 1,000 tabs", "tabs": tabs, "ready_s": ready,
-                                "rss_mib": rss / 1024, "rss_per_tab_b": (rss - base_rss) * 1024 / tabs, "db_mib": size / 2**20,
-                                "seed_s": seeded, "window_served": served, "progress": samples[-3:]})
+                rss = settle_rss(server.pid)
+                served = len(json.loads(timed_get(port, f"/v1/browsers/{window(profiles - 1, 9)}/tabs")[1])["items"]) == TABS
+                rows.append({"tabs": tabs, "mode": "eager", "ready_s": ready, "rss_mib": rss / 1024, "db_mib": size / 2**20,
+                             "seed_s": seeded, "served": served,
+                             "rss_per_tab_b": (rss - base["eager"]) * 1024 / tabs})
             finally:
-                server.terminate()
-                server.wait(timeout=60)
+                stop(server)
+
+            # Lazy: ready from the directory; each profile loads on its first request.
+            ready, port, server = start(args.browserd, data)
+            try:
+                ready_rss = settle_rss(server.pid, 0.5)
+                cold, warm = [], []
+                for p in range(profiles):
+                    elapsed, body = timed_get(port, f"/v1/browsers/{window(p, p % WINDOWS)}/tabs")
+                    assert len(json.loads(body)["items"]) == TABS
+                    cold.append(elapsed)
+                    warm.append(timed_get(port, f"/v1/browsers/{window(p, p % WINDOWS)}/tabs")[0])
+                rss = settle_rss(server.pid)
+                rows.append({"tabs": tabs, "mode": "lazy", "ready_s": ready, "rss_mib": ready_rss / 1024, "db_mib": size / 2**20,
+                             "all_loaded_rss_mib": rss / 1024, "rss_per_tab_b": (rss - base["lazy"]) * 1024 / tabs})
+                loads.append({"tabs": tabs, "profiles": profiles, "cold_p50_ms": percentile(cold, 50) * 1e3,
+                              "cold_p99_ms": percentile(cold, 99) * 1e3, "cold_max_ms": max(cold) * 1e3,
+                              "warm_p50_ms": statistics.median(warm) * 1e3})
+            finally:
+                stop(server)
+
+            # Idle profiles leave: every profile loaded, then untouched for the idle time.
+            ready, port, server = start(args.browserd, data, "--profile-idle-seconds", str(args.idle_seconds))
+            try:
+                for p in range(profiles):
+                    timed_get(port, f"/v1/browsers/{window(p, 0)}")
+                loaded_rss = settle_rss(server.pid, 0.5)
+                deadline = time.monotonic() + args.idle_seconds * 3 + 30
+                while time.monotonic() < deadline:
+                    metrics = get(port, "/metrics")[1].decode()
+                    line = next((x for x in metrics.splitlines() if x.startswith("browserd_profiles_loaded ")), "x 1")
+                    if float(line.split()[-1]) == 0:
+                        break
+                    time.sleep(0.5)
+                idle_rss = settle_rss(server.pid, 2)
+                rows[-1].update({"idle_loaded_rss_mib": loaded_rss / 1024, "after_idle_rss_mib": idle_rss / 1024,
+                                 "after_idle_vs_empty": idle_rss / base["lazy"]})
+            finally:
+                stop(server)
             shutil.rmtree(data, ignore_errors=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    print("\nBig sessions: browserd restored from disk, 10 history entries per tab (every URL distinct), one run")
-    print(f"{'shape':<40} {'tabs':>9} {'DB MiB':>7} {'ready s':>8} {'RSS MiB':>8} {'RSS/tab':>9}  window served")
-    for r in results:
-        per = f"{r['rss_per_tab_b']:>7.0f} B" if r.get("rss_per_tab_b") else f"{'':>9}"
-        db = f"{r['db_mib']:>7.0f}" if r.get("db_mib") else f"{'':>7}"
-        print(f"{r['shape']:<40} {r['tabs']:>9,} {db} {r['ready_s']:>8.2f} {r['rss_mib']:>8.0f} {per}  {r.get('window_served', '')}")
-    for r in results:
-        for at, body in r.get("progress", []):
-            print(f"  {r['tabs']:,} tabs, /readyz at {at:.1f} s: {body}")
+    print("\nBig sessions: 10 windows × 1,000 tabs per profile, 10 history entries per tab (every URL distinct), one run")
+    print(f"{'tabs':>9} {'mode':<6} {'DB MiB':>7} {'ready s':>8} {'RSS at ready':>13} {'RSS all loaded':>15} {'RSS/tab':>9} "
+          f"{'RSS after idle':>15}")
+    for r in rows:
+        def mib(key):
+            return f"{r[key]:>10.0f} MiB" if key in r else ""
+        per = f"{r['rss_per_tab_b']:>7.0f} B" if "rss_per_tab_b" in r else ""
+        db = f"{r['db_mib']:>7.0f}" if "db_mib" in r else ""
+        loaded = mib("all_loaded_rss_mib") if r["mode"] == "lazy" else mib("rss_mib")
+        idle = (f"{r['after_idle_rss_mib']:>6.0f} MiB ({r['after_idle_vs_empty']:.2f}× empty)"
+                if "after_idle_rss_mib" in r else "")
+        print(f"{r['tabs']:>9,} {r['mode']:<6} {db:>7} {r['ready_s']:>8.2f} {r['rss_mib']:>9.0f} MiB {loaded:>15} {per:>9} {idle}")
+    print("\nFirst request to a cold profile (its 10,000 tabs loaded; the answer is one window's 1,000 tabs), lazy:")
+    for r in loads:
+        print(f"  {r['tabs']:>9,} stored tabs, {r['profiles']} profiles: cold p50 {r['cold_p50_ms']:.0f} ms, "
+              f"p99 {r['cold_p99_ms']:.0f} ms, max {r['cold_max_ms']:.0f} ms; the same request warm p50 {r['warm_p50_ms']:.1f} ms")
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "big_session.json"), "w") as f:
-        json.dump(results, f, indent=2)
+        json.dump({"rows": rows, "loads": loads}, f, indent=2)
 
 
 if __name__ == "__main__":
