@@ -27,6 +27,8 @@ public struct APIRoutes: Sendable {
     let otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])?
     /// Several instances on one database: where each request is answered (nil: always here).
     let placement: PlacementSlot?
+    /// Export and import of whole profiles; nil (or an empty slot): the store does not offer them.
+    let transfer: ProfileTransferSlot?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -39,8 +41,9 @@ public struct APIRoutes: Sendable {
     ///   - webDriverBasePath: where the W3C WebDriver facade answers; nil turns it off.
     ///   - storedProfiles: every regular profile stored, for lists (several instances on one database).
     ///   - otherWindows: the windows other instances hold, for `GET /v1/browsers` (several instances).
-    ///   - placement: several instances: places each request after authentication (served here, or
-    ///     answered by the instance that holds its profile).
+    ///   - placement: places each request after authentication (several instances: served here, or
+    ///     answered by the instance that holds its profile; the embedded store: its profile loaded first).
+    ///   - transfer: export and import of whole profiles.
     public init(
         service: BrowserService, tokens: TokenStore = TokenStore(adminToken: nil),
         idempotency: IdempotencyStore = IdempotencyStore(), tickets: StreamTicketStore = StreamTicketStore(),
@@ -51,9 +54,11 @@ public struct APIRoutes: Sendable {
         storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? = nil,
         otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil,
         placement: PlacementSlot? = nil,
+        transfer: ProfileTransferSlot? = nil,
         webDriverLimits: WebDriverLimits = WebDriverLimits()
     ) {
         self.placement = placement
+        self.transfer = transfer
         self.storedProfiles = storedProfiles
         self.otherWindows = otherWindows
         self.service = service
@@ -69,7 +74,7 @@ public struct APIRoutes: Sendable {
 
     /// Routes only the administrator may call; a profile token gets 403 there.
     static let adminOnly: Set<String> = [
-        "POST /v1/profiles", "POST /v1/profiles/{profileId}/tokens", "DELETE /v1/profiles/{profileId}/tokens/{tokenId}",
+        "POST /v1/profiles", "POST /v1/profiles/import", "POST /v1/profiles/{profileId}/tokens", "DELETE /v1/profiles/{profileId}/tokens/{tokenId}",
         "POST /v1/admin/backup",
     ]
 
@@ -81,6 +86,7 @@ public struct APIRoutes: Sendable {
         }
         registerTokens(in: &router)
         registerProfiles(in: &router)
+        registerTransfer(in: &router)
         registerWindows(in: &router)
         registerTabs(in: &router)
         registerGroups(in: &router)

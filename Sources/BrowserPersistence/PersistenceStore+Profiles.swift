@@ -52,3 +52,30 @@ extension PersistenceStore {
             .string
     }
 }
+
+extension PersistenceStore {
+    /// Reads one stored profile for an export, in one read transaction (one consistent state, however
+    /// long the reading takes): its record and recently closed entries, then each window in order
+    /// with its tabs (one window in memory at a time).
+    /// - Returns: false when no profile has this id.
+    public func export(
+        _ id: String, head: (ProfileRecord, [ClosedEntryRecord]) throws -> Void,
+        window: (WindowRecord, [String: TabRecord]) throws -> Void
+    ) throws -> Bool {
+        try db.execute("BEGIN")
+        defer { try? db.execute("COMMIT") }
+        guard let profile = try profileRecords(id).first else { return false }
+        try head(profile, try closedEntries(ofProfile: id)[id] ?? [])
+        for record in try windowRecords(ofProfile: id) { try window(record, try loadTabs(ofWindow: record.id)) }
+        return true
+    }
+
+    /// The first of these ids that a stored profile, window, tab or closed tab already has (nil: none).
+    public func firstStored(profiles: [String], windows: [String], tabs: [String], closedTabs: [String]) throws -> String? {
+        for (table, ids) in [("profiles", profiles), ("windows", windows), ("tabs", tabs), ("closed_tabs", closedTabs)] {
+            let statement = try db.cached("SELECT 1 FROM \(table) WHERE id = ?")
+            for id in ids where try !statement.rows(id).isEmpty { return id }
+        }
+        return nil
+    }
+}

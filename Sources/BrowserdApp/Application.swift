@@ -113,6 +113,7 @@ public final class Application: Sendable {
             // Several instances: after authentication, each request is placed (served here, taken
             // over, or forwarded to the instance that holds its profile).
             placement: backend.placement,
+            transfer: backend.transfer,
             webDriverLimits: configuration.webDriver
         )
         self.api = api
@@ -139,6 +140,8 @@ public final class Application: Sendable {
         server.cors = server.cors ?? configuration.corsPolicy
         // On a loopback bind only loopback names are answered (DNS rebinding), unless listed.
         server.allowedHosts = server.allowedHosts ?? ServerConfiguration.loopbackHosts(for: server.host)
+        // A profile document may be far larger than any other body; two at most are held at once.
+        server.largeBodies = LargeBodies(paths: ["/v1/profiles/import"], maxBytes: configuration.maxImportBytes, concurrent: 2)
         // With authentication off, no web page may change state: a POST must be JSON (CSRF).
         server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
         // Several instances: every answer names the instance that made it (a relayed one keeps its own).

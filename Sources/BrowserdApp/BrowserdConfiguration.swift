@@ -63,6 +63,9 @@ public struct BrowserdConfiguration: Sendable {
     public var profileWriteBytesPerSecond = 1 << 20
     /// Backups kept beside the database (`--backup-keep`; the oldest are removed).
     public var backupKeep = 5
+    /// The largest profile document `POST /v1/profiles/import` takes (`--max-import-bytes`); two are
+    /// held at once at most.
+    public var maxImportBytes = 256 << 20
     /// Whether every stored profile is loaded at start (`--preload-profiles`), rather than on its first use.
     public var preloadProfiles = false
     /// How long a profile nobody uses (no request, stream or WebDriver session; no incognito profile)
@@ -141,6 +144,7 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...1_000_000).contains(idempotencyKeysPerPrincipal), "--idempotency-keys-per-principal must be 1…1000000, got \(idempotencyKeysPerPrincipal)")
         try check((0...(1 << 30)).contains(profileWriteBytesPerSecond), "--profile-write-bytes-per-second must be 0…1073741824, got \(profileWriteBytesPerSecond)")
         try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
+        try check((1 << 20...1 << 32).contains(maxImportBytes), "--max-import-bytes must be 1 MiB…4 GiB, got \(maxImportBytes)")
         try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
         if let advertiseURL {
             try check(

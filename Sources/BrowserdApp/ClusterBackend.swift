@@ -63,6 +63,7 @@
         }
 
         var placement: PlacementSlot? { placementSlot }
+        var transfer: ProfileTransferSlot? { nil }
 
         var responseHeaders: HTTPHeaders {
             var headers = HTTPHeaders()

@@ -18,6 +18,7 @@ struct EmbeddedBackend: StoreBackend {
     let preload: Bool
     let idle: Duration?
     private let slot = PlacementSlot()
+    private let transferSlot = ProfileTransferSlot()
     private let running = Running()
 
     /// What start made, for stop.
@@ -36,6 +37,7 @@ struct EmbeddedBackend: StoreBackend {
     var storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? { nil }
     var otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? { nil }
     var placement: PlacementSlot? { slot }
+    var transfer: ProfileTransferSlot? { transferSlot }
     var responseHeaders: HTTPHeaders { [:] }
 
     func backup() async throws -> (path: String, bytes: Int) {
@@ -53,8 +55,9 @@ struct EmbeddedBackend: StoreBackend {
         try store.loadShared(into: &shared)
         let directory = try store.directory()
         let sink = app.sink
+        let reader = try StoreReader(path: databasePath)
         let workingSet = ProfileWorkingSet(
-            service: app.service, reader: try StoreReader(path: databasePath), tokens: app.tokens,
+            service: app.service, reader: reader, tokens: app.tokens,
             webDriverBasePath: app.configuration.webDriverBasePath, idle: idle,
             hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
             flush: { try await sink.commit(ChangeSet()) }, factory: app.metricsFactory, logger: app.logger)
@@ -64,6 +67,9 @@ struct EmbeddedBackend: StoreBackend {
         app.idempotency.restore(shared.idempotency)
         app.sink.attach(StoreWriter(store: store))
         slot.set(workingSet)
+        transferSlot.set(
+            EmbeddedProfileTransfer(
+                databasePath: databasePath, service: app.service, sink: sink, reader: reader, limits: app.configuration.modelLimits))
         app.readiness.clear("restore")
         if let idle {
             // Often enough that a profile leaves within a quarter of its idle time after it.

@@ -14,6 +14,8 @@ protocol StoreBackend: Sendable {
     var otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? { get }
     /// The API's placement stage; nil: every request is served here.
     var placement: PlacementSlot? { get }
+    /// Export and import of whole profiles; nil: this store does not offer them (501).
+    var transfer: ProfileTransferSlot? { get }
     /// Headers every answer carries (which instance made it).
     var responseHeaders: HTTPHeaders { get }
 

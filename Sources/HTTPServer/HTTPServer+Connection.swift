@@ -31,6 +31,7 @@ extension HTTPServer {
             let known = HTTPMethod.known(method)
             let context = RequestContext(method: known ?? HTTPMethod("OTHER"), path: String(cString: url))
             context.http10 = version.map { strcmp($0, "HTTP/1.0") == 0 } ?? false
+            context.bodyLimit = configuration.maxBodyBytes
             context.rawTarget = watched?.requestTarget
             slot.pointee = Unmanaged.passRetained(context).toOpaque()
             inFlight.wrappingAdd(1, ordering: .relaxed)
@@ -46,7 +47,7 @@ extension HTTPServer {
         if size > 0 {
             Self.watched(connection)?.received(size)
             if context.phase == .receiving, let uploadData {
-                if context.body.count + size > configuration.maxBodyBytes {
+                if context.body.count + size > context.bodyLimit {
                     context.phase = .discarding
                     context.body = []
                 } else {
@@ -65,7 +66,7 @@ extension HTTPServer {
             return dispatch(context, on: connection)
         case .discarding:
             return queue(
-                HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path),
+                HTTPError.payloadTooLarge(limit: context.bodyLimit).response(instance: context.path),
                 for: context, on: connection)
         case .waiting:
             guard let response = context.takeReadyResponse() else { return .YES }
@@ -84,6 +85,17 @@ extension HTTPServer {
     /// the connection: the body is not wanted): an unknown method (501), a `Host` this server does not
     /// answer for (421), both `Content-Length` and `Transfer-Encoding` (400, RFC 9112 §6.1: a request
     /// another hop may frame differently), and a declared body over the limit (413).
+    /// Takes one of the large-body slots if fewer than `limit` are held.
+    private func takeLargeBodySlot(limit: Int) -> Bool {
+        var held = largeBodiesHeld.load(ordering: .relaxed)
+        while held < limit {
+            let (exchanged, original) = largeBodiesHeld.compareExchange(expected: held, desired: held + 1, ordering: .relaxed)
+            if exchanged { return true }
+            held = original
+        }
+        return false
+    }
+
     private func refuseEarly(_ context: RequestContext, known: Bool, on connection: OpaquePointer) -> HTTPResponse? {
         func header(_ name: String) -> String? {
             MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
@@ -109,8 +121,16 @@ extension HTTPServer {
                 headers: ["Connection": "close"]
             ).response(instance: context.path)
         }
-        if let declared = header("Content-Length"), let length = Int(declared), length > configuration.maxBodyBytes {
-            return HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes).response(instance: context.path)
+        if let large = configuration.largeBodies, context.method == .post, large.paths.contains(context.path) {
+            // A slot first, so the bodies held at once stay bounded; without one, nothing is read.
+            guard takeLargeBodySlot(limit: large.concurrent) else {
+                return HTTPError.unavailable("Other uploads to this server are under way; retry.", retryAfter: 1).response(instance: context.path)
+            }
+            context.holdsLargeBodySlot = true
+            context.bodyLimit = large.maxBytes
+        }
+        if let declared = header("Content-Length"), let length = Int(declared), length > context.bodyLimit {
+            return HTTPError.payloadTooLarge(limit: context.bodyLimit).response(instance: context.path)
         }
         return nil
     }
@@ -407,6 +427,10 @@ extension HTTPServer {
     /// libmicrohttpd is done with a request: count it, log it, and close its stream.
     func completed(_ context: RequestContext, on connection: OpaquePointer?, termination: MHD_RequestTerminationCode) {
         inFlight.wrappingSubtract(1, ordering: .relaxed)
+        if context.holdsLargeBodySlot {
+            context.holdsLargeBodySlot = false
+            largeBodiesHeld.wrappingSubtract(1, ordering: .relaxed)
+        }
         // Kept alive for the next request (which has the idle timeout and then its head's deadline).
         if let connection, !context.isStream { Self.watched(connection)?.enter(.idle) }
         let duration = ContinuousClock.now - context.start

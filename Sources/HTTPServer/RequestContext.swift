@@ -30,6 +30,10 @@ final class RequestContext: @unchecked Sendable {
     let path: String
     var phase: Phase = .receiving
     var body: [UInt8] = []
+    /// The largest body this request may send (the server's limit, or a large-body path's).
+    var bodyLimit = 0
+    /// Whether it holds one of the server's large-body slots (given back when it completes).
+    var holdsLargeBodySlot = false
     var routeTemplate: String?
     var status = 0
     /// Answered with a stream (its socket was taken over: see `HTTPServer.handOver`).

@@ -39,6 +39,9 @@ public struct ServerConfiguration: Sendable {
     /// otherwise): a page on another origin cannot send that without a preflight, so with
     /// authentication off no web page can change state (CSRF). PUT, PATCH and DELETE always need one.
     public var requireJSONForUnauthenticatedPosts: Bool
+    /// Paths whose POST bodies may be larger than ``maxBodyBytes`` (e.g. an upload of a whole
+    /// document), and how many such bodies are held at once; nil: none.
+    public var largeBodies: LargeBodies?
     /// Headers every answer carries unless it has them already (e.g. which instance answered; an
     /// answer relayed from another server keeps its own).
     public var responseHeaders: HTTPHeaders = [:]

@@ -62,6 +62,8 @@ public struct JSONParser {
     private let maxDepth: Int
     /// The top-level member whose array elements' byte ranges are recorded, and the ranges.
     private var spannedKey: String?
+    /// Whether the spanned array's elements are kept in the value (else checked and left out).
+    private var keepsSpanned = true
     private var currentTopKey: String?
     private var spans: [Range<Int>] = []
 
@@ -74,9 +76,15 @@ public struct JSONParser {
     /// Parses a whole document, and says where each element of the array in top-level member `key`
     /// is written: so a list's items can be passed on as the bytes they are, without writing them again.
     /// - Returns: the value, and the elements' byte ranges in order (empty when there is no such array).
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 32, spanning key: String?) throws -> (value: JSONValue, spans: [Range<Int>]) {
+    /// - Parameter keepingSpanned: false leaves the spanned array's elements out of the value (each is
+    ///   still checked whole): a large list is then read one element at a time from its span, and the
+    ///   document is never held as one tree.
+    public static func parse(
+        _ bytes: [UInt8], maxDepth: Int = 32, spanning key: String?, keepingSpanned: Bool = true
+    ) throws -> (value: JSONValue, spans: [Range<Int>]) {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         parser.spannedKey = key
+        parser.keepsSpanned = keepingSpanned
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -170,7 +178,8 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             let start = position
-            items.append(try parseValue(depth: depth + 1))
+            let item = try parseValue(depth: depth + 1)
+            if !spanned || keepsSpanned { items.append(item) }
             if spanned { spans.append(start..<position) }
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input") }

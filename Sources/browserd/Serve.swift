@@ -196,6 +196,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Backups kept beside the database by POST /v1/admin/backup; older ones are removed [env: BROWSERD_BACKUP_KEEP] (default: \(Self.defaults.backupKeep)).")
     var backupKeep: Int?
 
+    @Option(help: "Largest profile document POST /v1/profiles/import takes, in bytes [env: BROWSERD_MAX_IMPORT_BYTES] (default: \(Self.defaults.maxImportBytes)).")
+    var maxImportBytes: Int?
+
     @Option(
         help:
             "true: load every stored profile at start (ready once all are in memory); false: read only the directory of profiles at start and load each on its first use [env: BROWSERD_PRELOAD_PROFILES] (default: \(Self.defaults.preloadProfiles))."
@@ -359,6 +362,7 @@ struct Serve: AsyncParsableCommand {
             default: configuration.idempotencyKeysPerPrincipal
         ) { Int($0) }
         configuration.backupKeep = try resolve(backupKeep, "BROWSERD_BACKUP_KEEP", default: configuration.backupKeep) { Int($0) }
+        configuration.maxImportBytes = try resolve(maxImportBytes, "BROWSERD_MAX_IMPORT_BYTES", default: configuration.maxImportBytes) { Int($0) }
         configuration.preloadProfiles = try resolve(preloadProfiles, "BROWSERD_PRELOAD_PROFILES", default: configuration.preloadProfiles) { Bool($0) }
         let idleSeconds = try resolve(
             profileIdleSeconds, "BROWSERD_PROFILE_IDLE_SECONDS",

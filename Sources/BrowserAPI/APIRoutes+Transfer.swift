@@ -1,0 +1,87 @@
+import BrowserModel
+import BrowserServices
+import Foundation
+import HTTPServer
+import Synchronization
+
+// A profile out and in whole: `GET /v1/profiles/{profileId}/export` streams its document as the store
+// reads it; `POST /v1/profiles/import` (administrator) stores a document as a new profile.
+extension APIRoutes {
+    /// Exports at once, in all (each holds a thread and at most ``exportBufferBytes`` of the document).
+    static let concurrentExports = 4
+    static let exportBufferBytes = 1 << 20
+    /// A client that reads nothing of its export for this long is cut off.
+    static let exportStall: Duration = .seconds(60)
+    private static let exportsRunning = Atomic<Int>(0)
+
+    func registerTransfer(in router: inout Router) {
+        let transfer = self.transfer
+        router.add(.get, "/v1/profiles/{profileId}/export", deferred { request in try await Self.export(request, transfer) })
+        router.add(
+            .post, "/v1/profiles/import",
+            deferred { request in
+                guard let transfer = transfer?.current else { throw Self.transferUnavailable }
+                if let type = request.headers["Content-Type"]?.lowercased(), !type.hasPrefix("application/json") {
+                    throw APIProblem.unsupportedMediaType(type)
+                }
+                let profile = try await transfer.importDocument(request.body)
+                return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: 201, location: "/v1/profiles/\(profile.id)")
+            })
+    }
+
+    static var transferUnavailable: HTTPError {
+        HTTPError(
+            501, kind: "transfer-unavailable", title: "Not Implemented",
+            detail: "Export and import of profiles are offered by the embedded store (SQLite); this server keeps its state elsewhere.")
+    }
+
+    private static func export(_ request: HTTPRequest, _ slot: ProfileTransferSlot?) async throws -> HTTPResponse {
+        guard let transfer = slot?.current else { throw transferUnavailable }
+        let id = ProfileID(rawValue: request.parameter("profileId"))
+        guard Self.exportsRunning.add(1, ordering: .relaxed).newValue <= concurrentExports else {
+            Self.exportsRunning.subtract(1, ordering: .relaxed)
+            throw HTTPError.unavailable("\(concurrentExports) exports are under way; retry.", retryAfter: 1)
+        }
+        let produce: ProfileExporter
+        do {
+            produce = try await transfer.exporter(for: id)
+        } catch {
+            Self.exportsRunning.subtract(1, ordering: .relaxed)
+            throw error
+        }
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/json")
+        headers.set("Content-Disposition", "attachment; filename=\"\(id.rawValue).browserd-profile.json\"")
+        headers.set("Cache-Control", "no-store")
+        let body = StreamBody(maxBufferedBytes: exportBufferBytes * 2) { writer in
+            let thread = Thread {
+                defer { Self.exportsRunning.subtract(1, ordering: .relaxed) }
+                do {
+                    try produce { chunk in Self.send(chunk, to: writer) }
+                    writer.finish()
+                } catch {
+                    writer.abort()
+                }
+            }
+            thread.name = "browserd-export"
+            thread.start()
+        }
+        return HTTPResponse(status: 200, headers: headers, body: .stream(body))
+    }
+
+    /// Writes `chunk` once the client has read what came before (at most ``exportBufferBytes`` wait
+    /// for it); false when it left or read nothing for ``exportStall``.
+    private static func send(_ chunk: [UInt8], to writer: StreamWriter) -> Bool {
+        var lastProgress = ContinuousClock.now
+        var buffered = writer.bufferedByteCount
+        while buffered > exportBufferBytes {
+            if writer.isClosed { return false }
+            Thread.sleep(forTimeInterval: 0.002)
+            let now = writer.bufferedByteCount
+            if now < buffered { lastProgress = .now }
+            if ContinuousClock.now - lastProgress > exportStall { return false }
+            buffered = now
+        }
+        return writer.write(chunk, evenIfFull: true) == .written
+    }
+}

@@ -1,0 +1,31 @@
+public import BrowserModel
+public import BrowserServices
+import Synchronization
+
+/// Moving one profile out of and into a deployment whole, as a ``ProfileDocument``: what the store
+/// behind the API does (the embedded one reads and writes its database; the API only frames it).
+public protocol ProfileTransfer: Sendable {
+    /// Makes ready the export of the stored regular profile `id` (what it changed so far committed)
+    /// and returns what writes the document: it calls `emit` with each chunk in order, on its own
+    /// thread (it may block), and stops (throwing) once `emit` says the client is gone.
+    /// - Throws: not found when no stored regular profile has this id.
+    func exporter(for id: ProfileID) async throws -> ProfileExporter
+
+    /// Stores the profile a document describes (one durable commit: all of it or nothing), as a new
+    /// profile with the document's ids, and returns it as the directory lists it.
+    func importDocument(_ body: [UInt8]) async throws -> ProfileSnapshot
+}
+
+/// Writes one export: `emit` returns false when the client is gone.
+public typealias ProfileExporter = @Sendable (_ emit: ([UInt8]) -> Bool) throws -> Void
+
+/// Holds the transfer once the application has made it (the routes are built before it starts).
+public final class ProfileTransferSlot: Sendable {
+    private let value = Mutex<(any ProfileTransfer)?>(nil)
+
+    public init() {}
+
+    public var current: (any ProfileTransfer)? { value.withLock { $0 } }
+
+    public func set(_ transfer: any ProfileTransfer) { value.withLock { $0 = transfer } }
+}

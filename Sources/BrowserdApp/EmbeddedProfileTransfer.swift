@@ -1,0 +1,160 @@
+import BrowserAPI
+import BrowserModel
+import BrowserPersistence
+import BrowserRecords
+import BrowserServices
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// Export and import of whole profiles with the embedded store (``ProfileDocument``).
+///
+/// An export commits what is queued, then reads the profile from the database in one read transaction
+/// on a connection of its own, a window at a time, each written to the client as it is read.
+///
+/// An import reads the document a window at a time from the request body (never as one tree), checks
+/// each window by rebuilding it as a load would (``ProfileImportCheck``: anything a load would repair
+/// is refused, so the profile reads back exactly as stored), checks its size against the profile byte
+/// budget and that none of its ids exists, then stores it in one commit (all of it, or nothing) and
+/// lists it in the directory: it loads on its first use like any stored profile. One import at a time.
+final class EmbeddedProfileTransfer: ProfileTransfer {
+    let databasePath: String
+    let service: BrowserService
+    let sink: StoreSink
+    let reader: StoreReader
+    let limits: ModelLimits
+    private let importing = Mutex(false)
+
+    init(databasePath: String, service: BrowserService, sink: StoreSink, reader: StoreReader, limits: ModelLimits) {
+        self.databasePath = databasePath
+        self.service = service
+        self.sink = sink
+        self.reader = reader
+        self.limits = limits
+    }
+
+    // MARK: Export
+
+    func exporter(for id: ProfileID) async throws -> ProfileExporter {
+        if let profile = service.profile(id), profile.incognito {
+            throw HTTPError(
+                422, kind: "wrong-profile-kind", title: "Wrong Kind of Profile",
+                detail: "An incognito profile is never stored, so it cannot be exported; export its regular profile.")
+        }
+        guard service.holdsProfile(id) || service.isStoredElsewhere(id) else {
+            throw HTTPError(404, kind: "profile-not-found", title: "Not Found", detail: "Profile \(id.rawValue.prefix(64)) does not exist.")
+        }
+        // What was answered so far is in the database before it is read.
+        try await sink.commit(ChangeSet())
+        let path = databasePath
+        return { emit in
+            let store = try PersistenceStore(readingAt: path)
+            var first = true
+            let found = try store.export(id.rawValue) { profile, closed in
+                guard emit(ProfileDocument.head(profile, recentlyClosed: closed)) else { throw CancellationError() }
+            } window: { record, tabs in
+                guard emit(ProfileDocument.window(record, tabs: tabs, first: first)) else { throw CancellationError() }
+                first = false
+            }
+            guard found else { throw CancellationError() }
+            guard emit(ProfileDocument.tail) else { throw CancellationError() }
+        }
+    }
+
+    // MARK: Import
+
+    func importDocument(_ body: [UInt8]) async throws -> ProfileSnapshot {
+        guard
+            importing.withLock({ busy in
+                defer { busy = true }
+                return !busy
+            })
+        else {
+            throw HTTPError.unavailable("Another import is under way; retry.", retryAfter: 1)
+        }
+        defer { importing.withLock { $0 = false } }
+        let head = try ProfileDocument.head(of: body)
+        let profileID = head.profile.id
+        guard service.profile(ProfileID(rawValue: profileID)) == nil, !service.isStoredElsewhere(ProfileID(rawValue: profileID)) else {
+            throw Self.conflict("A profile with id \(profileID) exists already; delete it first, or import into another deployment.")
+        }
+        let check = ProfileImportCheck(profile: head.profile, limits: limits)
+        var change = ChangeSet()
+        change.profiles = [head.profile]
+        change.profileID = profileID
+        var ids = Set([profileID])
+        var (windowIDs, tabIDs, closedIDs) = ([String](), [String](), [String]())
+        var bytes = 0
+        func unique(_ id: String, _ field: String) throws {
+            guard ids.insert(id).inserted else { throw Self.invalid(field, "repeats the id \(id)") }
+        }
+        guard head.windows.count <= limits.windowsPerProfile else {
+            throw Self.invalid("windows", "holds \(head.windows.count) windows; a profile holds at most \(limits.windowsPerProfile)")
+        }
+        for (index, span) in head.windows.enumerated() {
+            let (window, tabs) = try ProfileDocument.window(body, span: span, index: index, profile: profileID)
+            try unique(window.id, "windows[\(index)].id")
+            windowIDs.append(window.id)
+            for (position, tab) in tabs.enumerated() {
+                try unique(tab.id, "windows[\(index)].tabs[\(position)].id")
+                tabIDs.append(tab.id)
+                bytes += tab.history.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count }
+            }
+            var groupIDs = Set<String>()
+            for group in window.groups where !groupIDs.insert(group.id).inserted {
+                throw Self.invalid("windows[\(index)].groups", "repeats the group \(group.id)")
+            }
+            for (position, tab) in tabs.enumerated() where tab.groupID.map({ !groupIDs.contains($0) }) ?? false {
+                throw Self.invalid("windows[\(index)].tabs[\(position)].groupId", "names no group of its window")
+            }
+            let repairs: [String]
+            do {
+                repairs = try check.repairs(of: window, tabs: Dictionary(tabs.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
+            } catch {
+                throw Self.invalid("windows[\(index)]", "cannot be loaded: \(error)")
+            }
+            if let first = repairs.first { throw Self.invalid("windows[\(index)]", "does not load as written: \(first)") }
+            change.windows.append(window)
+            change.tabs += tabs.map { (window.id, $0) }
+        }
+        for (index, entry) in head.recentlyClosed.enumerated() {
+            for tab in entry.tabs {
+                try unique(tab.id, "recentlyClosed[\(index)].tabs")
+                closedIDs.append(tab.id)
+                bytes += tab.history.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count }
+            }
+        }
+        guard head.recentlyClosed.count <= limits.recentlyClosedEntries else {
+            throw Self.invalid("recentlyClosed", "holds \(head.recentlyClosed.count) entries; a profile keeps at most \(limits.recentlyClosedEntries)")
+        }
+        if let first = check.repairs(of: head.recentlyClosed).first { throw Self.invalid("recentlyClosed", "does not load as written: \(first)") }
+        guard bytes <= limits.profileBytes else {
+            throw HTTPError(
+                507, kind: "profile-storage-full", title: "Insufficient Storage",
+                detail: "The document holds \(bytes) bytes of history text; a profile holds at most \(limits.profileBytes) (--profile-max-bytes).")
+        }
+        // No id of the document may exist: in memory, or stored (a loaded profile's last changes are
+        // committed first, so the database has every id that was answered).
+        for id in windowIDs where service.window(BrowserID(rawValue: id)) != nil { throw Self.conflict("Window \(id) exists already.") }
+        for id in tabIDs where service.window(ofTab: TabID(rawValue: id)) != nil { throw Self.conflict("Tab \(id) exists already.") }
+        try await sink.commit(ChangeSet())
+        let (w, t, c) = (windowIDs, tabIDs, closedIDs)
+        if let taken = try await reader.read({ try $0.firstStored(profiles: [profileID], windows: w, tabs: t, closedTabs: c) }) {
+            throw Self.conflict("The id \(taken) exists already in this deployment.")
+        }
+        // Oldest first, as they were closed (entries closed at the same instant keep their order).
+        change.closedAdded = head.recentlyClosed.reversed().map { (profileID, $0) }
+        try await sink.commit(change)
+        let snapshot = ProfileSnapshot(stored: head.profile, windowCount: windowIDs.count)
+        service.applyDirectoryChanges([.put(snapshot)])
+        return snapshot
+    }
+
+    private static func invalid(_ field: String, _ detail: String) -> HTTPError {
+        HTTPError(422, kind: "invalid-field", title: "Invalid Field", detail: "'\(field)' \(detail).", extensions: ["field": field])
+    }
+
+    private static func conflict(_ detail: String) -> HTTPError {
+        HTTPError(409, kind: "id-taken", title: "Conflict", detail: detail)
+    }
+}
