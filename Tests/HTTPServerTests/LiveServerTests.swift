@@ -118,6 +118,31 @@ import Testing
         }
     }
 
+    @Test func aLargeBodyPathTakesMoreButHoldsFewAtOnce() async throws {
+        let configure: (inout ServerConfiguration) -> Void = {
+            $0.maxBodyBytes = 1024
+            $0.largeBodies = LargeBodies(paths: ["/echo"], maxBytes: 8192, concurrent: 1)
+        }
+        try await withServer(configure, router: testRouter()) { server, _ in
+            let large = try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 8192))
+            #expect(large.status == 200 && large.body.count == 8192)
+            #expect(try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 8193)).status == 413)
+            // One slot: while a body is being sent (its head is in, the body is not), a second upload is 503 at once.
+            let slow = try connect(server)
+            try slow.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\nabc".utf8))
+            Thread.sleep(forTimeInterval: 0.2)
+            let refused = try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 10))
+            #expect(refused.status == 503 && refused.header("retry-after") == "1")
+            try slow.sendRaw([UInt8](repeating: 66, count: 3997))
+            #expect(try slow.readResponse(method: "POST").status == 200)
+            // The slot is given back once that request completes.
+            Thread.sleep(forTimeInterval: 0.1)
+            #expect(try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 10)).status == 200)
+            // Other paths keep the usual limit.
+            #expect(try connect(server).request("POST", "/hello", body: [UInt8](repeating: 65, count: 2048)).status == 413)
+        }
+    }
+
     @Test func chunkedBodyOverLimitIs413() async throws {
         try await withServer({ $0.maxBodyBytes = 1024 }, router: testRouter()) { server, _ in
             let client = try connect(server)
