@@ -4,9 +4,19 @@ public import Foundation
 ///
 /// Owned by at most one `WebStateList` at a time. Not `Sendable`: it lives under its profile's
 /// serial executor. Observers are told about every change of its own state.
+///
+/// A tab loaded from storage may be **unrealized** (Chromium's `WebState::CreateWithStorage`): it holds
+/// only its ``HistoryMetadata`` — what lists, snapshots and events need — until something needs its
+/// history (navigation, back/forward, the history itself, duplicate, closing, saving its row): reading
+/// ``history`` realizes it through its realizer, once (``isRealized`` becomes true). Every answer is
+/// the same either way; only memory differs.
 public final class WebState {
     public let id: TabID
-    public private(set) var history: NavigationHistory
+    /// The history once realized (nil while unrealized).
+    private var realizedHistory: NavigationHistory?
+    /// What an unrealized tab knows of its history, and how it reads the rest.
+    private var metadata: HistoryMetadata
+    private var realizer: HistoryRealizer?
     /// The page title (renderer-reported); the current history item's title follows it.
     public private(set) var title: String
     public private(set) var isLoading: Bool
@@ -21,13 +31,43 @@ public final class WebState {
     /// the history's size is charged to it.
     public internal(set) weak var budget: ByteBudget? {
         didSet {
-            oldValue?.charge(-history.byteCount)
-            budget?.charge(history.byteCount)
+            oldValue?.charge(-byteCount)
+            budget?.charge(byteCount)
         }
     }
 
     /// The bytes of text the tab's history holds (what it costs its profile's budget).
-    public var byteCount: Int { history.byteCount }
+    public var byteCount: Int { realizedHistory?.byteCount ?? metadata.byteCount }
+
+    /// Whether its history is in memory (a tab made in this run always is).
+    public var isRealized: Bool { realizedHistory != nil }
+
+    /// Its navigation history; reading it realizes an unrealized tab.
+    public var history: NavigationHistory {
+        realize()
+        return realizedHistory!
+    }
+
+    /// Reads the history of an unrealized tab (once); nothing for a realized one.
+    public func realize() {
+        guard realizedHistory == nil else { return }
+        var history = realizer?(id) ?? metadata.fallbackHistory
+        if history.currentIndex != metadata.currentIndex || history.count != metadata.count {
+            // Storage changed under it (it must not): keep what the metadata promised where possible.
+            if let aligned = try? NavigationHistory(items: history.items, currentIndex: min(metadata.currentIndex, history.count - 1)) {
+                history = aligned
+            }
+        }
+        realizedHistory = history
+        realizer = nil
+        budget?.charge(history.byteCount - metadata.byteCount)
+    }
+
+    /// Applies `change` to the history (realizing it first).
+    private func mutateHistory(_ change: (inout NavigationHistory) -> Void) {
+        realize()
+        change(&realizedHistory!)
+    }
 
     /// Creates a tab.
     /// - Parameters:
@@ -39,7 +79,8 @@ public final class WebState {
         createdAt: Date = Date(), lastActiveAt: Date? = nil
     ) {
         self.id = id
-        self.history = history
+        self.realizedHistory = history
+        self.metadata = HistoryMetadata(history)
         self.title = title ?? history.currentItem?.title ?? ""
         self.isLoading = isLoading
         self.progress = progress
@@ -48,10 +89,31 @@ public final class WebState {
         self.lastActiveAt = lastActiveAt ?? createdAt
     }
 
+    /// An unrealized tab, as storage describes it: `realizer` reads its history on first need.
+    public init(
+        id: TabID, metadata: HistoryMetadata, realizer: @escaping HistoryRealizer, title: String, isLoading: Bool,
+        progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date
+    ) {
+        self.id = id
+        self.realizedHistory = nil
+        self.metadata = metadata
+        self.realizer = realizer
+        self.title = title
+        self.isLoading = isLoading
+        self.progress = progress
+        self.faviconURL = faviconURL
+        self.createdAt = createdAt
+        self.lastActiveAt = lastActiveAt
+    }
+
     /// The URL the tab shows: the current history item's, or empty.
-    public var visibleURL: String { history.currentItem?.url ?? "" }
+    public var visibleURL: String { realizedHistory.map { $0.currentItem?.url ?? "" } ?? metadata.visibleURL }
     /// The last committed navigation index (the opener bookkeeping of spec §5 records it).
-    public var lastCommittedIndex: Int { history.currentIndex }
+    public var lastCommittedIndex: Int { realizedHistory?.currentIndex ?? metadata.currentIndex }
+    /// How many history entries it has.
+    public var historyCount: Int { realizedHistory?.count ?? metadata.count }
+    public var canGoBack: Bool { lastCommittedIndex > 0 }
+    public var canGoForward: Bool { lastCommittedIndex >= 0 && lastCommittedIndex < historyCount - 1 }
 
     /// A copy with a new id, the same history and page state (Chromium's duplicate-tab).
     public func duplicate() -> WebState {
@@ -63,9 +125,9 @@ public final class WebState {
     /// Commits a navigation to `url` at once (pruning forward entries) and starts loading.
     /// - Parameter maxItems: history cap; the oldest entries are dropped past it.
     public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) {
-        let before = history.byteCount
-        history.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems)
-        budget?.charge(history.byteCount - before)
+        let before = byteCount
+        mutateHistory { $0.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems) }
+        budget?.charge(byteCount - before)
         title = ""
         isLoading = true
         progress = 0
@@ -77,7 +139,9 @@ public final class WebState {
     /// - Returns: whether the current entry changed.
     @discardableResult
     public func go(offset: Int) -> Bool {
-        guard history.go(offset: offset) else { return false }
+        var moved = false
+        mutateHistory { moved = $0.go(offset: offset) }
+        guard moved else { return false }
         title = history.currentItem?.title ?? ""
         isLoading = true
         progress = 0
@@ -88,12 +152,12 @@ public final class WebState {
     /// Goes to history entry `index`; a no-op out of range or on the current entry.
     @discardableResult
     public func go(toIndex index: Int) -> Bool {
-        go(offset: index - history.currentIndex)
+        go(offset: index - lastCommittedIndex)
     }
 
     /// Reloads: the history index stays; loading starts.
     public func reload() {
-        guard history.currentIndex >= 0 else { return }
+        guard lastCommittedIndex >= 0 else { return }
         // A tab already loading from the start shows nothing new: no notification, no new version.
         guard !isLoading || progress != 0 else { return }
         isLoading = true
@@ -113,9 +177,9 @@ public final class WebState {
         var changes = Set<WebStateChange>()
         if let title, title != self.title {
             self.title = title
-            let before = history.byteCount
-            history.setCurrentTitle(title)
-            budget?.charge(history.byteCount - before)
+            let before = byteCount
+            mutateHistory { $0.setCurrentTitle(title) }
+            budget?.charge(byteCount - before)
             changes.insert(.title)
         }
         if let isLoading, isLoading != self.isLoading {
@@ -170,3 +234,35 @@ public protocol WebStateObserver: AnyObject {
 struct WeakWebStateObserver {
     weak var observer: (any WebStateObserver)?
 }
+
+/// What an unrealized tab keeps of its history (Chromium's `WebStateMetadataStorage`): enough for the
+/// tab list, snapshots, events and its profile's byte budget.
+public struct HistoryMetadata: Sendable, Equatable {
+    public var visibleURL: String
+    public var currentIndex: Int
+    public var count: Int
+    public var byteCount: Int
+
+    public init(visibleURL: String, currentIndex: Int, count: Int, byteCount: Int) {
+        self.visibleURL = visibleURL
+        self.currentIndex = currentIndex
+        self.count = count
+        self.byteCount = byteCount
+    }
+
+    init(_ history: NavigationHistory) {
+        self.init(
+            visibleURL: history.currentItem?.url ?? "", currentIndex: history.currentIndex, count: history.count,
+            byteCount: history.byteCount)
+    }
+
+    /// What a history that cannot be read is taken to be: its visible entry alone.
+    var fallbackHistory: NavigationHistory {
+        guard currentIndex >= 0 else { return NavigationHistory() }
+        return (try? NavigationHistory(items: [NavigationItem(url: visibleURL, transition: .link, timestamp: Date(timeIntervalSince1970: 0))], currentIndex: 0))
+            ?? NavigationHistory()
+    }
+}
+
+/// Reads an unrealized tab's history from storage (nil: it cannot be read).
+public typealias HistoryRealizer = (TabID) -> NavigationHistory?

@@ -28,14 +28,49 @@ extension PersistenceStore {
 
     /// One stored profile whole (its windows, tabs and recently closed; nothing shared), or nil when it
     /// is not stored.
-    public func loadProfile(_ id: String) throws -> StoredState? {
+    /// - Parameter histories: false reads each tab without its history (``TabRecord/summary`` instead):
+    ///   the tabs load unrealized, and ``history(ofTab:)`` reads one when it is needed.
+    public func loadProfile(_ id: String, histories: Bool = true) throws -> StoredState? {
         guard let profile = try profileRecords(id).first else { return nil }
         var state = StoredState()
         state.profiles = [profile]
         state.windows = try windowRecords(ofProfile: id)
-        for window in state.windows { state.tabs.merge(try loadTabs(ofWindow: window.id)) { first, _ in first } }
+        for window in state.windows {
+            let tabs = histories ? try loadTabs(ofWindow: window.id) : try loadTabSummaries(ofWindow: window.id)
+            state.tabs.merge(tabs) { first, _ in first }
+        }
         state.recentlyClosed = try closedEntries(ofProfile: id)
         return state
+    }
+
+    /// The tabs of one window without their histories (each with its ``TabRecord/summary``).
+    func loadTabSummaries(ofWindow id: String) throws -> [String: TabRecord] {
+        let statement = try db.cached(
+            """
+            SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
+            last_active_at, history_index, position, visible_url, history_count, history_bytes FROM tabs WHERE window_id = ?
+            """)
+        try statement.bind([id])
+        var tabs: [String: TabRecord] = [:]
+        while try statement.step() {
+            var tab = TabRecord(
+                id: statement.column(0).string ?? "", groupID: statement.column(1).string, openerID: statement.column(2).string,
+                openerNavigationIndex: statement.column(3).int, title: statement.column(4).string ?? "",
+                loading: statement.column(5).int == 1, progress: statement.column(6).double ?? 0,
+                faviconURL: statement.column(7).string, createdAt: Date(timeIntervalSince1970: statement.column(8).double ?? 0),
+                lastActiveAt: Date(timeIntervalSince1970: statement.column(9).double ?? 0),
+                historyIndex: statement.column(10).int ?? -1, history: [], position: statement.column(11).double ?? 0)
+            tab.summary = HistorySummary(
+                visibleURL: statement.column(12).string ?? "", count: statement.column(13).int ?? 0, byteCount: statement.column(14).int ?? 0)
+            tabs[tab.id] = tab
+        }
+        return tabs
+    }
+
+    /// A stored tab's history and current index (nil: no such tab): what realizing it reads.
+    public func history(ofTab id: String) throws -> (entries: [HistoryEntryRecord], index: Int)? {
+        guard let row = try db.cached("SELECT history, history_index FROM tabs WHERE id = ?").rows(id).first else { return nil }
+        return (try HistoryCodec.decode(row[0].bytes ?? []), row[1].int ?? -1)
     }
 
     /// The profile that stores a window, tab or group (nil: none does).

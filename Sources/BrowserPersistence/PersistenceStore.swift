@@ -100,6 +100,24 @@ public final class PersistenceStore {
                     CREATE INDEX groups_by_id ON groups(id);
                     CREATE INDEX closed_tabs_by_profile ON closed_tabs(profile_id);
                     """),
+            // A tab loads unrealized: its row says what its history is without it.
+            .init("history summaries") { db in
+                try db.execute(
+                    """
+                    ALTER TABLE tabs ADD COLUMN visible_url TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE tabs ADD COLUMN history_count INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE tabs ADD COLUMN history_bytes INTEGER NOT NULL DEFAULT 0;
+                    """)
+                let update = try db.prepare("UPDATE tabs SET visible_url = ?, history_count = ?, history_bytes = ? WHERE rowid = ?")
+                let rows = try db.prepare("SELECT rowid, history_index, history FROM tabs")
+                try rows.bind([])
+                var pending: [(Int64, HistorySummary)] = []
+                while try rows.step() {
+                    let history = try HistoryCodec.decode(rows.column(2).bytes ?? [])
+                    pending.append((rows.column(0).int64 ?? 0, HistorySummary(history, index: rows.column(1).int ?? -1)))
+                }
+                for (rowid, summary) in pending { try update.run(summary.visibleURL, summary.count, summary.byteCount, rowid) }
+            },
         ])
     }
 
@@ -184,18 +202,22 @@ public final class PersistenceStore {
         let upsert = try db.cached(
             """
             INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
-            favicon_url, created_at, last_active_at, history_index, history, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            favicon_url, created_at, last_active_at, history_index, history, position, visible_url, history_count, history_bytes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET window_id = excluded.window_id, group_id = excluded.group_id,
             opener_id = excluded.opener_id, opener_navigation_index = excluded.opener_navigation_index, title = excluded.title,
             loading = excluded.loading, progress = excluded.progress, favicon_url = excluded.favicon_url,
             last_active_at = excluded.last_active_at, history_index = excluded.history_index, history = excluded.history,
-            position = excluded.position
+            position = excluded.position, visible_url = excluded.visible_url, history_count = excluded.history_count,
+            history_bytes = excluded.history_bytes
             """)
         for (windowID, tab) in change.tabs {
+            let summary = HistorySummary(tab.history, index: tab.historyIndex)
             try upsert.run(
                 tab.id, windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading,
                 tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
-                tab.historyIndex, HistoryCodec.encode(tab.history), tab.position)
+                tab.historyIndex, HistoryCodec.encode(tab.history), tab.position, summary.visibleURL, summary.count,
+                summary.byteCount)
         }
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
         for window in change.windows where !window.tabOrder.isEmpty {

@@ -52,6 +52,8 @@ public struct TabRecord: Sendable, Equatable {
     /// The tab's place in its window: windows are ordered by it, so a tab that moves or joins writes
     /// its own row only, never the whole window's order.
     public var position: Double
+    /// Read without its history (an unrealized tab): what the row says of it, `history` is empty.
+    public var summary: HistorySummary?
 
     public init(
         id: String, groupID: String?, openerID: String?, openerNavigationIndex: Int?, title: String, loading: Bool,
@@ -367,5 +369,26 @@ extension ChangeSet {
         }
         for answer in idempotency { bytes += 128 + answer.body.count }
         return bytes
+    }
+}
+
+/// What a tab's row says of its history without it (the SQLite store keeps it beside the history, so
+/// a tab can load unrealized): the visible entry's URL, how many entries, their bytes of text.
+public struct HistorySummary: Sendable, Equatable {
+    public var visibleURL: String
+    public var count: Int
+    public var byteCount: Int
+
+    public init(visibleURL: String, count: Int, byteCount: Int) {
+        self.visibleURL = visibleURL
+        self.count = count
+        self.byteCount = byteCount
+    }
+
+    /// The summary of `history` with `index` current.
+    public init(_ history: [HistoryEntryRecord], index: Int) {
+        self.init(
+            visibleURL: history.indices.contains(index) ? history[index].url : "", count: history.count,
+            byteCount: history.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count })
     }
 }

@@ -19,6 +19,28 @@ extension BrowserService {
         public init() {}
     }
 
+    /// Reads one stored tab's history (nil: it cannot be read).
+    public typealias HistoryReader = @Sendable (_ tabID: String) -> (entries: [HistoryEntryRecord], index: Int)?
+
+    /// Lets tabs stored with a ``HistorySummary`` (and no history) be restored unrealized: `reader`
+    /// reads a tab's history when it is first needed, on its profile's executor.
+    public func readHistories(with reader: @escaping HistoryReader) {
+        let log = realizations
+        historyReader.withLock {
+            $0 = { id in
+                log.record()
+                return reader(id)
+            }
+        }
+    }
+
+    /// How many tabs restored unrealized have been realized since start.
+    public var tabsRealized: Int { realizations.count }
+
+    /// Called when more than ``RealizationLog/burst`` tabs are realized within one second: something
+    /// realized a whole list, which lists, snapshots and events never should (Chromium reports the same).
+    public func onRealizationBurst(_ action: @escaping @Sendable (Int) -> Void) { realizations.onBurst(action) }
+
     /// The windows in the order ``restore(_:tabs:)`` rebuilds them (and asks for their tabs).
     public static func restoreOrder(_ stored: StoredState) -> [String] {
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
@@ -46,6 +68,7 @@ extension BrowserService {
             let allTabs = stored.tabs
             let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
             let snapshots = self.snapshots
+            let reader = historyReader.withLock { $0 }
             let before = summary
             let (snapshot, restoredTabs, repairs) = try await executor.perform { session -> (ProfileSnapshot, Int, [String]) in
                 let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
@@ -53,7 +76,7 @@ extension BrowserService {
                 var count = 0
                 var repairs: [String] = []
                 for (done, record) in windows.enumerated() {
-                    count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs)
+                    count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs, histories: reader)
                     if let progress {
                         var now = before
                         now.windows += done + 1
@@ -82,10 +105,10 @@ extension BrowserService {
 
     static func restoreWindow(
         _ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
-        repairs: inout [String]
+        repairs: inout [String], histories: HistoryReader? = nil
     ) throws -> Int {
         let browser = try session.createBrowser(id: BrowserID(rawValue: record.id), createdAt: record.createdAt)
-        let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs)
+        let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs, histories: histories)
         if let mediator = browser.userData.get(WindowMediator.self) {
             mediator.version = record.version
             mediator.markDirtyForPublish()
@@ -95,7 +118,12 @@ extension BrowserService {
 
     /// Puts the stored tabs, groups, openers and active tab of `record` into `browser`'s empty list.
     /// - Returns: how many tabs it holds.
-    static func fill(_ browser: Browser, from record: WindowRecord, tabs: [String: TabRecord], repairs: inout [String]) throws -> Int {
+    /// - Parameter histories: reads the history of a tab stored with a summary only (it is restored
+    ///   unrealized); nil restores every tab with the history its record holds.
+    static func fill(
+        _ browser: Browser, from record: WindowRecord, tabs: [String: TabRecord], repairs: inout [String],
+        histories: HistoryReader? = nil
+    ) throws -> Int {
         let list = browser.webStateList
         var restored: [(WebState, TabRecord)] = []
         for id in record.tabOrder {
@@ -103,11 +131,16 @@ extension BrowserService {
                 repairs.append("window \(record.id): tab \(id) is in the tab order but not stored; left out")
                 continue
             }
-            let history = restoredHistory(tab.history, currentIndex: tab.historyIndex, of: "tab \(tab.id)", repairs: &repairs)
-            let webState = WebState(
-                id: TabID(rawValue: tab.id), history: history, title: tab.title, isLoading: tab.loading,
-                progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
-                lastActiveAt: tab.lastActiveAt)
+            let webState: WebState
+            if let summary = tab.summary, let histories {
+                webState = unrealized(tab, summary: summary, reader: histories)
+            } else {
+                let history = restoredHistory(tab.history, currentIndex: tab.historyIndex, of: "tab \(tab.id)", repairs: &repairs)
+                webState = WebState(
+                    id: TabID(rawValue: tab.id), history: history, title: tab.title, isLoading: tab.loading,
+                    progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
+                    lastActiveAt: tab.lastActiveAt)
+            }
             let pinned = restored.count < record.pinnedCount
             try list.insert(webState, InsertionParams(index: list.count, pinned: pinned))
             restored.append((webState, tab))
@@ -147,6 +180,23 @@ extension BrowserService {
         }
         browser.lastActiveAt = record.lastActiveAt
         return restored.count
+    }
+
+    /// A tab restored without its history: what its row's summary says, and a realizer that reads the
+    /// rest (the same repairs as a full restore apply then, unreported).
+    private static func unrealized(_ tab: TabRecord, summary: HistorySummary, reader: @escaping HistoryReader) -> WebState {
+        // As a full restore repairs it: a current index outside the entries is the last one.
+        let index = summary.count == 0 ? -1 : ((0..<summary.count).contains(tab.historyIndex) ? tab.historyIndex : summary.count - 1)
+        let metadata = HistoryMetadata(visibleURL: summary.visibleURL, currentIndex: index, count: summary.count, byteCount: summary.byteCount)
+        return WebState(
+            id: TabID(rawValue: tab.id), metadata: metadata,
+            realizer: { id in
+                guard let stored = reader(id.rawValue) else { return nil }
+                var ignored: [String] = []
+                return restoredHistory(stored.entries, currentIndex: stored.index, of: "tab \(id)", repairs: &ignored)
+            },
+            title: tab.title, isLoading: tab.loading, progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
+            lastActiveAt: tab.lastActiveAt)
     }
 
     /// A stored history as the model's; an unknown transition reads as a link, a current index past the

@@ -16,6 +16,11 @@ public final class BrowserService: Sendable {
     let waitsForCommit: Bool
     /// Routes that arrived while the state was being restored, one per window (the newest).
     let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
+    /// Reads one stored tab's history (its entries and current index), for tabs restored unrealized;
+    /// nil: every tab is restored with its history.
+    let historyReader = Mutex<HistoryReader?>(nil)
+    /// Tabs realized so far, and the bursts of them (see ``RealizationLog``).
+    let realizations = RealizationLog()
     /// The bytes each profile may write per second (nil: no quota); charged with every change queued.
     public let writeQuota: WriteQuota?
     /// The timer of each pending close-all (it confirms it when its undo window ends): only pending

@@ -158,8 +158,8 @@ extension WebStateList {
             id: tab.id, browserID: browserID, index: index, url: tab.visibleURL, title: tab.title,
             pinned: isPinned(at: index), groupID: group(at: index)?.id, openerID: opener(at: index)?.webState.id,
             active: index == activeIndex, loading: tab.isLoading, progress: tab.progress, faviconURL: tab.faviconURL,
-            canGoBack: tab.history.canGoBack, canGoForward: tab.history.canGoForward,
-            historyIndex: tab.history.currentIndex, historyCount: tab.history.count,
+            canGoBack: tab.canGoBack, canGoForward: tab.canGoForward,
+            historyIndex: tab.lastCommittedIndex, historyCount: tab.historyCount,
             createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt)
     }
 

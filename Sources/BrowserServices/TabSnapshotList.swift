@@ -30,10 +30,10 @@ public final class TabSlot: Sendable {
         loading = tab.isLoading
         progress = tab.progress
         faviconURL = tab.faviconURL
-        canGoBack = tab.history.canGoBack
-        canGoForward = tab.history.canGoForward
-        historyIndex = tab.history.currentIndex
-        historyCount = tab.history.count
+        canGoBack = tab.canGoBack
+        canGoForward = tab.canGoForward
+        historyIndex = tab.lastCommittedIndex
+        historyCount = tab.historyCount
         createdAt = tab.createdAt
         lastActiveAt = tab.lastActiveAt
     }

@@ -5,6 +5,7 @@ import BrowserServices
 import Foundation
 import HTTPServer
 import Logging
+import Metrics
 import Synchronization
 
 /// The state in one SQLite file under the data directory (the default). At start only the directory
@@ -56,6 +57,24 @@ struct EmbeddedBackend: StoreBackend {
         let directory = try store.directory()
         let sink = app.sink
         let reader = try StoreReader(path: databasePath)
+        // An unrealized tab's history, read when first needed (a failed read: its visible entry alone, logged).
+        let histories = try StoreReader(path: databasePath)
+        let logger = app.logger
+        let realized = Counter(label: "browserd_tabs_realized_total", factory: app.metricsFactory)
+        app.service.onRealizationBurst { count in
+            logger.warning(
+                "many tabs were realized within one second: something read whole lists of histories",
+                metadata: ["realized": "\(count)+"])
+        }
+        app.service.readHistories { id in
+            realized.increment()
+            do {
+                return try histories.readNow { try $0.history(ofTab: id) }
+            } catch {
+                logger.error("a tab's history could not be read", metadata: ["tab": "\(id)", "error": "\(error)"])
+                return nil
+            }
+        }
         let workingSet = ProfileWorkingSet(
             service: app.service, reader: reader, tokens: app.tokens,
             webDriverBasePath: app.configuration.webDriverBasePath, idle: idle,

@@ -120,7 +120,8 @@ final class ProfileWorkingSet: Sendable {
     private func load(_ id: ProfileID) async throws {
         let started = ContinuousClock.now
         let raw = id.rawValue
-        guard let stored = try await reader.read({ try $0.loadProfile(raw) }) else { return }
+        // Tabs load unrealized: their rows' summaries now, each history when it is first needed.
+        guard let stored = try await reader.read({ try $0.loadProfile(raw, histories: false) }) else { return }
         let summary = try await service.restoreProfile(stored)
         for (window, route, outcome) in await service.runSavedRoutes() {
             logger.notice(

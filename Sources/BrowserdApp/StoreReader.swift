@@ -12,6 +12,12 @@ final class StoreReader: @unchecked Sendable {
         store = try PersistenceStore(readingAt: path)
     }
 
+    /// Reads on the caller's thread, waiting for the reads queued before (a tab's history realized on
+    /// its profile's executor).
+    func readNow<T>(_ body: (PersistenceStore) throws -> T) throws -> T {
+        try queue.sync { try body(store) }
+    }
+
     func read<T: Sendable>(_ body: @escaping @Sendable (PersistenceStore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body(self.store) }) }

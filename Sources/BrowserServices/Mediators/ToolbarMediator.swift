@@ -13,7 +13,7 @@ final class ToolbarMediator: ActiveTabMediator<ToolbarState> {
     override func currentState() -> ToolbarState {
         let tab = browser.webStateList.activeWebState
         return ToolbarState(
-            canGoBack: tab?.history.canGoBack ?? false, canGoForward: tab?.history.canGoForward ?? false,
+            canGoBack: tab?.canGoBack ?? false, canGoForward: tab?.canGoForward ?? false,
             loading: tab?.isLoading ?? false, progress: tab?.progress ?? 0,
             tabCount: browser.webStateList.count, incognito: browser.isIncognito)
     }
