@@ -122,15 +122,19 @@ public final class PersistenceStore {
     }
 
     /// Opens (creating when missing) the database at `path`.
+    /// - Parameter deferringCheck: true skips `PRAGMA quick_check` (it reads every page: seconds for a
+    ///   large file) unless the schema must be migrated; the caller runs ``quickCheck()`` later.
     /// - Throws: ``OpenError`` when the file is corrupt, not a database, unreadable, or newer than this program.
-    public init(path: String) throws {
+    public init(path: String, deferringCheck: Bool = false) throws {
         self.path = path
         do {
             db = try SQLiteConnection(path: path)
             // Check before changing anything, so a file this program must not touch stays as it was.
-            let check = try db.scalar("PRAGMA quick_check").string ?? "no answer"
-            guard check == "ok" else { throw OpenError.unusable(path: path, reason: "quick_check reports: \(check)") }
-            let version = try SQLiteMigrator.version(of: db)
+            let current = try SQLiteMigrator.version(of: db)
+            if !deferringCheck || current < Self.migrator.latestVersion, let problem = try quickCheck() {
+                throw OpenError.unusable(path: path, reason: "quick_check reports: \(problem)")
+            }
+            let version = current
             guard version <= Self.migrator.latestVersion else {
                 throw OpenError.unusable(
                     path: path,
@@ -157,6 +161,12 @@ public final class PersistenceStore {
         } catch {
             throw OpenError.unusable(path: path, reason: "\(error)")
         }
+    }
+
+    /// `PRAGMA quick_check`: nil when the file is sound, else what it reports.
+    public func quickCheck() throws -> String? {
+        let check = try db.scalar("PRAGMA quick_check").string ?? "no answer"
+        return check == "ok" ? nil : check
     }
 
     /// The schema version of the file.

@@ -47,7 +47,9 @@ struct EmbeddedBackend: StoreBackend {
 
     func start(_ app: Application, started: ContinuousClock.Instant) async throws {
         try DataDirectory(path: dataDirectory).prepare()
-        let store = try PersistenceStore(path: databasePath)
+        // Checked whole (quick_check reads every page) before anything is migrated; otherwise after
+        // ready, on a thread of its own, so a large database does not delay the start.
+        let store = try PersistenceStore(path: databasePath, deferringCheck: true)
         app.readiness.block("restore", reason: "reading the directory of stored profiles")
         app.readiness.clear("startup")
         try app.server.start()
@@ -111,6 +113,28 @@ struct EmbeddedBackend: StoreBackend {
                 "loaded": "\(app.service.heldProfiles.count)", "duration": "\(ContinuousClock.now - started)",
             ])
         app.announceStarted(["dataDir": "\(dataDirectory)"])
+        checkInBackground(readiness: app.readiness, logger: app.logger)
+    }
+
+    /// `PRAGMA quick_check` on a connection of its own: a database that fails it makes `/readyz` 503
+    /// with the report (stop, and restore a backup) and says so in the log.
+    private func checkInBackground(readiness: Readiness, logger: Logger) {
+        let path = databasePath
+        let thread = Thread {
+            let started = ContinuousClock.now
+            do {
+                if let problem = try PersistenceStore(readingAt: path).quickCheck() {
+                    readiness.block("integrity", reason: "the database failed PRAGMA quick_check (\(problem.prefix(200))): stop browserd and restore a backup")
+                    logger.critical("the database failed its check", metadata: ["database": "\(path)", "report": "\(problem.prefix(500))"])
+                } else {
+                    logger.info("the database passed its check", metadata: ["duration": "\(ContinuousClock.now - started)"])
+                }
+            } catch {
+                logger.error("the database could not be checked", metadata: ["database": "\(path)", "error": "\(error)"])
+            }
+        }
+        thread.name = "browserd-db-check"
+        thread.start()
     }
 
     /// `--preload-profiles`: every profile back in memory before ready, its progress in `/readyz`'s body

@@ -305,3 +305,33 @@ import Testing
         Issue.record("the condition did not hold within \(timeout)")
     }
 }
+
+/// The database's full check runs after ready (it reads every page): a damaged file still starts,
+/// and `/readyz` then says what is wrong.
+@Suite struct DeferredCheckTests {
+    @Test func aDamagedPageMakesReadinessFailAfterStart() async throws {
+        let data = WorkingSetTests.dataDirectory()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            let window = try api.window(try api.profile())
+            // Long histories: most of the file is their overflow pages.
+            let long = String(repeating: "x", count: 1000)
+            for tab in 0..<40 {
+                let id = try api.tab(window, "https://a.example/\(tab)")
+                for step in 0..<10 { _ = try api.post("/v1/tabs/\(id)/navigate", ["url": "https://a.example/\(tab)/\(step)?\(long)"]) }
+            }
+        }
+        let path = (data as NSString).appendingPathComponent("browserd.sqlite")
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: (size / 2) / 4096 * 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 4096))
+        try handle.close()
+        try await withApplication(dataDirectory: data) { app in
+            try WorkingSetTests.waitUntil { try app.get("/readyz").status == 503 }
+            let reason = String(decoding: try app.get("/readyz").body, as: UTF8.self)
+            #expect(reason.contains("quick_check"), "\(reason)")
+        }
+    }
+}
