@@ -105,6 +105,7 @@ let package = Package(
         .target(
             name: "BrowserdApp",
             dependencies: [
+                "CLinuxEvents",
                 "HTTPServer",
                 "BrowserAPI",
                 .target(name: "BrowserCluster", condition: withPostgreSQL),

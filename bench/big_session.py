@@ -11,7 +11,7 @@ per tab, every URL distinct) and measures the release browserd on each, side by 
   - RSS with every profile loaded, and per tab over the empty server;
   - with `--profile-idle-seconds`: RSS after the profiles went idle and left memory, against the empty
     server's.
-Prints a table and writes bench/out/big_session.json.
+Prints a table and writes bench/out/big_session.json and docs/big-session.svg.
 
 Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 10,100] [--idle-seconds 5]
 """
@@ -90,6 +90,57 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def chart(rows, path):
+    """Two small panels side by side: RSS once ready (lazy: with every profile loaded too) and seconds from
+    exec to ready, against the stored tabs, eager restore beside the lazy start."""
+    sizes = sorted({r["tabs"] for r in rows})
+    panel_w, height, left, bottom, top = 330, 340, 60, 60, 40
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * panel_w + 150}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{2 * panel_w + 150}" height="{height}" fill="white"/>',
+           '<text x="10" y="18" font-size="14">browserd start-up and memory against stored tabs (10 history entries each)</text>']
+    series = [
+        ("eager: RSS at ready", "#d62728", lambda r: r["mode"] == "eager", lambda r: r["rss_mib"], 0),
+        ("lazy: RSS at ready", "#1f77b4", lambda r: r["mode"] == "lazy", lambda r: r["rss_mib"], 0),
+        ("lazy: every profile loaded", "#2ca02c", lambda r: r["mode"] == "lazy", lambda r: r.get("all_loaded_rss_mib", r["rss_mib"]), 0),
+        ("eager: s to ready", "#d62728", lambda r: r["mode"] == "eager", lambda r: r["ready_s"], 1),
+        ("lazy: s to ready", "#1f77b4", lambda r: r["mode"] == "lazy", lambda r: r["ready_s"], 1),
+    ]
+    for panel, (title, unit) in enumerate([("RSS (MiB)", "MiB"), ("time from exec to /readyz = 200 (s)", "s")]):
+        x0 = 10 + panel * (panel_w + 10)
+        values = [get(r) for _, _, keep, get, p in series if p == panel for r in rows if keep(r)]
+        ymax = max(values) * 1.15 or 1
+
+        def x(size):
+            return x0 + left + sizes.index(size) / max(1, len(sizes) - 1) * (panel_w - left - 20)
+
+        def y(v):
+            return height - bottom - v / ymax * (height - bottom - top)
+        out.append(f'<text x="{x0 + left}" y="{top - 8}">{title}</text>')
+        out.append(f'<line x1="{x0 + left}" y1="{height - bottom}" x2="{x0 + panel_w - 20}" y2="{height - bottom}" stroke="black"/>')
+        out.append(f'<line x1="{x0 + left}" y1="{top}" x2="{x0 + left}" y2="{height - bottom}" stroke="black"/>')
+        for size in sizes:
+            out.append(f'<text x="{x(size):.0f}" y="{height - bottom + 16}" text-anchor="middle">{size:,}</text>')
+        out.append(f'<text x="{x0 + (left + panel_w) / 2:.0f}" y="{height - bottom + 34}" text-anchor="middle">stored tabs</text>')
+        for i in range(5):
+            v = ymax * i / 4
+            out.append(f'<text x="{x0 + left - 6}" y="{y(v) + 4:.0f}" text-anchor="end">{v:.0f}</text>' if unit == "MiB"
+                       else f'<text x="{x0 + left - 6}" y="{y(v) + 4:.0f}" text-anchor="end">{v:.1f}</text>')
+            out.append(f'<line x1="{x0 + left}" y1="{y(v):.0f}" x2="{x0 + panel_w - 20}" y2="{y(v):.0f}" stroke="#ddd"/>')
+        for name, colour, keep, get_value, p in series:
+            if p != panel:
+                continue
+            points = sorted((r["tabs"], get_value(r)) for r in rows if keep(r))
+            dash = ' stroke-dasharray="5,4"' if "loaded" in name else ""
+            out.append(f'<polyline points="{" ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in points)}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
+            for a, b in points:
+                out.append(f'<circle cx="{x(a):.1f}" cy="{y(b):.1f}" r="3" fill="{colour}"/>')
+    for i, (name, colour, _, _, _) in enumerate(series[:3]):
+        out.append(f'<text x="{2 * panel_w + 30}" y="{top + 20 + 18 * i}" fill="{colour}">{name.split(":")[0]}{":" + name.split(":")[1] if "loaded" in name else ""}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--browserd", required=True)
@@ -97,7 +148,12 @@ def main():
     parser.add_argument("--profiles", default=os.environ.get("BENCH_BIG_PROFILES", "10,100"),
                         help="comma-separated profile counts (each profile: 10 windows × 1,000 tabs)")
     parser.add_argument("--idle-seconds", type=int, default=5, help="--profile-idle-seconds for the eviction run")
+    parser.add_argument("--chart-only", action="store_true", help="draw docs/big-session.svg from bench/out/big_session.json")
     args = parser.parse_args()
+    if args.chart_only:
+        with open(os.path.join(ROOT, "bench", "out", "big_session.json")) as f:
+            chart(json.load(f)["rows"], os.path.join(ROOT, "docs", "big-session.svg"))
+        return
     rows, loads = [], []
     scratch = tempfile.mkdtemp(prefix="browserd-big-", dir=os.environ.get("BENCH_DIR"))
     try:
@@ -189,6 +245,8 @@ def main():
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "big_session.json"), "w") as f:
         json.dump({"rows": rows, "loads": loads}, f, indent=2)
+    chart(rows, os.path.join(ROOT, "docs", "big-session.svg"))
+    print("chart: docs/big-session.svg")
 
 
 if __name__ == "__main__":

@@ -9,21 +9,16 @@ extension PersistenceStore {
     public struct DirectoryEntry: Sendable, Equatable {
         public var profile: ProfileRecord
         public var windowCount: Int
-        public var tabCount: Int
     }
 
-    /// Every stored profile with how many windows and tabs it holds, oldest first: all that start-up
-    /// reads of them (one pass over the windows and one index count per window).
+    /// Every stored profile with how many windows it holds, oldest first: all that start-up reads of
+    /// them (one pass over the windows; tabs are not counted, so the start does not grow with them).
     public func directory() throws -> [DirectoryEntry] {
-        var windows: [String: (windows: Int, tabs: Int)] = [:]
-        for row in try db.rows(
-            "SELECT w.profile_id, COUNT(*), SUM((SELECT COUNT(*) FROM tabs t WHERE t.window_id = w.id)) FROM windows w GROUP BY w.profile_id")
-        {
-            windows[row[0].string ?? ""] = (row[1].int ?? 0, row[2].int ?? 0)
+        var windows: [String: Int] = [:]
+        for row in try db.rows("SELECT profile_id, COUNT(*) FROM windows GROUP BY profile_id") {
+            windows[row[0].string ?? ""] = row[1].int ?? 0
         }
-        return try profileRecords(nil).map { profile in
-            DirectoryEntry(profile: profile, windowCount: windows[profile.id]?.windows ?? 0, tabCount: windows[profile.id]?.tabs ?? 0)
-        }
+        return try profileRecords(nil).map { profile in DirectoryEntry(profile: profile, windowCount: windows[profile.id] ?? 0) }
     }
 
     /// One stored profile whole (its windows, tabs and recently closed; nothing shared), or nil when it

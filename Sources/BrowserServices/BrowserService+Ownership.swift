@@ -45,7 +45,10 @@ extension BrowserService {
         // since requests no longer find the profile.
         let (profiles, windows) = await entry.executor.perform { session -> ([ProfileID], [BrowserID]) in
             let profiles = [session.browserState.id] + (session.offTheRecord.map { [$0.id] } ?? [])
-            return (profiles, session.browserList.browsers().map(\.id))
+            let windows = session.browserList.browsers().map(\.id)
+            // A window's coordinators hold it: let them go, or the windows would outlive the session.
+            session.userData.get(ProfileMediator.self)?.releaseWindows()
+            return (profiles, windows)
         }
         snapshots.unload(profiles: profiles, windows: windows)
     }

@@ -86,6 +86,19 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
         publishProfiles()
     }
 
+    /// Lets every window go without closing it (the profile leaves memory; it is all stored): what is
+    /// attached to a window, and holds it, is dropped. Nothing is published, written or announced.
+    func releaseWindows() {
+        for browser in session.browserList.browsers() {
+            browser.userData.get(WindowMediator.self)?.stop()
+            browser.userData.set(WindowMediator?.none)
+            browser.userData.set(BrowserCoordinator?.none)
+            browser.userData.get(ActionLog.self)?.stop()
+            browser.userData.set(ActionLog?.none)
+            browser.userData.set(WindowEventMediators?.none)
+        }
+    }
+
     func browserList(_ list: BrowserList, didRemove browser: Browser) {
         if !browser.isIncognito { deletedWindows.append(browser.id) }
         browser.userData.get(WindowMediator.self)?.stop()

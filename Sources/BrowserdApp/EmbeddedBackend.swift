@@ -109,7 +109,7 @@ struct EmbeddedBackend: StoreBackend {
             "ready",
             metadata: [
                 "database": "\(databasePath)", "profiles": "\(directory.count)",
-                "windows": "\(directory.reduce(0) { $0 + $1.windowCount })", "tabs": "\(directory.reduce(0) { $0 + $1.tabCount })",
+                "windows": "\(directory.reduce(0) { $0 + $1.windowCount })",
                 "loaded": "\(app.service.heldProfiles.count)", "duration": "\(ContinuousClock.now - started)",
             ])
         app.announceStarted(["dataDir": "\(dataDirectory)"])

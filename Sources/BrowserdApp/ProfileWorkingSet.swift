@@ -3,6 +3,7 @@ import BrowserModel
 import BrowserPersistence
 import BrowserRecords
 import BrowserServices
+import CLinuxEvents
 import Foundation
 import HTTPServer
 import Logging
@@ -130,6 +131,8 @@ final class ProfileWorkingSet: Sendable {
         for repair in summary.repairs.prefix(100) {
             logger.warning("loading a profile repaired a stored value", metadata: ["profile": "\(id)", "repair": "\(repair)"])
         }
+        // The records a load reads are garbage once the model holds the profile: give their pages back.
+        Self.returnFreeMemory()
         let duration = ContinuousClock.now - started
         loads.increment()
         loadTime.record(duration: duration)
@@ -208,7 +211,14 @@ final class ProfileWorkingSet: Sendable {
             await eviction.value
             dropped.append(id)
         }
+        if !dropped.isEmpty { Self.returnFreeMemory() }
         return dropped
+    }
+
+    /// Returns the allocator's free pages to the system (glibc keeps them otherwise, so memory would
+    /// not follow the working set down).
+    static func returnFreeMemory() {
+        _ = CLinuxEvents_trim_heap()
     }
 
     private func drop(_ id: ProfileID) async {

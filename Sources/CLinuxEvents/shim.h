@@ -3,6 +3,7 @@
 #ifndef CLINUXEVENTS_SHIM_H
 #define CLINUXEVENTS_SHIM_H
 
+#include <malloc.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/epoll.h>
@@ -31,6 +32,13 @@ static inline void CLinuxEvents_wake(int wake)
 {
     uint64_t one = 1;
     (void) !write(wake, &one, sizeof one);
+}
+
+/// Gives the allocator's free pages back to the system (glibc's malloc_trim): memory freed by dropping
+/// a large structure otherwise stays resident. Returns whether any was given back.
+static inline int CLinuxEvents_trim_heap(void)
+{
+    return malloc_trim(0);
 }
 
 /// Takes the wake-ups counted on `wake` (on the loop's thread, once `epoll_wait` reported it).
