@@ -126,14 +126,16 @@ extension BrowserService {
     ) throws -> Int {
         let list = browser.webStateList
         var restored: [(WebState, TabRecord)] = []
+        // One realizer for every tab of the window (it is told which tab): no closure per tab.
+        let realizer = histories.map(Self.realizer)
         for id in record.tabOrder {
             guard let tab = tabs[id] else {
                 repairs.append("window \(record.id): tab \(id) is in the tab order but not stored; left out")
                 continue
             }
             let webState: WebState
-            if let summary = tab.summary, let histories {
-                webState = unrealized(tab, summary: summary, reader: histories)
+            if let summary = tab.summary, let realizer {
+                webState = unrealized(tab, summary: summary, realizer: realizer)
             } else {
                 let history = restoredHistory(tab.history, currentIndex: tab.historyIndex, of: "tab \(tab.id)", repairs: &repairs)
                 webState = WebState(
@@ -184,19 +186,22 @@ extension BrowserService {
 
     /// A tab restored without its history: what its row's summary says, and a realizer that reads the
     /// rest (the same repairs as a full restore apply then, unreported).
-    private static func unrealized(_ tab: TabRecord, summary: HistorySummary, reader: @escaping HistoryReader) -> WebState {
+    private static func unrealized(_ tab: TabRecord, summary: HistorySummary, realizer: @escaping HistoryRealizer) -> WebState {
         // As a full restore repairs it: a current index outside the entries is the last one.
         let index = summary.count == 0 ? -1 : ((0..<summary.count).contains(tab.historyIndex) ? tab.historyIndex : summary.count - 1)
         let metadata = HistoryMetadata(visibleURL: summary.visibleURL, currentIndex: index, count: summary.count, byteCount: summary.byteCount)
         return WebState(
-            id: TabID(rawValue: tab.id), metadata: metadata,
-            realizer: { id in
-                guard let stored = reader(id.rawValue) else { return nil }
-                var ignored: [String] = []
-                return restoredHistory(stored.entries, currentIndex: stored.index, of: "tab \(id)", repairs: &ignored)
-            },
-            title: tab.title, isLoading: tab.loading, progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt,
-            lastActiveAt: tab.lastActiveAt)
+            id: TabID(rawValue: tab.id), metadata: metadata, realizer: realizer, title: tab.title, isLoading: tab.loading,
+            progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt)
+    }
+
+    /// Reads a tab's history through `reader` and restores it as a full restore would (its repairs unreported).
+    private static func realizer(_ reader: @escaping HistoryReader) -> HistoryRealizer {
+        { id in
+            guard let stored = reader(id.rawValue) else { return nil }
+            var ignored: [String] = []
+            return restoredHistory(stored.entries, currentIndex: stored.index, of: "tab \(id)", repairs: &ignored)
+        }
     }
 
     /// A stored history as the model's; an unknown transition reads as a link, a current index past the
