@@ -105,8 +105,8 @@ def chart(rows, path):
     exec to ready, against the stored tabs, eager restore beside the lazy start."""
     sizes = sorted({r["tabs"] for r in rows})
     panel_w, height, left, bottom, top = 330, 340, 60, 60, 40
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * panel_w + 150}" height="{height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{2 * panel_w + 150}" height="{height}" fill="white"/>',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * panel_w + 200}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{2 * panel_w + 200}" height="{height}" fill="white"/>',
            '<text x="10" y="18" font-size="14">browserd start-up and memory against stored tabs (10 history entries each)</text>']
     series = [
         ("eager: RSS at ready", "#d62728", lambda r: r["mode"] == "eager", lambda r: r["rss_mib"], 0),
@@ -144,8 +144,9 @@ def chart(rows, path):
             out.append(f'<polyline points="{" ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in points)}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
             for a, b in points:
                 out.append(f'<circle cx="{x(a):.1f}" cy="{y(b):.1f}" r="3" fill="{colour}"/>')
-    for i, (name, colour, _, _, _) in enumerate(series[:3]):
-        out.append(f'<text x="{2 * panel_w + 30}" y="{top + 20 + 18 * i}" fill="{colour}">{name.split(":")[0]}{":" + name.split(":")[1] if "loaded" in name else ""}</text>')
+    for i, (label, colour) in enumerate([("eager restore", "#d62728"), ("lazy start", "#1f77b4"), ("lazy, every profile", "#2ca02c"),
+                                         ("loaded (RSS)", "#2ca02c")]):
+        out.append(f'<text x="{2 * panel_w + 30}" y="{top + 20 + 18 * i}" fill="{colour}">{label}</text>')
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
