@@ -12,11 +12,18 @@ public import Foundation
 /// the same either way; only memory differs.
 public final class WebState {
     public let id: TabID
-    /// The history once realized (nil while unrealized).
-    private var realizedHistory: NavigationHistory?
-    /// What an unrealized tab knows of its history, and how it reads the rest.
-    private var metadata: HistoryMetadata
-    private var realizer: HistoryRealizer?
+    /// Its history, or (unrealized) what it knows of it and how it reads the rest: one field, so an
+    /// unrealized tab costs its metadata and a realized one its history, never both.
+    private var storage: HistoryStorage
+
+    private enum HistoryStorage {
+        case realized(NavigationHistory)
+        case unrealized(HistoryMetadata, HistoryRealizer)
+    }
+
+    private var realizedHistory: NavigationHistory? {
+        if case .realized(let history) = storage { history } else { nil }
+    }
     /// The page title (renderer-reported); the current history item's title follows it.
     public private(set) var title: String
     public private(set) var isLoading: Bool
@@ -37,7 +44,12 @@ public final class WebState {
     }
 
     /// The bytes of text the tab's history holds (what it costs its profile's budget).
-    public var byteCount: Int { realizedHistory?.byteCount ?? metadata.byteCount }
+    public var byteCount: Int {
+        switch storage {
+        case .realized(let history): history.byteCount
+        case .unrealized(let metadata, _): metadata.byteCount
+        }
+    }
 
     /// Whether its history is in memory (a tab made in this run always is).
     public var isRealized: Bool { realizedHistory != nil }
@@ -50,23 +62,26 @@ public final class WebState {
 
     /// Reads the history of an unrealized tab (once); nothing for a realized one.
     public func realize() {
-        guard realizedHistory == nil else { return }
-        var history = realizer?(id) ?? metadata.fallbackHistory
+        guard case .unrealized(let metadata, let realizer) = storage else { return }
+        var history = realizer(id) ?? metadata.fallbackHistory
         if history.currentIndex != metadata.currentIndex || history.count != metadata.count {
             // Storage changed under it (it must not): keep what the metadata promised where possible.
             if let aligned = try? NavigationHistory(items: history.items, currentIndex: min(metadata.currentIndex, history.count - 1)) {
                 history = aligned
             }
         }
-        realizedHistory = history
-        realizer = nil
+        storage = .realized(history)
         budget?.charge(history.byteCount - metadata.byteCount)
     }
 
-    /// Applies `change` to the history (realizing it first).
+    /// Applies `change` to the history (realizing it first), in place.
     private func mutateHistory(_ change: (inout NavigationHistory) -> Void) {
         realize()
-        change(&realizedHistory!)
+        guard case .realized(var history) = storage else { return }
+        // Left without a reference while it changes, so the items are not copied.
+        storage = .realized(NavigationHistory())
+        change(&history)
+        storage = .realized(history)
     }
 
     /// Creates a tab.
@@ -79,8 +94,7 @@ public final class WebState {
         createdAt: Date = Date(), lastActiveAt: Date? = nil
     ) {
         self.id = id
-        self.realizedHistory = history
-        self.metadata = HistoryMetadata(history)
+        self.storage = .realized(history)
         self.title = title ?? history.currentItem?.title ?? ""
         self.isLoading = isLoading
         self.progress = progress
@@ -95,9 +109,7 @@ public final class WebState {
         progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date
     ) {
         self.id = id
-        self.realizedHistory = nil
-        self.metadata = metadata
-        self.realizer = realizer
+        self.storage = .unrealized(metadata, realizer)
         self.title = title
         self.isLoading = isLoading
         self.progress = progress
@@ -107,11 +119,26 @@ public final class WebState {
     }
 
     /// The URL the tab shows: the current history item's, or empty.
-    public var visibleURL: String { realizedHistory.map { $0.currentItem?.url ?? "" } ?? metadata.visibleURL }
+    public var visibleURL: String {
+        switch storage {
+        case .realized(let history): history.currentItem?.url ?? ""
+        case .unrealized(let metadata, _): metadata.visibleURL
+        }
+    }
     /// The last committed navigation index (the opener bookkeeping of spec §5 records it).
-    public var lastCommittedIndex: Int { realizedHistory?.currentIndex ?? metadata.currentIndex }
+    public var lastCommittedIndex: Int {
+        switch storage {
+        case .realized(let history): history.currentIndex
+        case .unrealized(let metadata, _): metadata.currentIndex
+        }
+    }
     /// How many history entries it has.
-    public var historyCount: Int { realizedHistory?.count ?? metadata.count }
+    public var historyCount: Int {
+        switch storage {
+        case .realized(let history): history.count
+        case .unrealized(let metadata, _): metadata.count
+        }
+    }
     public var canGoBack: Bool { lastCommittedIndex > 0 }
     public var canGoForward: Bool { lastCommittedIndex >= 0 && lastCommittedIndex < historyCount - 1 }
 
