@@ -1,5 +1,6 @@
 public import BrowserModel
 public import BrowserServices
+public import HTTPServer
 import Synchronization
 
 /// Moving one profile out of and into a deployment whole, as a ``ProfileDocument``: what the store
@@ -28,4 +29,13 @@ public final class ProfileTransferSlot: Sendable {
     public var current: (any ProfileTransfer)? { value.withLock { $0 } }
 
     public func set(_ transfer: any ProfileTransfer) { value.withLock { $0 = transfer } }
+}
+
+/// The problems a transfer answers with, made as the API makes every other one.
+public enum TransferProblem {
+    /// 422 naming the document's member (`windows[2].tabs[0].groupId`).
+    public static func invalid(_ field: String, _ detail: String) -> HTTPError { APIProblem.invalidField(field, detail) }
+    /// 409: an id of the document exists already in this deployment.
+    public static func idTaken(_ detail: String) -> HTTPError { HTTPError(409, kind: "id-taken", title: "Conflict", detail: detail) }
+    public static func profileNotFound(_ id: ProfileID) -> HTTPError { APIProblem.profileNotFound(id.rawValue) }
 }

@@ -117,11 +117,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// that holds it makes the session. Nil: made here (a new shared profile, or an invalid request).
     func webDriverSessionProfile(_ request: HTTPRequest) async -> String? {
         if let id = RequestSubject.webDriverCapabilityProfile(request) { return id }
-        if let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer "),
-            case .profile(let own)? = tokens.principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        {
-            return own.rawValue
-        }
+        if let own = tokens.tokenProfile(of: request) { return own.rawValue }
         // The oldest stored one, as the facade picks it among those it holds (the database knows a
         // profile as soon as its creation was answered; the directory may learn it a moment later).
         return try? await lookups.oldestProfile(named: "webdriver")

@@ -277,12 +277,6 @@ public struct HistoryMetadata: Sendable, Equatable {
         self.byteCount = byteCount
     }
 
-    init(_ history: NavigationHistory) {
-        self.init(
-            visibleURL: history.currentItem?.url ?? "", currentIndex: history.currentIndex, count: history.count,
-            byteCount: history.byteCount)
-    }
-
     /// What a history that cannot be read is taken to be: its visible entry alone.
     var fallbackHistory: NavigationHistory {
         guard currentIndex >= 0 else { return NavigationHistory() }

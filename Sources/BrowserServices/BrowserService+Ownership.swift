@@ -22,6 +22,9 @@ extension BrowserService {
     /// The regular profiles the directory lists that are not in memory here.
     public func storedElsewhere() -> [ProfileID] { snapshots.remoteRegularProfiles() }
 
+    /// Whether the directory lists any regular profile not in memory here (no list made).
+    public var hasStoredElsewhere: Bool { snapshots.hasRemoteRegularProfiles }
+
     /// Whether the regular profile `id` has its off-the-record profile in memory.
     public func hasOffTheRecord(_ id: ProfileID) -> Bool { snapshots.profile(id)?.snapshot.offTheRecordID != nil }
 

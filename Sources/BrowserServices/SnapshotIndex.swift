@@ -201,6 +201,10 @@ final class SnapshotIndex: Sendable {
         state.withLock { state in state.remote.values.filter { !$0.incognito && state.profiles[$0.id] == nil }.map(\.id) }
     }
 
+    var hasRemoteRegularProfiles: Bool {
+        state.withLock { state in state.remote.values.contains { !$0.incognito && state.profiles[$0.id] == nil } }
+    }
+
     /// Whether `id` is a regular profile of the directory that is not in memory here.
     func isRemote(_ id: ProfileID) -> Bool {
         state.withLock { state in state.profiles[id] == nil && state.remote[id].map { !$0.incognito } == true }

@@ -37,13 +37,9 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
 
     func exporter(for id: ProfileID) async throws -> ProfileExporter {
         if let profile = service.profile(id), profile.incognito {
-            throw HTTPError(
-                422, kind: "wrong-profile-kind", title: "Wrong Kind of Profile",
-                detail: "An incognito profile is never stored, so it cannot be exported; export its regular profile.")
+            throw ServiceError.wrongProfileKind("An incognito profile is never stored, so it cannot be exported; export its regular profile.")
         }
-        guard service.holdsProfile(id) || service.isStoredElsewhere(id) else {
-            throw HTTPError(404, kind: "profile-not-found", title: "Not Found", detail: "Profile \(id.rawValue.prefix(64)) does not exist.")
-        }
+        guard service.holdsProfile(id) || service.isStoredElsewhere(id) else { throw TransferProblem.profileNotFound(id) }
         // What was answered so far is in the database before it is read.
         try await sink.commit(ChangeSet())
         let path = databasePath
@@ -76,7 +72,7 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         let head = try ProfileDocument.head(of: body)
         let profileID = head.profile.id
         guard service.profile(ProfileID(rawValue: profileID)) == nil, !service.isStoredElsewhere(ProfileID(rawValue: profileID)) else {
-            throw Self.conflict("A profile with id \(profileID) exists already; delete it first, or import into another deployment.")
+            throw TransferProblem.idTaken("A profile with id \(profileID) exists already; delete it first, or import into another deployment.")
         }
         let check = ProfileImportCheck(profile: head.profile, limits: limits)
         var change = ChangeSet()
@@ -86,10 +82,10 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         var (windowIDs, tabIDs, closedIDs) = ([String](), [String](), [String]())
         var bytes = 0
         func unique(_ id: String, _ field: String) throws {
-            guard ids.insert(id).inserted else { throw Self.invalid(field, "repeats the id \(id)") }
+            guard ids.insert(id).inserted else { throw TransferProblem.invalid(field, "repeats the id \(id)") }
         }
         guard head.windows.count <= limits.windowsPerProfile else {
-            throw Self.invalid("windows", "holds \(head.windows.count) windows; a profile holds at most \(limits.windowsPerProfile)")
+            throw TransferProblem.invalid("windows", "holds \(head.windows.count) windows; a profile holds at most \(limits.windowsPerProfile)")
         }
         for (index, span) in head.windows.enumerated() {
             let (window, tabs) = try ProfileDocument.window(body, span: span, index: index, profile: profileID)
@@ -98,22 +94,22 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
             for (position, tab) in tabs.enumerated() {
                 try unique(tab.id, "windows[\(index)].tabs[\(position)].id")
                 tabIDs.append(tab.id)
-                bytes += tab.history.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count }
+                bytes += HistorySummary(tab.history, index: tab.historyIndex).byteCount
             }
             var groupIDs = Set<String>()
             for group in window.groups where !groupIDs.insert(group.id).inserted {
-                throw Self.invalid("windows[\(index)].groups", "repeats the group \(group.id)")
+                throw TransferProblem.invalid("windows[\(index)].groups", "repeats the group \(group.id)")
             }
             for (position, tab) in tabs.enumerated() where tab.groupID.map({ !groupIDs.contains($0) }) ?? false {
-                throw Self.invalid("windows[\(index)].tabs[\(position)].groupId", "names no group of its window")
+                throw TransferProblem.invalid("windows[\(index)].tabs[\(position)].groupId", "names no group of its window")
             }
             let repairs: [String]
             do {
                 repairs = try check.repairs(of: window, tabs: Dictionary(tabs.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
             } catch {
-                throw Self.invalid("windows[\(index)]", "cannot be loaded: \(error)")
+                throw TransferProblem.invalid("windows[\(index)]", "cannot be loaded: \(error)")
             }
-            if let first = repairs.first { throw Self.invalid("windows[\(index)]", "does not load as written: \(first)") }
+            if let first = repairs.first { throw TransferProblem.invalid("windows[\(index)]", "does not load as written: \(first)") }
             change.windows.append(window)
             change.tabs += tabs.map { (window.id, $0) }
         }
@@ -121,13 +117,13 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
             for tab in entry.tabs {
                 try unique(tab.id, "recentlyClosed[\(index)].tabs")
                 closedIDs.append(tab.id)
-                bytes += tab.history.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count }
+                bytes += HistorySummary(tab.history, index: tab.historyIndex).byteCount
             }
         }
         guard head.recentlyClosed.count <= limits.recentlyClosedEntries else {
-            throw Self.invalid("recentlyClosed", "holds \(head.recentlyClosed.count) entries; a profile keeps at most \(limits.recentlyClosedEntries)")
+            throw TransferProblem.invalid("recentlyClosed", "holds \(head.recentlyClosed.count) entries; a profile keeps at most \(limits.recentlyClosedEntries)")
         }
-        if let first = check.repairs(of: head.recentlyClosed).first { throw Self.invalid("recentlyClosed", "does not load as written: \(first)") }
+        if let first = check.repairs(of: head.recentlyClosed).first { throw TransferProblem.invalid("recentlyClosed", "does not load as written: \(first)") }
         guard bytes <= limits.profileBytes else {
             throw HTTPError(
                 507, kind: "profile-storage-full", title: "Insufficient Storage",
@@ -135,12 +131,12 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         }
         // No id of the document may exist: in memory, or stored (a loaded profile's last changes are
         // committed first, so the database has every id that was answered).
-        for id in windowIDs where service.window(BrowserID(rawValue: id)) != nil { throw Self.conflict("Window \(id) exists already.") }
-        for id in tabIDs where service.window(ofTab: TabID(rawValue: id)) != nil { throw Self.conflict("Tab \(id) exists already.") }
+        for id in windowIDs where service.window(BrowserID(rawValue: id)) != nil { throw TransferProblem.idTaken("Window \(id) exists already.") }
+        for id in tabIDs where service.window(ofTab: TabID(rawValue: id)) != nil { throw TransferProblem.idTaken("Tab \(id) exists already.") }
         try await sink.commit(ChangeSet())
         let (w, t, c) = (windowIDs, tabIDs, closedIDs)
         if let taken = try await reader.read({ try $0.firstStored(profiles: [profileID], windows: w, tabs: t, closedTabs: c) }) {
-            throw Self.conflict("The id \(taken) exists already in this deployment.")
+            throw TransferProblem.idTaken("The id \(taken) exists already in this deployment.")
         }
         // Oldest first, as they were closed (entries closed at the same instant keep their order).
         change.closedAdded = head.recentlyClosed.reversed().map { (profileID, $0) }
@@ -148,13 +144,5 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         let snapshot = ProfileSnapshot(stored: head.profile, windowCount: windowIDs.count)
         service.applyDirectoryChanges([.put(snapshot)])
         return snapshot
-    }
-
-    private static func invalid(_ field: String, _ detail: String) -> HTTPError {
-        HTTPError(422, kind: "invalid-field", title: "Invalid Field", detail: "'\(field)' \(detail).", extensions: ["field": field])
-    }
-
-    private static func conflict(_ detail: String) -> HTTPError {
-        HTTPError(409, kind: "id-taken", title: "Conflict", detail: detail)
     }
 }

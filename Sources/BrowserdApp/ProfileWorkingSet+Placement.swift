@@ -10,7 +10,7 @@ extension ProfileWorkingSet: RequestPlacement {
     func placeAtOnce(_ request: HTTPRequest) -> PlacedAtOnce {
         if RequestSubject.isNewWebDriverSession(request, basePath: webDriverBasePath) { return .undecided }
         guard let subject = RequestSubject(request) else {
-            return listsEveryWindow(request) && !service.storedElsewhere().isEmpty ? .undecided : .here
+            return listsEveryWindow(request) && service.hasStoredElsewhere ? .undecided : .here
         }
         // Not in memory (or being dropped): `place` loads it; an id nothing holds is answered there too.
         guard let root = root(of: subject), touch(root) else { return .undecided }

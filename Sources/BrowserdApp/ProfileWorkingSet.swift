@@ -178,11 +178,7 @@ final class ProfileWorkingSet: Sendable {
     /// a profile token's own profile, else the oldest profile named "webdriver".
     func webDriverSessionProfile(_ request: HTTPRequest) -> ProfileID? {
         if let id = RequestSubject.webDriverCapabilityProfile(request) { return service.rootProfile(of: ProfileID(rawValue: id)) ?? ProfileID(rawValue: id) }
-        if let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer "),
-            case .profile(let own)? = tokens.principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        {
-            return own
-        }
+        if let own = tokens.tokenProfile(of: request) { return own }
         return service.directoryProfiles().first { !$0.incognito && $0.name == "webdriver" }?.id
     }
 
