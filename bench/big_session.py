@@ -82,6 +82,12 @@ def settle_rss(pid, seconds=1.0):
     return rss_kib([pid])
 
 
+def anon_kib(pid):
+    """The anonymous part of a process's RSS (heap and stacks; the rest is mapped code and data)."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("RssAnon:"))
+
+
 def window(profile, index):
     return f"w{profile:08x}{index:08x}"
 
@@ -174,6 +180,7 @@ def main():
         for mode, extra in (("lazy", ()), ("eager", ("--preload-profiles", "true"))):
             ready, _, server = start(args.browserd, empty, *extra)
             base[mode] = settle_rss(server.pid)
+            base[mode + "_anon"] = anon_kib(server.pid)
             stop(server)
             rows.append({"tabs": 0, "mode": mode, "ready_s": ready, "rss_mib": base[mode] / 1024})
         for profiles in [int(p) for p in args.profiles.split(",")]:
@@ -245,7 +252,8 @@ def main():
                     time.sleep(0.5)
                 idle_rss = settle_rss(server.pid, 2)
                 rows[-1].update({"idle_loaded_rss_mib": loaded_rss / 1024, "after_idle_rss_mib": idle_rss / 1024,
-                                 "after_idle_vs_empty": idle_rss / base["lazy"]})
+                                 "after_idle_vs_empty": idle_rss / base["lazy"],
+                                 "after_idle_anon_mib": anon_kib(server.pid) / 1024, "empty_anon_mib": base["lazy_anon"] / 1024})
             finally:
                 stop(server)
             shutil.rmtree(data, ignore_errors=True)
@@ -261,9 +269,10 @@ def main():
         per = f"{r['rss_per_tab_b']:>7.0f} B" if "rss_per_tab_b" in r else ""
         db = f"{r['db_mib']:>7.0f}" if "db_mib" in r else ""
         loaded = mib("all_loaded_rss_mib") if r["mode"] == "lazy" else mib("rss_mib")
-        idle = (f"{r['after_idle_rss_mib']:>6.0f} MiB ({r['after_idle_vs_empty']:.2f}× empty)"
+        idle = (f"{r['after_idle_rss_mib']:>6.1f} MiB ({r['after_idle_vs_empty']:.2f}× empty; "
+                f"anonymous {r['after_idle_anon_mib']:.1f} against {r['empty_anon_mib']:.1f} MiB)"
                 if "after_idle_rss_mib" in r else "")
-        print(f"{r['tabs']:>9,} {r['mode']:<6} {db:>7} {r['ready_s']:>8.2f} {r['rss_mib']:>9.0f} MiB {loaded:>15} {per:>9} {idle}")
+        print(f"{r['tabs']:>9,} {r['mode']:<6} {db:>7} {r['ready_s']:>8.2f} {r['rss_mib']:>9.1f} MiB {loaded:>15} {per:>9} {idle}")
     print("\nFirst request to a cold profile (its 10,000 tabs loaded; the answer is one window's 1,000 tabs), lazy:")
     for r in loads:
         print(f"  {r['tabs']:>9,} stored tabs, {r['profiles']} profiles: cold p50 {r['cold_p50_ms']:.0f} ms, "

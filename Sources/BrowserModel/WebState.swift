@@ -3,7 +3,9 @@ public import Foundation
 /// A tab: a stable id, its navigation history and the page state renderers report.
 ///
 /// Owned by at most one `WebStateList` at a time. Not `Sendable`: it lives under its profile's
-/// serial executor. Observers are told about every change of its own state.
+/// serial executor. Every change of its own state is told to the list holding it first (which forwards
+/// it to the list's observers: Chromium's `AllWebStateObservationForwarder`, built in, so watching every
+/// tab of a window costs no registration per tab), then to the tab's own observers.
 ///
 /// A tab loaded from storage may be **unrealized** (Chromium's `WebState::CreateWithStorage`): it holds
 /// only its ``HistoryMetadata`` — what lists, snapshots and events need — until something needs its
@@ -34,6 +36,8 @@ public final class WebState {
     public private(set) var lastActiveAt: Date
     /// In the order they were added, so every change reaches observers in a known order.
     private var observers: [WeakWebStateObserver] = []
+    /// The list holding this tab (set and cleared by the list as the tab joins and leaves it).
+    weak var list: WebStateList?
     /// The budget of the profile whose window holds the tab (set while it is in one): each change of
     /// the history's size is charged to it.
     public internal(set) weak var budget: ByteBudget? {
@@ -244,6 +248,7 @@ public final class WebState {
     }
 
     private func notify(_ change: WebStateChange) {
+        list?.tabDidChange(self, change: change)
         for box in observers { box.observer?.webStateDidChange(self, change: change) }
     }
 }

@@ -171,6 +171,11 @@ public final class WebStateList {
         for box in observers { box.observer?.webStateListDidChange(self, change: change, status: status) }
     }
 
+    /// Forwards a member's own change to the observers (``WebState`` calls it).
+    func tabDidChange(_ webState: WebState, change: WebStateChange) {
+        for box in observers { box.observer?.webStateList(self, tabDidChange: webState, change: change) }
+    }
+
     func notifyWillDetach(_ change: DetachChange, status: WebStateListStatus) {
         for box in observers { box.observer?.webStateListWillChange(self, detach: change, status: status) }
     }
@@ -278,6 +283,7 @@ public final class WebStateList {
             insertEntry(entry, at: index)
             members[ObjectIdentifier(webState)] = entry
             membersByID[webState.id] = entry
+            webState.list = self
             if pinned { pinnedCount += 1 }
             if activeIndex >= index { activeIndex += 1 }
             if params.inheritOpener { entry.resetOpenerOnActiveChange = true }
@@ -418,6 +424,7 @@ public final class WebStateList {
             let old = entries[index]
             members[ObjectIdentifier(old.webState)] = nil
             membersByID[old.webState.id] = nil
+            old.webState.list = nil
             let oldActive = activeWebState
             clearOpeners(pointingAt: old.webState)
             assignOpener(nil, to: old)
@@ -425,6 +432,7 @@ public final class WebStateList {
             entry.group = old.group
             members[ObjectIdentifier(webState)] = entry
             membersByID[webState.id] = entry
+            webState.list = self
             entries[index] = entry
             invalidateIndexes(from: index)
             if activeIndex == index { webState.markActive() }
@@ -531,6 +539,7 @@ public final class WebStateList {
             entry.group = nil
             members[ObjectIdentifier(entry.webState)] = nil
             membersByID[entry.webState.id] = nil
+            entry.webState.list = nil
             if index < pinnedCount { pinnedCount -= 1 }
             if wasActive {
                 activeIndex = -1

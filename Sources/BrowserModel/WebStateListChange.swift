@@ -46,6 +46,9 @@ public protocol WebStateListObserver: AnyObject {
     func webStateListWillBeginBatch(_ list: WebStateList)
     func webStateListBatchEnded(_ list: WebStateList)
     func webStateListDestroyed(_ list: WebStateList)
+    /// A tab of the list changed its own state (navigation or page state), before the tab's own
+    /// observers are told: how a mediator watches every tab without observing each one.
+    func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange)
 }
 
 extension WebStateListObserver {
@@ -54,6 +57,7 @@ extension WebStateListObserver {
     public func webStateListWillBeginBatch(_ list: WebStateList) {}
     public func webStateListBatchEnded(_ list: WebStateList) {}
     public func webStateListDestroyed(_ list: WebStateList) {}
+    public func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {}
 }
 
 /// Flags of a close (Chromium's `CLOSE_USER_ACTION`, `CLOSE_TABS_CLEANUP`).

@@ -163,6 +163,9 @@ public final class PersistenceStore {
         }
     }
 
+    /// Frees the connection's page cache (see ``SQLiteConnection/releaseMemory()``).
+    public func releaseMemory() { db.releaseMemory() }
+
     /// `PRAGMA quick_check`: nil when the file is sound, else what it reports.
     public func quickCheck() throws -> String? {
         let check = try db.scalar("PRAGMA quick_check").string ?? "no answer"

@@ -28,6 +28,15 @@ final class SnapshotIndex: Sendable {
         /// Profiles other instances hold, as they last announced them (several instances on one
         /// database): part of the directory, never of this instance's model.
         var remote: [ProfileID: ProfileSnapshot] = [:]
+
+        /// Gives back what the indexes no longer need after windows left (an unloaded profile's tabs):
+        /// Swift's dictionaries never shrink by themselves, and an idle server must return to the size
+        /// of an empty one.
+        mutating func shrinkIfSparse() {
+            tabs.shrinkIfSparse()
+            groups.shrinkIfSparse()
+            windows.shrinkIfSparse()
+        }
     }
 
     private let state = Mutex(State())
@@ -66,6 +75,9 @@ final class SnapshotIndex: Sendable {
     func browser(ofTab id: TabID) -> BrowserID? { state.withLock { $0.tabs[id] } }
 
     func browser(ofGroup id: TabGroupID) -> BrowserID? { state.withLock { $0.groups[id] } }
+
+    /// The room the tab index holds (for tests: it must shrink when profiles leave).
+    var tabIndexCapacity: Int { state.withLock { $0.tabs.capacity } }
 
     // Profiles come, change and go here; each change is also the profile directory stream's event,
     // appended under this index's lock so the directory's events and snapshots follow its order.
@@ -250,6 +262,7 @@ final class SnapshotIndex: Sendable {
             guard let old = state.windows.removeValue(forKey: id) else { return }
             for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
             for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
+            state.shrinkIfSparse()
         }
     }
 
@@ -275,6 +288,7 @@ final class SnapshotIndex: Sendable {
                     state.remote[id] = entry.snapshot
                 }
             }
+            state.shrinkIfSparse()
         }
         publish(ended)
         for id in windows { events.endWindow(id) }
@@ -295,5 +309,16 @@ final class SnapshotIndex: Sendable {
             }
         }
         return (entry.snapshot, value)
+    }
+}
+
+extension Dictionary {
+    /// Rebuilds the dictionary at its size once it is under a quarter full (and past a small floor): a
+    /// rebuild follows removals of at least three times its new size, so it costs O(1) per removal.
+    mutating func shrinkIfSparse(floor: Int = 1024) {
+        guard capacity > floor, count < capacity / 4 else { return }
+        var rebuilt = Self(minimumCapacity: count)
+        for (key, value) in self { rebuilt[key] = value }
+        self = rebuilt
     }
 }

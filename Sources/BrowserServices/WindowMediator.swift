@@ -6,7 +6,7 @@ import BrowserRecords
 ///
 /// It registers its commands on the window's dispatcher when it starts and unregisters them when it
 /// stops. It holds no HTTP or SQLite types: what leaves it is snapshots.
-final class WindowMediator: WebStateListObserver, WebStateObserver {
+final class WindowMediator: WebStateListObserver {
     unowned let browser: Browser
     unowned let session: ProfileSession
     let snapshots: SnapshotIndex
@@ -17,7 +17,6 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
     private var dirty = true
     /// What must still be written to disk.
     var persistence = WindowPersistenceState.fresh
-    private var observedTabs: [ObjectIdentifier: WebState] = [:]
     /// The window's tabs as the next snapshot shows them, kept from change notifications: a change
     /// edits one slot (or one chunk), so publishing costs O(what changed), not O(tabs).
     private var slots: TabSnapshotList
@@ -46,16 +45,14 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         self.slots = TabSnapshotList(browserID: browser.id, slots: browser.webStateList.webStates.map { TabSlot($0, in: browser.webStateList) })
         for (index, tab) in browser.webStateList.webStates.enumerated() { positions[ObjectIdentifier(tab)] = Double(index) * Self.positionStep }
         self.version = version
+        // The list forwards its tabs' own changes (no observer registration per tab).
         browser.webStateList.addObserver(self)
-        for tab in browser.webStateList.webStates { observe(tab) }
         registerCommands()
     }
 
     func stop() {
         browser.dispatcher.unregisterAll(owner: self)
         browser.webStateList.removeObserver(self)
-        for tab in observedTabs.values { tab.removeObserver(self) }
-        observedTabs = [:]
     }
 
     /// Publishes the window's snapshot if it changed since the last one.
@@ -136,16 +133,6 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         dirty = true
     }
 
-    private func observe(_ tab: WebState) {
-        tab.addObserver(self)
-        observedTabs[ObjectIdentifier(tab)] = tab
-    }
-
-    private func forget(_ tab: WebState) {
-        tab.removeObserver(self)
-        observedTabs[ObjectIdentifier(tab)] = nil
-    }
-
     // MARK: Observation
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
@@ -153,19 +140,15 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         noteChange(change, status: status)
         switch change {
         case .insert(let tab, let index, _):
-            observe(tab)
             tabMoves?.append((tab.id, true))
             if !slotsNeedRebuild { slots.insert(TabSlot(tab, in: list), at: index) }
             place(index..<(index + 1))
         case .detach(let detach):
-            forget(detach.tab)
             tabMoves?.append((detach.tab.id, false))
             staleSlots[ObjectIdentifier(detach.tab)] = nil
             positions[ObjectIdentifier(detach.tab)] = nil
             if !slotsNeedRebuild { slots.remove(at: detach.fromIndex) }
         case .replace(let replaced, let inserted, let index):
-            forget(replaced)
-            observe(inserted)
             tabMoves?.append((replaced.id, false))
             tabMoves?.append((inserted.id, true))
             staleSlots[ObjectIdentifier(replaced)] = nil
@@ -189,7 +172,7 @@ final class WindowMediator: WebStateListObserver, WebStateObserver {
         if status.activeChanged, let active = status.newActive { stale(active) }
     }
 
-    func webStateDidChange(_ webState: WebState, change: WebStateChange) {
+    func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {
         changed()
         persistence.mark(webState)
         stale(webState)

@@ -78,7 +78,7 @@ struct EmbeddedBackend: StoreBackend {
             }
         }
         let workingSet = ProfileWorkingSet(
-            service: app.service, reader: reader, tokens: app.tokens,
+            service: app.service, reader: reader, histories: histories, tokens: app.tokens,
             webDriverBasePath: app.configuration.webDriverBasePath, idle: idle,
             hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
             flush: { try await sink.commit(ChangeSet()) }, factory: app.metricsFactory, logger: app.logger)

@@ -32,6 +32,8 @@ final class ProfileWorkingSet: Sendable {
 
     let service: BrowserService
     let reader: StoreReader
+    /// The connection unrealized tabs read their histories through (its cache is freed with the loads').
+    let histories: StoreReader?
     let tokens: TokenStore
     let webDriverBasePath: String?
     /// How long an untouched profile stays; nil: for ever.
@@ -48,12 +50,13 @@ final class ProfileWorkingSet: Sendable {
     private let loaded: Gauge
 
     init(
-        service: BrowserService, reader: StoreReader, tokens: TokenStore, webDriverBasePath: String?, idle: Duration?,
+        service: BrowserService, reader: StoreReader, histories: StoreReader? = nil, tokens: TokenStore, webDriverBasePath: String?, idle: Duration?,
         hasWebDriverSessions: @escaping @Sendable (ProfileID) -> Bool, flush: @escaping @Sendable () async throws -> Void,
         factory: any MetricsFactory, logger: Logger
     ) {
         self.service = service
         self.reader = reader
+        self.histories = histories
         self.tokens = tokens
         self.webDriverBasePath = webDriverBasePath
         self.idle = idle
@@ -207,7 +210,12 @@ final class ProfileWorkingSet: Sendable {
             await eviction.value
             dropped.append(id)
         }
-        if !dropped.isEmpty { Self.returnFreeMemory() }
+        if !dropped.isEmpty {
+            // The readers' page caches were filled by the loads, among the model's allocations: freed
+            // too, the pages the dropped profiles held can go back whole.
+            for reader in [reader, histories].compactMap({ $0 }) { try? reader.readNow { $0.releaseMemory() } }
+            Self.returnFreeMemory()
+        }
         return dropped
     }
 

@@ -41,6 +41,15 @@ static inline int CLinuxEvents_trim_heap(void)
     return malloc_trim(0);
 }
 
+/// Fixes the size from which the allocator maps a block of its own (`M_MMAP_THRESHOLD`), instead of
+/// glibc's default that rises to the largest block freed so far: large buffers (a window's tab arrays,
+/// the indexes' tables as they grow, big answers) then leave memory when freed, rather than staying
+/// in the heap among small objects that keep their pages resident. Returns whether it was set.
+static inline int CLinuxEvents_fix_mmap_threshold(int bytes)
+{
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
 /// Takes the wake-ups counted on `wake` (on the loop's thread, once `epoll_wait` reported it).
 static inline void CLinuxEvents_drain(int wake)
 {

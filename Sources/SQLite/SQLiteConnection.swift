@@ -63,6 +63,10 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Frees what the connection's page cache holds (`sqlite3_db_release_memory`): for a connection
+    /// that read much once (a profile's load) and may sit idle for long.
+    public func releaseMemory() { sqlite3_db_release_memory(handle) }
+
     /// Prepares a statement for repeated use.
     public func prepare(_ sql: String) throws -> SQLiteStatement {
         try SQLiteStatement(connection: self, sql: sql)

@@ -140,6 +140,55 @@ import Testing
         #expect(tab.history.currentItem?.title == "A")
         #expect(spy.changes == [.progress, .title])
     }
+
+    /// A list forwards its members' own changes to its observers (Chromium's
+    /// `AllWebStateObservationForwarder`), before the tab's observers, and stops when the tab leaves.
+    @Test func listForwardsItsTabsChanges() throws {
+        final class Spy: WebStateListObserver, WebStateObserver {
+            var told: [String] = []
+            func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {
+                told.append("list \(change)")
+            }
+            func webStateDidChange(_ webState: WebState, change: WebStateChange) { told.append("tab \(change)") }
+        }
+        let list = WebStateList()
+        let other = WebStateList()
+        let spy = Spy()
+        let otherSpy = Spy()
+        list.addObserver(spy)
+        other.addObserver(otherSpy)
+        let tab = tabWithHistory(["https://a.example/"])
+        let standalone = tabWithHistory(["https://b.example/"])
+        standalone.updatePageState(title: "B")
+        #expect(spy.told.isEmpty)
+
+        try list.insert(tab)
+        tab.addObserver(spy)
+        tab.updatePageState(title: "A")
+        #expect(spy.told == ["list title", "tab title"])
+
+        // Replaced: the old tab is no longer forwarded, the new one is.
+        spy.told = []
+        tab.removeObserver(spy)
+        let replacement = tabWithHistory(["https://c.example/"])
+        try list.replace(at: 0, with: replacement)
+        tab.navigate(to: "https://a.example/2", transition: .link)
+        replacement.updatePageState(title: "C")
+        #expect(spy.told == ["list title"])
+
+        // Moved to another list: only that list tells.
+        spy.told = []
+        let moved = try list.detach(at: 0)
+        try other.insert(moved)
+        moved.updatePageState(title: "D")
+        #expect(spy.told.isEmpty && otherSpy.told == ["list title"])
+
+        // Closed: nobody.
+        otherSpy.told = []
+        let closed = try other.close(at: 0)
+        closed.updatePageState(title: "E")
+        #expect(otherSpy.told.isEmpty)
+    }
 }
 
 /// Input checks: URLs and titles.

@@ -44,4 +44,34 @@ struct UnloadTests {
         #expect(freed.profileMediator, "the profile mediator is freed")
         #expect(freed.session, "the session is freed")
     }
+
+    /// The tab index gives its room back when the windows that filled it leave (Swift's dictionaries
+    /// never shrink by themselves): an idle server returns to an empty one's size.
+    @Test func theTabIndexShrinksWhenAProfileLeaves() async throws {
+        let service = BrowserService(framing: TestFraming())
+        let profile = try await service.createProfile(name: "p")
+        let window = try await service.createWindow(profile: profile.id)
+        for i in 0..<2_000 {
+            _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example/\(i)"), in: window.id)
+        }
+        let full = service.snapshots.tabIndexCapacity
+        #expect(full >= 2_000)
+        await service.unloadProfile(profile.id)
+        #expect(service.snapshots.tabIndexCapacity < full / 4)
+    }
+
+    @Test func aSparseDictionaryIsRebuiltAtItsSize() {
+        var map: [Int: Int] = [:]
+        for i in 0..<10_000 { map[i] = i }
+        let full = map.capacity
+        for i in 0..<6_000 { map[i] = nil }
+        map.shrinkIfSparse()
+        #expect(map.capacity == full, "4,000 left of a table sized for 10,000: still over a quarter full")
+        for i in 6_000..<9_990 { map[i] = nil }
+        map.shrinkIfSparse()
+        #expect(map.capacity < 64 && map.count == 10 && map[9_995] == 9_995)
+        var small: [Int: Int] = [1: 1]
+        small.shrinkIfSparse()
+        #expect(small[1] == 1)
+    }
 }

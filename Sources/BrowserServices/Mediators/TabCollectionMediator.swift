@@ -2,27 +2,23 @@ import BrowserModel
 
 /// Turns a window's list and tab changes into ``TabCollectionConsumer`` calls, in model order.
 ///
-/// It observes the `WebStateList` and every tab in it; it holds no HTTP or SQLite types and sends
+/// It observes the `WebStateList`, which forwards its tabs' own changes; it holds no HTTP or SQLite types and sends
 /// only ``TabItem`` values.
-final class TabCollectionMediator: WebStateListObserver, WebStateObserver {
+final class TabCollectionMediator: WebStateListObserver {
     private unowned let list: WebStateList
     private weak var consumer: (any TabCollectionConsumer)?
-    private var observed: [ObjectIdentifier: WebState] = [:]
 
     /// Starts observing and populates the consumer with the list as it is.
     init(list: WebStateList, consumer: any TabCollectionConsumer) {
         self.list = list
         self.consumer = consumer
         list.addObserver(self)
-        for tab in list.webStates { observe(tab) }
         consumer.populate(items: (0..<list.count).map(item(at:)), selectedID: list.activeWebState?.id)
     }
 
     /// Stops observing; the consumer is told nothing more.
     func stop() {
         list.removeObserver(self)
-        for tab in observed.values { tab.removeObserver(self) }
-        observed = [:]
         consumer = nil
     }
 
@@ -36,33 +32,19 @@ final class TabCollectionMediator: WebStateListObserver, WebStateObserver {
             openerID: list.opener(at: index)?.webState.id)
     }
 
-    private func observe(_ tab: WebState) {
-        tab.addObserver(self)
-        observed[ObjectIdentifier(tab)] = tab
-    }
-
-    private func forget(_ tab: WebState) {
-        tab.removeObserver(self)
-        observed[ObjectIdentifier(tab)] = nil
-    }
-
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
         guard let consumer else { return }
         let selected = list.activeWebState?.id
         switch change {
         case .insert(let tab, let index, _):
-            observe(tab)
             consumer.insert(item: item(at: index), index: index, selectedID: selected)
         case .detach(let detach):
-            forget(detach.tab)
             consumer.remove(id: detach.tab.id, selectedID: selected)
         case .move(let tab, _, let to, let pinnedChanged, let oldGroup, let newGroup):
             consumer.move(id: tab.id, index: to)
             if pinnedChanged || oldGroup !== newGroup { consumer.update(item: item(at: to)) }
             if status.activeChanged { consumer.select(id: selected) }
         case .replace(let replaced, let inserted, let index):
-            forget(replaced)
-            observe(inserted)
             consumer.replace(oldID: replaced.id, item: item(at: index))
             if status.activeChanged { consumer.select(id: selected) }
         case .statusOnly(let tab, let index, let pinnedChanged, let oldGroup, let newGroup):
@@ -78,7 +60,7 @@ final class TabCollectionMediator: WebStateListObserver, WebStateObserver {
     func webStateListWillBeginBatch(_ list: WebStateList) { consumer?.beginBatch() }
     func webStateListBatchEnded(_ list: WebStateList) { consumer?.endBatch() }
 
-    func webStateDidChange(_ webState: WebState, change: WebStateChange) {
+    func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {
         let index = list.index(of: webState)
         guard index >= 0 else { return }
         consumer?.update(item: item(at: index))
