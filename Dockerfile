@@ -1,10 +1,10 @@
-# browserd container: build with the Swift toolchain, run on a slim Debian with two C libraries.
+# browserd container: build with the Swift toolchain, run on a slim Debian with three C libraries.
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${SWIFT_IMAGE} AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev pkg-config \
+ && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev liblz4-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift openapi.yaml ./
@@ -16,7 +16,7 @@ RUN swift build -c release --static-swift-stdlib --traits PostgreSQL --product b
 
 FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 \
+ && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 liblz4-1 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 browserd \
  && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin browserd \

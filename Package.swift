@@ -48,6 +48,11 @@ let package = Package(
         // epoll and eventfd for the event loops (the stream loops, the cluster's relay; headers only).
         .systemLibrary(name: "CLinuxEvents"),
         .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -66,9 +71,11 @@ let package = Package(
 
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
-            "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
+            "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", "FirefoxSession", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "DequeModule", package: "swift-collections"),
         ], swiftSettings: swiftSettings),
+        // Firefox's session files (mozLz4 through liblz4, their JSON) read into an ImportedSession.
+        .target(name: "FirefoxSession", dependencies: ["CLZ4", "JSONWriter", "BrowserModel", "BrowserServices"], swiftSettings: swiftSettings),
 
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
@@ -180,11 +187,15 @@ let package = Package(
             name: "BrowserClusterTests", dependencies: [.target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords"],
             swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "FirefoxSessionTests", dependencies: ["FirefoxSession", "BrowserServices", "BrowserModel", "BrowserRecords", "JSONWriter"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: [
-                "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "HTTPServer", "MiniHTTPClient",
+                "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "FirefoxSession", "HTTPServer",
+                "MiniHTTPClient",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs, with apt and only when missing, the system packages one of browserd's commands needs:
-#   scripts/install-deps.sh          build and run: libmicrohttpd and libsqlite3 (-dev) with pkg-config
+#   scripts/install-deps.sh          build and run: libmicrohttpd, libsqlite3 and liblz4 (-dev) with pkg-config
 #   scripts/install-deps.sh test     the above, plus curl, Debian's python3 with venv (for .venv),
 #                                    chromium with chromium-driver (the browser tests drive it headless),
 #                                    postgresql (the tests run a private cluster: scripts/with-postgres.sh)
@@ -10,7 +10,7 @@
 # Uses sudo when not root. Works on Debian 12 and Ubuntu 24.04.
 set -euo pipefail
 mode=${1:-run}
-packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
+packages=(libmicrohttpd-dev libsqlite3-dev liblz4-dev pkg-config)
 case "$mode" in
   run) ;;
   test) packages+=(curl python3 python3-venv chromium chromium-driver postgresql tmux) ;;

@@ -1,5 +1,6 @@
 import BrowserModel
 import BrowserServices
+import FirefoxSession
 import Foundation
 import HTTPServer
 import Synchronization
@@ -21,12 +22,81 @@ extension APIRoutes {
             .post, "/v1/profiles/import",
             deferred { request in
                 guard let transfer = transfer?.current else { throw Self.transferUnavailable }
+                switch request.queryValue("format") ?? "browserd" {
+                case "browserd": break
+                case "firefox": return try await Self.importFirefox(request, transfer)
+                case let other:
+                    throw APIProblem.invalidField("format", "is \(other.debugDescription); the formats are \"browserd\" (default) and \"firefox\"")
+                }
                 if let type = request.headers["Content-Type"]?.lowercased(), !type.hasPrefix("application/json") {
                     throw APIProblem.unsupportedMediaType(type)
                 }
                 let profile = try await transfer.importDocument(request.body)
                 return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }, status: 201, location: "/v1/profiles/\(profile.id)")
             })
+    }
+
+    /// `POST /v1/profiles/import?format=firefox`: a Firefox session file (`.jsonlz4` as
+    /// `application/octet-stream`, or its JSON as `application/json`) becomes a new profile.
+    private static func importFirefox(_ request: HTTPRequest, _ transfer: any ProfileTransfer) async throws -> HTTPResponse {
+        let type = (request.headers["Content-Type"] ?? "application/octet-stream").lowercased()
+        let isJSON: Bool
+        if type.hasPrefix("application/json") {
+            isJSON = true
+        } else if type.hasPrefix("application/octet-stream") {
+            isJSON = false
+        } else {
+            throw HTTPError(
+                415, kind: "unsupported-media-type", title: "Unsupported Media Type",
+                detail: "A Firefox session is sent as application/octet-stream (the .jsonlz4 file) or application/json (its JSON); this one is \(APIProblem.echo(type)).")
+        }
+        let name = request.queryValue("name") ?? "Firefox session"
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 200, !name.utf8.contains(0) else {
+            throw APIProblem.invalidField("name", "must be 1 to 200 characters, not blank")
+        }
+        let session: ImportedSession
+        do {
+            session = try FirefoxSessionReader.read(request.body, isJSON: isJSON, maxDecodedBytes: transfer.maxDecodedBytes)
+        } catch {
+            throw Self.problem(error)
+        }
+        let result = try await transfer.importSession(session, name: name)
+        let body = APIEncoding.bytes { json in
+            json.beginObject()
+            json.key("profile")
+            APIEncoding.write(result.profile, to: &json)
+            json.key("windowIds")
+            json.beginArray()
+            for id in result.windowIDs { json.value(id) }
+            json.endArray()
+            json.member("tabCount", result.tabCount)
+            json.member("closedCount", result.closedCount)
+            json.key("warnings")
+            json.beginArray()
+            for warning in result.warnings {
+                json.beginObject()
+                json.member("at", warning.at)
+                json.member("detail", warning.detail)
+                json.endObject()
+            }
+            json.endArray()
+            json.endObject()
+        }
+        return Self.json(body, status: 201, location: "/v1/profiles/\(result.profile.id)")
+    }
+
+    /// A file that is not a session browserd can read, as the problem that says what is wrong.
+    static func problem(_ error: FirefoxSessionError) -> HTTPError {
+        switch error {
+        case .tooLarge:
+            HTTPError(413, kind: "session-too-large", title: "Content Too Large", detail: "The session file: \(error).")
+        case .badMagic, .truncated, .sizeMismatch, .json:
+            HTTPError(422, kind: "invalid-session-file", title: "Unprocessable Content", detail: "The session file: \(error).")
+        case .shape(let at, _):
+            HTTPError(
+                422, kind: "invalid-session-file", title: "Unprocessable Content", detail: "The session file: \(error).",
+                extensions: ["field": APIProblem.echo(at)])
+        }
     }
 
     static var transferUnavailable: HTTPError {

@@ -15,6 +15,30 @@ public protocol ProfileTransfer: Sendable {
     /// Stores the profile a document describes (one durable commit: all of it or nothing), as a new
     /// profile with the document's ids, and returns it as the directory lists it.
     func importDocument(_ body: [UInt8]) async throws -> ProfileSnapshot
+
+    /// Makes a new profile of another browser's session (``SessionImportBuilder``: the model's
+    /// operations, Chromium's rules) and stores it in one durable commit: all of it or nothing.
+    func importSession(_ session: ImportedSession, name: String) async throws -> SessionImportResult
+
+    /// The most bytes a session file may decode to (`--max-import-bytes`).
+    var maxDecodedBytes: Int { get }
+}
+
+/// What a session import made.
+public struct SessionImportResult: Sendable {
+    public var profile: ProfileSnapshot
+    public var windowIDs: [String]
+    public var tabCount: Int
+    public var closedCount: Int
+    public var warnings: [ImportWarning]
+
+    public init(profile: ProfileSnapshot, windowIDs: [String], tabCount: Int, closedCount: Int, warnings: [ImportWarning]) {
+        self.profile = profile
+        self.windowIDs = windowIDs
+        self.tabCount = tabCount
+        self.closedCount = closedCount
+        self.warnings = warnings
+    }
 }
 
 /// Writes one export: `emit` returns false when the client is gone.

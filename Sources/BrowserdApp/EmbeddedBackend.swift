@@ -90,7 +90,8 @@ struct EmbeddedBackend: StoreBackend {
         slot.set(workingSet)
         transferSlot.set(
             EmbeddedProfileTransfer(
-                databasePath: databasePath, service: app.service, sink: sink, reader: reader, limits: app.configuration.modelLimits))
+                databasePath: databasePath, service: app.service, sink: sink, reader: reader, limits: app.configuration.modelLimits,
+                maxDecodedBytes: app.configuration.maxImportBytes))
         app.readiness.clear("restore")
         if let idle {
             // Often enough that a profile leaves within a quarter of its idle time after it.

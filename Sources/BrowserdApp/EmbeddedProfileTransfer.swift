@@ -23,9 +23,14 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
     let sink: StoreSink
     let reader: StoreReader
     let limits: ModelLimits
+    let maxDecodedBytes: Int
     private let importing = Mutex(false)
 
-    init(databasePath: String, service: BrowserService, sink: StoreSink, reader: StoreReader, limits: ModelLimits) {
+    init(
+        databasePath: String, service: BrowserService, sink: StoreSink, reader: StoreReader, limits: ModelLimits,
+        maxDecodedBytes: Int = 256 << 20
+    ) {
+        self.maxDecodedBytes = maxDecodedBytes
         self.databasePath = databasePath
         self.service = service
         self.sink = sink
@@ -59,7 +64,8 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
 
     // MARK: Import
 
-    func importDocument(_ body: [UInt8]) async throws -> ProfileSnapshot {
+    /// Takes the one import slot, or answers 503 (another import is under way).
+    private func beginImport() throws {
         guard
             importing.withLock({ busy in
                 defer { busy = true }
@@ -68,6 +74,39 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         else {
             throw HTTPError.unavailable("Another import is under way; retry.", retryAfter: 1)
         }
+    }
+
+    func importSession(_ session: ImportedSession, name: String) async throws -> SessionImportResult {
+        try beginImport()
+        defer { importing.withLock { $0 = false } }
+        let built: ImportedProfile
+        do {
+            built = try SessionImportBuilder(limits: limits).build(session, name: name)
+        } catch let error as ModelError {
+            throw TransferProblem.invalid("windows", "cannot be held: \(error)")
+        }
+        guard built.byteCount <= limits.profileBytes else {
+            throw HTTPError(
+                507, kind: "profile-storage-full", title: "Insufficient Storage",
+                detail: "The session holds \(built.byteCount) bytes of history text; a profile holds at most \(limits.profileBytes) (--profile-max-bytes).")
+        }
+        // Every id is new (made by the model): one commit stores the whole profile, or nothing.
+        var change = ChangeSet()
+        change.profiles = [built.profile]
+        change.profileID = built.profile.id
+        change.windows = built.windows
+        change.tabs = built.tabs.map { (windowID: $0.window, tab: $0.tab) }
+        change.closedAdded = built.closed.map { (profileID: built.profile.id, entry: $0) }
+        try await sink.commit(change)
+        let snapshot = ProfileSnapshot(stored: built.profile, windowCount: built.windows.count)
+        service.applyDirectoryChanges([.put(snapshot)])
+        return SessionImportResult(
+            profile: snapshot, windowIDs: built.windows.map(\.id), tabCount: built.tabCount, closedCount: built.closed.count,
+            warnings: built.warnings)
+    }
+
+    func importDocument(_ body: [UInt8]) async throws -> ProfileSnapshot {
+        try beginImport()
         defer { importing.withLock { $0 = false } }
         let head = try ProfileDocument.head(of: body)
         let profileID = head.profile.id

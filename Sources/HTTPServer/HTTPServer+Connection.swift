@@ -164,13 +164,14 @@ extension HTTPServer {
         context.body = []
         // A POST a web page could send cross-origin without a preflight (when configured: auth off).
         if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,
-            !MediaType.isJSON(request.headers["Content-Type"] ?? "")
+            !MediaType.needsPreflight(request.headers["Content-Type"] ?? "")
         {
             return queue(
                 HTTPError(
                     415, kind: "unsupported-media-type", title: "Unsupported Media Type",
-                    detail: "A POST must say Content-Type: application/json (or carry an Authorization header), even with an empty body.",
-                    headers: ["Accept-Post": "application/json"]
+                    detail:
+                        "A POST must say Content-Type: application/json (a file: application/octet-stream), or carry an Authorization header, even with an empty body.",
+                    headers: ["Accept-Post": "application/json, application/octet-stream"]
                 ).response(instance: context.path),
                 for: context, on: connection)
         }

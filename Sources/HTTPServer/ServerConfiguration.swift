@@ -35,8 +35,9 @@ public struct ServerConfiguration: Sendable {
     /// The host names (without port) a request's `Host` may name; nil: any. A request naming another
     /// host gets 421, so a page on a rebound DNS name cannot reach a server bound to loopback.
     public var allowedHosts: [String]?
-    /// A POST without an `Authorization` header must be `Content-Type: application/json` (415
-    /// otherwise): a page on another origin cannot send that without a preflight, so with
+    /// A POST without an `Authorization` header must be `Content-Type: application/json` or
+    /// `application/octet-stream` (415 otherwise): a page on another origin cannot send either without
+    /// a preflight, so with
     /// authentication off no web page can change state (CSRF). PUT, PATCH and DELETE always need one.
     public var requireJSONForUnauthenticatedPosts: Bool
     /// Paths whose POST bodies may be larger than ``maxBodyBytes`` (e.g. an upload of a whole
