@@ -11,6 +11,7 @@ README's own sample answers (ids aside) and the events the watcher received.
 
 Usage: tests/quickstart_test.py PATH_TO_BROWSERD
 """
+import json
 import os
 import re
 import shutil
@@ -75,6 +76,17 @@ def main():
         assert lines[5] == "204", lines[5]
         assert '"changes":[{"op":"presented","nodeId":"u4","kind":"settings"},{"op":"pushed","nodeId":"u5","kind":"settings.page"}]' in lines[6], lines[6]
         assert '"kind":"settings"' in lines[7] and lines[7].startswith('{"id":"u0","kind":"browser"'), lines[7]
+
+        # The Firefox import example of the API section, as written (run from the checkout).
+        text = open(os.path.join(ROOT, "README.md")).read()
+        marker = text.index("<!-- firefox-import")
+        block = re.search(r"```sh\n(.*?)```", text[marker:], re.S).group(1)
+        imported = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block.replace("B=http://127.0.0.1:8080", f"B=http://127.0.0.1:{port}")],
+                                  capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert imported.returncode == 0, imported.stderr
+        answer = json.loads(imported.stdout)
+        assert answer["profile"]["name"] == "Laptop" and answer["profile"]["windowCount"] == 2, answer
+        assert answer["tabCount"] == 11 and answer["closedCount"] == 3 and answer["warnings"] == [], answer
 
         events = re.findall(r"^event: (\S+)$", open(watch_log).read(), re.M)
         assert events[:2] == ["tabs.populate", "ui.tree"], events
