@@ -108,15 +108,19 @@ import Testing
             #expect(closedWindow.map { $0["wasActive"] as? Bool } == [true, false])
             #expect(closed.dropFirst().first?["index"] as? Int == 5, "foxtrot was at pos 5")
 
+            // The export shows all of it: both windows with every tab and its history, the three entries.
+            let export = Self.json(try api.get("/v1/profiles/\(profile)/export"))
+            let exported = export["windows"] as? [[String: Any]] ?? []
+            #expect(exported.map { ($0["tabs"] as? [Any])?.count } == [8, 3])
+            let charlie = (exported.first?["tabs"] as? [[String: Any]] ?? [])[2]
+            #expect((charlie["history"] as? [Any])?.count == 3 && charlie["historyIndex"] as? Int == 1)
+            #expect((export["recentlyClosed"] as? [Any])?.count == 3)
+
             // Restoring the closed window brings november back with its history (current: november/two).
             let restored = Self.json(try api.post("/v1/profiles/\(profile)/recently-closed/\(closed[0]["id"] as? String ?? "")/restore", [:]))
             let restoredWindow = restored["browserId"] as? String ?? ""
             let back = try Self.window(api, restoredWindow, base: base)
             #expect(back.tabs.map(\.urls) == [["/mike"], ["/november", "/november/two"]] && back.tabs.last?.current == 1)
-
-            // The export shows all of it.
-            let export = Self.json(try api.get("/v1/profiles/\(profile)/export"))
-            #expect((export["windows"] as? [Any])?.count == 3)
         }
     }
 
@@ -196,6 +200,17 @@ import Testing
             #expect((Self.json(try api.get("/v1/profiles"))["items"] as? [Any])?.isEmpty == true)
             #expect(try api.post("/v1/profiles", ["name": "after"]).status == 201)
             #expect(try directory.until("profiles.add").map(\.name) == ["profiles.add"], "the first event after the refusals is this one")
+        }
+    }
+
+    @Test func theProfilesByteBudgetApplies() async throws {
+        try await withApplication({ $0.modelLimits.profileBytes = 64 * 1024 }) { app in
+            let api = try APIClient(app)
+            let entries = (0..<40).map { #"{"url":"https://e.example/\#($0)/\#(String(repeating: "x", count: 2_000))","title":"t"}"# }
+            let session = #"{"windows":[{"tabs":[{"entries":[\#(entries.joined(separator: ","))],"index":40}],"selected":1}]}"#
+            let reply = try Self.post(api, MozLz4.encode(Array(session.utf8)))
+            #expect(reply.status == 507 && reply.problemType == "/problems/profile-storage-full")
+            #expect((Self.json(try api.get("/v1/profiles"))["items"] as? [Any])?.isEmpty == true)
         }
     }
 
