@@ -57,6 +57,9 @@ struct EmbeddedBackend: StoreBackend {
         var shared = StoredState()
         try store.loadShared(into: &shared)
         let directory = try store.directory()
+        // Counting every profile's windows and tabs filled the connection's page cache: the writer
+        // needs none of it, and a server at rest holds no cache of what it read once.
+        store.releaseMemory()
         let sink = app.sink
         let reader = try StoreReader(path: databasePath)
         // An unrealized tab's history, read when first needed (a failed read: its visible entry alone, logged).

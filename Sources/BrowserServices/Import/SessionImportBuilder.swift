@@ -55,12 +55,13 @@ public final class SessionImportBuilder {
             throw ModelError.limitReached(what: "windows in a profile", limit: limits.windowsPerProfile)
         }
         var browsers: [Browser] = []
-        for window in session.windows {
-            browsers.append(try build(window, in: profile, now: now))
+        for (index, window) in session.windows.enumerated() {
+            // A millisecond apart, so every listing (ordered by creation) keeps the session's order.
+            browsers.append(try build(window, in: profile, now: now, createdAt: now.addingTimeInterval(Double(index) / 1000)))
         }
         if let front = session.selectedWindow, browsers.indices.contains(front) {
             // The window in front was the last one active.
-            browsers[front].lastActiveAt = now.addingTimeInterval(0.001)
+            browsers[front].lastActiveAt = now.addingTimeInterval(Double(browsers.count) / 1000)
         }
         let closed = closedEntries(session, browsers: browsers, now: now)
         let dropped = closed.count - limits.recentlyClosedEntries
@@ -110,8 +111,8 @@ public final class SessionImportBuilder {
 
     // MARK: Windows
 
-    private func build(_ window: ImportedSession.Window, in profile: ProfileSession, now: Date) throws -> Browser {
-        let browser = try profile.createBrowser(createdAt: now)
+    private func build(_ window: ImportedSession.Window, in profile: ProfileSession, now: Date, createdAt: Date) throws -> Browser {
+        let browser = try profile.createBrowser(createdAt: createdAt)
         browser.lastActiveAt = now
         let list = browser.webStateList
         var made: [Int: WebState] = [:]
