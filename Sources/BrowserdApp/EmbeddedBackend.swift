@@ -136,6 +136,8 @@ struct EmbeddedBackend: StoreBackend {
             } catch {
                 logger.error("the database could not be checked", metadata: ["database": "\(path)", "error": "\(error)"])
             }
+            // Its connection read the whole file through a page cache now freed: give the pages back.
+            ProfileWorkingSet.returnFreeMemory()
         }
         thread.name = "browserd-db-check"
         thread.start()
