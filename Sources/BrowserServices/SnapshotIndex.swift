@@ -269,16 +269,21 @@ final class SnapshotIndex: Sendable {
     /// Forgets profiles and windows that another instance owns now, and ends their streams (without
     /// a closing event: nothing was closed). The regular profile stays in the directory (held
     /// elsewhere); its off-the-record profile ends here (`profiles.remove`).
-    func unload(profiles: [ProfileID], windows: [BrowserID]) {
+    /// - Returns: what was removed, for the caller to let go of where it chooses.
+    @discardableResult
+    func unload(profiles: [ProfileID], windows: [BrowserID]) -> [Any] {
         var ended: [DirectoryChange] = []
+        var removed: [Any] = []
         state.withLock { state in
             for id in windows {
                 guard let old = state.windows.removeValue(forKey: id) else { continue }
+                removed.append(old)
                 for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
                 for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
             }
             for id in profiles {
                 guard let entry = state.profiles.removeValue(forKey: id) else { continue }
+                removed.append(entry)
                 if entry.snapshot.incognito {
                     // Ends with this instance's hold, like a crashed browser's private tabs.
                     announceRemoval(id, in: state)
@@ -293,6 +298,7 @@ final class SnapshotIndex: Sendable {
         publish(ended)
         for id in windows { events.endWindow(id) }
         for id in profiles { events.endProfile(id) }
+        return removed
     }
 
     /// The window's snapshot and a value made from it (e.g. its encoded answer), made at most once per

@@ -219,6 +219,20 @@ final class ProfileWorkingSet: Sendable {
         return dropped
     }
 
+    /// Frees a dropped profile on a thread of its own that ends right after: the allocator caches
+    /// freed blocks per thread (tcache), and a thread's cache goes back to the shared arenas only when
+    /// it ends, so freed on a worker that lives on, some of the profile's pages would stay resident.
+    static func release(_ remains: ProfileRemains) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                remains.release()
+                done.resume()
+            }
+            thread.name = "browserd-unload"
+            thread.start()
+        }
+    }
+
     /// Returns the allocator's free pages to the system (glibc keeps them otherwise, so memory would
     /// not follow the working set down).
     static func returnFreeMemory() {
@@ -226,7 +240,8 @@ final class ProfileWorkingSet: Sendable {
     }
 
     private func drop(_ id: ProfileID) async {
-        await service.unloadProfile(id)
+        let remains = await service.unloadProfile(id)
+        await Self.release(remains)
         // What it queued must be on disk before anyone loads it again.
         do { try await flush() } catch { logger.warning("dropping a profile: the writer failed", metadata: ["profile": "\(id)", "error": "\(error)"]) }
         state.withLock { state in
