@@ -247,6 +247,12 @@ import Testing
             let added = try directory.until("profiles.add")
             let profile = added.last?.json["profile"] as? [String: Any]
             #expect(profile?["id"] as? String == id && profile?["windowCount"] as? Int == 2)
+            // Its windows stream to whoever watches the profile (it loads on that first use).
+            let windows = try SSEClient(app, "/v1/events?profileId=\(id ?? "")")
+            defer { windows.close() }
+            let populate = try windows.until("browsers.populate").last?.json
+            let listed = (populate?["browsers"] as? [[String: Any]] ?? populate?["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(Set(listed) == Set(Self.json(reply)["windowIds"] as? [String] ?? ["?"]), "\(populate ?? [:])")
         }
     }
 
