@@ -54,13 +54,14 @@ extension APIRoutes {
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 200, !name.utf8.contains(0) else {
             throw APIProblem.invalidField("name", "must be 1 to 200 characters, not blank")
         }
-        let session: ImportedSession
-        do {
-            session = try FirefoxSessionReader.read(request.body, isJSON: isJSON, maxDecodedBytes: transfer.maxDecodedBytes)
-        } catch {
-            throw Self.problem(error)
+        let limit = transfer.maxDecodedBytes
+        let result = try await transfer.importSession(name: name) {
+            do throws(FirefoxSessionError) {
+                return try FirefoxSessionReader.read(request.body, isJSON: isJSON, maxDecodedBytes: limit)
+            } catch {
+                throw Self.problem(error)
+            }
         }
-        let result = try await transfer.importSession(session, name: name)
         let body = APIEncoding.bytes { json in
             json.beginObject()
             json.key("profile")

@@ -18,7 +18,9 @@ public protocol ProfileTransfer: Sendable {
 
     /// Makes a new profile of another browser's session (``SessionImportBuilder``: the model's
     /// operations, Chromium's rules) and stores it in one durable commit: all of it or nothing.
-    func importSession(_ session: ImportedSession, name: String) async throws -> SessionImportResult
+    /// - Parameter read: reads the session from the request; called once the import's turn has come
+    ///   (one import at a time), so one session file at most is held decoded.
+    func importSession(name: String, reading read: @Sendable () throws -> ImportedSession) async throws -> SessionImportResult
 
     /// The most bytes a session file may decode to (`--max-import-bytes`).
     var maxDecodedBytes: Int { get }

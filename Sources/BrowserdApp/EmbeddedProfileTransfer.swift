@@ -76,9 +76,10 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         }
     }
 
-    func importSession(_ session: ImportedSession, name: String) async throws -> SessionImportResult {
+    func importSession(name: String, reading read: @Sendable () throws -> ImportedSession) async throws -> SessionImportResult {
         try beginImport()
         defer { importing.withLock { $0 = false } }
+        let session = try read()
         let built: ImportedProfile
         do {
             built = try SessionImportBuilder(limits: limits).build(session, name: name)

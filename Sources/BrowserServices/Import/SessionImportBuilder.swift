@@ -146,14 +146,12 @@ public final class SessionImportBuilder {
                     group.at,
                     "is split by other tabs; Chromium keeps a group's tabs together: they were moved next to its first tab")
             }
-            var color = TabGroupColor(rawValue: group.color == "gray" ? "grey" : group.color)
-            if color == nil {
+            if Self.color(group.color) == nil {
                 warn(group.at, "has the colour \(group.color.debugDescription), not in Chromium's palette; grey")
-                color = .grey
             }
             let title = cut(group.title, at: group.at + ".name")
             try list.createGroup(
-                indices: Set(members), visualData: TabGroupVisualData(title: title, color: color!, collapsed: group.collapsed))
+                indices: Set(members), visualData: TabGroupVisualData(title: title, color: Self.color(group.color) ?? .grey, collapsed: group.collapsed))
         }
         for tab in window.tabs {
             guard let key = tab.groupKey, !declared.contains(key), !tab.pinned else { continue }
@@ -267,7 +265,11 @@ public final class SessionImportBuilder {
     }
 
     private func visualData(_ group: ImportedSession.Group) -> TabGroupVisualData {
-        let color = TabGroupColor(rawValue: group.color == "gray" ? "grey" : group.color) ?? .grey
-        return TabGroupVisualData(title: String(group.title.unicodeScalars.prefix(limits.titleCharacters)), color: color, collapsed: group.collapsed)
+        TabGroupVisualData(
+            title: String(group.title.unicodeScalars.prefix(limits.titleCharacters)), color: Self.color(group.color) ?? .grey,
+            collapsed: group.collapsed)
     }
+
+    /// The palette's colour of that name (Firefox's and Chromium's share their names but grey's).
+    static func color(_ name: String) -> TabGroupColor? { TabGroupColor(rawValue: name == "gray" ? "grey" : name) }
 }
