@@ -8,7 +8,7 @@ per tab, every URL distinct) and measures the release browserd on each, side by 
     and RSS once ready, for an empty store and each seeded one;
   - lazy: the first request to each cold 10,000-tab profile (a window's 1,000 tabs), p50/p99/max,
     and the same request once loaded;
-  - RSS with every profile loaded, and per tab over the empty server;
+  - RSS with every profile loaded, and per tab over the empty server; then with 1% of the tabs realized;
   - with `--profile-idle-seconds`: RSS after the profiles went idle and left memory, against the empty
     server's.
 Prints a table and writes bench/out/big_session.json and docs/big-session.svg.
@@ -16,6 +16,7 @@ Prints a table and writes bench/out/big_session.json and docs/big-session.svg.
 Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 10,100] [--idle-seconds 5]
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -214,6 +215,14 @@ def main():
                     cold.append(elapsed)
                     warm.append(timed_get(port, f"/v1/browsers/{window(p, p % WINDOWS)}/tabs")[0])
                 rss = settle_rss(server.pid)
+                # 1% of the tabs realized (their histories read), spread over every profile and window.
+                def realize(p):
+                    for t in range(TABS * WINDOWS // 100):
+                        status, _ = get(port, f"/v1/tabs/t{p:05x}{t % WINDOWS:05x}{t:05x}/history")
+                        assert status == 200, status
+                with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                    list(pool.map(realize, range(profiles)))
+                realized_rss = settle_rss(server.pid)
                 # Realizing one tab: its first back (reads its history, then goes back) against the
                 # forward right after (realized already); both commit, so the difference is the read.
                 first, second = [], []
@@ -228,7 +237,8 @@ def main():
                     assert status == 200 and status2 == 200, (status, status2)
                 realize_ms = (statistics.median(first) - statistics.median(second)) * 1e3
                 rows.append({"tabs": tabs, "mode": "lazy", "ready_s": ready, "rss_mib": ready_rss / 1024, "db_mib": size / 2**20,
-                             "all_loaded_rss_mib": rss / 1024, "rss_per_tab_b": (rss - base["lazy"]) * 1024 / tabs})
+                             "all_loaded_rss_mib": rss / 1024, "rss_per_tab_b": (rss - base["lazy"]) * 1024 / tabs,
+                             "realized_1pct_rss_mib": realized_rss / 1024})
                 loads.append({"tabs": tabs, "profiles": profiles, "realize_ms": realize_ms,
                               "first_back_ms": statistics.median(first) * 1e3, "forward_ms": statistics.median(second) * 1e3,
                               "cold_p50_ms": percentile(cold, 50) * 1e3,
@@ -273,6 +283,10 @@ def main():
                 f"anonymous {r['after_idle_anon_mib']:.1f} against {r['empty_anon_mib']:.1f} MiB)"
                 if "after_idle_rss_mib" in r else "")
         print(f"{r['tabs']:>9,} {r['mode']:<6} {db:>7} {r['ready_s']:>8.2f} {r['rss_mib']:>9.1f} MiB {loaded:>15} {per:>9} {idle}")
+    for r in rows:
+        if "realized_1pct_rss_mib" in r:
+            print(f"  {r['tabs']:>9,} tabs, 1% of them realized (their histories read): RSS {r['realized_1pct_rss_mib']:.0f} MiB "
+                  f"(all unrealized: {r['all_loaded_rss_mib']:.0f} MiB)")
     print("\nFirst request to a cold profile (its 10,000 tabs loaded; the answer is one window's 1,000 tabs), lazy:")
     for r in loads:
         print(f"  {r['tabs']:>9,} stored tabs, {r['profiles']} profiles: cold p50 {r['cold_p50_ms']:.0f} ms, "
