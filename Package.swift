@@ -184,7 +184,11 @@ let package = Package(
         ], swiftSettings: swiftSettings),
         // The cluster's decisions, without PostgreSQL or sockets.
         .testTarget(
-            name: "BrowserClusterTests", dependencies: [.target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords"],
+            name: "BrowserClusterTests",
+            dependencies: [
+                .target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords",
+                .product(name: "Crypto", package: "swift-crypto", condition: withPostgreSQL),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
         .testTarget(

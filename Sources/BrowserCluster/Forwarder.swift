@@ -162,6 +162,10 @@ final class Forwarder: Sendable {
         return target
     }
 
+    /// Reads may share a pipelined connection to the owner: they change nothing, so one sent again
+    /// after a connection broke is harmless.
+    private static func pipelines(_ request: HTTPRequest) -> Bool { request.method == .get || request.method == .head }
+
     private static func isStream(_ request: HTTPRequest) -> Bool {
         request.headers["Accept"]?.contains("text/event-stream") == true || request.path.hasSuffix("/events")
     }
@@ -185,7 +189,7 @@ final class Forwarder: Sendable {
         guard let address = cachedAddress(base) else { return completion(.failure(Relay.Failure.connect("no relay to \(base)"))) }
         relay.start(
             wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
-            host: address.host, port: address.port
+            pipelines: Self.pipelines(request), host: address.host, port: address.port
         ) { result in completion(result.map(Self.response(of:)).mapError { $0 }) }
     }
 
@@ -196,7 +200,7 @@ final class Forwarder: Sendable {
         if !isStream, let address = cachedAddress(base) {
             let answer = try await relay.exchange(
                 wire(request, target: Self.target(of: request), authority: address.authority),
-                isHead: request.method == .head, host: address.host, port: address.port)
+                isHead: request.method == .head, pipelines: Self.pipelines(request), host: address.host, port: address.port)
             return Self.response(of: answer)
         }
         let target = base + Self.target(of: request)

@@ -7,8 +7,8 @@ import Synchronization
 
 /// The hop of a forwarded request, as thin as it can be: the request's bytes written as they are on a
 /// pooled keep-alive connection to the owner, its answer read back (`Content-Length` bodies; event
-/// streams go through ``Forwarder``'s streaming client). Blocking sockets, each exchange on a thread
-/// of the relay's own (never on the cooperative pool), the awaiting task resumed when it is done.
+/// streams go through ``Forwarder``'s streaming client), on ``RelayLoop``'s one thread (never on the
+/// cooperative pool); reads pipelined.
 ///
 /// Why hand-written: async-http-client's request path (URL parsing, its state machines, NIO's
 /// pipeline and llhttp) cost ~130 µs of CPU per forwarded `GET` here (`bench/scale_out.py --hop-only`,
@@ -50,19 +50,21 @@ final class Relay: Sendable {
     /// Sends `request` (a complete HTTP/1.1 request: head and body) to `host:port` and reads the answer,
     /// on a connection the relay keeps to that owner. A kept connection the owner closed meanwhile is
     /// retried once on a new one (nothing of the answer was read: the owner had not taken the request).
-    /// - Parameter isHead: a `HEAD` request (its answer has no body, whatever its `Content-Length`).
-    func exchange(_ request: [UInt8], isHead: Bool = false, host: String, port: Int) async throws -> Answer {
+    /// - Parameters:
+    ///   - isHead: a `HEAD` request (its answer has no body, whatever its `Content-Length`).
+    ///   - pipelines: a `GET` or `HEAD`, which may share a connection with others and be sent again.
+    func exchange(_ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, host: String, port: Int) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            start(request, isHead: isHead, host: host, port: port) { continuation.resume(with: $0) }
+            start(request, isHead: isHead, pipelines: pipelines, host: host, port: port) { continuation.resume(with: $0) }
         }
     }
 
     /// ``exchange(_:isHead:host:port:)`` with a completion, called once on the relay's thread (it must
     /// not block): no task waits meanwhile.
     func start(
-        _ request: [UInt8], isHead: Bool = false, host: String, port: Int,
+        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, host: String, port: Int,
         completion: @escaping @Sendable (Result<Answer, Failure>) -> Void
     ) {
-        loop.submit(RelayLoop.Job(request: request, isHead: isHead, host: host, port: port, completion: completion))
+        loop.submit(RelayLoop.Job(request: request, isHead: isHead, pipelines: pipelines, host: host, port: port, completion: completion))
     }
 }

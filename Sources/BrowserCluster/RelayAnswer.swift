@@ -8,9 +8,10 @@ enum RelayAnswer {
     enum Reading: Equatable {
         /// More bytes are needed.
         case incomplete
-        /// A whole answer: `keepAlive` when the connection may carry the next request (HTTP/1.1, no
-        /// `Connection: close`, nothing past the answer).
-        case complete(Relay.Answer, keepAlive: Bool)
+        /// A whole answer of `length` bytes (what follows is the next answer's, on a pipelined
+        /// connection): `keepAlive` when the connection may carry the next request (HTTP/1.1, no
+        /// `Connection: close`, the owner did not close it).
+        case complete(Relay.Answer, keepAlive: Bool, length: Int)
     }
 
     /// The head may not grow past this without its blank line.
@@ -22,7 +23,7 @@ enum RelayAnswer {
         .map { Array($0.utf8) }
 
     /// - Parameters:
-    ///   - bytes: everything received on the connection for this exchange.
+    ///   - bytes: what was received on the connection from this exchange's answer on.
     ///   - isHead: the request was a `HEAD` (no body follows, whatever `Content-Length` says).
     ///   - ended: the owner closed the connection (an answer without a length ends there).
     /// - Returns: the answer with its headers as sent, less ``droppedHeaders``.
@@ -32,7 +33,7 @@ enum RelayAnswer {
         }
     }
 
-    private static func read(_ bytes: UnsafeBufferPointer<UInt8>, isHead: Bool, ended: Bool) throws(Relay.Failure) -> Reading {
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, isHead: Bool, ended: Bool) throws(Relay.Failure) -> Reading {
         guard let headEnd = headEnd(in: bytes) else {
             if bytes.count > headLimit { throw .malformed("head over 64 KiB") }
             if ended { throw .closed }
@@ -76,15 +77,14 @@ enum RelayAnswer {
         guard let length = bodiless ? 0 : length else {
             // No length: the body runs to the connection's end.
             guard ended else { return .incomplete }
-            return .complete(Relay.Answer(status: status, headers: headers, body: Array(bytes[bodyStart...])), keepAlive: false)
+            return .complete(Relay.Answer(status: status, headers: headers, body: Array(bytes[bodyStart...])), keepAlive: false, length: bytes.count)
         }
         guard bytes.count >= bodyStart + length else {
             if ended { throw .closed }
             return .incomplete
         }
         let answer = Relay.Answer(status: status, headers: headers, body: Array(bytes[bodyStart..<(bodyStart + length)]))
-        // Anything past the answer would be a protocol error of the owner: the connection is not reused.
-        return .complete(answer, keepAlive: keepAlive && !ended && bytes.count == bodyStart + length)
+        return .complete(answer, keepAlive: keepAlive && !ended, length: bodyStart + length)
     }
 
     /// Where the blank line that ends the head starts.

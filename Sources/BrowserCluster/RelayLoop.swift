@@ -14,9 +14,17 @@ import Synchronization
 /// completion. Nothing blocks and no thread waits per request: under load one `epoll_wait` returns
 /// many answers, so a forwarded request costs its bytes and a share of a wake-up, not a thread hop.
 ///
+/// Reads (`GET`, `HEAD`: ``Job/pipelines``) are pipelined (HTTP/1.1, RFC 9112 §9.3.2): they share a
+/// few connections per owner (``pipelineConnections``, up to ``pipelineDepth`` in flight on each),
+/// every read that arrived in one turn of the loop written with one `send`, their answers read back in
+/// order, several per `recv`. A forwarded read then costs the owner and this instance a share of a
+/// packet and of a wake-up instead of its own (`bench/scale_out.py --hop-only`). Other requests have a
+/// connection to themselves, as a changing request may not be sent twice.
+///
 /// A kept connection that the owner closed meanwhile is retried once on a new one (nothing of the
-/// answer came: the owner had not taken the request); a request past its deadline fails with
-/// ``Relay/Failure/timedOut`` and its connection is closed.
+/// answer came: the owner had not taken the request; a pipelined read, safe to send again, whatever
+/// came); a request past its deadline fails with ``Relay/Failure/timedOut`` and its connection is
+/// closed.
 ///
 /// Thread confinement: `connections`, `idle` and every socket call belong to the loop's thread;
 /// other threads touch `incoming` (under its mutex) and the eventfd.
@@ -28,6 +36,8 @@ final class RelayLoop: @unchecked Sendable {
     struct Job: Sendable {
         var request: [UInt8]
         var isHead: Bool
+        /// Whether it may be pipelined: a `GET` or `HEAD`, which may be sent again.
+        var pipelines = false
         var host: String
         var port: Int
         var completion: @Sendable (Result<Relay.Answer, Relay.Failure>) -> Void
@@ -35,6 +45,8 @@ final class RelayLoop: @unchecked Sendable {
         var deadline = ContinuousClock.Instant.now
         /// Whether it was already retried on a new connection.
         var retried = false
+        /// How often it was sent again (a pipelined read may be, up to ``RelayLoop/pipelinedAttempts``).
+        var attempts = 0
 
         var key: String { "\(host):\(port)" }
     }
@@ -44,7 +56,12 @@ final class RelayLoop: @unchecked Sendable {
         let fd: Int32
         let key: String
         var connecting: Bool
-        var job: Job?
+        /// Whether it carries pipelined reads (never a changing request).
+        let pipelined: Bool
+        /// The exchanges under way, in the order their requests were written (one unless pipelined).
+        var jobs: [Job] = []
+        /// Requests not yet written whole, and how much of them was.
+        var outgoing: [UInt8] = []
         var sent = 0
         var received: [UInt8] = []
         /// Whether it carried an exchange before this one (a kept connection).
@@ -54,10 +71,11 @@ final class RelayLoop: @unchecked Sendable {
         /// When connecting gives up.
         var connectDeadline: ContinuousClock.Instant
 
-        init(fd: Int32, key: String, connecting: Bool, connectDeadline: ContinuousClock.Instant) {
+        init(fd: Int32, key: String, connecting: Bool, pipelined: Bool, connectDeadline: ContinuousClock.Instant) {
             self.fd = fd
             self.key = key
             self.connecting = connecting
+            self.pipelined = pipelined
             self.connectDeadline = connectDeadline
         }
     }
@@ -71,7 +89,18 @@ final class RelayLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private let incoming = Mutex<(jobs: [Job], sleeping: Bool, stopped: Bool)>(([], false, false))
     private var connections: [Int32: Connection] = [:]
+    /// Kept connections without an exchange, by owner (`host:port`), for changing requests.
     private var idle: [String: [Connection]] = [:]
+    /// The connections that carry pipelined reads, by owner.
+    private var pipelines: [String: [Connection]] = [:]
+    /// Connections given requests in this turn of the loop: written once the turn's jobs are placed.
+    private var unwritten: [Connection] = []
+    /// At most this many pipelined connections per owner (the owner's worker threads each take some).
+    static let pipelineConnections = 4
+    /// At most this many reads in flight on one connection (past it, a read takes a connection of its own).
+    static let pipelineDepth = 16
+    /// A pipelined read lost with its connection is sent again at most this many times (within its deadline).
+    static let pipelinedAttempts = 3
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "browserd-relay") {
@@ -130,6 +159,7 @@ final class RelayLoop: @unchecked Sendable {
             if stopped { break }
             for job in batch { begin(job) }
             batch.removeAll(keepingCapacity: true)
+            flushWrites()
             let count = epoll_wait(epoll, events, Int32(capacity), waitMs)
             incoming.withLock { $0.sleeping = false }
             if count > 0 {
@@ -142,6 +172,8 @@ final class RelayLoop: @unchecked Sendable {
                     guard let connection = connections[event.data.fd] else { continue }
                     handle(connection, events: event.events)
                 }
+                // Reads retried on new connections meanwhile.
+                flushWrites()
             }
             let now = ContinuousClock.now
             if now >= nextSweep {
@@ -160,11 +192,14 @@ final class RelayLoop: @unchecked Sendable {
         Glibc.close(epoll)
     }
 
-    /// Starts `job` on a kept connection to its owner, or a new one.
+    /// Starts `job` on a kept connection to its owner, or a new one; a read joins a pipelined one.
     private func begin(_ job: Job) {
         var job = job
         if !job.retried { job.deadline = .now + timing.forwardDeadline }
         let key = job.key
+        if job.pipelines, let connection = pipelinedConnection(to: key, host: job.host, port: job.port, failing: job) {
+            return start(job, on: connection)
+        }
         while var kept = idle[key], let connection = kept.popLast() {
             idle[key] = kept.isEmpty ? nil : kept
             guard ContinuousClock.now - connection.since < reuseWithin else {
@@ -179,23 +214,53 @@ final class RelayLoop: @unchecked Sendable {
             return job.completion(.failure(.connect("the relay holds \(connectionLimit) connections already")))
         }
         do {
-            let connection = try open(job.host, job.port, key: key)
+            let connection = try open(job.host, job.port, key: key, pipelined: false)
             start(job, on: connection)
         } catch {
             job.completion(.failure(error))
         }
     }
 
+    /// The pipelined connection to `key` a read goes on: an unused one, else a new one while there are
+    /// fewer than ``pipelineConnections``, else the least busy one under ``pipelineDepth``; nil when all
+    /// are full or none can be opened (the read then takes a connection of its own).
+    private func pipelinedConnection(to key: String, host: String, port: Int, failing job: Job) -> Connection? {
+        let open = pipelines[key] ?? []
+        var least: Connection?
+        for connection in open where least == nil || connection.jobs.count < least!.jobs.count { least = connection }
+        if let least, least.jobs.isEmpty { return least }
+        if open.count < Self.pipelineConnections, connections.count < connectionLimit,
+            let connection = try? self.open(host, port, key: key, pipelined: true)
+        {
+            pipelines[key, default: []].append(connection)
+            return connection
+        }
+        if let least, least.jobs.count < Self.pipelineDepth { return least }
+        return nil
+    }
+
     private func start(_ job: Job, on connection: Connection) {
-        connection.job = job
-        connection.sent = 0
-        connection.received.removeAll(keepingCapacity: true)
-        if !connection.connecting { write(connection) }
+        if connection.jobs.isEmpty {
+            connection.received.removeAll(keepingCapacity: true)
+        }
+        connection.jobs.append(job)
+        connection.outgoing.append(contentsOf: job.request)
+        connection.since = .now
+        if connection.outgoing.count == job.request.count { unwritten.append(connection) }
+    }
+
+    /// Writes every connection given requests since the last time: one `send` for all the reads a
+    /// pipelined connection got in one turn.
+    private func flushWrites() {
+        guard !unwritten.isEmpty else { return }
+        let due = unwritten
+        unwritten.removeAll(keepingCapacity: true)
+        for connection in due where !connection.connecting && connections[connection.fd] === connection { write(connection) }
     }
 
     /// A non-blocking socket connecting to `host:port`, watched for reads, writes and hang-ups
     /// (edge-triggered: it is registered once and read and written until the kernel says wait).
-    private func open(_ host: String, _ port: Int, key: String) throws(Relay.Failure) -> Connection {
+    private func open(_ host: String, _ port: Int, key: String, pipelined: Bool) throws(Relay.Failure) -> Connection {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var result: UnsafeMutablePointer<addrinfo>?
@@ -224,7 +289,8 @@ final class RelayLoop: @unchecked Sendable {
             Glibc.close(fd)
             throw .connect(reason)
         }
-        let connection = Connection(fd: fd, key: key, connecting: connecting, connectDeadline: .now + timing.forwardConnectTimeout)
+        let connection = Connection(
+            fd: fd, key: key, connecting: connecting, pipelined: pipelined, connectDeadline: .now + timing.forwardConnectTimeout)
         connections[fd] = connection
         return connection
     }
@@ -244,17 +310,16 @@ final class RelayLoop: @unchecked Sendable {
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             read(connection)
         }
-        if events & EPOLLOUT.rawValue != 0, connections[connection.fd] != nil, let job = connection.job, connection.sent < job.request.count {
+        if events & EPOLLOUT.rawValue != 0, connections[connection.fd] === connection, connection.sent < connection.outgoing.count {
             write(connection)
         }
     }
 
-    /// Writes what is left of the request, until done or the socket is full (its next writable edge
+    /// Writes what is left of the requests, until done or the socket is full (its next writable edge
     /// resumes it).
     private func write(_ connection: Connection) {
-        guard let job = connection.job else { return }
-        while connection.sent < job.request.count {
-            let n = job.request.withUnsafeBytes { bytes in
+        while connection.sent < connection.outgoing.count {
+            let n = connection.outgoing.withUnsafeBytes { bytes in
                 Glibc.send(connection.fd, bytes.baseAddress! + connection.sent, bytes.count - connection.sent, Int32(MSG_NOSIGNAL))
             }
             if n > 0 {
@@ -267,9 +332,11 @@ final class RelayLoop: @unchecked Sendable {
                 return lost(connection)
             }
         }
+        connection.outgoing.removeAll(keepingCapacity: true)
+        connection.sent = 0
     }
 
-    /// Reads what arrived; completes the exchange once its answer is whole.
+    /// Reads what arrived; completes each exchange, in order, once its answer is whole.
     private func read(_ connection: Connection) {
         var ended = false
         while true {
@@ -288,46 +355,63 @@ final class RelayLoop: @unchecked Sendable {
                 break
             }
         }
-        guard let job = connection.job else {
-            // A kept connection the owner closed (or wrote to unasked): it is not used again.
-            if ended || !connection.received.isEmpty { close(connection, failing: nil) }
-            return
+        var consumed = 0
+        defer {
+            if consumed > 0, connections[connection.fd] === connection { connection.received.removeFirst(consumed) }
         }
-        if connection.received.isEmpty {
-            if ended { lost(connection) }
-            return
-        }
-        do {
-            switch try RelayAnswer.read(connection.received, isHead: job.isHead, ended: ended) {
-            case .incomplete:
-                if ended { lost(connection) }
-            case .complete(let answer, let keepAlive):
-                connection.job = nil
-                if keepAlive {
-                    connection.since = .now
-                    connection.reused = true
-                    idle[connection.key, default: []].append(connection)
-                } else {
-                    close(connection, failing: nil)
+        while let job = connection.jobs.first, consumed < connection.received.count {
+            let reading: RelayAnswer.Reading
+            do {
+                reading = try connection.received.withUnsafeBufferPointer { bytes throws(Relay.Failure) in
+                    try RelayAnswer.read(UnsafeBufferPointer(rebasing: bytes[consumed...]), isHead: job.isHead, ended: ended)
                 }
-                job.completion(.success(answer))
+            } catch .closed {
+                return lost(connection)
+            } catch {
+                return close(connection, failing: error)
             }
-        } catch {
-            close(connection, failing: error)
+            guard case .complete(let answer, let keepAlive, let length) = reading else { break }
+            consumed += length
+            connection.jobs.removeFirst()
+            job.completion(.success(answer))
+            if !keepAlive {
+                // The owner closes after this answer: what was sent behind it is sent again elsewhere.
+                connection.received.removeAll()
+                consumed = 0
+                return lost(connection)
+            }
         }
+        if connection.jobs.isEmpty {
+            // Bytes nobody asked for, or the owner closed: the connection is not used again.
+            if ended || consumed < connection.received.count { return close(connection, failing: nil) }
+            connection.since = .now
+            connection.reused = true
+            if !connection.pipelined { idle[connection.key, default: []].append(connection) }
+            return
+        }
+        if ended { lost(connection) }
     }
 
-    /// The connection broke under an exchange: retried once on a new connection when it was a kept
-    /// one and nothing of the answer came (the owner closed it before taking the request), else failed.
+    /// The connection broke under its exchanges: a pipelined read is sent again on another connection
+    /// (up to ``pipelinedAttempts`` times, within its deadline); another request once when it was on a kept connection and nothing of its answer came
+    /// (the owner closed it before taking the request); the rest fail.
     private func lost(_ connection: Connection) {
-        guard var job = connection.job else { return close(connection, failing: nil) }
-        if connection.reused, connection.received.isEmpty, !job.retried {
-            connection.job = nil
-            close(connection, failing: nil)
-            job.retried = true
-            begin(job)
-        } else {
-            close(connection, failing: .closed)
+        let jobs = connection.jobs
+        connection.jobs = []
+        close(connection, failing: nil)
+        for (index, job) in jobs.enumerated() {
+            let again =
+                job.pipelines
+                ? job.attempts < Self.pipelinedAttempts && ContinuousClock.now < job.deadline
+                : index == 0 && connection.reused && connection.received.isEmpty && !job.retried
+            if again {
+                var job = job
+                job.retried = true
+                job.attempts += 1
+                begin(job)
+            } else {
+                job.completion(.failure(.closed))
+            }
         }
     }
 
@@ -341,21 +425,27 @@ final class RelayLoop: @unchecked Sendable {
             kept.remove(at: index)
             idle[connection.key] = kept.isEmpty ? nil : kept
         }
-        if let job = connection.job {
-            connection.job = nil
-            job.completion(.failure(failure ?? .closed))
+        if connection.pipelined, var open = pipelines[connection.key], let index = open.firstIndex(where: { $0 === connection }) {
+            open.remove(at: index)
+            pipelines[connection.key] = open.isEmpty ? nil : open
         }
+        let jobs = connection.jobs
+        connection.jobs = []
+        for job in jobs { job.completion(.failure(failure ?? .closed)) }
     }
 
     /// Fails what is past its deadline (or still connecting past the connect timeout); closes kept
     /// connections unused too long.
     private func sweep(now: ContinuousClock.Instant) {
         for connection in Array(connections.values) {
-            if let job = connection.job {
+            if let job = connection.jobs.first {
                 if connection.connecting, now >= connection.connectDeadline {
                     close(connection, failing: .connect("no answer within \(timing.forwardConnectTimeout)"))
                 } else if now >= job.deadline {
-                    close(connection, failing: .timedOut)
+                    // The first one is late: it fails; reads pipelined behind it go again elsewhere.
+                    connection.jobs.removeFirst()
+                    job.completion(.failure(.timedOut))
+                    lost(connection)
                 }
             } else if now - connection.since >= reuseWithin {
                 close(connection, failing: nil)

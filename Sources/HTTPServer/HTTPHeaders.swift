@@ -45,11 +45,20 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         let a = a.utf8
         let b = b.utf8
         guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            let lx = (x >= 65 && x <= 90) ? x + 32 : x
-            let ly = (y >= 65 && y <= 90) ? y + 32 : y
-            if lx != ly { return false }
+        // Native strings (every name here) compare over their bytes, without iterators.
+        if let equal = a.withContiguousStorageIfAvailable({ x in b.withContiguousStorageIfAvailable { y in equalsIgnoringCase(x, y) } }),
+            let equal
+        {
+            return equal
         }
+        for (x, y) in zip(a, b) where x != y && lowercased(x) != lowercased(y) { return false }
         return true
     }
+
+    private static func equalsIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<a.count where a[index] != b[index] && lowercased(a[index]) != lowercased(b[index]) { return false }
+        return true
+    }
+
+    @inline(__always) private static func lowercased(_ byte: UInt8) -> UInt8 { (byte >= 65 && byte <= 90) ? byte + 32 : byte }
 }

@@ -138,19 +138,40 @@ extension HTTPServer {
     /// Whether a `Host` value (a name or address, maybe with a port) names one of `allowed` (names
     /// compared without case); any IPv4 loopback address counts as `127.0.0.1`.
     static func host(_ value: String, isIn allowed: [String]) -> Bool {
-        var name = Substring(value.lowercased())
-        if name.hasPrefix("[") {
-            guard let close = name.firstIndex(of: "]") else { return false }
-            name = name[...close]
-        } else if let colon = name.lastIndex(of: ":") {
-            name = name[..<colon]
+        var value = value
+        // Over the bytes: this runs for every request when --allowed-hosts is set.
+        let named: (name: String, loopback: Bool)? = value.withUTF8 { bytes in
+            var end = bytes.count
+            if bytes.first == UInt8(ascii: "[") {
+                guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+                end = close + 1
+            } else if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+                end = colon
+            }
+            let name = UnsafeBufferPointer(rebasing: bytes[..<end])
+            return (String(decoding: name, as: UTF8.self), isIPv4Loopback(name))
         }
-        if name.hasPrefix("127."), name.split(separator: ".").count == 4, name.allSatisfy({ $0.isNumber || $0 == "." }),
-            allowed.contains("127.0.0.1")
-        {
-            return true
+        guard let named else { return false }
+        // Any IPv4 loopback address counts as 127.0.0.1.
+        return allowed.contains { HTTPHeaders.equalsIgnoringCase($0, named.name) || (named.loopback && $0 == "127.0.0.1") }
+    }
+
+    /// `127.a.b.c` in dotted decimal: four parts, digits only.
+    private static func isIPv4Loopback(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count >= 7, name[0] == 49, name[1] == 50, name[2] == 55, name[3] == 46 else { return false }
+        var parts = 0
+        var inPart = false
+        for byte in name {
+            if byte == 46 {
+                inPart = false
+            } else if (48...57).contains(byte) {
+                if !inPart { parts += 1 }
+                inPart = true
+            } else {
+                return false
+            }
         }
-        return allowed.contains { $0.lowercased() == name }
+        return parts == 4
     }
 
     /// Routes a complete request and answers it, at once or through a suspended deferred handler.

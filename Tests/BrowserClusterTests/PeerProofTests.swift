@@ -1,4 +1,5 @@
 #if PostgreSQL
+    import Crypto
     import Testing
 
     @testable import BrowserCluster
@@ -23,6 +24,22 @@
             #expect(!proof.verify(value, method: "POST", path: "/v1/browsers/w1/tabs", body: body, from: "i1", now: 939))
             let other = PeerProof(secret: Array("another secret of some length".utf8))
             #expect(!other.verify(value, method: "POST", path: "/v1/browsers/w1/tabs", body: body, from: "i1", now: 1_000))
+        }
+
+        /// The proof's HMAC is keyed once and copied per request: it must be HMAC-SHA256 itself, for
+        /// keys shorter than a block, of one block and longer (hashed first), as Crypto computes it.
+        @Test func theKeyedHMACIsCryptosHMAC() {
+            // RFC 4231 test case 2: key "Jefe".
+            let rfc = PeerProof.hmac(secret: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+            let hex: String = rfc.map { byte -> String in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
+            #expect(hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+            for keyLength in [0, 1, 31, 63, 64, 65, 200] {
+                let secret = (0..<keyLength).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+                for message in [[], Array("browserd-peer-1\n5\ni1\nGET\n/v1/tabs/t1\n".utf8), [UInt8](repeating: 0xab, count: 1000)] {
+                    let expected = Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
+                    #expect(PeerProof.hmac(secret: secret, message: message) == expected, "key of \(keyLength) bytes, message of \(message.count)")
+                }
+            }
         }
 
         @Test func malformedProofsAreRefused() {

@@ -40,13 +40,18 @@
                         Thread {
                             var served = 0
                             var buffer = [UInt8](repeating: 0, count: 65536)
-                            while served < closeAfter {
+                            var pending: [UInt8] = []
+                            reading: while served < closeAfter {
                                 let n = recv(fd, &buffer, buffer.count, 0)
                                 guard n > 0 else { break }
-                                let request = String(decoding: buffer[..<n], as: UTF8.self)
-                                let answer = Array(answers(request).utf8)
-                                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                                served += 1
+                                pending += buffer[..<n]
+                                // Each whole request (pipelined ones arrive together) gets its answer, in order.
+                                while served < closeAfter, let request = Self.takeRequest(&pending) {
+                                    let answer = Array(answers(request).utf8)
+                                    _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                                    served += 1
+                                }
+                                if served >= closeAfter { break reading }
                             }
                             // As a server that closes a kept connection does: FIN, then whatever comes is
                             // read and dropped (a close with unread data would reset the connection instead).
@@ -59,6 +64,20 @@
             }
 
             private let stopped = Atomic<Bool>(false)
+
+            /// The first whole request in `pending` (head and `Content-Length` body), taken off it.
+            static func takeRequest(_ pending: inout [UInt8]) -> String? {
+                let text = String(decoding: pending, as: UTF8.self)
+                guard let headEnd = text.utf8.firstRange(of: "\r\n\r\n".utf8) else { return nil }
+                let head = String(text[..<headEnd.lowerBound])
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                let total = text.utf8.distance(from: text.utf8.startIndex, to: headEnd.upperBound) + length
+                guard pending.count >= total else { return nil }
+                defer { pending.removeFirst(total) }
+                return String(decoding: pending[..<total], as: UTF8.self)
+            }
 
             /// Stops accepting (once): the accepting thread sees its `accept` fail and closes the socket
             /// itself, so its descriptor number is never reused under another test's feet.
@@ -121,25 +140,46 @@
 
         static let concurrent = Int(ProcessInfo.processInfo.environment["RELAY_N"] ?? "200") ?? 200
 
+        /// ``concurrent`` reads at once, each of a path of its own, each checked to get its own answer.
+        static func readConcurrently(through relay: Relay, from owner: Owner, pipelines: Bool) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<Self.concurrent {
+                    group.addTask {
+                        let answer = try await relay.exchange(
+                            Array("GET /n/\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), pipelines: pipelines, host: "127.0.0.1", port: owner.port)
+                        #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(index)", "pipelined: \(pipelines)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+
         @Test func manyExchangesAtOnceEachGetTheirOwnAnswer() async throws {
             let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
             defer { owner.stop() }
             let relay = Relay(timing: Self.timing)
             defer { relay.shutdown() }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<Self.concurrent {
-                    group.addTask {
-                        let answer = try await relay.exchange(
-                            Array("GET /n/\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
-                        #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(index)")
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await Self.readConcurrently(through: relay, from: owner, pipelines: false)
             // Kept connections are reused: far fewer than one per exchange.
             #expect(owner.accepted.load(ordering: .relaxed) <= 200)
             let again = try await relay.exchange(Array("GET /again HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
             #expect(String(decoding: again.body, as: UTF8.self) == "/again")
+        }
+
+        /// Reads share a few pipelined connections: each gets its own answer, in order, however many
+        /// are in flight; fewer connections than reads; one the owner closes after some answers has
+        /// the reads behind them sent again.
+        @Test func readsArePipelined() async throws {
+            for closeAfter in [Int.max, 40] {
+                let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) }, closeAfter: closeAfter)
+                defer { owner.stop() }
+                let relay = Relay(timing: Self.timing)
+                defer { relay.shutdown() }
+                try await Self.readConcurrently(through: relay, from: owner, pipelines: true)
+                let accepted = owner.accepted.load(ordering: .relaxed)
+                #expect(accepted < Self.concurrent, "\(accepted) connections for \(Self.concurrent) reads")
+                if closeAfter != .max { #expect(accepted >= Self.concurrent / closeAfter) }
+            }
         }
 
         @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {
@@ -176,22 +216,28 @@
                 String(decoding: Array(text.utf8).prefix(count), as: UTF8.self)
             }
             let whole = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
-            guard case .complete(let answer, let keepAlive) = try read(whole) else {
+            guard case .complete(let answer, let keepAlive, let length) = try read(whole) else {
                 Issue.record("whole")
                 return
             }
-            #expect(answer.status == 200 && answer.body == Array("hello".utf8) && keepAlive)
+            #expect(answer.status == 200 && answer.body == Array("hello".utf8) && keepAlive && length == whole.utf8.count)
+            // Pipelined: the next answer's bytes follow, and are not this one's.
+            guard case .complete(let first, true, whole.utf8.count) = try read(whole + "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") else {
+                Issue.record("pipelined")
+                return
+            }
+            #expect(first == answer)
             #expect(answer.headers.map(\.name) == ["Content-Type"], "framing and hop-by-hop headers are the local server's own")
             for cut in [0, 10, whole.utf8.count - 6, whole.utf8.count - 1] {
                 #expect(try read(prefix(whole, cut)) == .incomplete, "cut at \(cut)")
                 #expect(throws: Relay.Failure.closed) { try read(prefix(whole, cut), ended: true) }
             }
-            // Not kept: HTTP/1.0, Connection: close, bytes past the answer.
-            for text in [
-                "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
-                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nextra", "HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-LENGTH: 0\r\n\r\n",
+            // Not kept: HTTP/1.0, Connection: close, the owner closed.
+            for (text, ended) in [
+                ("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false), ("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", false),
+                ("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", true), ("HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-LENGTH: 0\r\n\r\n", false),
             ] {
-                guard case .complete(_, let keepAlive) = try read(text) else {
+                guard case .complete(_, let keepAlive, _) = try read(text, ended: ended) else {
                     Issue.record("\(text)")
                     continue
                 }
@@ -202,7 +248,7 @@
                 ("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", true), ("HTTP/1.1 204 No Content\r\n\r\n", false),
                 ("HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n", false),
             ] {
-                guard case .complete(let answer, _) = try read(text, head: head) else {
+                guard case .complete(let answer, _, _) = try read(text, head: head) else {
                     Issue.record("\(text)")
                     continue
                 }
@@ -210,7 +256,7 @@
             }
             // No length: to the connection's end.
             #expect(try read("HTTP/1.1 200 OK\r\n\r\npart") == .incomplete)
-            guard case .complete(let rest, false) = try read("HTTP/1.1 200 OK\r\n\r\nall of it", ended: true) else {
+            guard case .complete(let rest, false, _) = try read("HTTP/1.1 200 OK\r\n\r\nall of it", ended: true) else {
                 Issue.record("rest")
                 return
             }

@@ -81,4 +81,18 @@ import Testing
             String(decoding: problem.jsonBytes, as: UTF8.self)
                 == #"{"type":"/problems/x","title":"T","status":422,"detail":"a \"quoted\"\nline","instance":"/p","field":"url"}"#)
     }
+
+    /// The `Host` rule of `--allowed-hosts`, over a value's bytes: names without case, the port cut, an
+    /// IPv6 literal whole, any IPv4 loopback address as 127.0.0.1 (or as itself when listed).
+    @Test func hostsAreMatchedAgainstTheAllowedList() {
+        let allowed = ["127.0.0.1", "localhost", "[::1]", "Browserd.Example"]
+        for host in ["127.0.0.1", "127.0.0.1:8080", "127.9.8.7:1", "LOCALHOST", "localhost:80", "[::1]", "[::1]:8080", "browserd.example:443"] {
+            #expect(HTTPServer.host(host, isIn: allowed), "\(host)")
+        }
+        for host in ["", "example.org", "127.0.0", "127.0.0.1.5", "127.a.0.1", "128.0.0.1", "[::2]:80", "[::1", "localhost.", "localhos"] {
+            #expect(!HTTPServer.host(host, isIn: allowed), "\(host)")
+        }
+        #expect(HTTPServer.host("127.0.0.5:9", isIn: ["127.0.0.5"]))
+        #expect(!HTTPServer.host("127.0.0.5", isIn: ["localhost"]))
+    }
 }
