@@ -418,7 +418,9 @@ final class RelayLoop: @unchecked Sendable {
     /// Closes `connection` (unregistered first, so its number is never used after another socket
     /// takes it) and fails its exchange, if any, with `failure`.
     private func close(_ connection: Connection, failing failure: Relay.Failure?) {
-        guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        // This very connection: once closed, its number may already be another connection's.
+        guard connections[connection.fd] === connection else { return }
+        connections.removeValue(forKey: connection.fd)
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.fd, nil)
         Glibc.close(connection.fd)
         if var kept = idle[connection.key], let index = kept.firstIndex(where: { $0 === connection }) {
