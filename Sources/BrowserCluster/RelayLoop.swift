@@ -197,7 +197,7 @@ final class RelayLoop: @unchecked Sendable {
         var job = job
         if !job.retried { job.deadline = .now + timing.forwardDeadline }
         let key = job.key
-        if job.pipelines, let connection = pipelinedConnection(to: key, host: job.host, port: job.port, failing: job) {
+        if job.pipelines, let connection = pipelinedConnection(to: key, host: job.host, port: job.port) {
             return start(job, on: connection)
         }
         while var kept = idle[key], let connection = kept.popLast() {
@@ -224,7 +224,7 @@ final class RelayLoop: @unchecked Sendable {
     /// The pipelined connection to `key` a read goes on: an unused one, else a new one while there are
     /// fewer than ``pipelineConnections``, else the least busy one under ``pipelineDepth``; nil when all
     /// are full or none can be opened (the read then takes a connection of its own).
-    private func pipelinedConnection(to key: String, host: String, port: Int, failing job: Job) -> Connection? {
+    private func pipelinedConnection(to key: String, host: String, port: Int) -> Connection? {
         let open = pipelines[key] ?? []
         var least: Connection?
         for connection in open where least == nil || connection.jobs.count < least!.jobs.count { least = connection }
