@@ -78,13 +78,15 @@ struct PeerProof: @unchecked Sendable {
 
     /// HMAC-SHA256 of `message` under `secret`, as a proof computes it (for tests).
     static func hmac(secret: [UInt8], message: [UInt8]) -> [UInt8] {
-        let keyed = PeerProof(secret: secret)
-        var hasher = keyed.inner
-        message.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        return Array(keyed.outerDigest(of: hasher.finalize()))
+        Array(PeerProof(secret: secret).code(message, []))
     }
 
-    private func outerDigest(of innerDigest: SHA256.Digest) -> SHA256.Digest {
+    /// The HMAC of `head` followed by `body`.
+    private func code(_ head: [UInt8], _ body: [UInt8]) -> SHA256.Digest {
+        var hasher = inner
+        head.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        body.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        let innerDigest = hasher.finalize()
         var outer = outer
         innerDigest.withUnsafeBytes { outer.update(bufferPointer: $0) }
         return outer.finalize()
@@ -104,10 +106,7 @@ struct PeerProof: @unchecked Sendable {
         message.append(10)
         message.append(contentsOf: path.utf8)
         message.append(10)
-        var hasher = inner
-        message.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        body.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        return outerDigest(of: hasher.finalize())
+        return code(message, body)
     }
 
     private static func hex(_ bytes: some Sequence<UInt8>) -> String {

@@ -43,9 +43,8 @@ final class RelayLoop: @unchecked Sendable {
         var completion: @Sendable (Result<Relay.Answer, Relay.Failure>) -> Void
         /// Set by the loop: when it must have its answer.
         var deadline = ContinuousClock.Instant.now
-        /// Whether it was already retried on a new connection.
-        var retried = false
-        /// How often it was sent again (a pipelined read may be, up to ``RelayLoop/pipelinedAttempts``).
+        /// How often it was sent again on a new connection (a changing request once at most, a
+        /// pipelined read up to ``RelayLoop/pipelinedAttempts`` times).
         var attempts = 0
 
         var key: String { "\(host):\(port)" }
@@ -195,7 +194,7 @@ final class RelayLoop: @unchecked Sendable {
     /// Starts `job` on a kept connection to its owner, or a new one; a read joins a pipelined one.
     private func begin(_ job: Job) {
         var job = job
-        if !job.retried { job.deadline = .now + timing.forwardDeadline }
+        if job.attempts == 0 { job.deadline = .now + timing.forwardDeadline }
         let key = job.key
         if job.pipelines, let connection = pipelinedConnection(to: key, host: job.host, port: job.port) {
             return start(job, on: connection)
@@ -393,8 +392,9 @@ final class RelayLoop: @unchecked Sendable {
     }
 
     /// The connection broke under its exchanges: a pipelined read is sent again on another connection
-    /// (up to ``pipelinedAttempts`` times, within its deadline); another request once when it was on a kept connection and nothing of its answer came
-    /// (the owner closed it before taking the request); the rest fail.
+    /// (up to ``pipelinedAttempts`` times, within its deadline); another request once, when it was on a
+    /// kept connection and nothing of its answer came (the owner closed it before taking the request);
+    /// the rest fail.
     private func lost(_ connection: Connection) {
         let jobs = connection.jobs
         connection.jobs = []
@@ -403,10 +403,9 @@ final class RelayLoop: @unchecked Sendable {
             let again =
                 job.pipelines
                 ? job.attempts < Self.pipelinedAttempts && ContinuousClock.now < job.deadline
-                : index == 0 && connection.reused && connection.received.isEmpty && !job.retried
+                : index == 0 && connection.reused && connection.received.isEmpty && job.attempts == 0
             if again {
                 var job = job
-                job.retried = true
                 job.attempts += 1
                 begin(job)
             } else {

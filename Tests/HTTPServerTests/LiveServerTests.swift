@@ -1,8 +1,9 @@
 import Foundation
-import HTTPServer
 import MiniHTTPClient
 import Synchronization
 import Testing
+
+@testable import HTTPServer
 
 @Suite struct LiveServerTests {
     @Test func keepAliveReusesOneConnection() async throws {
@@ -130,13 +131,14 @@ import Testing
             // One slot: while a body is being sent (its head is in, the body is not), a second upload is 503 at once.
             let slow = try connect(server)
             try slow.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\nabc".utf8))
-            Thread.sleep(forTimeInterval: 0.2)
+            // Waits for the server to have read that head (a loaded machine may take longer than a fixed pause).
+            #expect(waitUntil { server.largeBodiesHeld.load(ordering: .relaxed) == 1 })
             let refused = try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 10))
             #expect(refused.status == 503 && refused.header("retry-after") == "1")
             try slow.sendRaw([UInt8](repeating: 66, count: 3997))
             #expect(try slow.readResponse(method: "POST").status == 200)
             // The slot is given back once that request completes.
-            Thread.sleep(forTimeInterval: 0.1)
+            #expect(waitUntil { server.largeBodiesHeld.load(ordering: .relaxed) == 0 })
             #expect(try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 10)).status == 200)
             // Other paths keep the usual limit.
             #expect(try connect(server).request("POST", "/hello", body: [UInt8](repeating: 65, count: 2048)).status == 413)
