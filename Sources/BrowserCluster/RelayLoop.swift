@@ -63,6 +63,9 @@ final class RelayLoop: @unchecked Sendable {
         var outgoing: [UInt8] = []
         var sent = 0
         var received: [UInt8] = []
+        /// When it last moved: its first exchange began or an answer came. A pipelined connection that
+        /// has not moved for ``RelayLoop/stalledAfter`` takes no more reads.
+        var progressed = ContinuousClock.now
         /// Whether it carried an exchange before this one (a kept connection).
         var reused = false
         /// When it was last given back (kept) or opened.
@@ -100,6 +103,9 @@ final class RelayLoop: @unchecked Sendable {
     static let pipelineDepth = 16
     /// A pipelined read lost with its connection is sent again at most this many times (within its deadline).
     static let pipelinedAttempts = 3
+    /// A pipelined connection whose first read has waited this long takes no more reads: one slow
+    /// answer (a cold profile's load on the owner) must not hold up other tenants' reads behind it.
+    static let stalledAfter = Duration.milliseconds(5)
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "browserd-relay") {
@@ -221,12 +227,15 @@ final class RelayLoop: @unchecked Sendable {
     }
 
     /// The pipelined connection to `key` a read goes on: an unused one, else a new one while there are
-    /// fewer than ``pipelineConnections``, else the least busy one under ``pipelineDepth``; nil when all
-    /// are full or none can be opened (the read then takes a connection of its own).
+    /// fewer than ``pipelineConnections``, else the least busy one under ``pipelineDepth`` that is not
+    /// stalled (``stalledAfter``); nil when none will do (the read then takes a connection of its own).
     private func pipelinedConnection(to key: String, host: String, port: Int) -> Connection? {
         let open = pipelines[key] ?? []
+        let now = ContinuousClock.now
         var least: Connection?
-        for connection in open where least == nil || connection.jobs.count < least!.jobs.count { least = connection }
+        for connection in open where connection.jobs.isEmpty || now - connection.progressed < Self.stalledAfter {
+            if least == nil || connection.jobs.count < least!.jobs.count { least = connection }
+        }
         if let least, least.jobs.isEmpty { return least }
         if open.count < Self.pipelineConnections, connections.count < connectionLimit,
             let connection = try? self.open(host, port, key: key, pipelined: true)
@@ -241,6 +250,7 @@ final class RelayLoop: @unchecked Sendable {
     private func start(_ job: Job, on connection: Connection) {
         if connection.jobs.isEmpty {
             connection.received.removeAll(keepingCapacity: true)
+            connection.progressed = .now
         }
         connection.jobs.append(job)
         connection.outgoing.append(contentsOf: job.request)
@@ -372,6 +382,7 @@ final class RelayLoop: @unchecked Sendable {
             guard case .complete(let answer, let keepAlive, let length) = reading else { break }
             consumed += length
             connection.jobs.removeFirst()
+            connection.progressed = .now
             job.completion(.success(answer))
             if !keepAlive {
                 // The owner closes after this answer: what was sent behind it is sent again elsewhere.

@@ -182,6 +182,28 @@
             }
         }
 
+        /// A read the owner is slow to answer (a cold profile's load) holds up no read that came after
+        /// it: none queues behind a stalled connection, so all finish before it.
+        @Test func aSlowReadHoldsUpNoOtherRead() async throws {
+            let owner = try Owner(answers: { request in
+                if request.hasPrefix("GET /slow ") { Thread.sleep(forTimeInterval: 1.5) }
+                return Self.ok(String(request.split(separator: " ")[1]))
+            })
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            let finished = Mutex<[String]>([])
+            let slow = Task {
+                _ = try await relay.exchange(Array("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n".utf8), pipelines: true, host: "127.0.0.1", port: owner.port)
+                finished.withLock { $0.append("/slow") }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            try await Self.readConcurrently(through: relay, from: owner, pipelines: true)
+            finished.withLock { $0.append("the others") }
+            try await slow.value
+            #expect(finished.withLock { $0 } == ["the others", "/slow"])
+        }
+
         @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {
             let owner = try Owner(answers: { _ in "" })
             defer { owner.stop() }
