@@ -39,6 +39,12 @@ extension BrowserService {
         return try await restore(stored)
     }
 
+    /// Brings one regular profile into memory from what `read` returns (nil: it is not stored), read
+    /// on the thread that builds it. Nothing happens when it is here already.
+    public func restoreProfile(reading read: @escaping @Sendable () throws -> StoredState?) async throws -> RestoreSummary {
+        try await restore(reading: read)
+    }
+
     /// Drops a regular profile and its off-the-record profile from memory without changing or writing
     /// anything: another instance owns it now. The streams of its windows and of the profile end
     /// (their clients reconnect, and the new owner answers with a `reset`).
@@ -49,14 +55,15 @@ extension BrowserService {
         guard let entry = snapshots.profile(id), entry.rootID == id else { return ProfileRemains([]) }
         // On the executor: whatever was running on it has finished; nothing runs on it afterwards,
         // since requests no longer find the profile.
-        let (profiles, windows) = await entry.executor.perform { session -> ([ProfileID], [BrowserID]) in
+        let (profiles, windows, detached) = await entry.executor.perform { session -> ([ProfileID], [BrowserID], ProfileRemains) in
             let profiles = [session.browserState.id] + (session.offTheRecord.map { [$0.id] } ?? [])
             let windows = session.browserList.browsers().map(\.id)
-            // A window's coordinators hold it: let them go, or the windows would outlive the session.
-            session.userData.get(ProfileMediator.self)?.releaseWindows()
-            return (profiles, windows)
+            // A window's coordinators hold it: detach them, or the windows would outlive the session;
+            // freed with it, not here on a worker thread (see ``ProfileRemains``).
+            let detached = session.userData.get(ProfileMediator.self)?.releaseWindows() ?? []
+            return (profiles, windows, ProfileRemains(detached))
         }
-        return ProfileRemains(snapshots.unload(profiles: profiles, windows: windows) + [entry])
+        return ProfileRemains(snapshots.unload(profiles: profiles, windows: windows) + [entry, detached])
     }
 }
 

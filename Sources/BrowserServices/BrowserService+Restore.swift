@@ -59,48 +59,94 @@ extension BrowserService {
         var summary = RestoreSummary()
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
         for profile in stored.profiles {
-            let state = BrowserState(
-                id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt,
-                budget: ByteBudget(limit: limits.profileBytes))
-            let executor = ProfileExecutor(session: ProfileSession(browserState: state, limits: limits))
             let windows = windowsByProfile[profile.id] ?? []
             let closed = stored.recentlyClosed[profile.id] ?? []
             let allTabs = stored.tabs
             let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
-            let snapshots = self.snapshots
-            let reader = historyReader.withLock { $0 }
             let before = summary
-            let (snapshot, restoredTabs, repairs) = try await executor.perform { session -> (ProfileSnapshot, Int, [String]) in
-                let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
-                mediator.isRestoring = true
-                var count = 0
-                var repairs: [String] = []
-                for (done, record) in windows.enumerated() {
-                    count += try Self.restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs, histories: reader)
-                    if let progress {
-                        var now = before
-                        now.windows += done + 1
-                        now.tabs += count
-                        progress(now)
-                    }
+            let (limits, snapshots, reader) = (self.limits, self.snapshots, historyReader.withLock { $0 })
+            // The session is built before anything else can reach it, on a thread that ends right
+            // after (see ``LoadThread``), and then handed to its executor.
+            let built = try await LoadThread.run {
+                try Self.build(
+                    profile, windows: windows, closed: closed, tabs: tabsOf, limits: limits, snapshots: snapshots, histories: reader
+                ) { windows, tabs in
+                    guard let progress else { return }
+                    var now = before
+                    now.windows += windows
+                    now.tabs += tabs
+                    progress(now)
                 }
-                Self.restoreClosed(closed, into: session.recentlyClosed, repairs: &repairs)
-                mediator.publishWindows()
-                mediator.isRestoring = false
-                for browser in session.browserList.browsers() { mediator.attachConsumers(to: browser) }
-                mediator.publishProfiles()
-                mediator.profileDirty = false
-                mediator.markPersisted()
-                return (mediator.snapshot(of: session.browserState), count, repairs)
             }
-            summary.repairs += repairs
-            snapshots.putProfile(snapshot, executor: executor, rootID: state.id)
-            summary.profiles += 1
-            summary.windows += windows.count
-            summary.tabs += restoredTabs
+            add(built, to: &summary)
             progress?(summary)
         }
         return summary
+    }
+
+    /// Brings one stored profile into memory, read by `read` (nil: nothing stored) on the thread that
+    /// builds its model (see ``LoadThread``): the records never reach a long-lived thread, and are
+    /// freed where they were allocated.
+    func restore(reading read: @escaping @Sendable () throws -> StoredState?) async throws -> RestoreSummary {
+        let (limits, snapshots, reader) = (self.limits, self.snapshots, historyReader.withLock { $0 })
+        let built = try await LoadThread.run { () throws -> BuiltProfile? in
+            guard let stored = try read(), let profile = stored.profiles.first, stored.profiles.count == 1 else { return nil }
+            guard snapshots.profile(ProfileID(rawValue: profile.id)) == nil else { return nil }
+            return try Self.build(
+                profile, windows: stored.windows, closed: stored.recentlyClosed[profile.id] ?? [], tabs: { _ in stored.tabs }, limits: limits,
+                snapshots: snapshots, histories: reader, progress: nil)
+        }
+        var summary = RestoreSummary()
+        if let built { add(built, to: &summary) }
+        return summary
+    }
+
+    /// One profile built from its records, not yet in the index.
+    struct BuiltProfile: Sendable {
+        let executor: ProfileExecutor
+        let snapshot: ProfileSnapshot
+        let windows: Int
+        let tabs: Int
+        let repairs: [String]
+    }
+
+    private func add(_ built: BuiltProfile, to summary: inout RestoreSummary) {
+        summary.repairs += built.repairs
+        // The directory keeps this snapshot after the profile leaves memory: its strings are copied
+        // here, away from the load's heap (see ``LoadThread``).
+        snapshots.putProfile(built.snapshot.copied(), executor: built.executor, rootID: built.snapshot.id)
+        summary.profiles += 1
+        summary.windows += built.windows
+        summary.tabs += built.tabs
+    }
+
+    /// Builds the session of `profile` from its records and hands it to a new executor. Nothing else
+    /// can reach the session meanwhile: it runs on the caller's thread.
+    /// - Parameter progress: told how many windows and tabs are back after each window.
+    static func build(
+        _ profile: ProfileRecord, windows: [WindowRecord], closed: [ClosedEntryRecord], tabs tabsOf: (String) throws -> [String: TabRecord],
+        limits: ModelLimits, snapshots: SnapshotIndex, histories reader: HistoryReader?, progress: ((Int, Int) -> Void)?
+    ) throws -> BuiltProfile {
+        let state = BrowserState(
+            id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt, budget: ByteBudget(limit: limits.profileBytes))
+        let session = ProfileSession(browserState: state, limits: limits)
+        let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
+        mediator.isRestoring = true
+        var count = 0
+        var repairs: [String] = []
+        for (done, record) in windows.enumerated() {
+            count += try restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs, histories: reader)
+            progress?(done + 1, count)
+        }
+        restoreClosed(closed, into: session.recentlyClosed, repairs: &repairs)
+        mediator.publishWindows()
+        mediator.isRestoring = false
+        for browser in session.browserList.browsers() { mediator.attachConsumers(to: browser) }
+        mediator.publishProfiles()
+        mediator.profileDirty = false
+        mediator.markPersisted()
+        let snapshot = mediator.snapshot(of: session.browserState)
+        return BuiltProfile(executor: ProfileExecutor(session: session), snapshot: snapshot, windows: windows.count, tabs: count, repairs: repairs)
     }
 
     static func restoreWindow(

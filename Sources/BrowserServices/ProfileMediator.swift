@@ -87,16 +87,28 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
     }
 
     /// Lets every window go without closing it (the profile leaves memory; it is all stored): what is
-    /// attached to a window, and holds it, is dropped. Nothing is published, written or announced.
-    func releaseWindows() {
+    /// attached to a window, and holds it, is detached. Nothing is published, written or announced.
+    /// - Returns: the detached mediators, coordinators and logs, for the caller to free where it
+    ///   frees the session (see ``ProfileRemains``): they hold a copy of every tab's state.
+    func releaseWindows() -> [AnyObject] {
+        var detached: [AnyObject] = []
         for browser in session.browserList.browsers() {
-            browser.userData.get(WindowMediator.self)?.stop()
+            if let mediator = browser.userData.get(WindowMediator.self) {
+                mediator.stop()
+                detached.append(mediator)
+            }
+            if let coordinator = browser.userData.get(BrowserCoordinator.self) { detached.append(coordinator) }
+            if let log = browser.userData.get(ActionLog.self) {
+                log.stop()
+                detached.append(log)
+            }
+            if let mediators = browser.userData.get(WindowEventMediators.self) { detached.append(mediators) }
             browser.userData.set(WindowMediator?.none)
             browser.userData.set(BrowserCoordinator?.none)
-            browser.userData.get(ActionLog.self)?.stop()
             browser.userData.set(ActionLog?.none)
             browser.userData.set(WindowEventMediators?.none)
         }
+        return detached
     }
 
     func browserList(_ list: BrowserList, didRemove browser: Browser) {

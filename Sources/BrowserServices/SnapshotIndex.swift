@@ -289,8 +289,10 @@ final class SnapshotIndex: Sendable {
                     announceRemoval(id, in: state)
                     ended.append(.remove(id))
                 } else {
-                    // Still in the directory, held elsewhere now.
-                    state.remote[id] = entry.snapshot
+                    // Still in the directory, held elsewhere now: with strings of its own, since the
+                    // snapshot's came from the model's heap (see ``LoadThread``).
+                    let kept = entry.snapshot.copied()
+                    state.remote[kept.id] = kept
                 }
             }
             state.shrinkIfSparse()

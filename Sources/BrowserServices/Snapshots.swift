@@ -236,3 +236,16 @@ extension ProfileSnapshot {
             windowCount: windowCount, createdAt: record.createdAt)
     }
 }
+
+extension ProfileSnapshot {
+    /// The same snapshot with strings of its own, allocated on the calling thread (a snapshot that
+    /// outlives the heap its strings were made in, see ``LoadThread``).
+    func copied() -> ProfileSnapshot {
+        func own(_ text: String) -> String {
+            String(unsafeUninitializedCapacity: text.utf8.count) { $0.initialize(fromContentsOf: text.utf8) }
+        }
+        return ProfileSnapshot(
+            id: ProfileID(rawValue: own(id.rawValue)), name: own(name), incognito: incognito, parentID: parentID.map { ProfileID(rawValue: own($0.rawValue)) },
+            offTheRecordID: offTheRecordID.map { ProfileID(rawValue: own($0.rawValue)) }, windowCount: windowCount, createdAt: createdAt)
+    }
+}

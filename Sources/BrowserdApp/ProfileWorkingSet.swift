@@ -125,8 +125,11 @@ final class ProfileWorkingSet: Sendable {
         let started = ContinuousClock.now
         let raw = id.rawValue
         // Tabs load unrealized: their rows' summaries now, each history when it is first needed.
-        guard let stored = try await reader.read({ try $0.loadProfile(raw, histories: false) }) else { return }
-        let summary = try await service.restoreProfile(stored)
+        // Read on the thread that builds the model (see `LoadThread`): the records are garbage once
+        // the model holds the profile, and are freed there.
+        let reader = self.reader
+        let summary = try await service.restoreProfile(reading: { try reader.readNow { try $0.loadProfile(raw, histories: false) } })
+        guard summary.profiles > 0 else { return }
         for (window, route, outcome) in await service.runSavedRoutes() {
             logger.notice(
                 "followed a route saved with the window", metadata: ["window": "\(window)", "savedRoute": "\(route.id)", "outcome": "\(outcome)"])

@@ -50,6 +50,15 @@ static inline int CLinuxEvents_fix_mmap_threshold(int bytes)
     return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
+/// Makes the allocator give memory freed at the top of a heap back at once (`M_TOP_PAD` 0, 128 KiB by
+/// default: each thread's arena kept that much resident once touched) and free small blocks straight
+/// into its bins (`M_MXFAST` 0: blocks parked in "fast bins" are merged only later, by a trim that
+/// then leaves the merged top of a thread's arena resident). Returns whether both were set.
+static inline int CLinuxEvents_return_freed_memory_early(void)
+{
+    return mallopt(M_TOP_PAD, 0) && mallopt(M_MXFAST, 0);
+}
+
 /// Takes the wake-ups counted on `wake` (on the loop's thread, once `epoll_wait` reported it).
 static inline void CLinuxEvents_drain(int wake)
 {

@@ -63,9 +63,14 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Frees what the connection's page cache holds (`sqlite3_db_release_memory`): for a connection
-    /// that read much once (a profile's load) and may sit idle for long.
-    public func releaseMemory() { sqlite3_db_release_memory(handle) }
+    /// Frees what the connection holds between uses: its cached statements (each keeps the buffers of
+    /// the last row it read) and its page cache (`sqlite3_db_release_memory`). For a connection that
+    /// read much once (a profile's load) and may sit idle for long; statements are prepared again on
+    /// next use.
+    public func releaseMemory() {
+        statementCache.removeAll()
+        sqlite3_db_release_memory(handle)
+    }
 
     /// Prepares a statement for repeated use.
     public func prepare(_ sql: String) throws -> SQLiteStatement {

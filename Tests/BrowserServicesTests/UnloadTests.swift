@@ -45,6 +45,26 @@ struct UnloadTests {
         #expect(freed.session, "the session is freed")
     }
 
+    /// The window mediators (each holds a copy of every tab's state) are let go with the rest of the
+    /// profile, by whoever releases its remains, not on the profile's executor while it unloads.
+    @Test func theWindowMediatorsGoWithTheRemains() async throws {
+        let service = BrowserService(framing: TestFraming())
+        let profile = try await service.createProfile(name: "p")
+        let window = try await service.createWindow(profile: profile.id)
+        _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
+        let weak = Weak()
+        await service.snapshots.profile(profile.id)?.executor.perform { session in
+            weak.mediator = session.browserList.browsers().first?.userData.get(WindowMediator.self)
+        }
+        let remains = await service.unloadProfile(profile.id)
+        try await Task.sleep(for: .milliseconds(20))
+        let heldUntilReleased = weak.mediator != nil
+        #expect(heldUntilReleased, "the remains hold the window mediator")
+        remains.release()
+        let freed = weak.mediator == nil
+        #expect(freed, "released with the remains")
+    }
+
     /// The tab index gives its room back when the windows that filled it leave (Swift's dictionaries
     /// never shrink by themselves): an idle server returns to an empty one's size.
     @Test func theTabIndexShrinksWhenAProfileLeaves() async throws {

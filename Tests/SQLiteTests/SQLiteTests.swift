@@ -32,6 +32,22 @@ func withDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         }
     }
 
+    /// Releasing memory lets the cached statements go (each keeps its last row's buffers); the next
+    /// use prepares a new one that reads as before.
+    @Test func releasingMemoryDropsTheCachedStatements() throws {
+        try withDatabase { db in
+            try db.execute("CREATE TABLE t (s TEXT)")
+            try db.run("INSERT INTO t VALUES (?)", String(repeating: "x", count: 10_000))
+            let first = try db.cached("SELECT s FROM t")
+            #expect(try first.step())
+            db.releaseMemory()
+            let second = try db.cached("SELECT s FROM t")
+            #expect(first !== second)
+            #expect(try second.step())
+            #expect(second.column(0) == .text(String(repeating: "x", count: 10_000)))
+        }
+    }
+
     @Test func transactionRollsBackOnError() throws {
         try withDatabase { db in
             try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)")
