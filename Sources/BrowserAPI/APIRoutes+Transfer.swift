@@ -126,6 +126,7 @@ extension APIRoutes {
         headers.set("Cache-Control", "no-store")
         let body = StreamBody(maxBufferedBytes: exportBufferBytes * 2) { writer in
             let thread = Thread {
+                Thread.current.name = "bd-export"
                 defer { Self.exportsRunning.subtract(1, ordering: .relaxed) }
                 do {
                     try produce { chunk in Self.send(chunk, to: writer) }
@@ -134,7 +135,6 @@ extension APIRoutes {
                     writer.abort()
                 }
             }
-            thread.name = "browserd-export"
             thread.start()
         }
         return HTTPResponse(status: 200, headers: headers, body: .stream(body))

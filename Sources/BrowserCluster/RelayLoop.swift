@@ -108,15 +108,17 @@ final class RelayLoop: @unchecked Sendable {
     static let stalledAfter = Duration.milliseconds(5)
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
-    init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "browserd-relay") {
+    init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "bd-relay") {
         self.timing = timing
         self.connectionLimit = connectionLimit
         reuseWithin = min(timing.forwardIdleTimeout, .seconds(20))
         var wake: Int32 = -1
         epoll = CLinuxEvents_create_loop(&wake)
         wakeFD = wake
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        let thread = Thread { [self] in
+            Thread.current.name = name
+            run()
+        }
         thread.start()
     }
 

@@ -41,8 +41,10 @@ public final class StoreWriter: @unchecked Sendable {
     /// Takes ownership of `store` and starts the writer thread.
     public init(store: any ChangeStore) {
         self.store = store
-        let thread = Thread { [unowned self] in self.run() }
-        thread.name = "browserd-store-writer"
+        let thread = Thread { [unowned self] in
+            Thread.current.name = "bd-store-writer"
+            self.run()
+        }
         self.thread = thread
         thread.start()
     }

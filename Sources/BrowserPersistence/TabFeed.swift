@@ -24,8 +24,10 @@ public final class TabFeed: @unchecked Sendable {
     public init(store: PersistenceStore, windows: [String]) {
         // The store is the reading thread's alone until `finish()` (see the note on the class).
         nonisolated(unsafe) let store = store
-        let thread = Thread { [self] in read(store, windows) }
-        thread.name = "browserd-restore-reader"
+        let thread = Thread { [self] in
+            Thread.current.name = "bd-restore-read"
+            read(store, windows)
+        }
         thread.start()
     }
 

@@ -20,7 +20,7 @@ public enum LoadThread {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = Job<T>(continuation)
             Thread.detachNewThread {
-                Thread.current.name = "browserd-load"
+                Thread.current.name = "bd-load"
                 job.outcome = Result(catching: body)
                 Completions.shared.post(job)
             }
@@ -57,7 +57,7 @@ public enum LoadThread {
 
         private init() {
             Thread.detachNewThread {
-                Thread.current.name = "browserd-loaded"
+                Thread.current.name = "bd-loaded"
                 self.loop()
             }
         }

@@ -125,6 +125,7 @@ struct EmbeddedBackend: StoreBackend {
     private func checkInBackground(readiness: Readiness, logger: Logger) {
         let path = databasePath
         let thread = Thread {
+            Thread.current.name = "bd-db-check"
             let started = ContinuousClock.now
             do {
                 if let problem = try PersistenceStore(readingAt: path).quickCheck() {
@@ -139,7 +140,6 @@ struct EmbeddedBackend: StoreBackend {
             // Its connection read the whole file through a page cache now freed: give the pages back.
             ProfileWorkingSet.returnFreeMemory()
         }
-        thread.name = "browserd-db-check"
         thread.start()
     }
 

@@ -228,10 +228,10 @@ final class ProfileWorkingSet: Sendable {
     static func release(_ remains: ProfileRemains) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let thread = Thread {
+                Thread.current.name = "bd-unload"
                 remains.release()
                 done.resume()
             }
-            thread.name = "browserd-unload"
             thread.start()
         }
     }

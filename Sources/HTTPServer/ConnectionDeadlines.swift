@@ -148,13 +148,13 @@ final class ConnectionWatch: Sendable {
     /// Sweeps every quarter second on a thread of its own until ``stop()``.
     func start(onEnded: @escaping @Sendable (Int) -> Void) {
         let thread = Thread { [self] in
+            Thread.current.name = "bd-deadlines"
             while !stopped.load(ordering: .relaxed) {
                 usleep(250_000)
                 let count = sweep()
                 if count > 0 { onEnded(count) }
             }
         }
-        thread.name = "browserd-deadlines"
         thread.start()
     }
 

@@ -90,7 +90,7 @@ public final class HTTPServer: Sendable {
         try daemon.withLock { current in
             guard current == nil else { return }
             let loops = (0..<max(1, configuration.threads)).map { index in
-                StreamLoop(name: "browserd-streams-\(index)") { [weak self] writer, clean in
+                StreamLoop(name: "bd-streams-\(index)") { [weak self] writer, clean in
                     self?.streamEnded(writer, clean: clean) ?? false
                 }
             }
@@ -275,6 +275,7 @@ public final class HTTPServer: Sendable {
         let tick = max(interval / 4, .milliseconds(50))
         let seconds = Double(tick.components.seconds) + Double(tick.components.attoseconds) / 1e18
         let thread = Thread { [weak self] in
+            Thread.current.name = "bd-heartbeats"
             while true {
                 Thread.sleep(forTimeInterval: seconds)
                 guard let self, !self.heartbeatsStopped.load(ordering: .relaxed) else { return }
@@ -284,7 +285,6 @@ public final class HTTPServer: Sendable {
                 }
             }
         }
-        thread.name = "browserd-heartbeats"
         thread.start()
     }
 }

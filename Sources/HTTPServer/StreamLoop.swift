@@ -47,8 +47,10 @@ final class StreamLoop: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        let thread = Thread { [self] in
+            Thread.current.name = name
+            run()
+        }
         thread.start()
     }
 

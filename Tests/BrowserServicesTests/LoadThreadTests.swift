@@ -15,7 +15,7 @@ struct LoadThreadTests {
     @Test func theBodyRunsOnALoadThreadAndItsValueComesBack() async throws {
         let (value, name) = try await LoadThread.run { (41 + 1, Self.threadName()) }
         #expect(value == 42)
-        #expect(name == "browserd-load")
+        #expect(name == "bd-load")
     }
 
     @Test func whatTheBodyThrowsIsThrown() async {

@@ -73,6 +73,29 @@ import Testing
         }
     }
 
+    /// The server's own threads carry their names where `top -H`, perf and gdb read them (a name
+    /// over 15 bytes would be refused by the system and the thread keep its creator's).
+    @Test func theServerThreadsAreNamed() async throws {
+        try await withServer(router: testRouter()) { _, _ in
+            func names() -> Set<String> {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+                return Set(
+                    tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+                        .map { $0.trimmingCharacters(in: .newlines) })
+            }
+            // A thread names itself as it starts: wait for the last to start.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var seen = names()
+            while !seen.isSuperset(of: ["bd-deadlines", "bd-heartbeats", "bd-streams-0"]), ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+                seen = names()
+            }
+            #expect(seen.contains("bd-deadlines"))
+            #expect(seen.contains("bd-heartbeats"))
+            #expect(seen.contains("bd-streams-0"))
+        }
+    }
+
     @Test func unknownPathIs404Problem() async throws {
         try await withServer(router: testRouter()) { server, _ in
             let response = try connect(server).request("GET", "/nope")

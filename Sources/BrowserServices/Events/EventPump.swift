@@ -40,8 +40,10 @@ final class EventPump: Sendable {
             return (wasEmpty, !state.started && !state.stopping)
         }
         if start {
-            let thread = Thread { [self] in run() }
-            thread.name = "browserd-event-pump"
+            let thread = Thread { [self] in
+                Thread.current.name = "bd-event-pump"
+                run()
+            }
             thread.start()
         }
         if first {
