@@ -110,14 +110,16 @@ struct PeerProof: @unchecked Sendable {
     }
 
     private static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
+        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 48 + nibble : 87 + nibble }
+        return String(unsafeUninitializedCapacity: 2 * bytes.underestimatedCount + 64) { text in
+            var index = 0
+            for byte in bytes where index + 1 < text.count {
+                text[index] = digit(byte >> 4)
+                text[index + 1] = digit(byte & 15)
+                index += 2
+            }
+            return index
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     private static func nibble(_ digit: UInt8) -> UInt8? {

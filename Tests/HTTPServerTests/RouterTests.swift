@@ -13,6 +13,14 @@ import Testing
         return router
     }
 
+    /// A path's segments: what `split` on "/" keeps (empty ones too), less the leading empty one.
+    @Test(arguments: ["", "/", "//", "/a", "/a/", "/a//b", "a/b", "/v1/browsers/w1/tabs", "/é/ü%2F/x", "/a/b/c/d/e/f/g/h/i/j"])
+    func segmentsAreTheSplitPath(path: String) {
+        var expected = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if expected.first == "" { expected.removeFirst() }
+        #expect(Router.segments(of: path) == expected)
+    }
+
     @Test func literalBeatsParameter() {
         guard case .matched(_, let parameters, let template) = router().resolve(method: .get, path: "/v1/tabs/special") else {
             Issue.record("no match")
