@@ -49,13 +49,10 @@ public final class Application: Sendable {
     /// evicted, 1.34× the empty server's RSS after idle without it, 1.07× with it.
     static let mmapThreshold: Int32 = 128 * 1024
 
-    /// The allocator's settings, made once per process (several applications share one in tests):
-    /// memory follows the working set down only if big freed buffers leave the heap, and freed memory
-    /// leaves early, not at the top of each thread's heap (see the shim). With `LoadThread`: RSS after
-    /// idle 1.08× the empty server's at 1,000,000 stored tabs (1.13× before).
+    /// The allocator's setting, made once per process (several applications share one in tests):
+    /// memory follows the working set down only if big freed buffers leave the heap (see the shim).
     private static let allocatorSettings: Void = {
         _ = CLinuxEvents_fix_mmap_threshold(mmapThreshold)
-        _ = CLinuxEvents_return_freed_memory_early()
     }()
 
     public init(configuration: BrowserdConfiguration, logger: Logger) {

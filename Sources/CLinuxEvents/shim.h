@@ -50,13 +50,23 @@ static inline int CLinuxEvents_fix_mmap_threshold(int bytes)
     return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
-/// Makes the allocator give memory freed at the top of a heap back at once (`M_TOP_PAD` 0, 128 KiB by
-/// default: each thread's arena kept that much resident once touched) and free small blocks straight
-/// into its bins (`M_MXFAST` 0: blocks parked in "fast bins" are merged only later, by a trim that
-/// then leaves the merged top of a thread's arena resident). Returns whether both were set.
-static inline int CLinuxEvents_return_freed_memory_early(void)
+/// While a large structure is freed (idle profiles leaving memory), makes the allocator give freed
+/// memory back at once: no free memory kept at the top of each thread's heap (`M_TOP_PAD` 0, 128 KiB
+/// by default: each arena a dropped profile touched would keep that much resident) and no "fast bins"
+/// (`M_MXFAST` 0: small blocks parked there are merged only by a later trim, which then leaves the
+/// merged top of a thread's arena resident), the fast bins merged first. `on` 0 restores glibc's
+/// defaults: kept on, both cost every allocation-heavy request (a mutation of a 1,000-window profile
+/// took 35% more CPU, `bench/flat_cost.py`).
+static inline void CLinuxEvents_return_freed_memory_eagerly(int on)
 {
-    return mallopt(M_TOP_PAD, 0) && mallopt(M_MXFAST, 0);
+    if (on) {
+        (void) mallopt(M_TOP_PAD, 0);
+        (void) mallopt(M_MXFAST, 0);
+        (void) malloc_trim(0);
+    } else {
+        (void) mallopt(M_MXFAST, 64 * sizeof(size_t) / 4);
+        (void) mallopt(M_TOP_PAD, 128 * 1024);
+    }
 }
 
 /// Takes the wake-ups counted on `wake` (on the loop's thread, once `epoll_wait` reported it).
