@@ -50,7 +50,7 @@ extension BrowserService {
     /// Rebuilds every profile from stored records. Call once, before serving.
     /// - Parameter tabs: the tabs of a window by id, asked for in ``restoreOrder(_:)``; nil takes them
     ///   from `stored.tabs`.
-    /// - Parameter progress: told what is back so far after each window (from the profile's executor).
+    /// - Parameter progress: told what is back so far after each window (from the thread building it).
     public func restore(
         _ stored: StoredState,
         tabs provider: (@Sendable (_ windowID: String) throws -> [String: TabRecord])? = nil,

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Runs a profile's load (its read, then the building of its model) on a thread that ends when the
 /// work returns, so that what the load leaves in the allocator goes when the profile does.
