@@ -14,22 +14,23 @@ import Foundation
 /// continuation that runs it; it must not come from the load's arena).
 /// `bench/big_session.py` measures the effect: RSS after idle against the empty server.
 public enum LoadThread {
+    /// At most this many loads run at once; the others wait their turn, in order. A load is CPU and
+    /// allocation work: more at once than cores only contend, and each holds a thread (many profiles
+    /// touched together, a take-over of many, must not make as many threads).
+    public static let concurrentLimit = max(2, ProcessInfo.processInfo.activeProcessorCount)
+
     /// Runs `body` on a new thread and returns what it returns (or throws what it throws).
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job = Job<T>(continuation)
-            Thread.detachNewThread {
-                Thread.current.name = "bd-load"
-                job.outcome = Result(catching: body)
-                Completions.shared.post(job)
-            }
+            Completions.shared.start(Job<T>(continuation, body))
         }
     }
 
-    /// One load waiting to be handed back.
+    /// One load, from its start to its result handed back.
     class Waiting: @unchecked Sendable {
         // `@unchecked Sendable`: `next` is touched only under the completions' lock.
         var next: Waiting?
+        func perform() {}
         func resume() {}
     }
 
@@ -37,22 +38,31 @@ public enum LoadThread {
         // `@unchecked Sendable`: `outcome` is written once by the load thread before it posts the
         // job, and read once by the completion thread after it took the job under the same lock.
         let continuation: CheckedContinuation<T, any Error>
+        let body: @Sendable () throws -> T
         var outcome: Result<T, any Error>?
 
-        init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = continuation }
+        init(_ continuation: CheckedContinuation<T, any Error>, _ body: @escaping @Sendable () throws -> T) {
+            self.continuation = continuation
+            self.body = body
+        }
+
+        override func perform() { outcome = Result(catching: body) }
 
         override func resume() {
             continuation.resume(with: outcome ?? .failure(CancellationError()))
         }
     }
 
-    /// The long-lived thread that resumes finished loads' tasks.
+    /// Starts loads (at most ``concurrentLimit`` at once) and, on one long-lived thread, resumes the
+    /// tasks of finished ones.
     final class Completions: @unchecked Sendable {
-        // `@unchecked Sendable`: `finished` is guarded by `condition`'s lock; the thread is started
-        // once, in `init`.
+        // `@unchecked Sendable`: `finished`, `queued` and `running` are guarded by `condition`'s
+        // lock; the thread is started once, in `init`.
         static let shared = Completions()
         private let condition = NSCondition()
         private var finished: Waiting?
+        private var queued: [Waiting] = []
+        private var running = 0
 
         private init() {
             Thread.detachNewThread {
@@ -61,8 +71,25 @@ public enum LoadThread {
             }
         }
 
+        /// Starts `job` on a thread of its own, or queues it behind the loads under way.
+        func start(_ job: Waiting) {
+            condition.lock()
+            let now = running < LoadThread.concurrentLimit
+            if now { running += 1 } else { queued.append(job) }
+            condition.unlock()
+            if now { spawn(job) }
+        }
+
+        private func spawn(_ job: Waiting) {
+            Thread.detachNewThread {
+                Thread.current.name = "bd-load"
+                job.perform()
+                self.post(job)
+            }
+        }
+
         /// Hands `job` over (from the load's thread; allocates nothing).
-        func post(_ job: Waiting) {
+        private func post(_ job: Waiting) {
             condition.lock()
             job.next = finished
             finished = job
@@ -76,7 +103,14 @@ public enum LoadThread {
                 while finished == nil { condition.wait() }
                 var job = finished
                 finished = nil
+                var next: [Waiting] = []
+                var done = job
+                while let current = done {
+                    done = current.next
+                    if queued.isEmpty { running -= 1 } else { next.append(queued.removeFirst()) }
+                }
                 condition.unlock()
+                for waiting in next { spawn(waiting) }
                 while let current = job {
                     job = current.next
                     current.next = nil

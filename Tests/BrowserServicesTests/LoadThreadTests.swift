@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BrowserServices
@@ -40,5 +41,33 @@ struct LoadThreadTests {
         }
         #expect(results.count == 64)
         #expect(results.allSatisfy { $0.value == $0.key * $0.key })
+    }
+
+    /// However many are asked for at once, at most `concurrentLimit` run together; all finish.
+    final class Counts: Sendable {
+        let value = Mutex((now: 0, most: 0))
+    }
+
+    @Test func atMostTheLimitRunAtOnce() async throws {
+        let counts = Counts()
+        let limit = LoadThread.concurrentLimit
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<(3 * limit + 1) {
+                group.addTask {
+                    try await LoadThread.run {
+                        counts.value.withLock {
+                            $0.now += 1
+                            $0.most = max($0.most, $0.now)
+                        }
+                        Thread.sleep(forTimeInterval: 0.01)
+                        counts.value.withLock { $0.now -= 1 }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let (now, most) = counts.value.withLock { ($0.now, $0.most) }
+        #expect(now == 0)
+        #expect(most >= 2 && most <= limit)
     }
 }
