@@ -39,12 +39,6 @@ extension BrowserService {
         return try await restore(stored)
     }
 
-    /// Brings one regular profile into memory from what `read` returns (nil: it is not stored), read
-    /// on the thread that builds it. Nothing happens when it is here already.
-    public func restoreProfile(reading read: @escaping @Sendable () throws -> StoredState?) async throws -> RestoreSummary {
-        try await restore(reading: read)
-    }
-
     /// Drops a regular profile and its off-the-record profile from memory without changing or writing
     /// anything: another instance owns it now. The streams of its windows and of the profile end
     /// (their clients reconnect, and the new owner answers with a `reset`).

@@ -84,10 +84,10 @@ extension BrowserService {
         return summary
     }
 
-    /// Brings one stored profile into memory, read by `read` (nil: nothing stored) on the thread that
-    /// builds its model (see ``LoadThread``): the records never reach a long-lived thread, and are
-    /// freed where they were allocated.
-    func restore(reading read: @escaping @Sendable () throws -> StoredState?) async throws -> RestoreSummary {
+    /// Brings one regular profile into memory from what `read` returns (nil: it is not stored), read on
+    /// the thread that builds its model (see ``LoadThread``): the records never reach a long-lived
+    /// thread, and are freed where they were allocated. Nothing happens when it is here already.
+    public func restoreProfile(reading read: @escaping @Sendable () throws -> StoredState?) async throws -> RestoreSummary {
         let (limits, snapshots, reader) = (self.limits, self.snapshots, historyReader.withLock { $0 })
         let built = try await LoadThread.run { () throws -> BuiltProfile? in
             guard let stored = try read(), let profile = stored.profiles.first, stored.profiles.count == 1 else { return nil }
