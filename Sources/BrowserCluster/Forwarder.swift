@@ -45,6 +45,7 @@ final class Forwarder: Sendable {
     private let addresses = Mutex<[String: Address?]>([:])
     private let instanceID: InstanceID
     private let proof: PeerProof?
+    private let proofs = PeerProofMemo()
     private let logger: Logger
 
     private let timing: ClusterTiming
@@ -65,17 +66,23 @@ final class Forwarder: Sendable {
     /// carries a valid proof for itself (``PeerProof``).
     func isFromPeer(_ request: HTTPRequest) -> Bool {
         guard let proof, let from = request.headers[Self.forwardedHeader], let given = request.headers[PeerProof.header] else { return false }
-        return proof.verify(
-            given, method: request.method.rawValue, path: request.path, body: request.body, from: from, now: Self.now())
+        let now = Self.now()
+        func check() -> Bool {
+            proof.verify(given, method: request.method.rawValue, path: request.path, body: request.body, from: from, now: now)
+        }
+        guard request.body.isEmpty else { return check() }
+        return proofs.isValid(given, for: PeerProofMemo.key(method: request.method.rawValue, path: request.path, from: from), at: now, check: check)
     }
 
     private static func now() -> Int { Int(Date().timeIntervalSince1970) }
 
     /// The proof header's value for `request` sent on by this instance.
     private func proofValue(for request: HTTPRequest, method: String? = nil, path: String? = nil, body: [UInt8]? = nil) -> String {
-        proof?.make(
-            method: method ?? request.method.rawValue, path: path ?? request.path, body: body ?? request.body,
-            from: instanceID.rawValue, at: Self.now()) ?? ""
+        guard let proof else { return "" }
+        let (method, path, body, now) = (method ?? request.method.rawValue, path ?? request.path, body ?? request.body, Self.now())
+        func make() -> String { proof.make(method: method, path: path, body: body, from: instanceID.rawValue, at: now) }
+        guard body.isEmpty else { return make() }
+        return proofs.proof(for: PeerProofMemo.key(method: method, path: path, from: instanceID.rawValue), at: now, make: make)
     }
 
     func shutdown() async {
@@ -189,7 +196,7 @@ final class Forwarder: Sendable {
         guard let address = cachedAddress(base) else { return completion(.failure(Relay.Failure.connect("no relay to \(base)"))) }
         relay.start(
             wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
-            pipelines: Self.pipelines(request), host: address.host, port: address.port
+            pipelines: Self.pipelines(request), bodyless: request.body.isEmpty, host: address.host, port: address.port
         ) { result in completion(result.map(Self.response(of:)).mapError { $0 }) }
     }
 

@@ -53,18 +53,23 @@ final class Relay: Sendable {
     /// - Parameters:
     ///   - isHead: a `HEAD` request (its answer has no body, whatever its `Content-Length`).
     ///   - pipelines: a `GET` or `HEAD`, which may share a connection with others and be sent again.
-    func exchange(_ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, host: String, port: Int) async throws -> Answer {
+    ///   - bodyless: `request` ends with its head (no body): a pipelined one may be marked as followed by more.
+    func exchange(
+        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, host: String, port: Int
+    ) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            start(request, isHead: isHead, pipelines: pipelines, host: host, port: port) { continuation.resume(with: $0) }
+            start(request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, host: host, port: port) { continuation.resume(with: $0) }
         }
     }
 
     /// ``exchange(_:isHead:host:port:)`` with a completion, called once on the relay's thread (it must
     /// not block): no task waits meanwhile.
     func start(
-        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, host: String, port: Int,
+        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, host: String, port: Int,
         completion: @escaping @Sendable (Result<Answer, Failure>) -> Void
     ) {
-        loop.submit(RelayLoop.Job(request: request, isHead: isHead, pipelines: pipelines, host: host, port: port, completion: completion))
+        loop.submit(
+            RelayLoop.Job(
+                request: request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, host: host, port: port, completion: completion))
     }
 }

@@ -1,5 +1,6 @@
 import CLinuxEvents
 import Foundation
+import HTTPServer
 import Synchronization
 
 #if canImport(Glibc)
@@ -29,7 +30,7 @@ import Synchronization
 /// Thread confinement: `connections`, `idle` and every socket call belong to the loop's thread;
 /// other threads touch `incoming` (under its mutex) and the eventfd.
 final class RelayLoop: @unchecked Sendable {
-    // `@unchecked Sendable`: `connections`, `idle` and `scratch` are confined to the loop's thread
+    // `@unchecked Sendable`: `connections`, `idle`, `pipelines` and `unwritten` are confined to the loop's thread
     // (see above); the rest is immutable or a Mutex.
 
     /// One request to relay.
@@ -38,6 +39,9 @@ final class RelayLoop: @unchecked Sendable {
         var isHead: Bool
         /// Whether it may be pipelined: a `GET` or `HEAD`, which may be sent again.
         var pipelines = false
+        /// Whether `request` ends with its head's blank line (no body): a pipelined one may then be
+        /// marked as followed by more (``RelayLoop/start(_:on:)``).
+        var bodyless = false
         var host: String
         var port: Int
         var completion: @Sendable (Result<Relay.Answer, Relay.Failure>) -> Void
@@ -62,7 +66,10 @@ final class RelayLoop: @unchecked Sendable {
         /// Requests not yet written whole, and how much of them was.
         var outgoing: [UInt8] = []
         var sent = 0
-        var received: [UInt8] = []
+        /// Where the last request in `outgoing` ends, when it is a bodyless read not yet written: the
+        /// next read put behind it marks it as followed by more.
+        var markableEnd: Int?
+        let received = ReceiveBuffer()
         /// When it last moved: its first exchange began or an answer came. A pipelined connection that
         /// has not moved for ``RelayLoop/stalledAfter`` takes no more reads.
         var progressed = ContinuousClock.now
@@ -101,12 +108,13 @@ final class RelayLoop: @unchecked Sendable {
     static let pipelineConnections = 4
     /// At most this many reads in flight on one connection (past it, a read takes a connection of its own).
     static let pipelineDepth = 16
+    /// The header line that marks a pipelined read as followed by more.
+    static let followedByMore = Array("\(HTTPServer.pipelinedHeader): more\r\n".utf8)
     /// A pipelined read lost with its connection is sent again at most this many times (within its deadline).
     static let pipelinedAttempts = 3
     /// A pipelined connection whose first read has waited this long takes no more reads: one slow
     /// answer (a cold profile's load on the owner) must not hold up other tenants' reads behind it.
     static let stalledAfter = Duration.milliseconds(5)
-    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "bd-relay") {
         self.timing = timing
@@ -251,11 +259,17 @@ final class RelayLoop: @unchecked Sendable {
 
     private func start(_ job: Job, on connection: Connection) {
         if connection.jobs.isEmpty {
-            connection.received.removeAll(keepingCapacity: true)
+            connection.received.clear()
             connection.progressed = .now
         }
         connection.jobs.append(job)
+        if let end = connection.markableEnd, end == connection.outgoing.count, end - 2 >= connection.sent {
+            // The read before this one says more follow, so the owner sends their answers together
+            // (`HTTPServer+Coalescing`): the header goes before its head's blank line.
+            connection.outgoing.insert(contentsOf: Self.followedByMore, at: end - 2)
+        }
         connection.outgoing.append(contentsOf: job.request)
+        connection.markableEnd = connection.pipelined && job.bodyless ? connection.outgoing.count : nil
         connection.since = .now
         if connection.outgoing.count == job.request.count { unwritten.append(connection) }
     }
@@ -319,7 +333,7 @@ final class RelayLoop: @unchecked Sendable {
             return
         }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            read(connection)
+            read(connection, hungUp: events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0)
         }
         if events & EPOLLOUT.rawValue != 0, connections[connection.fd] === connection, connection.sent < connection.outgoing.count {
             write(connection)
@@ -345,63 +359,76 @@ final class RelayLoop: @unchecked Sendable {
         }
         connection.outgoing.removeAll(keepingCapacity: true)
         connection.sent = 0
+        connection.markableEnd = nil
     }
 
     /// Reads what arrived; completes each exchange, in order, once its answer is whole.
-    private func read(_ connection: Connection) {
-        var ended = false
+    ///
+    /// Answers are taken off after every read, so the buffer holds at most one partial answer and a
+    /// read's room. The socket is read until a read comes back short (a stream socket then has
+    /// nothing more buffered, and its next data raises a new edge) or says wait; after a hang-up it
+    /// is read to its end, which raises no further edge.
+    private func read(_ connection: Connection, hungUp: Bool) {
+        var answered = false
         while true {
-            let n = scratch.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                connection.received.append(contentsOf: scratch[..<n])
-            } else if n == 0 {
+            let (n, full) = connection.received.receive(from: connection.fd)
+            var ended = false
+            if n == 0 {
                 ended = true
-                break
-            } else if errno == EAGAIN || errno == EWOULDBLOCK {
-                break
-            } else if errno == EINTR {
-                continue
-            } else {
-                ended = true
-                break
+            } else if n < 0 {
+                if errno == EINTR { continue }
+                ended = errno != EAGAIN && errno != EWOULDBLOCK
             }
+            guard answer(connection, ended: ended, answered: &answered) else { return }
+            if n <= 0 || (!full && !hungUp) { break }
         }
+        if connection.jobs.isEmpty {
+            // Bytes nobody asked for: the connection is not used again.
+            if !connection.received.isEmpty { return close(connection, failing: nil) }
+            guard answered else { return }
+            connection.since = .now
+            connection.reused = true
+            if !connection.pipelined { idle[connection.key, default: []].append(connection) }
+        }
+    }
+
+    /// Completes the exchanges whose answers are whole in what was received; false when the
+    /// connection is gone (the owner closed it, or its answer was malformed).
+    private func answer(_ connection: Connection, ended: Bool, answered: inout Bool) -> Bool {
         var consumed = 0
         defer {
-            if consumed > 0, connections[connection.fd] === connection { connection.received.removeFirst(consumed) }
+            if consumed > 0, connections[connection.fd] === connection { connection.received.consume(consumed) }
         }
         while let job = connection.jobs.first, consumed < connection.received.count {
             let reading: RelayAnswer.Reading
             do {
-                reading = try connection.received.withUnsafeBufferPointer { bytes throws(Relay.Failure) in
-                    try RelayAnswer.read(UnsafeBufferPointer(rebasing: bytes[consumed...]), isHead: job.isHead, ended: ended)
-                }
+                reading = try RelayAnswer.read(
+                    UnsafeBufferPointer(rebasing: connection.received.bytes[consumed...]), isHead: job.isHead, ended: ended)
             } catch .closed {
-                return lost(connection)
+                lost(connection)
+                return false
             } catch {
-                return close(connection, failing: error)
+                close(connection, failing: error)
+                return false
             }
             guard case .complete(let answer, let keepAlive, let length) = reading else { break }
             consumed += length
             connection.jobs.removeFirst()
             connection.progressed = .now
+            answered = true
             job.completion(.success(answer))
             if !keepAlive {
                 // The owner closes after this answer: what was sent behind it is sent again elsewhere.
-                connection.received.removeAll()
+                connection.received.clear()
                 consumed = 0
-                return lost(connection)
+                lost(connection)
+                return false
             }
         }
-        if connection.jobs.isEmpty {
-            // Bytes nobody asked for, or the owner closed: the connection is not used again.
-            if ended || consumed < connection.received.count { return close(connection, failing: nil) }
-            connection.since = .now
-            connection.reused = true
-            if !connection.pipelined { idle[connection.key, default: []].append(connection) }
-            return
-        }
-        if ended { lost(connection) }
+        guard ended else { return true }
+        // The owner closed: a connection without exchanges just closes; exchanges under way are lost.
+        if connection.jobs.isEmpty { close(connection, failing: nil) } else { lost(connection) }
+        return false
     }
 
     /// The connection broke under its exchanges: a pipelined read is sent again on another connection

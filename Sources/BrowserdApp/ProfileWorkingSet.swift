@@ -214,7 +214,7 @@ final class ProfileWorkingSet: Sendable {
                 // What the drops free leaves the heap at once (see the shim); glibc's usual settings
                 // come back after them. With `LoadThread`: RSS after idle 1.08× the empty server's at
                 // 1,000,000 stored tabs (1.13× before).
-                CLinuxEvents_return_freed_memory_eagerly(1)
+                CLinuxEvents_return_freed_memory_eagerly(1, Application.trimThreshold)
             }
             await eviction.value
             dropped.append(id)
@@ -224,7 +224,7 @@ final class ProfileWorkingSet: Sendable {
             // too, the pages the dropped profiles held can go back whole.
             for reader in [reader, histories].compactMap({ $0 }) { try? reader.readNow { $0.releaseMemory() } }
             Self.returnFreeMemory()
-            CLinuxEvents_return_freed_memory_eagerly(0)
+            CLinuxEvents_return_freed_memory_eagerly(0, Application.trimThreshold)
         }
         return dropped
     }

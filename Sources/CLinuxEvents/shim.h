@@ -50,22 +50,36 @@ static inline int CLinuxEvents_fix_mmap_threshold(int bytes)
     return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
+/// How much free memory the top of a heap may hold before a free gives it back (`M_TRIM_THRESHOLD`).
+/// Fixing the mmap threshold (above) also stops glibc raising this one from its 128 KiB start, which
+/// equals the top pad: every free that merged into a heap's top then gave its pages back
+/// (`madvise`) and the next allocations faulted them in again, ~0.4 page faults per forwarded read
+/// on the relay's thread (`bench/scale_out.py --hop-only`, `perf stat -e page-faults`). Above the pad,
+/// it gives the top room to breathe. Returns whether it was set.
+static inline int CLinuxEvents_set_trim_threshold(int bytes)
+{
+    return mallopt(M_TRIM_THRESHOLD, bytes);
+}
+
 /// While a large structure is freed (idle profiles leaving memory), makes the allocator give freed
 /// memory back at once: no free memory kept at the top of each thread's heap (`M_TOP_PAD` 0, 128 KiB
 /// by default: each arena a dropped profile touched would keep that much resident) and no "fast bins"
 /// (`M_MXFAST` 0: small blocks parked there are merged only by a later trim, which then leaves the
-/// merged top of a thread's arena resident), the fast bins merged first. `on` 0 restores glibc's
-/// defaults: kept on, both cost every allocation-heavy request (a mutation of a 1,000-window profile
-/// took 35% more CPU, `bench/flat_cost.py`).
-static inline void CLinuxEvents_return_freed_memory_eagerly(int on)
+/// merged top of a thread's arena resident) and every free that reaches a heap's top trims it
+/// (`M_TRIM_THRESHOLD` 0), the fast bins merged first. `on` 0 restores glibc's defaults and the
+/// server's `trim_threshold`: kept on, they cost every allocation-heavy request (a mutation of a
+/// 1,000-window profile took 35% more CPU, `bench/flat_cost.py`).
+static inline void CLinuxEvents_return_freed_memory_eagerly(int on, int trim_threshold)
 {
     if (on) {
         (void) mallopt(M_TOP_PAD, 0);
+        (void) mallopt(M_TRIM_THRESHOLD, 0);
         (void) mallopt(M_MXFAST, 0);
         (void) malloc_trim(0);
     } else {
         (void) mallopt(M_MXFAST, 64 * sizeof(size_t) / 4);
         (void) mallopt(M_TOP_PAD, 128 * 1024);
+        (void) mallopt(M_TRIM_THRESHOLD, trim_threshold);
     }
 }
 

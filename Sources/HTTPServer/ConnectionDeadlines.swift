@@ -67,6 +67,9 @@ final class WatchedConnection: Sendable {
     /// connection (libmicrohttpd calls every callback of one connection on one thread); the deadline
     /// thread never touches it.
     nonisolated(unsafe) var requestTarget: String?
+    /// Whether answers are held in the socket (`HTTPServer+Coalescing`). `nonisolated(unsafe)`: as
+    /// ``requestTarget``, the owning worker thread's alone.
+    nonisolated(unsafe) var corked = false
     private let phaseValue = Atomic<Int>(RequestDeadlines.Phase.idle.rawValue)
     private let sinceNanoseconds = Atomic<UInt64>(0)
     private let bodyBytesValue = Atomic<Int>(0)

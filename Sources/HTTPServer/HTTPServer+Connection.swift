@@ -182,6 +182,7 @@ extension HTTPServer {
             headers: HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND)),
             body: context.body)
         request.rawTarget = context.rawTarget
+        context.morePipelined = Self.morePipelined(request.headers)
         context.body = []
         // A POST a web page could send cross-origin without a preflight (when configured: auth off).
         if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,
@@ -261,6 +262,7 @@ extension HTTPServer {
     /// Suspends the connection until ``RequestContext/deliver(_:)`` brings its answer (or shutdown
     /// answers it).
     private func suspend(_ context: RequestContext, on connection: OpaquePointer) {
+        sendHeldAnswers(on: connection)
         let handle = ConnectionHandle(raw: connection)
         context.phase = .waiting
         context.handoff.withLock { $0 = .waiting(handle) }
@@ -325,6 +327,11 @@ extension HTTPServer {
         if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
         context.phase = .answered
         context.status = response.status
+        if case .stream = response.body {
+            sendHeldAnswers(on: connection)
+        } else {
+            holdAnswers(for: context, on: connection)
+        }
         if case .shared(let shared) = response.body {
             // Built once with its own headers and the server's, owned by the SharedResponse: queued,
             // not destroyed here. One built for another server's headers is sent as a copy.
@@ -341,11 +348,7 @@ extension HTTPServer {
         case .shared:
             preconditionFailure("a shared answer was queued or copied above")
         case .bytes(let bytes):
-            mhdResponse = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
-                    .RESPMEM_MUST_COPY)
-            }
+            mhdResponse = BorrowedBody.response(bytes)
         case .stream(let body):
             return handOver(response, body: body, for: context, on: connection)
         }
@@ -453,6 +456,9 @@ extension HTTPServer {
             context.holdsLargeBodySlot = false
             largeBodiesHeld.wrappingSubtract(1, ordering: .relaxed)
         }
+        // The run's last answer went (or this one ended otherwise, 0 being
+        // MHD_REQUEST_TERMINATED_COMPLETED_OK): what is held leaves with it.
+        if !context.morePipelined || termination.rawValue != 0 { sendHeldAnswers(on: connection) }
         // Kept alive for the next request (which has the idle timeout and then its head's deadline).
         if let connection, !context.isStream { Self.watched(connection)?.enter(.idle) }
         let duration = ContinuousClock.now - context.start

@@ -44,6 +44,8 @@ final class RequestContext: @unchecked Sendable {
     var corsOrigin: String?
     /// The request target as sent (see ``HTTPRequest/rawTarget``).
     var rawTarget: String?
+    /// The client said more pipelined requests follow this one (`HTTPServer+Coalescing`).
+    var morePipelined = false
     let handoff = Mutex<Handoff>(.idle)
 
     init(method: HTTPMethod, path: String) {

@@ -53,5 +53,45 @@
             }
             #expect(proof.verify(good, method: "GET", path: "/v1/tabs/t1", body: [], from: "i1", now: 5))
         }
+
+        /// Reads' proofs are made and checked once per second and request: the memo gives back what
+        /// the computation gave, remembers only valid proofs, forgets them when the second changes and
+        /// holds at most its capacity.
+        @Test func aReadsProofIsComputedOncePerSecond() {
+            let memo = PeerProofMemo()
+            let key = PeerProofMemo.key(method: "GET", path: "/v1/browsers/w1", from: "i1")
+            var made = 0
+            func make() -> String {
+                made += 1
+                return proof.make(method: "GET", path: "/v1/browsers/w1", body: [], from: "i1", at: 1_000)
+            }
+            let value = memo.proof(for: key, at: 1_000, make: make)
+            #expect(memo.proof(for: key, at: 1_000, make: make) == value && made == 1)
+            #expect(memo.proof(for: PeerProofMemo.key(method: "HEAD", path: "/v1/browsers/w1", from: "i1"), at: 1_000, make: make) == value)
+            #expect(made == 2, "another read has its own")
+            _ = memo.proof(for: key, at: 1_001, make: make)
+            #expect(made == 3, "another second, another proof")
+
+            var checked = 0
+            func check(_ valid: Bool) -> () -> Bool {
+                {
+                    checked += 1
+                    return valid
+                }
+            }
+            #expect(!memo.isValid("t=1000,s=00", for: key, at: 1_000, check: check(false)))
+            #expect(!memo.isValid("t=1000,s=00", for: key, at: 1_000, check: check(false)))
+            #expect(checked == 2, "a refused proof is checked every time")
+            #expect(memo.isValid(value, for: key, at: 1_000, check: check(true)))
+            #expect(memo.isValid(value, for: key, at: 1_000, check: check(false)) && checked == 3, "remembered")
+            #expect(!memo.isValid(value, for: PeerProofMemo.key(method: "GET", path: "/v1/browsers/w2", from: "i1"), at: 1_000, check: check(false)))
+            #expect(!memo.isValid(value, for: key, at: 1_001, check: check(false)), "forgotten the next second")
+
+            for index in 0..<(PeerProofMemo.capacity + 10) {
+                #expect(memo.isValid("v\(index)", for: "k\(index)", at: 2_000, check: { true }))
+            }
+            #expect(!memo.isValid("v\(PeerProofMemo.capacity + 5)", for: "k\(PeerProofMemo.capacity + 5)", at: 2_000, check: { false }))
+            #expect(memo.isValid("v5", for: "k5", at: 2_000, check: { false }))
+        }
     }
 #endif

@@ -204,6 +204,105 @@
             #expect(finished.withLock { $0 } == ["the others", "/slow"])
         }
 
+        /// Reads written together say that more follow (`X-Browserd-Pipelined: more`, just before the
+        /// head's blank line) on all but the last, so the owner sends their answers together; a
+        /// request with a body is never marked; every read still gets its own answer.
+        @Test func pipelinedReadsSayMoreFollow() async throws {
+            let seen = Mutex<[String]>([])
+            let owner = try Owner(answers: { request in
+                seen.withLock { $0.append(request) }
+                return Self.ok(String(request.split(separator: " ")[1]))
+            })
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<Self.concurrent {
+                    group.addTask {
+                        let withBody = index % 10 == 0
+                        let request = withBody ? "GET /n/\(index) HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}" : "GET /n/\(index) HTTP/1.1\r\nHost: x\r\n\r\n"
+                        let answer = try await relay.exchange(
+                            Array(request.utf8), pipelines: true, bodyless: !withBody, host: "127.0.0.1", port: owner.port)
+                        #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(index)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let requests = seen.withLock { $0 }
+            let marked = requests.filter { $0.contains("X-Browserd-Pipelined") }
+            #expect(requests.count == Self.concurrent)
+            #expect(!marked.isEmpty, "\(Self.concurrent) reads at once: some are written together")
+            #expect(marked.count < requests.count)
+            #expect(marked.allSatisfy { $0.hasSuffix("\r\nX-Browserd-Pipelined: more\r\n\r\n") })
+            #expect(!marked.contains { $0.hasSuffix("{}") || $0.contains("Content-Length: 2") }, "a request with a body is left as it is")
+        }
+
+        /// Answers larger than a read (the buffer grows, then goes back to its size once empty), one
+        /// split across reads, many in one: each is read whole and in order.
+        @Test func largeAnswersAreReadWhole() async throws {
+            @Sendable func body(_ size: Int) -> String { String((0..<size).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) }) }
+            let owner = try Owner(answers: { request in Self.ok(body(Int(request.split(separator: " ")[1].dropFirst())!)) })
+            defer { owner.stop() }
+            let relay = Relay(timing: Self.timing)
+            defer { relay.shutdown() }
+            let sizes = [1, 20_000, 100_000, 1, 300_000, 16_384, 70_000, 0, 5]
+            for pipelines in [false, true] {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for size in sizes + sizes {
+                        group.addTask {
+                            let answer = try await relay.exchange(
+                                Array("GET /\(size) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), pipelines: pipelines, bodyless: true,
+                                host: "127.0.0.1", port: owner.port)
+                            #expect(answer.body.count == size && String(decoding: answer.body, as: UTF8.self) == body(size))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+
+        /// The receive buffer: read into directly, answers taken off its front, room made by moving
+        /// what is left or by growing, and back to its first size once emptied after growing large.
+        @Test func theReceiveBufferKeepsWhatIsNotConsumed() throws {
+            var pair: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0)
+            defer {
+                close(pair[0])
+                close(pair[1])
+            }
+            let buffer = ReceiveBuffer()
+            #expect(buffer.isEmpty && buffer.capacity == ReceiveBuffer.readSize)
+            let sent = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            #expect(sent.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) } == sent.count)
+            var full = true
+            while full {
+                let (n, wasFull) = buffer.receive(from: pair[0])
+                #expect(n > 0)
+                full = wasFull
+            }
+            #expect(buffer.count == sent.count && Array(buffer.bytes) == sent)
+            buffer.consume(10_000)
+            #expect(Array(buffer.bytes) == Array(sent[10_000...]))
+            let (nothing, _) = buffer.receive(from: pair[0])
+            #expect(nothing < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            #expect(Array(buffer.bytes) == Array(sent[10_000...]), "room was made by moving what is left")
+            let more = [UInt8](repeating: 7, count: 300_000)
+            var written = 0
+            var received = 0
+            while received < more.count {
+                if written < more.count {
+                    let n = more[written...].withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) }
+                    if n > 0 { written += n }
+                }
+                let (n, _) = buffer.receive(from: pair[0])
+                if n > 0 { received += n }
+            }
+            #expect(buffer.count == 30_000 + more.count && Array(buffer.bytes.suffix(more.count)) == more)
+            #expect(buffer.capacity > ReceiveBuffer.keptCapacity)
+            buffer.consume(buffer.count)
+            #expect(buffer.isEmpty && buffer.capacity == ReceiveBuffer.readSize)
+        }
+
         @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {
             let owner = try Owner(answers: { _ in "" })
             defer { owner.stop() }
