@@ -9,7 +9,7 @@
 final class ReceiveBuffer {
     /// Free room made before each read; the buffer doubles when a read fills it.
     static let readSize = 16 * 1024
-    /// A buffer grown past this while answers were large goes back to ``readSize`` once it is empty,
+    /// A buffer grown past this while answers were large goes back to its first size once it is empty,
     /// so an idle kept connection holds little.
     static let keptCapacity = 256 * 1024
 
@@ -18,9 +18,15 @@ final class ReceiveBuffer {
     private var start = 0
     private var end = 0
 
-    init() {
-        capacity = Self.readSize
-        storage = .allocate(byteCount: capacity, alignment: 16)
+    /// The size a buffer starts with and goes back to (``clear()``).
+    private let initialCapacity: Int
+
+    /// - Parameter capacity: its first size (``readSize`` at least): a pipelined connection's holds a
+    ///   whole run of answers, which an owner sends together, so it is read at once and rarely moved.
+    init(capacity: Int = ReceiveBuffer.readSize) {
+        initialCapacity = max(capacity, Self.readSize)
+        self.capacity = initialCapacity
+        storage = .allocate(byteCount: initialCapacity, alignment: 16)
     }
 
     deinit { storage.deallocate() }
@@ -45,7 +51,7 @@ final class ReceiveBuffer {
         end = 0
         if capacity > Self.keptCapacity {
             storage.deallocate()
-            capacity = Self.readSize
+            capacity = initialCapacity
             storage = .allocate(byteCount: capacity, alignment: 16)
         }
     }

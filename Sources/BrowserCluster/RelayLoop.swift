@@ -69,7 +69,7 @@ final class RelayLoop: @unchecked Sendable {
         /// Where the last request in `outgoing` ends, when it is a bodyless read not yet written: the
         /// next read put behind it marks it as followed by more.
         var markableEnd: Int?
-        let received = ReceiveBuffer()
+        let received: ReceiveBuffer
         /// When it last moved: its first exchange began or an answer came. A pipelined connection that
         /// has not moved for ``RelayLoop/stalledAfter`` takes no more reads.
         var progressed = ContinuousClock.now
@@ -86,6 +86,7 @@ final class RelayLoop: @unchecked Sendable {
             self.connecting = connecting
             self.pipelined = pipelined
             self.connectDeadline = connectDeadline
+            received = ReceiveBuffer(capacity: pipelined ? 64 * 1024 : ReceiveBuffer.readSize)
         }
     }
 

@@ -6,7 +6,11 @@ import Synchronization
 /// status; request duration by route; open connections and streams. No per-tab or per-window labels.
 final class MetricsObserver: HTTPServerObserver {
     private let factory: any MetricsFactory
-    private let counters = Mutex<[String: Counter]>([:])
+    /// What one kind of request (method, route, status) records into, found with one lookup per
+    /// request (no key string built: `bench/scale_out.py --hop-only` measured 0.7 µs per request here
+    /// before, on each instance a forwarded read passes).
+    private let instruments = Mutex<[Kind: Instruments]>([:])
+    /// The duration timers, one per route (shared by that route's kinds).
     private let timers = Mutex<[String: Metrics.Timer]>([:])
     private let connections: Gauge
     private let streams: Gauge
@@ -21,24 +25,38 @@ final class MetricsObserver: HTTPServerObserver {
         streams.record(0)
     }
 
+    private struct Kind: Hashable {
+        let method: String
+        let route: String
+        let status: Int
+    }
+
+    private struct Instruments {
+        let counter: Counter
+        let timer: Metrics.Timer
+    }
+
     func requestCompleted(method: HTTPMethod, route: String?, status: Int, duration: Duration, isStream: Bool) {
-        let route = route ?? "unmatched"
         // Keyed by the label, never the raw method: the label space is closed (the server answers 501
         // to other methods before they get here, and any left would share "other").
-        let key = "\(Self.methodLabel(method)) \(route) \(status)"
-        let counter = counters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = Counter(
-                label: "browserd_http_requests_total",
-                dimensions: [
-                    ("method", Self.methodLabel(method)), ("route", route), ("status", String(status)),
-                ], factory: factory)
-            counters[key] = counter
-            return counter
+        let kind = Kind(method: Self.methodLabel(method), route: route ?? "unmatched", status: status)
+        let instruments = instruments.withLock { instruments in
+            if let known = instruments[kind] { return known }
+            let made = Instruments(
+                counter: Counter(
+                    label: "browserd_http_requests_total",
+                    dimensions: [("method", kind.method), ("route", kind.route), ("status", String(status))], factory: factory),
+                timer: timer(for: kind.route))
+            instruments[kind] = made
+            return made
         }
-        counter.increment()
+        instruments.counter.increment()
         guard !isStream else { return }
-        let timer = timers.withLock { timers in
+        instruments.timer.record(duration: duration)
+    }
+
+    private func timer(for route: String) -> Metrics.Timer {
+        timers.withLock { timers in
             if let timer = timers[route] { return timer }
             let timer = Metrics.Timer(
                 label: "browserd_http_request_duration_seconds", dimensions: [("route", route)],
@@ -46,7 +64,6 @@ final class MetricsObserver: HTTPServerObserver {
             timers[route] = timer
             return timer
         }
-        timer.record(duration: duration)
     }
 
     func connectionCountChanged(by delta: Int) {
