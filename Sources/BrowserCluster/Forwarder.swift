@@ -196,7 +196,8 @@ final class Forwarder: Sendable {
         guard let address = cachedAddress(base) else { return completion(.failure(Relay.Failure.connect("no relay to \(base)"))) }
         relay.start(
             wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
-            pipelines: Self.pipelines(request), bodyless: request.body.isEmpty, host: address.host, port: address.port
+            pipelines: Self.pipelines(request), bodyless: request.body.isEmpty, host: address.host, port: address.port,
+            key: address.authority
         ) { result in completion(result.map(Self.response(of:)).mapError { $0 }) }
     }
 

@@ -63,13 +63,15 @@ final class Relay: Sendable {
     }
 
     /// ``exchange(_:isHead:host:port:)`` with a completion, called once on the relay's thread (it must
-    /// not block): no task waits meanwhile.
+    /// not block): no task waits meanwhile. `key` names the owner's connections (`host:port` when nil;
+    /// a caller that knows it passes it, so no string is made per request).
     func start(
         _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, host: String, port: Int,
-        completion: @escaping @Sendable (Result<Answer, Failure>) -> Void
+        key: String? = nil, completion: @escaping @Sendable (Result<Answer, Failure>) -> Void
     ) {
         loop.submit(
             RelayLoop.Job(
-                request: request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, host: host, port: port, completion: completion))
+                request: request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, host: host, port: port,
+                completion: completion, key: key ?? "\(host):\(port)"))
     }
 }

@@ -51,7 +51,8 @@ final class RelayLoop: @unchecked Sendable {
         /// pipelined read up to ``RelayLoop/pipelinedAttempts`` times).
         var attempts = 0
 
-        var key: String { "\(host):\(port)" }
+        /// The owner's connections' key (`host:port`), made once per owner by the caller.
+        var key: String
     }
 
     /// One connection to an owner, owned by the loop's thread.
