@@ -14,6 +14,10 @@ import CMicroHTTPD
 // sends each answer with its own `sendmsg`, and the owner spent 40 % of its CPU per forwarded read
 // there, mostly per packet).
 //
+// libmicrohttpd sets the socket's options itself when it sends a connection's first answer (which
+// lets a held answer go at once), so a run is held from a kept connection's second answer on, as a
+// relay's connections are.
+//
 // Nothing is held longer than the run takes to answer: an answer that must wait (a deferred
 // handler suspends the connection) or a stream sends what is held first, and a run whose last
 // request never comes is flushed by the kernel after 200 ms at most (a cork's limit). The hint
