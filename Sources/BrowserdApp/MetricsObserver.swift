@@ -33,7 +33,8 @@ final class MetricsObserver: HTTPServerObserver {
 
     private struct Instruments {
         let counter: Counter
-        let timer: Metrics.Timer
+        /// Made with the kind's first answer that is not a stream (streams are not timed).
+        var timer: Metrics.Timer?
     }
 
     func requestCompleted(method: HTTPMethod, route: String?, status: Int, duration: Duration, isStream: Bool) {
@@ -41,18 +42,20 @@ final class MetricsObserver: HTTPServerObserver {
         // to other methods before they get here, and any left would share "other").
         let kind = Kind(method: Self.methodLabel(method), route: route ?? "unmatched", status: status)
         let instruments = instruments.withLock { instruments in
-            if let known = instruments[kind] { return known }
-            let made = Instruments(
-                counter: Counter(
-                    label: "browserd_http_requests_total",
-                    dimensions: [("method", kind.method), ("route", kind.route), ("status", String(status))], factory: factory),
-                timer: timer(for: kind.route))
+            if let known = instruments[kind], isStream || known.timer != nil { return known }
+            var made =
+                instruments[kind]
+                ?? Instruments(
+                    counter: Counter(
+                        label: "browserd_http_requests_total",
+                        dimensions: [("method", kind.method), ("route", kind.route), ("status", String(status))], factory: factory))
+            if !isStream { made.timer = timer(for: kind.route) }
             instruments[kind] = made
             return made
         }
         instruments.counter.increment()
-        guard !isStream else { return }
-        instruments.timer.record(duration: duration)
+        guard !isStream, let timer = instruments.timer else { return }
+        timer.record(duration: duration)
     }
 
     private func timer(for route: String) -> Metrics.Timer {

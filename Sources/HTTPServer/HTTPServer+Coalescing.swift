@@ -38,9 +38,14 @@ extension HTTPServer {
     }
 
     /// Sends what is held: the run's last answer went, or an answer must wait.
-    func sendHeldAnswers(on connection: OpaquePointer?) {
-        guard let connection, let watched = Self.watched(connection), watched.corked else { return }
-        Self.cork(watched, false)
+    func sendHeldAnswers(on connection: OpaquePointer) {
+        Self.sendHeldAnswers(of: Self.watched(connection))
+    }
+
+    /// ``sendHeldAnswers(on:)`` for a connection's record already at hand.
+    static func sendHeldAnswers(of watched: WatchedConnection?) {
+        guard let watched, watched.corked else { return }
+        cork(watched, false)
     }
 
     private static func cork(_ watched: WatchedConnection, _ on: Bool) {

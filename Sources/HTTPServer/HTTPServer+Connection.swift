@@ -456,11 +456,12 @@ extension HTTPServer {
             context.holdsLargeBodySlot = false
             largeBodiesHeld.wrappingSubtract(1, ordering: .relaxed)
         }
+        let watched = connection.flatMap(Self.watched)
         // The run's last answer went (or this one ended otherwise, 0 being
         // MHD_REQUEST_TERMINATED_COMPLETED_OK): what is held leaves with it.
-        if !context.morePipelined || termination.rawValue != 0 { sendHeldAnswers(on: connection) }
+        if !context.morePipelined || termination.rawValue != 0 { Self.sendHeldAnswers(of: watched) }
         // Kept alive for the next request (which has the idle timeout and then its head's deadline).
-        if let connection, !context.isStream { Self.watched(connection)?.enter(.idle) }
+        if !context.isStream { watched?.enter(.idle) }
         let duration = ContinuousClock.now - context.start
         observer?.requestCompleted(
             method: context.method, route: context.routeTemplate, status: context.status,
