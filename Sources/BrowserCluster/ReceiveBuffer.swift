@@ -72,7 +72,8 @@ final class ReceiveBuffer {
     private func makeRoom() {
         guard capacity - end < Self.readSize else { return }
         if start > 0 {
-            (storage).copyMemory(from: storage + start, byteCount: end - start)
+            // The regions may overlap: a raw pointer's `copyMemory` is a `memmove`.
+            storage.copyMemory(from: storage + start, byteCount: end - start)
             end -= start
             start = 0
             if capacity - end >= Self.readSize { return }

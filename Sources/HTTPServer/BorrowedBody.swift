@@ -3,7 +3,7 @@ import CMicroHTTPD
 /// A byte body that libmicrohttpd sends from the answer's own array, without the copy
 /// `MHD_RESPMEM_MUST_COPY` makes (a `malloc` and a `memcpy` of the whole body per answer, on the
 /// worker thread): the array's storage is kept alive by this box until libmicrohttpd frees the
-/// response and calls ``release(_:)``.
+/// response and its free callback releases the box.
 ///
 /// `@unchecked Sendable`: `bytes` is a `let` never mutated after `init`; libmicrohttpd only reads the
 /// buffer, from whichever worker sends it, and releases the box once, after its last read.
