@@ -48,12 +48,19 @@ run: release
 test: test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
 
+# The order: the quick checks first; then the three builds two at a time (one Swift build keeps two cores
+# only ~75 % busy, so two side by side finish sooner than one after the other; each build's output is
+# shown whole once it ends); then the suites, one at a time (the timing of live-server tests never
+# shares the machine with a compiler). The Swift suites are built and run once, in the PostgreSQL
+# build: it runs every suite on both stores, SQLite included, so the embedded build makes only the
+# `browserd` the Python suites drive (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
 test-steps:
 	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py
+	@echo "== three builds, two at a time: the embedded browserd, the Swift client, the PostgreSQL build with every test target"
+	$(SWIFT) package resolve
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-build-postgres test-build-embedded test-build-client
 	@echo "== the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd)"
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
 	$(PYTHON) tests/embedded_build_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/quickstart_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	$(PYTHON) tests/sse_client_test.py $$($(SWIFT) build --show-bin-path)/browserd
@@ -62,13 +69,21 @@ test-steps:
 	$(PYTHON) tests/hostile_test.py $$($(SWIFT) build --show-bin-path)/browserd
 	scripts/schemathesis.sh $$($(SWIFT) build --show-bin-path)/browserd
 	@echo "== the Swift client (clients/swift: BrowserdClient, browserd-tabs) against the embedded build"
-	cd clients/swift && $(SWIFT) build --build-tests
 	cd clients/swift && BROWSERD_BIN=$$(cd ../.. && $(SWIFT) build --show-bin-path)/browserd $(SWIFT) test --skip-build
 	$(PYTHON) tests/tabs_tui_test.py $$($(SWIFT) build --show-bin-path)/browserd $$(cd clients/swift && $(SWIFT) build --show-bin-path)/browserd-tabs
 	@echo "== the PostgreSQL build (the trait): every Swift suite on both stores, and the cluster"
-	$(SWIFT) build --build-tests $(WITH_POSTGRES)
 	$(SWIFT) test --skip-build $(WITH_POSTGRES)
 	$(PYTHON) tests/cluster_test.py $$($(SWIFT) build $(WITH_POSTGRES) --show-bin-path)/browserd
+
+# The builds test-steps runs side by side (after `swift package resolve`, so that neither writes
+# Package.resolved while the other reads it).
+.PHONY: test-build-embedded test-build-client test-build-postgres
+test-build-embedded:
+	$(SWIFT) build --product browserd
+test-build-client:
+	cd clients/swift && $(SWIFT) build --build-tests
+test-build-postgres:
+	$(SWIFT) build --build-tests $(WITH_POSTGRES)
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).
 bench:
