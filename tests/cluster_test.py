@@ -605,7 +605,32 @@ def scenario_hostile(binary, admin):
                           headers={"X-Browserd-Forwarded-By": "evil", "X-Browserd-Cluster-Secret": secret, **token})
         check(clear.status_code == 200 and clear.headers.get("X-Browserd-Instance") == a.id,
               "12: so is the secret sent in clear: %s" % clear.status_code)
-        return "hostile: a NUL is 422 through either instance and the other tenant's incognito tab stays; an invalid token is 401 on 23 paths with no lease moved and nothing forwarded; an encoded target reaches the owner whole; a forwarded-by header without a valid proof (or with the secret in clear) is a client's"
+        # 13: only an instance may send a pipeline of reads, even one a client dresses as a peer's.
+        pipeline = ("GET /v1/browsers/%s HTTP/1.1\r\nAuthorization: %s\r\n\r\n" % (window, token["Authorization"])).encode()
+        for instance in (a, b):
+            for extra in ({}, {"X-Browserd-Forwarded-By": "evil", "X-Browserd-Cluster-Proof": "t=%d,s=%s" % (time.time(), "0" * 64)}):
+                refused = httpx.post(instance.base + "/v1/cluster/pipeline", content=pipeline,
+                                     headers={"Content-Type": "application/http; msgtype=request", **token, **extra})
+                check(refused.status_code == 403 and "application/problem+json" in refused.headers.get("Content-Type", ""),
+                      "13: a client's pipeline is refused: %s %s" % (refused.status_code, refused.text[:200]))
+        # 14: reads forwarded at once go to the owner in pipelines, each answered as its own.
+        before_pipelines = metric(a, 'browserd_http_requests_total{method="POST",route="/v1/cluster/pipeline",status="200"}')
+        answers = []
+        def read_window():
+            with httpx.Client(base_url=b.base, headers=token, timeout=30) as client:
+                for _ in range(20):
+                    answers.append(client.get("/v1/browsers/%s" % window))
+        readers = [threading.Thread(target=read_window) for _ in range(16)]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join()
+        check(len(answers) == 320 and all(r.status_code == 200 and r.headers.get("X-Browserd-Instance") == a.id
+                                          and r.json()["id"] == window for r in answers),
+              "14: every read forwarded through B is A's answer: %s" % sorted({r.status_code for r in answers}))
+        pipelines = metric(a, 'browserd_http_requests_total{method="POST",route="/v1/cluster/pipeline",status="200"}') - before_pipelines
+        check(pipelines > 0, "14: 320 reads from 16 clients at once went to A in some pipelines")
+        return "hostile: a NUL is 422 through either instance and the other tenant's incognito tab stays; an invalid token is 401 on 23 paths with no lease moved and nothing forwarded; an encoded target reaches the owner whole; a forwarded-by header without a valid proof (or with the secret in clear) is a client's; a client's pipeline is 403 on both; 320 reads at once through B answered by A, %d pipelines" % pipelines
 
     return with_cluster(binary, admin, 2, body, admin_token="cluster-admin-token-%d" % os.getpid())
 

@@ -7,6 +7,11 @@ public import HTTPServer
 /// window (via ``BrowserService``) or read a published snapshot, and encode JSON. They never touch the
 /// model.
 public struct APIRoutes: Sendable {
+    /// Where another instance of a cluster sends a run of forwarded reads as one pipeline
+    /// (`EnclosedPipeline`): served by the HTTP edge for peers only, outside the API's guard (each
+    /// enclosed read goes through it).
+    public static let clusterPipelinePath = "/v1/cluster/pipeline"
+
     let service: BrowserService
     let tokens: TokenStore
     let idempotency: IdempotencyStore

@@ -123,6 +123,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         return try? await lookups.oldestProfile(named: "webdriver")
     }
 
+    /// Whether a pipeline of reads (``Forwarder/pipelinePath``) came from another instance of this cluster.
+    public func admitsPipeline(_ request: HTTPRequest) -> Bool { forwarder.isPipelineFromPeer(request) }
+
     /// The answer of another instance (or a 503), or nil when this instance serves the request: the
     /// ``Placement`` machine's actions carried out one by one.
     public func place(_ request: HTTPRequest) async -> HTTPResponse? {

@@ -55,11 +55,32 @@ final class Forwarder: Sendable {
         proof = secret.isEmpty ? nil : PeerProof(secret: Array(secret.utf8))
         self.logger = logger
         self.timing = timing
-        relay = Relay(timing: timing)
+        // Runs of reads to one owner go as one pipeline, proved as a peer's (the enclosed reads carry
+        // their own proofs, which the owner checks as it would on the wire).
+        let (proof, proofs, sender) = (proof, proofs, instanceID.rawValue)
+        relay = Relay(timing: timing) { authority, length in
+            var head = "POST \(Self.pipelinePath) HTTP/1.1\r\nHost: \(authority)\r\nContent-Type: \(EnclosedPipeline.requestType)\r\n"
+            if let proof {
+                let now = Self.now()
+                let value = proofs.proof(for: Self.pipelineProofKey(from: sender), at: now) {
+                    proof.make(method: "POST", path: Self.pipelinePath, body: [], from: sender, at: now)
+                }
+                head += "\(Self.forwardedHeader): \(sender)\r\n\(PeerProof.header): \(value)\r\n"
+            }
+            head += "Content-Length: \(length)\r\n\r\n"
+            return Array(head.utf8)
+        }
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .init(timing.forwardConnectTimeout), read: .init(timing.forwardDeadline))
         configuration.connectionPool = .init(idleTimeout: .init(timing.forwardIdleTimeout), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Where another instance's relay sends a run of reads as one pipeline (``EnclosedPipeline``).
+    public static let pipelinePath = APIRoutes.clusterPipelinePath
+
+    private static func pipelineProofKey(from sender: String) -> String {
+        PeerProofMemo.key(method: "POST", path: pipelinePath, from: sender)
     }
 
     /// Whether `request` came from another instance of this cluster: it names itself forwarded and
@@ -72,6 +93,20 @@ final class Forwarder: Sendable {
         }
         guard request.body.isEmpty else { return check() }
         return proofs.isValid(given, for: PeerProofMemo.key(method: request.method.rawValue, path: request.path, from: from), at: now, check: check)
+    }
+
+    /// Whether a pipeline of reads came from another instance of this cluster. Its proof covers its
+    /// method, path and sender, not its body: each enclosed read carries a proof of its own, checked as
+    /// on the wire, so a pipeline whose body was changed on the way holds only requests that are then
+    /// a client's (authenticated as such), never a peer's.
+    func isPipelineFromPeer(_ request: HTTPRequest) -> Bool {
+        guard let proof, request.method == .post, request.path == Self.pipelinePath, let from = request.headers[Self.forwardedHeader],
+            let given = request.headers[PeerProof.header]
+        else { return false }
+        let now = Self.now()
+        return proofs.isValid(given, for: Self.pipelineProofKey(from: from), at: now) {
+            proof.verify(given, method: "POST", path: Self.pipelinePath, body: [], from: from, now: now)
+        }
     }
 
     private static func now() -> Int { Int(Date().timeIntervalSince1970) }

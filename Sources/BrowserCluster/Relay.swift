@@ -41,8 +41,10 @@ final class Relay: Sendable {
 
     private let loop: RelayLoop
 
-    init(timing: ClusterTiming) {
-        loop = RelayLoop(timing: timing)
+    /// - Parameter encloser: makes the head of a pipeline of reads to one owner (``RelayLoop/Encloser``);
+    ///   without one, every read goes on its own.
+    init(timing: ClusterTiming, encloser: RelayLoop.Encloser? = nil) {
+        loop = RelayLoop(timing: timing, encloser: encloser)
     }
 
     func shutdown() { loop.stop() }

@@ -26,6 +26,8 @@ enum RelayAnswer {
     ///   - bytes: what was received on the connection from this exchange's answer on.
     ///   - isHead: the request was a `HEAD` (no body follows, whatever `Content-Length` says).
     ///   - ended: the owner closed the connection (an answer without a length ends there).
+    ///   - takingBody: whether the answer takes a copy of its body (a pipeline's answers are read from
+    ///     the bytes themselves: ``enclosed(_:heads:)``).
     /// - Returns: the answer with its headers as sent, less ``droppedHeaders``.
     static func read(_ bytes: [UInt8], isHead: Bool, ended: Bool) throws(Relay.Failure) -> Reading {
         try bytes.withUnsafeBufferPointer { buffer throws(Relay.Failure) -> Reading in
@@ -33,7 +35,7 @@ enum RelayAnswer {
         }
     }
 
-    static func read(_ bytes: UnsafeBufferPointer<UInt8>, isHead: Bool, ended: Bool) throws(Relay.Failure) -> Reading {
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, isHead: Bool, ended: Bool, takingBody: Bool = true) throws(Relay.Failure) -> Reading {
         guard let headEnd = headEnd(in: bytes) else {
             if bytes.count > headLimit { throw .malformed("head over 64 KiB") }
             if ended { throw .closed }
@@ -83,8 +85,31 @@ enum RelayAnswer {
             if ended { throw .closed }
             return .incomplete
         }
-        let answer = Relay.Answer(status: status, headers: headers, body: Array(bytes[bodyStart..<(bodyStart + length)]))
+        let answer = Relay.Answer(status: status, headers: headers, body: takingBody ? Array(bytes[bodyStart..<(bodyStart + length)]) : [])
         return .complete(answer, keepAlive: keepAlive && !ended, length: bodyStart + length)
+    }
+
+    /// Where the body of the answer at the start of `bytes` starts (after its head's blank line).
+    static func bodyStart(in bytes: UnsafeBufferPointer<UInt8>) -> Int? { headEnd(in: bytes).map { $0 + 4 } }
+
+    /// The answers enclosed in a pipeline's answer body (``EnclosedPipeline`` on the owner): one per
+    /// enclosed read, in order, each framed by its `Content-Length`.
+    /// - Parameter heads: for each read, whether it was a `HEAD`.
+    /// - Throws: ``Relay/Failure/malformed(_:)`` unless the body holds exactly that many whole answers.
+    static func enclosed(_ body: UnsafeBufferPointer<UInt8>, heads: [Bool]) throws(Relay.Failure) -> [Relay.Answer] {
+        var answers: [Relay.Answer] = []
+        answers.reserveCapacity(heads.count)
+        var offset = 0
+        for isHead in heads {
+            guard case .complete(let answer, _, let length) = try read(UnsafeBufferPointer(rebasing: body[offset...]), isHead: isHead, ended: false)
+            else {
+                throw .malformed("enclosed answer \(answers.count + 1) of \(heads.count) is cut short")
+            }
+            answers.append(answer)
+            offset += length
+        }
+        guard offset == body.count else { throw .malformed("a pipeline's answer holds more answers than it enclosed reads") }
+        return answers
     }
 
     /// Where the blank line that ends the head starts.

@@ -22,6 +22,11 @@ import Synchronization
 /// packet and of a wake-up instead of its own (`bench/scale_out.py --hop-only`). Other requests have a
 /// connection to themselves, as a changing request may not be sent twice.
 ///
+/// With an ``Encloser``, the reads to one owner that arrived in one turn go as one request, a pipeline
+/// enclosed in its body (``EnclosedPipeline``, at most ``maxEnclosed`` each): the owner answers them
+/// all in one pass through HTTP and one answer instead of one each. An owner that refuses pipelines
+/// (an older version) gets its reads one by one, and no pipeline for ``unenclosedFor``.
+///
 /// A kept connection that the owner closed meanwhile is retried once on a new one (nothing of the
 /// answer came: the owner had not taken the request; a pipelined read, safe to send again, whatever
 /// came); a request past its deadline fails with ``Relay/Failure/timedOut`` and its connection is
@@ -53,7 +58,14 @@ final class RelayLoop: @unchecked Sendable {
 
         /// The owner's connections' key (`host:port`), made once per owner by the caller.
         var key: String
+        /// The reads a pipeline encloses (empty for any other request): their completions are called
+        /// with their own answers, `completion` only with a failure of the whole.
+        var members: [Job] = []
     }
+
+    /// Makes the head of a pipeline of reads (a `POST` with its `Host`, type, proof and length), given
+    /// the owner's key (its authority) and the length of the body that follows.
+    typealias Encloser = @Sendable (_ key: String, _ length: Int) -> [UInt8]
 
     /// One connection to an owner, owned by the loop's thread.
     private final class Connection {
@@ -106,6 +118,11 @@ final class RelayLoop: @unchecked Sendable {
     private var pipelines: [String: [Connection]] = [:]
     /// Connections given requests in this turn of the loop: written once the turn's jobs are placed.
     private var unwritten: [Connection] = []
+    private let encloser: Encloser?
+    /// Owners that refused a pipeline, and until when their reads go one by one.
+    private var unenclosed: [String: ContinuousClock.Instant] = [:]
+    /// Reads of a refused pipeline, sent again one by one in the loop's next turn.
+    private var again: [Job] = []
     /// At most this many pipelined connections per owner (the owner's worker threads each take some).
     static let pipelineConnections = 4
     /// At most this many reads in flight on one connection (past it, a read takes a connection of its own).
@@ -117,9 +134,14 @@ final class RelayLoop: @unchecked Sendable {
     /// A pipelined connection whose first read has waited this long takes no more reads: one slow
     /// answer (a cold profile's load on the owner) must not hold up other tenants' reads behind it.
     static let stalledAfter = Duration.milliseconds(5)
+    /// At most this many reads in one pipeline.
+    static let maxEnclosed = 16
+    /// How long an owner that refused a pipeline gets its reads one by one.
+    static let unenclosedFor = Duration.seconds(60)
 
-    init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "bd-relay") {
+    init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "bd-relay", encloser: Encloser? = nil) {
         self.timing = timing
+        self.encloser = encloser
         self.connectionLimit = connectionLimit
         reuseWithin = min(timing.forwardIdleTimeout, .seconds(20))
         var wake: Int32 = -1
@@ -168,13 +190,18 @@ final class RelayLoop: @unchecked Sendable {
         while true {
             let (stopped, waitMs) = incoming.withLock { incoming -> (Bool, Int32) in
                 swap(&batch, &incoming.jobs)
-                if !batch.isEmpty || incoming.stopped { return (incoming.stopped, 0) }
+                if !batch.isEmpty || !again.isEmpty || incoming.stopped { return (incoming.stopped, 0) }
                 incoming.sleeping = true
                 // Deadlines are checked every 100 ms while any connection is open.
                 return (false, connections.isEmpty ? 1000 : 100)
             }
             if stopped { break }
-            for job in batch { begin(job) }
+            if !again.isEmpty {
+                let retried = again
+                again.removeAll()
+                for job in retried { begin(job) }
+            }
+            place(batch)
             batch.removeAll(keepingCapacity: true)
             flushWrites()
             let count = epoll_wait(epoll, events, Int32(capacity), waitMs)
@@ -203,10 +230,61 @@ final class RelayLoop: @unchecked Sendable {
             defer { incoming.jobs = [] }
             return incoming.jobs
         }
-        for job in batch + left { job.completion(.failure(.closed)) }
+        for job in batch + left + again { job.completion(.failure(.closed)) }
         for connection in Array(connections.values) { close(connection, failing: .closed) }
         Glibc.close(wakeFD)
         Glibc.close(epoll)
+    }
+
+    /// Starts a turn's jobs: the reads to one owner as pipelines of up to ``maxEnclosed`` when there
+    /// are several and the owner takes pipelines, the rest one by one.
+    private func place(_ jobs: [Job]) {
+        guard encloser != nil, jobs.count > 1 else {
+            for job in jobs { begin(job) }
+            return
+        }
+        var runs: [String: [Job]] = [:]
+        for job in jobs {
+            if job.pipelines, job.bodyless, job.members.isEmpty {
+                runs[job.key, default: []].append(job)
+            } else {
+                begin(job)
+            }
+        }
+        let now = ContinuousClock.now
+        for (key, run) in runs {
+            if let until = unenclosed[key] {
+                if now < until {
+                    for job in run { begin(job) }
+                    continue
+                }
+                unenclosed[key] = nil
+            }
+            var start = 0
+            while start < run.count {
+                let end = min(start + Self.maxEnclosed, run.count)
+                begin(end - start == 1 ? run[start] : enclosing(Array(run[start..<end])))
+                start = end
+            }
+        }
+    }
+
+    /// One request that carries `members` (reads to one owner) as a pipeline. It is a read itself:
+    /// sent again, like one, when its connection breaks.
+    private func enclosing(_ members: [Job]) -> Job {
+        let first = members[0]
+        let length = members.reduce(0) { $0 + $1.request.count }
+        var request = encloser!(first.key, length)
+        request.reserveCapacity(request.count + length)
+        for member in members { request.append(contentsOf: member.request) }
+        var job = Job(
+            request: request, isHead: false, pipelines: true, host: first.host, port: first.port,
+            completion: { result in
+                guard case .failure(let failure) = result else { return }
+                for member in members { member.completion(.failure(failure)) }
+            }, key: first.key)
+        job.members = members
+        return job
     }
 
     /// Starts `job` on a kept connection to its owner, or a new one; a read joins a pipelined one.
@@ -403,9 +481,9 @@ final class RelayLoop: @unchecked Sendable {
         }
         while let job = connection.jobs.first, consumed < connection.received.count {
             let reading: RelayAnswer.Reading
+            let bytes = UnsafeBufferPointer(rebasing: connection.received.bytes[consumed...])
             do {
-                reading = try RelayAnswer.read(
-                    UnsafeBufferPointer(rebasing: connection.received.bytes[consumed...]), isHead: job.isHead, ended: ended)
+                reading = try RelayAnswer.read(bytes, isHead: job.isHead, ended: ended, takingBody: job.members.isEmpty)
             } catch .closed {
                 lost(connection)
                 return false
@@ -418,7 +496,11 @@ final class RelayLoop: @unchecked Sendable {
             connection.jobs.removeFirst()
             connection.progressed = .now
             answered = true
-            job.completion(.success(answer))
+            if job.members.isEmpty {
+                job.completion(.success(answer))
+            } else {
+                answerMembers(of: job, status: answer.status, frame: UnsafeBufferPointer(rebasing: bytes[..<length]))
+            }
             if !keepAlive {
                 // The owner closes after this answer: what was sent behind it is sent again elsewhere.
                 connection.received.clear()
@@ -431,6 +513,23 @@ final class RelayLoop: @unchecked Sendable {
         // The owner closed: a connection without exchanges just closes; exchanges under way are lost.
         if connection.jobs.isEmpty { close(connection, failing: nil) } else { lost(connection) }
         return false
+    }
+
+    /// Completes the reads of a pipeline with the answers enclosed in its answer (`frame`: the whole
+    /// answer as received). An answer other than 200 says the owner refused the pipeline: its reads
+    /// go again one by one (next turn), and so do the owner's reads for ``unenclosedFor``.
+    private func answerMembers(of job: Job, status: Int, frame: UnsafeBufferPointer<UInt8>) {
+        guard status == 200, let bodyStart = RelayAnswer.bodyStart(in: frame) else {
+            unenclosed[job.key] = .now + Self.unenclosedFor
+            again.append(contentsOf: job.members)
+            return
+        }
+        do {
+            let answers = try RelayAnswer.enclosed(UnsafeBufferPointer(rebasing: frame[bodyStart...]), heads: job.members.map(\.isHead))
+            for (member, answer) in zip(job.members, answers) { member.completion(.success(answer)) }
+        } catch {
+            for member in job.members { member.completion(.failure(error)) }
+        }
     }
 
     /// The connection broke under its exchanges: a pipelined read is sent again on another connection

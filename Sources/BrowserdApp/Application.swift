@@ -137,6 +137,9 @@ public final class Application: Sendable {
         )
         self.api = api
         api.register(in: &router)
+        // Another instance's relay sends a run of forwarded reads as one pipeline; its reads are then
+        // answered through this router, each through the API's guard as on the wire.
+        router.add(.post, APIRoutes.clusterPipelinePath, .enclosing(EnclosedPipeline.Policy(maxRequests: 64, admits: backend.admitsPipeline)))
         self.routes = router.routes
         // After a failed commit: at once, read back what the database holds and bring memory back to
         // it (what was answered 503 did not happen; reads work on a full disk); then, once a write

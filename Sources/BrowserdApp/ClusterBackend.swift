@@ -71,6 +71,10 @@
             return headers
         }
 
+        var admitsPipeline: @Sendable (HTTPRequest) -> Bool {
+            { [membership] request in membership.current?.admitsPipeline(request) ?? false }
+        }
+
         func backup() async throws -> (path: String, bytes: Int) {
             throw HTTPError(
                 409, kind: "backup-elsewhere", title: "Backup Elsewhere",

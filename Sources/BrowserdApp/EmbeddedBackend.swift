@@ -40,6 +40,8 @@ struct EmbeddedBackend: StoreBackend {
     var placement: PlacementSlot? { slot }
     var transfer: ProfileTransferSlot? { transferSlot }
     var responseHeaders: HTTPHeaders { [:] }
+    /// No cluster: no peer.
+    var admitsPipeline: @Sendable (HTTPRequest) -> Bool { { _ in false } }
 
     func backup() async throws -> (path: String, bytes: Int) {
         try await DatabaseBackup(databasePath: databasePath, keep: backupKeep).write()

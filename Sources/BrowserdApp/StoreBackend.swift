@@ -18,6 +18,9 @@ protocol StoreBackend: Sendable {
     var transfer: ProfileTransferSlot? { get }
     /// Headers every answer carries (which instance made it).
     var responseHeaders: HTTPHeaders { get }
+    /// Whether a pipeline of reads (`APIRoutes.clusterPipelinePath`) comes from another instance of
+    /// this cluster, and is answered.
+    var admitsPipeline: @Sendable (HTTPRequest) -> Bool { get }
 
     /// Writes a consistent copy of the state. - Throws: an HTTP problem when this store is backed up otherwise.
     func backup() async throws -> (path: String, bytes: Int)

@@ -203,65 +203,73 @@ extension HTTPServer {
                 return preflight(context, origin: origin, policy: cors, on: connection)
             }
         }
-        switch router.resolve(method: context.method, path: context.path) {
+        let routed = route(&request)
+        context.routeTemplate = request.routeTemplate
+        switch routed {
+        case .outcome(.answer(let response)):
+            return queue(response, for: context, on: connection)
+        case .outcome(.later(let body)):
+            return later(body, request: request, context: context, on: connection)
+        case .outcome(.started(let start)):
+            suspend(context, on: connection)
+            start { response in
+                self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
+                context.deliver(response)
+            }
+            return .YES
+        case .enclosing(let policy):
+            return answerPipeline(request, policy: policy, context: context, on: connection)
+        }
+    }
+
+    /// What routing made of a request.
+    enum Routed {
+        case outcome(Responder.Outcome)
+        /// A pipeline of reads to answer (``EnclosedPipeline``).
+        case enclosing(EnclosedPipeline.Policy)
+    }
+
+    /// Looks `request` up and runs what answers it as far as it goes without waiting: a route's
+    /// handler (its error answered as a problem), or a routing failure's answer. Sets the request's
+    /// route template and path parameters. The one routing path of requests on the wire and of those
+    /// enclosed in a pipeline.
+    func route(_ request: inout HTTPRequest) -> Routed {
+        switch router.resolve(method: request.method, path: request.path) {
         case .notFound:
-            if let respond = router.failureResponder(for: context.path) {
-                return queue(respond(request, nil), for: context, on: connection)
-            }
-            return queue(
-                HTTPError.notFound("There is no resource at \(context.path).").response(instance: context.path),
-                for: context, on: connection)
+            if let respond = router.failureResponder(for: request.path) { return .outcome(.answer(respond(request, nil))) }
+            return .outcome(.answer(HTTPError.notFound("There is no resource at \(request.path).").response(instance: request.path)))
         case .methodNotAllowed(let allow, let template):
-            context.routeTemplate = template
-            if let respond = router.failureResponder(for: context.path) {
-                return queue(respond(request, allow), for: context, on: connection)
-            }
-            return queue(
-                HTTPError.methodNotAllowed(context.method, allow: allow).response(instance: context.path),
-                for: context, on: connection)
+            request.routeTemplate = template
+            if let respond = router.failureResponder(for: request.path) { return .outcome(.answer(respond(request, allow))) }
+            return .outcome(.answer(HTTPError.methodNotAllowed(request.method, allow: allow).response(instance: request.path)))
         case .matched(let responder, let parameters, let template):
-            context.routeTemplate = template
             request.pathParameters = parameters
             request.routeTemplate = template
             switch responder {
             case .immediate(let handler):
-                let response: HTTPResponse
                 do {
-                    response = try handler(request)
+                    return .outcome(.answer(try handler(request)))
                 } catch {
-                    response = errorResponse(error, request: request)
+                    return .outcome(.answer(errorResponse(error, request: request)))
                 }
-                return queue(response, for: context, on: connection)
             case .deferred(let handler):
                 let matched = request
-                return later({ try await handler(matched) }, request: request, context: context, on: connection)
+                return .outcome(.later { try await handler(matched) })
             case .adaptive(let handler):
-                let outcome: Responder.Outcome
                 do {
-                    outcome = try handler(request)
+                    return .outcome(try handler(request))
                 } catch {
-                    return queue(errorResponse(error, request: request), for: context, on: connection)
+                    return .outcome(.answer(errorResponse(error, request: request)))
                 }
-                switch outcome {
-                case .answer(let response):
-                    return queue(response, for: context, on: connection)
-                case .later(let body):
-                    return later(body, request: request, context: context, on: connection)
-                case .started(let start):
-                    suspend(context, on: connection)
-                    start { response in
-                        self.waiting.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
-                        context.deliver(response)
-                    }
-                    return .YES
-                }
+            case .enclosing(let policy):
+                return .enclosing(policy)
             }
         }
     }
 
     /// Suspends the connection until ``RequestContext/deliver(_:)`` brings its answer (or shutdown
     /// answers it).
-    private func suspend(_ context: RequestContext, on connection: OpaquePointer) {
+    func suspend(_ context: RequestContext, on connection: OpaquePointer) {
         sendHeldAnswers(on: connection)
         let handle = ConnectionHandle(raw: connection)
         context.phase = .waiting
@@ -322,7 +330,7 @@ extension HTTPServer {
     }
 
     /// Hands a response to libmicrohttpd; a stream response is handed over to a stream loop.
-    private func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+    func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
         context.phase = .answered

@@ -17,8 +17,17 @@ public enum MediaType {
     }
 
     /// Whether a web page on another origin can send a POST of this type only after a CORS preflight
-    /// (every type but the three a form can send): JSON and `application/octet-stream` are such.
-    public static func needsPreflight(_ contentType: String) -> Bool { isJSON(contentType) || isOctetStream(contentType) }
+    /// (every type but the three a form can send): JSON, `application/octet-stream` and
+    /// `application/http` (an enclosed pipeline) are such.
+    public static func needsPreflight(_ contentType: String) -> Bool {
+        isJSON(contentType) || isOctetStream(contentType) || isHTTP(contentType)
+    }
+
+    /// Whether a `Content-Type` value is `application/http` (HTTP messages, ``EnclosedPipeline``), any
+    /// parameters (`msgtype=request`) aside.
+    public static func isHTTP(_ contentType: String) -> Bool {
+        essence(contentType).elementsEqual("application/http".utf8)
+    }
 
     /// The type without parameters and surrounding spaces, in lower case.
     private static func essence(_ contentType: String) -> [UInt8] {

@@ -9,6 +9,10 @@ public enum Responder: Sendable {
     case immediate(@Sendable (HTTPRequest) throws -> HTTPResponse)
     case deferred(@Sendable (HTTPRequest) async throws -> HTTPResponse)
     case adaptive(@Sendable (HTTPRequest) throws -> Outcome)
+    /// Answers the reads enclosed in the request's body through this same router, each as if it had
+    /// come on its own, all in one answer (``EnclosedPipeline``); the server does it, for requests
+    /// the policy admits.
+    case enclosing(EnclosedPipeline.Policy)
 
     /// What an adaptive handler decided on the server thread.
     public enum Outcome: Sendable {

@@ -62,6 +62,9 @@ struct InProcessAPI {
                     case .started(let start):
                         response = await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
                     }
+                case .enclosing:
+                    // Pipelines are the HTTP edge's (HTTPServer's tests run them on a live server).
+                    response = HTTPResponse(status: 501)
                 }
             } catch let error as HTTPError {
                 response = error.response(instance: path)

@@ -398,5 +398,95 @@
             #expect(Forwarder.address(of: "http://b").map(\.port) == 80)
             for bad in ["https://a:1", "http://a:1/path", "http://", "http://a:b", "ftp://a"] { #expect(Forwarder.address(of: bad) == nil, "\(bad)") }
         }
+
+        /// An owner that answers pipelines (`POST /pipeline`: each enclosed read's answer, in order) or
+        /// refuses them (404), and each read on its own; it counts the pipelines and reads it saw.
+        final class Seen: Sendable {
+            /// The size of each pipeline.
+            let pipelines = Mutex<[Int]>([])
+            /// Reads on their own.
+            let single = Atomic<Int>(0)
+        }
+
+        static func pipelineOwner(refusing: Bool, seen: Seen) throws -> Owner {
+            try Owner(answers: { request in
+                guard request.hasPrefix("POST /pipeline ") else {
+                    seen.single.wrappingAdd(1, ordering: .relaxed)
+                    return Self.ok(String(request.split(separator: " ")[1]))
+                }
+                let body = request[request.range(of: "\r\n\r\n")!.upperBound...]
+                let reads = body.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
+                seen.pipelines.withLock { $0.append(reads.count) }
+                if refusing { return "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n" }
+                let answers = reads.map { read in Self.ok(String(read.split(separator: " ")[1])) }.joined()
+                return "HTTP/1.1 200 OK\r\nContent-Type: application/http\r\nContent-Length: \(answers.utf8.count)\r\n\r\n\(answers)"
+            })
+        }
+
+        static func enclosingRelay() -> Relay {
+            Relay(timing: Self.timing) { key, length in Array("POST /pipeline HTTP/1.1\r\nHost: \(key)\r\nContent-Length: \(length)\r\n\r\n".utf8) }
+        }
+
+        /// ``concurrent`` bodyless reads at once, each of a path of its own, each checked to get its own answer.
+        static func readsAtOnce(through relay: Relay, from owner: Owner, round: Int) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<Self.concurrent {
+                    group.addTask {
+                        let answer = try await relay.exchange(
+                            Array("GET /n/\(round)/\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), pipelines: true, bodyless: true, host: "127.0.0.1",
+                            port: owner.port)
+                        #expect(String(decoding: answer.body, as: UTF8.self) == "/n/\(round)/\(index)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+
+        /// The reads to one owner that arrive together go as one pipeline (at most 16 each), and each
+        /// still gets its own answer.
+        @Test func readsArrivingTogetherGoAsOnePipeline() async throws {
+            let seen = Seen()
+            let owner = try Self.pipelineOwner(refusing: false, seen: seen)
+            defer { owner.stop() }
+            let relay = Self.enclosingRelay()
+            defer { relay.shutdown() }
+            try await Self.readsAtOnce(through: relay, from: owner, round: 0)
+            let sizes = seen.pipelines.withLock { $0 }
+            #expect(!sizes.isEmpty, "\(Self.concurrent) reads at once: some arrive together")
+            #expect(sizes.allSatisfy { (2...RelayLoop.maxEnclosed).contains($0) }, "\(sizes)")
+            #expect(sizes.reduce(0, +) + seen.single.load(ordering: .relaxed) == Self.concurrent)
+        }
+
+        /// An owner that refuses a pipeline (an older version) has those reads answered one by one, and
+        /// gets no pipeline for a while.
+        @Test func anOwnerThatRefusesPipelinesGetsItsReadsOneByOne() async throws {
+            let seen = Seen()
+            let owner = try Self.pipelineOwner(refusing: true, seen: seen)
+            defer { owner.stop() }
+            let relay = Self.enclosingRelay()
+            defer { relay.shutdown() }
+            try await Self.readsAtOnce(through: relay, from: owner, round: 0)
+            let refused = seen.pipelines.withLock { $0.count }
+            #expect(refused > 0)
+            #expect(seen.single.load(ordering: .relaxed) == Self.concurrent, "every read answered on its own")
+            try await Self.readsAtOnce(through: relay, from: owner, round: 1)
+            #expect(seen.pipelines.withLock { $0.count } == refused, "no pipeline once refused")
+            #expect(seen.single.load(ordering: .relaxed) == 2 * Self.concurrent)
+        }
+
+        @Test func aPipelinesAnswersAreReadFromItsBody() throws {
+            let answers = Self.ok("a") + "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\n" + Self.ok("ccc")
+            func enclosed(_ text: String, heads: [Bool]) throws(Relay.Failure) -> [Relay.Answer] {
+                let bytes = Array(text.utf8)
+                return try bytes.withUnsafeBufferPointer { buffer throws(Relay.Failure) in try RelayAnswer.enclosed(buffer, heads: heads) }
+            }
+            let read = try enclosed(answers, heads: [false, true, false])
+            #expect(read.map(\.status) == [200, 404, 200])
+            #expect(read.map { String(decoding: $0.body, as: UTF8.self) } == ["a", "", "ccc"])
+            #expect(read[0].headers.map(\.name) == ["Content-Type"])
+            #expect(throws: Relay.Failure.self) { try enclosed(answers, heads: [false, false, false]) }
+            #expect(throws: Relay.Failure.self) { try enclosed(answers, heads: [false, true]) }
+            #expect(throws: Relay.Failure.self) { try enclosed(String(answers.dropLast()), heads: [false, true, false]) }
+        }
     }
 #endif
