@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs a profile's load (its read, then the building of its model) on a thread that ends when the
 /// work returns, so that what the load leaves in the allocator goes when the profile does.
 ///
@@ -14,6 +18,21 @@ import Foundation
 /// continuation that runs it; it must not come from the load's arena).
 /// `bench/big_session.py` measures the effect: RSS after idle against the empty server.
 public enum LoadThread {
+    /// Names the calling thread as the system sees it (`top -H`, perf, `/proc/<pid>/task/*/comm`).
+    /// Foundation's `Thread.current.name` may not reach the system when set first thing on a
+    /// detached thread (the name then stays its creator's, a pool thread's), so the kernel's name is
+    /// set directly as well.
+    static func name(_ name: String) {
+        Thread.current.name = name
+        #if canImport(Glibc)
+            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 {
+                _ = name.withCString { write(fd, $0, strlen($0)) }
+                close(fd)
+            }
+        #endif
+    }
+
     /// At most this many loads run at once; the others wait their turn, in order. A load is CPU and
     /// allocation work: more at once than cores only contend, and each holds a thread (many profiles
     /// touched together, a take-over of many, must not make as many threads).
@@ -66,7 +85,7 @@ public enum LoadThread {
 
         private init() {
             Thread.detachNewThread {
-                Thread.current.name = "bd-loaded"
+                LoadThread.name("bd-loaded")
                 self.loop()
             }
         }
@@ -82,7 +101,7 @@ public enum LoadThread {
 
         private func spawn(_ job: Waiting) {
             Thread.detachNewThread {
-                Thread.current.name = "bd-load"
+                LoadThread.name("bd-load")
                 job.perform()
                 self.post(job)
             }

@@ -152,6 +152,8 @@ import Testing
             #expect(large.status == 200 && large.body.count == 8192)
             #expect(try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 8193)).status == 413)
             // One slot: while a body is being sent (its head is in, the body is not), a second upload is 503 at once.
+            // (First the refused one's slot must be back: its answer may reach us before its completion does.)
+            #expect(waitUntil { server.largeBodiesHeld.load(ordering: .relaxed) == 0 })
             let slow = try connect(server)
             try slow.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\nabc".utf8))
             // Waits for the server to have read that head (a loaded machine may take longer than a fixed pause).
