@@ -442,15 +442,26 @@
             }
         }
 
-        /// The reads to one owner that arrive together go as one pipeline (at most 16 each), and each
-        /// still gets its own answer.
-        @Test func readsArrivingTogetherGoAsOnePipeline() async throws {
+        /// ``concurrent`` reads at once through an enclosing relay to a ``pipelineOwner(refusing:seen:)``,
+        /// then `more` with the relay and owner still up; what the owner saw.
+        static func readsAtOnce(
+            toAnOwnerRefusingPipelines refusing: Bool,
+            then more: (Seen, Relay, Owner) async throws -> Void = { _, _, _ in }
+        ) async throws -> Seen {
             let seen = Seen()
-            let owner = try Self.pipelineOwner(refusing: false, seen: seen)
+            let owner = try Self.pipelineOwner(refusing: refusing, seen: seen)
             defer { owner.stop() }
             let relay = Self.enclosingRelay()
             defer { relay.shutdown() }
             try await Self.readsAtOnce(through: relay, from: owner, round: 0)
+            try await more(seen, relay, owner)
+            return seen
+        }
+
+        /// The reads to one owner that arrive together go as one pipeline (at most 16 each), and each
+        /// still gets its own answer.
+        @Test func readsArrivingTogetherGoAsOnePipeline() async throws {
+            let seen = try await Self.readsAtOnce(toAnOwnerRefusingPipelines: false)
             let sizes = seen.pipelines.withLock { $0 }
             #expect(!sizes.isEmpty, "\(Self.concurrent) reads at once: some arrive together")
             #expect(sizes.allSatisfy { (2...RelayLoop.maxEnclosed).contains($0) }, "\(sizes)")
@@ -460,17 +471,13 @@
         /// An owner that refuses a pipeline (an older version) has those reads answered one by one, and
         /// gets no pipeline for a while.
         @Test func anOwnerThatRefusesPipelinesGetsItsReadsOneByOne() async throws {
-            let seen = Seen()
-            let owner = try Self.pipelineOwner(refusing: true, seen: seen)
-            defer { owner.stop() }
-            let relay = Self.enclosingRelay()
-            defer { relay.shutdown() }
-            try await Self.readsAtOnce(through: relay, from: owner, round: 0)
-            let refused = seen.pipelines.withLock { $0.count }
-            #expect(refused > 0)
-            #expect(seen.single.load(ordering: .relaxed) == Self.concurrent, "every read answered on its own")
-            try await Self.readsAtOnce(through: relay, from: owner, round: 1)
-            #expect(seen.pipelines.withLock { $0.count } == refused, "no pipeline once refused")
+            let seen = try await Self.readsAtOnce(toAnOwnerRefusingPipelines: true) { seen, relay, owner in
+                #expect(seen.pipelines.withLock { $0.count } > 0)
+                #expect(seen.single.load(ordering: .relaxed) == Self.concurrent, "every read answered on its own")
+                let refused = seen.pipelines.withLock { $0.count }
+                try await Self.readsAtOnce(through: relay, from: owner, round: 1)
+                #expect(seen.pipelines.withLock { $0.count } == refused, "no pipeline once refused")
+            }
             #expect(seen.single.load(ordering: .relaxed) == 2 * Self.concurrent)
         }
 
