@@ -95,18 +95,48 @@ public struct NavigationHistory: Sendable, Equatable {
         items[currentIndex].title = title
     }
 
-    /// The entries a closed tab is remembered with (`TabRestoreServiceHelper::PopulateTab`,
-    /// `gMaxPersistNavigationCount` = 6): at most `maxEachSide` entries before and after the current
-    /// one, the index rebased (`TabRestoreServiceImplTest.RestoreManyNavigations`: 9 entries, the last
-    /// current, are remembered as entries 3–9 with index 6).
-    public func restoreWindow(maxEachSide: Int = 6) -> NavigationHistory {
+    /// How many entries past the first `PopulateTab` keeps on each side of the current one
+    /// (`gMaxPersistNavigationCount` in `components/sessions/core/tab_restore_service_helper.cc`).
+    public static let maxPersistNavigationCount = 6
+
+    /// The URL scheme of reader-mode pages (`dom_distiller::kDomDistillerScheme`): a mode, not a
+    /// navigation, so a closed tab never remembers such an entry.
+    public static let readerModeScheme = "chrome-distiller"
+
+    /// The entries a closed tab is remembered with, exactly as `TabRestoreServiceHelper::PopulateTab`
+    /// builds them: `AddSerializedNavigationEntries(kCurrentAndPreceedingEntries)` walks back from the
+    /// current entry, then `AddSerializedNavigationEntries(kEntriesFollowingCurrentEntry)` walks
+    /// forward from the entry after it. Each walk runs `while (in range && added_count <= max)`, so it
+    /// keeps up to `max + 1` entries (7): the current one and 6 before it, then 7 after it. Both walks
+    /// skip entries with an empty URL and reader-mode entries without counting them, which widens
+    /// the window past them. The remembered index is the first walk's count minus one (0 when the
+    /// first walk kept nothing). With no committed entry (index −1) the last entry counts as current.
+    ///
+    /// - Returns: the window, empty when every entry was skipped (such a tab is not remembered:
+    ///   `CreateHistoricalTab` drops a tab whose navigations are empty).
+    public func restoreWindow(maxPersist: Int = NavigationHistory.maxPersistNavigationCount) -> NavigationHistory {
         guard !items.isEmpty else { return self }
         let current = currentIndex >= 0 ? currentIndex : items.count - 1
-        let lower = max(0, current - maxEachSide)
-        let upper = min(items.count - 1, current + maxEachSide)
-        guard lower > 0 || upper < items.count - 1 else { return self }
-        // Cannot fail: the index is inside the kept range.
-        return (try? NavigationHistory(items: Array(items[lower...upper]), currentIndex: current - lower)) ?? self
+        func kept(_ item: NavigationItem) -> Bool {
+            !item.url.isEmpty && !item.url.lowercased().hasPrefix(Self.readerModeScheme + ":")
+        }
+        var before: [NavigationItem] = []
+        var index = current
+        while index >= 0 && before.count <= maxPersist {
+            if kept(items[index]) { before.append(items[index]) }
+            index -= 1
+        }
+        var after: [NavigationItem] = []
+        index = current + 1
+        while index < items.count && after.count <= maxPersist {
+            if kept(items[index]) { after.append(items[index]) }
+            index += 1
+        }
+        let window = before.reversed() + after
+        if window.count == items.count { return self }
+        guard !window.isEmpty else { return NavigationHistory() }
+        // Cannot fail: the index is inside the kept entries.
+        return (try? NavigationHistory(items: window, currentIndex: max(0, before.count - 1))) ?? self
     }
 
     /// Whether the history is the new-tab page alone (Chromium does not remember such a tab when it

@@ -358,14 +358,18 @@ private final class SessionTracker: WebStateListObserver {
 extension ClosedTab {
     /// What is remembered of `tab`, closing at `index` of `list`: nil for a tab that only ever showed
     /// the new-tab page (`RecordHistoryForWebStateAtIndex`, `IsTabInteresting`); else a window of its
-    /// history around the current entry (`PopulateTab`), its group's visual data and its pinned state.
+    /// history around the current entry (`PopulateTab`: ``NavigationHistory/restoreWindow(maxPersist:)``),
+    /// its group's visual data and its pinned state.
     init?(
         closing tab: WebState, at index: Int, in list: WebStateList, of browser: Browser, group: TabGroup?, wasActive: Bool,
         closedAt: Date = Date()
     ) {
-        guard !tab.history.isEmpty, !tab.history.isNewTabPageOnly else { return nil }
+        // `PopulateTab` first, then `IsTabInteresting` on what it kept (`CreateHistoricalTab` drops a
+        // tab whose window is empty: every entry had an empty or reader-mode URL).
+        let window = tab.history.restoreWindow()
+        guard !window.isEmpty, !window.isNewTabPageOnly else { return nil }
         self.init(
-            tabID: tab.id, history: tab.history.restoreWindow(), title: tab.title, faviconURL: tab.faviconURL,
+            tabID: tab.id, history: window, title: tab.title, faviconURL: tab.faviconURL,
             browserID: browser.id, index: index, group: group.map { ClosedTabGroup(id: $0.id, visualData: $0.visualData) },
             wasActive: wasActive, wasPinned: list.isPinned(at: index), closedAt: closedAt)
     }
