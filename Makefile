@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 # its own so the embedded default (SQLite, nothing of NIO compiled) and it never rebuild each other.
 WITH_POSTGRES := --traits PostgreSQL --scratch-path .build-postgres
 
-.PHONY: deps test-deps build release build-postgres release-postgres run test test-steps bench container clean
+.PHONY: deps test-deps build release build-postgres release-postgres run test test-steps bench fuzz container clean
 
 ## System packages for building and running (apt, only when missing). No Python involved.
 deps:
@@ -40,6 +40,8 @@ run: release
 ## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
 ## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
 ## webdriver.Remote and raw HTTP, hostile tenants and clients against a real process (tests/hostile_test.py),
+## hostile files and uploads against a real process (tests/hostile_files_test.py; the fuzz corpus is
+## replayed by the Swift suites),
 ## the Swift client package (clients/swift) against a live server and its terminal tab strip in tmux,
 ## several instances on one PostgreSQL as real processes (kill -9,
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
@@ -79,6 +81,7 @@ test-steps:
 	$(PYTHON) tests/browser_test.py $(TEST_BIN)
 	$(PYTHON) tests/webdriver_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
+	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
 	scripts/schemathesis.sh $(TEST_BIN)
 	@echo "== the Swift client (clients/swift: BrowserdClient, browserd-tabs) against the embedded build"
 	cd clients/swift && BROWSERD_BIN=$$(cd ../.. && $(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd $(SWIFT) test --skip-build $(TEST_BUILD)
@@ -98,9 +101,15 @@ bench:
 	@scripts/venv.sh
 	bench/run.sh
 
+## Coverage-guided fuzzing of the import readers (libFuzzer + AddressSanitizer), FUZZ_SECONDS each
+## (default 600); the test suite replays fuzz/corpus (seeds and every finding) on every run.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
 ## Builds and runs the container image with podman (no Docker engine needed).
 container:
 	../shared/tools/container-check
 
 clean:
-	rm -rf .build .build-postgres .build-test clients/swift/.build clients/swift/.build-test
+	rm -rf .build .build-postgres .build-test .build-fuzz clients/swift/.build clients/swift/.build-test

@@ -165,6 +165,15 @@ let package = Package(
         .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
                           path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
 
+        // What an imported file goes through, for the fuzz targets and the corpus replay (`make fuzz`).
+        .target(
+            name: "ImportFuzzing", dependencies: ["BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "CFuzzerDriver", "FirefoxSession"],
+            swiftSettings: swiftSettings),
+        // libFuzzer targets (`make fuzz` builds them with -sanitize=fuzzer); built plainly, they replay files.
+        .systemLibrary(name: "CFuzzerDriver"),
+        .executableTarget(name: "FuzzFirefoxSession", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzProfileDocument", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
+
         // Helpers shared by the test targets (a seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
@@ -192,7 +201,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "FirefoxSessionTests", dependencies: ["FirefoxSession", "BrowserServices", "BrowserModel", "BrowserRecords", "JSONWriter"],
+            name: "FirefoxSessionTests",
+            dependencies: ["FirefoxSession", "BrowserServices", "BrowserModel", "BrowserRecords", "ImportFuzzing", "JSONWriter", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

@@ -14,9 +14,12 @@ extension APIRoutes {
     /// A client that reads nothing of its export for this long is cut off.
     static let exportStall: Duration = .seconds(60)
     private static let exportsRunning = Atomic<Int>(0)
+    /// The callers with an export under way: one each (``Principal`` scopes).
+    private static let exportingCallers = Mutex<Set<String>>([])
 
     func registerTransfer(in router: inout Router) {
         let transfer = self.transfer
+        let service = self.service
         router.add(.get, "/v1/profiles/{profileId}/export", deferred { request in try await Self.export(request, transfer) })
         router.add(
             .post, "/v1/profiles/import",
@@ -24,7 +27,7 @@ extension APIRoutes {
                 guard let transfer = transfer?.current else { throw Self.transferUnavailable }
                 switch request.queryValue("format") ?? "browserd" {
                 case "browserd": break
-                case "firefox": return try await Self.importFirefox(request, transfer)
+                case "firefox": return try await Self.importFirefox(request, transfer, limits: service.limits)
                 case let other:
                     throw APIProblem.invalidField("format", "is \(other.debugDescription); the formats are \"browserd\" (default) and \"firefox\"")
                 }
@@ -38,7 +41,7 @@ extension APIRoutes {
 
     /// `POST /v1/profiles/import?format=firefox`: a Firefox session file (`.jsonlz4` as
     /// `application/octet-stream`, or its JSON as `application/json`) becomes a new profile.
-    private static func importFirefox(_ request: HTTPRequest, _ transfer: any ProfileTransfer) async throws -> HTTPResponse {
+    private static func importFirefox(_ request: HTTPRequest, _ transfer: any ProfileTransfer, limits: ModelLimits) async throws -> HTTPResponse {
         let type = (request.headers["Content-Type"] ?? "application/octet-stream").lowercased()
         let isJSON: Bool
         if type.hasPrefix("application/json") {
@@ -57,7 +60,7 @@ extension APIRoutes {
         let limit = transfer.maxDecodedBytes
         let result = try await transfer.importSession(name: name) {
             do throws(FirefoxSessionError) {
-                return try FirefoxSessionReader.read(request.body, isJSON: isJSON, maxDecodedBytes: limit)
+                return try FirefoxSessionReader.read(request.body, isJSON: isJSON, maxDecodedBytes: limit, limits: limits)
             } catch {
                 throw Self.problem(error)
             }
@@ -109,17 +112,32 @@ extension APIRoutes {
     private static func export(_ request: HTTPRequest, _ slot: ProfileTransferSlot?) async throws -> HTTPResponse {
         guard let transfer = slot?.current else { throw transferUnavailable }
         let id = ProfileID(rawValue: request.parameter("profileId"))
-        guard Self.exportsRunning.add(1, ordering: .relaxed).newValue <= concurrentExports else {
+        // One export at a time per caller, so no tenant holds every slot.
+        let caller = Principal.current.scope
+        guard exportingCallers.withLock({ $0.insert(caller).inserted }) else {
+            throw HTTPError(
+                429, kind: "export-under-way", title: "Too Many Requests",
+                detail: "An export of yours is under way; one export at a time per caller. Retry once it ends.",
+                headers: ["Retry-After": "1"])
+        }
+        let finished: @Sendable () -> Void = {
             Self.exportsRunning.subtract(1, ordering: .relaxed)
+            _ = Self.exportingCallers.withLock { $0.remove(caller) }
+        }
+        guard Self.exportsRunning.add(1, ordering: .relaxed).newValue <= concurrentExports else {
+            finished()
             throw HTTPError.unavailable("\(concurrentExports) exports are under way; retry.", retryAfter: 1)
         }
         let produce: ProfileExporter
         do {
             produce = try await transfer.exporter(for: id)
         } catch {
-            Self.exportsRunning.subtract(1, ordering: .relaxed)
+            finished()
             throw error
         }
+        // The whole document within the transfer timeout: a slow reader holds a slot (and a read
+        // transaction) no longer.
+        let deadline = ContinuousClock.now + transfer.timeout
         var headers = HTTPHeaders()
         headers.set("Content-Type", "application/json")
         headers.set("Content-Disposition", "attachment; filename=\"\(id.rawValue).browserd-profile.json\"")
@@ -127,12 +145,22 @@ extension APIRoutes {
         let body = StreamBody(maxBufferedBytes: exportBufferBytes * 2) { writer in
             let thread = Thread {
                 Thread.current.name = "bd-export"
-                defer { Self.exportsRunning.subtract(1, ordering: .relaxed) }
+                defer { finished() }
                 do {
-                    try produce { chunk in Self.send(chunk, to: writer) }
+                    try produce { chunk in Self.send(chunk, to: writer, before: deadline) }
                     writer.finish()
                 } catch {
                     writer.abort()
+                }
+                // The slot is held until the client has the whole document (what is buffered for it
+                // counts), and no longer than the deadline: a reader of the last window's bytes that
+                // slows to a trickle is cut there too.
+                while !writer.hasEnded {
+                    if ContinuousClock.now > deadline {
+                        writer.abort()
+                        break
+                    }
+                    Thread.sleep(forTimeInterval: 0.01)
                 }
             }
             thread.start()
@@ -141,12 +169,13 @@ extension APIRoutes {
     }
 
     /// Writes `chunk` once the client has read what came before (at most ``exportBufferBytes`` wait
-    /// for it); false when it left or read nothing for ``exportStall``.
-    private static func send(_ chunk: [UInt8], to writer: StreamWriter) -> Bool {
+    /// for it); false when it left, read nothing for ``exportStall``, or `deadline` passed.
+    private static func send(_ chunk: [UInt8], to writer: StreamWriter, before deadline: ContinuousClock.Instant) -> Bool {
         var lastProgress = ContinuousClock.now
         var buffered = writer.bufferedByteCount
+        if lastProgress > deadline { return false }
         while buffered > exportBufferBytes {
-            if writer.isClosed { return false }
+            if writer.isClosed || ContinuousClock.now > deadline { return false }
             Thread.sleep(forTimeInterval: 0.002)
             let now = writer.bufferedByteCount
             if now < buffered { lastProgress = .now }

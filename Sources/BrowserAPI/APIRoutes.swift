@@ -137,7 +137,8 @@ public struct APIRoutes: Sendable {
                 if !duringRestore { try routes.checkAvailable() }
                 let (principal, token) = try routes.identify(request)
                 let here: @Sendable () async throws -> HTTPResponse = { try await serve(request, principal, token) }
-                switch placement.current?.placeAtOnce(request) ?? .here {
+                // Placement as the caller: it loads or takes over only a profile the caller may use.
+                switch Principal.$current.withValue(principal, operation: { placement.current?.placeAtOnce(request) }) ?? .here {
                 case .here:
                     return .later(here)
                 case .answered(let answer):
@@ -182,7 +183,8 @@ public struct APIRoutes: Sendable {
             return .adaptive { request in
                 try routes.checkAvailable()
                 let (principal, token) = try routes.identify(request)
-                switch placement.current?.placeAtOnce(request) ?? .here {
+                // Placement as the caller: it loads or takes over only a profile the caller may use.
+                switch Principal.$current.withValue(principal, operation: { placement.current?.placeAtOnce(request) }) ?? .here {
                 case .here:
                     return .answer(try serve(request, principal, token))
                 case .answered(let answer):

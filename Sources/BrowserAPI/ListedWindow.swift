@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// A window in `GET /v1/browsers` as another instance answered it (several instances on one
 /// database): its id and creation time, to merge it into one order, and its JSON as written there.
@@ -14,5 +15,5 @@ public struct ListedWindow: Sendable {
         self.json = json
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func milliseconds(_ date: Date) -> Int64 { JSONText.milliseconds(date) }
 }

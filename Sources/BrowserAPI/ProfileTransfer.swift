@@ -24,6 +24,9 @@ public protocol ProfileTransfer: Sendable {
 
     /// The most bytes a session file may decode to (`--max-import-bytes`).
     var maxDecodedBytes: Int { get }
+
+    /// The longest an export may take (`--transfer-timeout`): past it the client is cut off.
+    var timeout: Duration { get }
 }
 
 /// What a session import made.

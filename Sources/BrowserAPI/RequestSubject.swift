@@ -29,7 +29,7 @@ public enum RequestSubject: Sendable, Hashable {
             self = .tab(id)
         } else if let id = parameters["groupId"] {
             self = .group(id)
-        } else if let id = request.queryValue("profileId") {
+        } else if Self.definesProfileQuery(request), let id = request.queryValue("profileId") {
             self = .profile(id)
         } else if request.method == .post, request.routeTemplate == "/v1/browsers",
             let id = (try? JSONParser.parse(request.body))?["profileId"]?.string
@@ -38,6 +38,13 @@ public enum RequestSubject: Sendable, Hashable {
         } else {
             return nil
         }
+    }
+
+    /// The routes whose contract defines a `profileId` query parameter (listing windows, the
+    /// profile's event stream): on any other, a `profileId` in the query is not read.
+    static func definesProfileQuery(_ request: HTTPRequest) -> Bool {
+        guard request.method == .get || request.method == .head else { return false }
+        return request.routeTemplate == "/v1/browsers" || request.routeTemplate == "/v1/events"
     }
 
     /// A request that makes a new WebDriver session (its profile is chosen by the facade).

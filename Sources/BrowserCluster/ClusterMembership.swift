@@ -158,7 +158,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                 return .answered(Self.unavailable(detail, request))
             case .lookUpProfile(let subject):
                 guard let known = state.withLock({ $0.cache.profile(holding: subject) }) else { return .undecided }
-                action = placement.storedProfile(known, subject: subject)
+                action = placement.storedProfile(known, subject: subject, callerReaches: Self.callerReaches(known))
             case .lookUpOwner(let profile):
                 guard let cached = state.withLock({ $0.cache.owner(of: profile) }), cached.instanceID != instanceID else { return .undecided }
                 action = placement.owner(cached)
@@ -201,7 +201,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                 return answer
             case .lookUpProfile(let subject):
                 do {
-                    action = placement.storedProfile(try await storedProfile(subject), subject: subject)
+                    let stored = try await storedProfile(subject)
+                    action = placement.storedProfile(stored, subject: subject, callerReaches: Self.callerReaches(stored))
                 } catch {
                     logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
                     return Self.unavailable("The database cannot say which instance holds this profile; retry.", request)
@@ -341,6 +342,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
 
     /// The regular profile the database says holds the subject (cached: one query per id at most,
     /// while it exists).
+    /// Whether the request's caller may use stored profile `profile` (placement runs as the caller).
+    private static func callerReaches(_ profile: String?) -> Bool { profile.map { Principal.current.reaches(ProfileID(rawValue: $0)) } ?? true }
+
     private func storedProfile(_ subject: Subject) async throws -> String? {
         if let known = state.withLock({ $0.cache.profile(holding: subject) }) { return known }
         let found: String? =

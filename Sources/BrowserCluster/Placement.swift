@@ -107,12 +107,16 @@ public struct Placement: Sendable {
     }
 
     /// The database said which stored regular profile holds the subject (nil: none).
-    public mutating func storedProfile(_ profile: String?, subject: Subject) -> Action {
+    /// - Parameter callerReaches: whether the caller may use that profile (the administrator, or its
+    ///   token). When not, nothing is taken over, relayed or probed for it: served here, where the
+    ///   handler answers 404 as for an id nothing holds.
+    public mutating func storedProfile(_ profile: String?, subject: Subject, callerReaches: Bool = true) -> Action {
         precondition(state == .lookingUpProfile, "storedProfile after lookUpProfile")
         guard let profile else {
             // The database never has off-the-record profiles and what they hold: their owners may.
             return finish(fromPeer ? .serveHere : .searchIncognitoOwners(subject))
         }
+        guard callerReaches else { return finish(.serveHere) }
         state = .lookingUpOwner(profile)
         return .lookUpOwner(profile)
     }

@@ -100,10 +100,20 @@ extension PersistenceStore {
         return true
     }
 
-    /// The first of these ids that a stored profile, window, tab or closed tab already has (nil: none).
-    public func firstStored(profiles: [String], windows: [String], tabs: [String], closedTabs: [String]) throws -> String? {
-        for (table, ids) in [("profiles", profiles), ("windows", windows), ("tabs", tabs), ("closed_tabs", closedTabs)] {
-            let statement = try db.cached("SELECT 1 FROM \(table) WHERE id = ?")
+    /// The first of these ids that a stored profile, window, tab, closed tab, group (of a window, or
+    /// remembered by a closed tab) or recently-closed entry already has (nil: none). Each is an
+    /// indexed lookup.
+    public func firstStored(
+        profiles: [String], windows: [String], tabs: [String], closedTabs: [String], groups: [String] = [], closedEntries: [String] = []
+    ) throws -> String? {
+        let lookups = [
+            ("SELECT 1 FROM profiles WHERE id = ?1", profiles), ("SELECT 1 FROM windows WHERE id = ?1", windows),
+            ("SELECT 1 FROM tabs WHERE id = ?1", tabs), ("SELECT 1 FROM closed_tabs WHERE id = ?1", closedTabs),
+            ("SELECT 1 FROM groups WHERE id = ?1 UNION ALL SELECT 1 FROM closed_tabs WHERE group_id = ?1", groups),
+            ("SELECT 1 FROM closed_tabs WHERE entry_id = ?1 UNION ALL SELECT 1 FROM closed_tabs WHERE id = ?1", closedEntries),
+        ]
+        for (sql, ids) in lookups where !ids.isEmpty {
+            let statement = try db.cached(sql)
             for id in ids where try !statement.rows(id).isEmpty { return id }
         }
         return nil

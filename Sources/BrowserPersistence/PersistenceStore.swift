@@ -118,6 +118,9 @@ public final class PersistenceStore {
                 }
                 for (rowid, summary) in pending { try update.run(summary.visibleURL, summary.count, summary.byteCount, rowid) }
             },
+            // An import checks that no id it brings is stored anywhere: a closed tab's group id too
+            // (restoring it rebuilds the group with that id).
+            .init("closed tabs by group", sql: "CREATE INDEX closed_tabs_by_group ON closed_tabs(group_id);"),
         ])
     }
 

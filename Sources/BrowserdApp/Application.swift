@@ -162,8 +162,12 @@ public final class Application: Sendable {
         server.cors = server.cors ?? configuration.corsPolicy
         // On a loopback bind only loopback names are answered (DNS rebinding), unless listed.
         server.allowedHosts = server.allowedHosts ?? ServerConfiguration.loopbackHosts(for: server.host)
-        // A profile document may be far larger than any other body; two at most are held at once.
-        server.largeBodies = LargeBodies(paths: ["/v1/profiles/import"], maxBytes: configuration.maxImportBytes, concurrent: 2)
+        // A profile document may be far larger than any other body: judged from its head first (only
+        // the administrator imports), two at most held at once, one per sender, each within the
+        // transfer timeout.
+        server.largeBodies = LargeBodies(
+            paths: ["/v1/profiles/import"], maxBytes: configuration.maxImportBytes, concurrent: 2, perPrincipal: 1,
+            deadline: .seconds(configuration.transferTimeoutSeconds), admit: APIRoutes.uploadAdmission(tokens: tokens))
         // With authentication off, no web page may change state: a POST must be JSON (CSRF).
         server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
         // Several instances: every answer names the instance that made it (a relayed one keeps its own).

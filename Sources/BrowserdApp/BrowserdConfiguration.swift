@@ -66,6 +66,10 @@ public struct BrowserdConfiguration: Sendable {
     /// The largest profile document `POST /v1/profiles/import` takes (`--max-import-bytes`); two are
     /// held at once at most.
     public var maxImportBytes = 256 << 20
+    /// The longest an upload (`POST /v1/profiles/import`: its whole body) or an export (`GET
+    /// /v1/profiles/{id}/export`: the whole document) may take, in seconds (`--transfer-timeout`):
+    /// past it the connection is closed, so no slow sender or reader holds a slot for longer.
+    public var transferTimeoutSeconds = 600
     /// Whether every stored profile is loaded at start (`--preload-profiles`), rather than on its first use.
     public var preloadProfiles = false
     /// How long a profile nobody uses (no request, stream or WebDriver session; no incognito profile)
@@ -144,7 +148,9 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...1_000_000).contains(idempotencyKeysPerPrincipal), "--idempotency-keys-per-principal must be 1…1000000, got \(idempotencyKeysPerPrincipal)")
         try check((0...(1 << 30)).contains(profileWriteBytesPerSecond), "--profile-write-bytes-per-second must be 0…1073741824, got \(profileWriteBytesPerSecond)")
         try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
-        try check((1 << 20...1 << 32).contains(maxImportBytes), "--max-import-bytes must be 1 MiB…4 GiB, got \(maxImportBytes)")
+        // liblz4 (a session file) and the document parser count in 32 bits: 2 GiB at most.
+        try check((1 << 20...Int(Int32.max)).contains(maxImportBytes), "--max-import-bytes must be 1 MiB…2 GiB (2147483647), got \(maxImportBytes)")
+        try check((1...86_400).contains(transferTimeoutSeconds), "--transfer-timeout must be 1…86400 seconds, got \(transferTimeoutSeconds)")
         try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
         if let advertiseURL {
             try check(

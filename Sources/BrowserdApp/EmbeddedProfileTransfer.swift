@@ -24,13 +24,15 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
     let reader: StoreReader
     let limits: ModelLimits
     let maxDecodedBytes: Int
+    let timeout: Duration
     private let importing = Mutex(false)
 
     init(
         databasePath: String, service: BrowserService, sink: StoreSink, reader: StoreReader, limits: ModelLimits,
-        maxDecodedBytes: Int = 256 << 20
+        maxDecodedBytes: Int = 256 << 20, timeout: Duration = .seconds(600)
     ) {
         self.maxDecodedBytes = maxDecodedBytes
+        self.timeout = timeout
         self.databasePath = databasePath
         self.service = service
         self.sink = sink
@@ -120,6 +122,10 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         change.profileID = profileID
         var ids = Set([profileID])
         var (windowIDs, tabIDs, closedIDs) = ([String](), [String](), [String]())
+        // Every other id the document brings: its windows' groups, the groups and tabs closed tabs
+        // remember, and its window and group entries. None may be another profile's: a group id is
+        // found across profiles (`/v1/groups/{id}`), and an entry id names stored rows.
+        var (groupIDs, closedGroupIDs, closedTabIDs, entryIDs) = (Set<String>(), Set<String>(), Set<String>(), [String]())
         var bytes = 0
         func unique(_ id: String, _ field: String) throws {
             guard ids.insert(id).inserted else { throw TransferProblem.invalid(field, "repeats the id \(id)") }
@@ -136,11 +142,11 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
                 tabIDs.append(tab.id)
                 bytes += HistorySummary(tab.history, index: tab.historyIndex).byteCount
             }
-            var groupIDs = Set<String>()
-            for group in window.groups where !groupIDs.insert(group.id).inserted {
+            var windowGroups = Set<String>()
+            for group in window.groups where !windowGroups.insert(group.id).inserted || !groupIDs.insert(group.id).inserted {
                 throw TransferProblem.invalid("windows[\(index)].groups", "repeats the group \(group.id)")
             }
-            for (position, tab) in tabs.enumerated() where tab.groupID.map({ !groupIDs.contains($0) }) ?? false {
+            for (position, tab) in tabs.enumerated() where tab.groupID.map({ !windowGroups.contains($0) }) ?? false {
                 throw TransferProblem.invalid("windows[\(index)].tabs[\(position)].groupId", "names no group of its window")
             }
             let repairs: [String]
@@ -154,9 +160,15 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
             change.tabs += tabs.map { (window.id, $0) }
         }
         for (index, entry) in head.recentlyClosed.enumerated() {
+            if entry.kind != .tab {
+                try unique(entry.id, "recentlyClosed[\(index)].id")
+                entryIDs.append(entry.id)
+            }
             for tab in entry.tabs {
                 try unique(tab.id, "recentlyClosed[\(index)].tabs")
                 closedIDs.append(tab.id)
+                if let group = tab.groupID { closedGroupIDs.insert(group) }
+                closedTabIDs.insert(tab.tabID)
                 bytes += HistorySummary(tab.history, index: tab.historyIndex).byteCount
             }
         }
@@ -173,9 +185,18 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         // committed first, so the database has every id that was answered).
         for id in windowIDs where service.window(BrowserID(rawValue: id)) != nil { throw TransferProblem.idTaken("Window \(id) exists already.") }
         for id in tabIDs where service.window(ofTab: TabID(rawValue: id)) != nil { throw TransferProblem.idTaken("Tab \(id) exists already.") }
+        // A closed tab's group may be one of the document's own windows' groups; any other must be free.
+        let allGroups = groupIDs.union(closedGroupIDs)
+        for id in allGroups.sorted() where service.window(ofGroup: TabGroupID(rawValue: id)) != nil {
+            throw TransferProblem.idTaken("Group \(id) exists already.")
+        }
+        // A closed tab's own tab id is not restored (a restored tab gets a new id), but it must not name
+        // a tab that lives elsewhere either.
+        let foreignTabs = closedTabIDs.subtracting(tabIDs).sorted()
+        for id in foreignTabs where service.window(ofTab: TabID(rawValue: id)) != nil { throw TransferProblem.idTaken("Tab \(id) exists already.") }
         try await sink.commit(ChangeSet())
-        let (w, t, c) = (windowIDs, tabIDs, closedIDs)
-        if let taken = try await reader.read({ try $0.firstStored(profiles: [profileID], windows: w, tabs: t, closedTabs: c) }) {
+        let (w, t, c, g, e) = (windowIDs, tabIDs + foreignTabs, closedIDs, allGroups.sorted(), entryIDs)
+        if let taken = try await reader.read({ try $0.firstStored(profiles: [profileID], windows: w, tabs: t, closedTabs: c, groups: g, closedEntries: e) }) {
             throw TransferProblem.idTaken("The id \(taken) exists already in this deployment.")
         }
         // Oldest first, as they were closed (entries closed at the same instant keep their order).

@@ -19,21 +19,25 @@ extension ProfileWorkingSet: RequestPlacement {
 
     func place(_ request: HTTPRequest) async -> HTTPResponse? {
         do {
+            // A request loads only a profile its caller may use (the administrator, or that profile's
+            // token): any other id is answered 404 by the handler, as an id nothing holds, and stays
+            // on disk (nothing of another tenant's is read, loaded or counted for it).
+            let caller = Principal.current
             if RequestSubject.isNewWebDriverSession(request, basePath: webDriverBasePath) {
-                if let id = webDriverSessionProfile(request) { try await ensureLoaded(id) }
+                if let id = webDriverSessionProfile(request), caller.reaches(id) { try await ensureLoaded(id) }
                 return nil
             }
             guard let subject = RequestSubject(request) else {
                 if listsEveryWindow(request) {
-                    let caller = Principal.current
                     for id in service.storedElsewhere() where caller.reaches(id) { try await ensureLoaded(id) }
                 }
                 return nil
             }
             if let root = root(of: subject), touch(root) { return nil }
             if let stored = try await unloadedProfile(holding: subject) {
+                guard caller.reaches(stored) else { return nil }
                 try await ensureLoaded(stored)
-            } else if let root = root(of: subject) {
+            } else if let root = root(of: subject), caller.reaches(root) {
                 // It was being dropped when the request came: back in memory now.
                 try await ensureLoaded(root)
             }

@@ -20,6 +20,10 @@ public enum MozLz4 {
         guard bytes.count >= headerSize else { throw .truncated("the header stops after \(bytes.count) bytes; it has 12") }
         let claimed = Int(bytes[8]) | Int(bytes[9]) << 8 | Int(bytes[10]) << 16 | Int(bytes[11]) << 24
         guard claimed <= limit else { throw .tooLarge(claimed: claimed, limit: limit) }
+        // liblz4 counts in `int`: a block or a claim past 2 GiB cannot be decoded by it at all.
+        guard claimed <= Int(Int32.max), bytes.count - headerSize <= Int(Int32.max) else {
+            throw .tooLarge(claimed: claimed, limit: min(limit, Int(Int32.max)))
+        }
         guard bytes.count > headerSize else { throw .truncated("the header claims \(claimed) bytes but no block follows it") }
         // A block can grow at most ~255× when decoded: a claim far beyond that is a lie, refused
         // before its buffer is made.

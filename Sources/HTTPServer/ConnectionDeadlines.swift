@@ -73,6 +73,9 @@ final class WatchedConnection: Sendable {
     private let phaseValue = Atomic<Int>(RequestDeadlines.Phase.idle.rawValue)
     private let sinceNanoseconds = Atomic<UInt64>(0)
     private let bodyBytesValue = Atomic<Int>(0)
+    /// When the current request's body must be complete (CLOCK_MONOTONIC ns; 0: no such deadline).
+    /// Set for an upload after its head (``setBodyDeadline(after:)``); every new phase clears it.
+    private let bodyDeadline = Atomic<UInt64>(0)
 
     init(fd: Int32, now: UInt64) {
         self.fd = fd
@@ -81,16 +84,28 @@ final class WatchedConnection: Sendable {
 
     func enter(_ phase: RequestDeadlines.Phase, now: UInt64 = WatchedConnection.now()) {
         bodyBytesValue.store(0, ordering: .relaxed)
+        bodyDeadline.store(0, ordering: .relaxed)
         sinceNanoseconds.store(now, ordering: .releasing)
         phaseValue.store(phase.rawValue, ordering: .releasing)
     }
 
     func received(_ bytes: Int) { bodyBytesValue.add(bytes, ordering: .relaxed) }
 
+    /// The body being read must be complete within `limit` from now, however steadily it arrives.
+    func setBodyDeadline(after limit: Duration, now: UInt64 = WatchedConnection.now()) {
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
+        bodyDeadline.store(now &+ max(1, nanoseconds), ordering: .relaxed)
+    }
+
     var phase: RequestDeadlines.Phase { RequestDeadlines.Phase(rawValue: phaseValue.load(ordering: .acquiring)) ?? .handling }
 
     func isExpired(_ deadlines: RequestDeadlines, now: UInt64) -> Bool {
         let phase = self.phase
+        if phase == .body {
+            let deadline = bodyDeadline.load(ordering: .relaxed)
+            if deadline != 0 && now > deadline { return true }
+        }
         let since = sinceNanoseconds.load(ordering: .acquiring)
         // A phase entered after the sweep read the clock has not started yet for it.
         let elapsed = Duration.nanoseconds(now > since ? Int64(clamping: now - since) : 0)

@@ -85,17 +85,6 @@ extension HTTPServer {
     /// the connection: the body is not wanted): an unknown method (501), a `Host` this server does not
     /// answer for (421), both `Content-Length` and `Transfer-Encoding` (400, RFC 9112 §6.1: a request
     /// another hop may frame differently), and a declared body over the limit (413).
-    /// Takes one of the large-body slots if fewer than `limit` are held.
-    private func takeLargeBodySlot(limit: Int) -> Bool {
-        var held = largeBodiesHeld.load(ordering: .relaxed)
-        while held < limit {
-            let (exchanged, original) = largeBodiesHeld.compareExchange(expected: held, desired: held + 1, ordering: .relaxed)
-            if exchanged { return true }
-            held = original
-        }
-        return false
-    }
-
     private func refuseEarly(_ context: RequestContext, known: Bool, on connection: OpaquePointer) -> HTTPResponse? {
         func header(_ name: String) -> String? {
             MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
@@ -122,12 +111,26 @@ extension HTTPServer {
             ).response(instance: context.path)
         }
         if let large = configuration.largeBodies, context.method == .post, large.paths.contains(context.path) {
-            // A slot first, so the bodies held at once stay bounded; without one, nothing is read.
-            guard takeLargeBodySlot(limit: large.concurrent) else {
-                return HTTPError.unavailable("Other uploads to this server are under way; retry.", retryAfter: 1).response(instance: context.path)
+            // Who sends it first, from the head alone: a sender that may not upload holds nothing.
+            var principal = "anyone"
+            switch large.admit?(context.path, header) ?? .admit(principal: principal) {
+            case .refuse(var error):
+                error.headers.set("Connection", "close")
+                return error.response(instance: context.path)
+            case .admit(let who):
+                principal = who
             }
-            context.holdsLargeBodySlot = true
+            // Then a slot, so the bodies held at once stay bounded; without one, nothing is read.
+            guard largeBodySlots.take(for: principal, large) else {
+                return HTTPError.unavailable(
+                    "Other uploads to this server are under way (at most \(large.concurrent), \(large.perPrincipal) per sender); retry.", retryAfter: 1
+                )
+                .response(instance: context.path)
+            }
+            context.largeBodyPrincipal = principal
             context.bodyLimit = large.maxBytes
+            // The whole body within the deadline, whatever its rate.
+            Self.watched(connection)?.setBodyDeadline(after: large.deadline)
         }
         if let declared = header("Content-Length"), let length = Int(declared), length > context.bodyLimit {
             return HTTPError.payloadTooLarge(limit: context.bodyLimit).response(instance: context.path)
@@ -460,9 +463,9 @@ extension HTTPServer {
     /// libmicrohttpd is done with a request: count it, log it, and close its stream.
     func completed(_ context: RequestContext, on connection: OpaquePointer?, termination: MHD_RequestTerminationCode) {
         inFlight.wrappingSubtract(1, ordering: .relaxed)
-        if context.holdsLargeBodySlot {
-            context.holdsLargeBodySlot = false
-            largeBodiesHeld.wrappingSubtract(1, ordering: .relaxed)
+        if let principal = context.largeBodyPrincipal {
+            context.largeBodyPrincipal = nil
+            largeBodySlots.release(for: principal)
         }
         let watched = connection.flatMap(Self.watched)
         // The run's last answer went (or this one ended otherwise, 0 being

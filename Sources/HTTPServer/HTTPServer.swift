@@ -37,8 +37,8 @@ public final class HTTPServer: Sendable {
     private let boundPort = Atomic<Int>(0)
     let stopping = Atomic<Bool>(false)
     let inFlight = Atomic<Int>(0)
-    /// Large-body slots held now (see ``ServerConfiguration/largeBodies``).
-    let largeBodiesHeld = Atomic<Int>(0)
+    /// Large-body slots held now, in all and by each sender (see ``ServerConfiguration/largeBodies``).
+    let largeBodySlots = LargeBodySlots()
     let nextStreamID = Atomic<Int>(1)
     let streams = Mutex<[Int: StreamWriter]>([:])
     /// The threads that send the streams' bytes (one per worker thread), made at start.

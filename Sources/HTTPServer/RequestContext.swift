@@ -32,8 +32,8 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     /// The largest body this request may send (the server's limit, or a large-body path's).
     var bodyLimit = 0
-    /// Whether it holds one of the server's large-body slots (given back when it completes).
-    var holdsLargeBodySlot = false
+    /// The sender whose large-body slot it holds (given back when it completes); nil: none.
+    var largeBodyPrincipal: String?
     var routeTemplate: String?
     var status = 0
     /// Answered with a stream (its socket was taken over: see `HTTPServer.handOver`).

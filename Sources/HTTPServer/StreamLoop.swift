@@ -139,6 +139,11 @@ final class StreamLoop: @unchecked Sendable {
             end(writer, clean: true)
         case .close:
             end(writer, clean: false)
+        case .abort:
+            // SO_LINGER with a zero time: close resets the connection and frees its send buffer.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(writer.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            end(writer, clean: false)
         }
     }
 

@@ -108,7 +108,7 @@ public final class StreamWriter: Sendable {
     public var bufferedByteCount: Int { state.withLock { $0.pending } }
 
     /// Whether the stream has ended (its socket closed or given back).
-    var hasEnded: Bool { state.withLock { $0.closed } }
+    public var hasEnded: Bool { state.withLock { $0.closed } }
 
     /// Whether the stream has ended or is ending.
     public var isClosed: Bool { state.withLock { $0.closed || $0.finishing || $0.aborting } }
@@ -170,8 +170,11 @@ public final class StreamWriter: Sendable {
         case waitWritable
         /// Ended cleanly, everything sent: give the socket back for keep-alive.
         case finished
-        /// Close the socket (aborted, or the client is gone).
+        /// Close the socket (the client is gone, or the close ends an HTTP/1.0 body).
         case close
+        /// Aborted: close the socket at once, dropping what the kernel still holds for the client
+        /// too (a slow reader of an aborted stream is cut now, not once it drained megabytes).
+        case abort
     }
 
     /// Sends what is queued, one `writev` per HTTP chunk, until it is all sent or the socket is full.
@@ -180,7 +183,7 @@ public final class StreamWriter: Sendable {
             s.scheduled = false
             s.awaitingWritable = false
             if s.closed { return .idle }
-            if s.aborting { return .close }
+            if s.aborting { return .abort }
             while true {
                 if s.frameData == 0 && s.frameTrailer == 0 && s.frameLineSent == s.frameLineLength {
                     // No chunk in flight: start one with everything queued, or end.

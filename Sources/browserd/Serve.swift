@@ -201,6 +201,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Seconds an import's upload (its whole body) or an export (the whole document) may take; past it the connection is closed [env: BROWSERD_TRANSFER_TIMEOUT] (default: \(Self.defaults.transferTimeoutSeconds))."
+    )
+    var transferTimeout: Int?
+
+    @Option(
+        help:
             "true: load every stored profile at start (ready once all are in memory); false: read only the directory of profiles at start and load each on its first use [env: BROWSERD_PRELOAD_PROFILES] (default: \(Self.defaults.preloadProfiles))."
     )
     var preloadProfiles: Bool?
@@ -363,6 +369,7 @@ struct Serve: AsyncParsableCommand {
         ) { Int($0) }
         configuration.backupKeep = try resolve(backupKeep, "BROWSERD_BACKUP_KEEP", default: configuration.backupKeep) { Int($0) }
         configuration.maxImportBytes = try resolve(maxImportBytes, "BROWSERD_MAX_IMPORT_BYTES", default: configuration.maxImportBytes) { Int($0) }
+        configuration.transferTimeoutSeconds = try resolve(transferTimeout, "BROWSERD_TRANSFER_TIMEOUT", default: configuration.transferTimeoutSeconds) { Int($0) }
         configuration.preloadProfiles = try resolve(preloadProfiles, "BROWSERD_PRELOAD_PROFILES", default: configuration.preloadProfiles) { Bool($0) }
         let idleSeconds = try resolve(
             profileIdleSeconds, "BROWSERD_PROFILE_IDLE_SECONDS",

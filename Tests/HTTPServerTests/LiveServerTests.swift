@@ -153,20 +153,61 @@ import Testing
             #expect(try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 8193)).status == 413)
             // One slot: while a body is being sent (its head is in, the body is not), a second upload is 503 at once.
             // (First the refused one's slot must be back: its answer may reach us before its completion does.)
-            #expect(waitUntil { server.largeBodiesHeld.load(ordering: .relaxed) == 0 })
+            #expect(waitUntil { server.largeBodySlots.total == 0 })
             let slow = try connect(server)
             try slow.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\nabc".utf8))
             // Waits for the server to have read that head (a loaded machine may take longer than a fixed pause).
-            #expect(waitUntil { server.largeBodiesHeld.load(ordering: .relaxed) == 1 })
+            #expect(waitUntil { server.largeBodySlots.total == 1 })
             let refused = try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 10))
             #expect(refused.status == 503 && refused.header("retry-after") == "1")
             try slow.sendRaw([UInt8](repeating: 66, count: 3997))
             #expect(try slow.readResponse(method: "POST").status == 200)
             // The slot is given back once that request completes.
-            #expect(waitUntil { server.largeBodiesHeld.load(ordering: .relaxed) == 0 })
+            #expect(waitUntil { server.largeBodySlots.total == 0 })
             #expect(try connect(server).request("POST", "/echo", body: [UInt8](repeating: 65, count: 10)).status == 200)
             // Other paths keep the usual limit.
             #expect(try connect(server).request("POST", "/hello", body: [UInt8](repeating: 65, count: 2048)).status == 413)
+        }
+    }
+
+    /// An upload is judged from its head: a refused sender gets its answer before a slot is taken or
+    /// a byte of the body is read; each sender holds at most `perPrincipal` slots; a body must arrive
+    /// within the deadline, however steadily it trickles (issue "Hostile files", finding 3).
+    @Test func anUploadIsJudgedFromItsHeadAndHeldPerSenderAndInTime() async throws {
+        let configure: (inout ServerConfiguration) -> Void = {
+            $0.maxBodyBytes = 1024
+            $0.requestHeadTimeoutSeconds = 30
+            $0.largeBodies = LargeBodies(
+                paths: ["/echo"], maxBytes: 1 << 30, concurrent: 3, perPrincipal: 1, deadline: .seconds(1),
+                admit: { _, header in
+                    guard let who = header("X-Sender") else { return .refuse(HTTPError(401, kind: "unauthorized", title: "Unauthorized", detail: "Who?")) }
+                    return .admit(principal: who)
+                })
+        }
+        try await withServer(configure, router: testRouter()) { server, _ in
+            // Refused from the head: 1 GiB declared, nothing sent, answered at once; no slot held.
+            let stranger = try connect(server)
+            try stranger.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\nab".utf8))
+            #expect(try stranger.readResponse(method: "POST").status == 401)
+            #expect(server.largeBodySlots.total == 0)
+            // One slot per sender: a's second upload waits for none, b's goes through.
+            let a = try connect(server)
+            try a.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nX-Sender: a\r\nContent-Length: 4000\r\n\r\nabc".utf8))
+            #expect(waitUntil { server.largeBodySlots.total == 1 })
+            let again = try connect(server).request("POST", "/echo", headers: [("X-Sender", "a")], body: [65])
+            #expect(again.status == 503)
+            #expect(try connect(server).request("POST", "/echo", headers: [("X-Sender", "b")], body: [66]).status == 200)
+            // a trickles well above any minimum rate's grace: cut at the 1 s deadline all the same.
+            var ended = false
+            for _ in 0..<20 {
+                Thread.sleep(forTimeInterval: 0.2)
+                do { try a.sendRaw([65]) } catch {
+                    ended = true
+                    break
+                }
+            }
+            #expect(ended, "a body trickling for 4 s outlived its 1 s deadline")
+            #expect(waitUntil { server.largeBodySlots.total == 0 })
         }
     }
 

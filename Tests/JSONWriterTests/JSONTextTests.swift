@@ -71,7 +71,10 @@ import Testing
 
     @Test func timestampsAreRFC3339WithMilliseconds() {
         #expect(JSONText.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
-        #expect(JSONText.timestamp(Date(timeIntervalSince1970: 1_795_369_171.123_9)) == "2026-11-22T17:39:31.123Z")
+        // The nearest millisecond (a floor would write a time read from a timestamp one millisecond
+        // early whenever its Double falls just below it).
+        #expect(JSONText.timestamp(Date(timeIntervalSince1970: 1_795_369_171.123_9)) == "2026-11-22T17:39:31.124Z")
+        #expect(JSONText.timestamp(Date(timeIntervalSince1970: 1_795_369_171.123_4)) == "2026-11-22T17:39:31.123Z")
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         for seconds in [1.5, 951_782_400.007, 4_102_444_799.999] {

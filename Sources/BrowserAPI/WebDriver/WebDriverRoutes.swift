@@ -143,7 +143,10 @@ struct WebDriverRoutes {
         return .deferred { request in
             do {
                 let principal = try routes.api.authenticate(request)
-                if let answer = await routes.api.placement?.current?.place(request) { return answer }
+                // Placement as the caller: it loads only a profile the caller may use.
+                if let answer = await Principal.$current.withValue(principal, operation: { await routes.api.placement?.current?.place(request) }) {
+                    return answer
+                }
                 let session = needsSession ? try routes.sessions.session(request.parameter("sessionId"), for: principal) : nil
                 // A profile over its write quota: the session's changes wait like a REST client's.
                 if method == .post, let session, let quota = routes.api.service.writeQuota,

@@ -92,8 +92,11 @@ public struct ImportedSession: Sendable {
     public var closedWindows: [Window]
     /// The window the session had in front (0-based), if any.
     public var selectedWindow: Int?
-    /// What reading the file already adjusted or left out (the builder adds its own).
+    /// What reading the file already adjusted or left out (the builder adds its own): the first
+    /// ``ImportWarning/listed``, then only a count (``omittedWarnings``).
     public var warnings: [ImportWarning]
+    /// The warnings past ``ImportWarning/listed`` that were counted, not kept.
+    public var omittedWarnings = 0
 
     public init(
         windows: [Window], closedTabs: [ClosedTab] = [], closedWindows: [Window] = [], selectedWindow: Int? = nil,
@@ -109,6 +112,20 @@ public struct ImportedSession: Sendable {
 
 /// Something an import adjusted or left out, and where in the file it was.
 public struct ImportWarning: Sendable, Equatable, CustomStringConvertible {
+    /// The most warnings one import lists; past it they are counted (a file of a million odd
+    /// entries must not make a million warnings).
+    public static let listed = 100
+
+    /// Adds `warning` to `list` while it holds fewer than ``listed``; counts it in `omitted` otherwise.
+    public static func add(_ warning: @autoclosure () -> ImportWarning, to list: inout [ImportWarning], omitted: inout Int) {
+        if list.count < listed { list.append(warning()) } else { omitted += 1 }
+    }
+
+    /// The warning that says how many were left out (nil when none was).
+    public static func omission(_ omitted: Int) -> ImportWarning? {
+        omitted > 0 ? ImportWarning(at: "warnings", "\(omitted) more warnings were left out (the first \(listed) are listed)") : nil
+    }
+
     /// Where, in the file's own terms (`windows[0].tabs[3]`).
     public var at: String
     public var detail: String

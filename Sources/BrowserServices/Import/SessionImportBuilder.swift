@@ -37,6 +37,7 @@ public struct ImportedProfile: Sendable {
 public final class SessionImportBuilder {
     let limits: ModelLimits
     private var warnings: [ImportWarning] = []
+    private var omittedWarnings = 0
 
     public init(limits: ModelLimits) {
         self.limits = limits
@@ -47,6 +48,7 @@ public final class SessionImportBuilder {
     ///   limits).
     public func build(_ session: ImportedSession, name: String, now: Date = Date()) throws -> ImportedProfile {
         warnings = session.warnings
+        omittedWarnings = session.omittedWarnings
         var limits = self.limits
         limits.profileBytes = Int.max  // the caller checks the profile's bytes on the records
         let state = BrowserState(id: .make(), name: name, createdAt: now, budget: ByteBudget(limit: Int.max))
@@ -103,11 +105,13 @@ public final class SessionImportBuilder {
         for entry in result.closed {
             for tab in entry.tabs { result.byteCount += HistorySummary(tab.history, index: tab.historyIndex).byteCount }
         }
-        result.warnings = warnings
+        result.warnings = warnings + [ImportWarning.omission(omittedWarnings)].compactMap { $0 }
         return result
     }
 
-    private func warn(_ at: String, _ detail: String) { warnings.append(ImportWarning(at: at, detail)) }
+    private func warn(_ at: @autoclosure () -> String, _ detail: @autoclosure () -> String) {
+        ImportWarning.add(ImportWarning(at: at(), detail()), to: &warnings, omitted: &omittedWarnings)
+    }
 
     // MARK: Windows
 
@@ -132,11 +136,19 @@ public final class SessionImportBuilder {
             try list.insert(webState, InsertionParams(index: list.count, pinned: tab.pinned))
             made[position] = webState
         }
+        // Each group's tabs, found in one pass over the tabs (linear in the file, however many groups).
+        var byGroup: [String: [Int]] = [:]
+        for (position, tab) in window.tabs.enumerated() where !tab.pinned {
+            if let key = tab.groupKey { byGroup[key, default: []].append(position) }
+        }
         var declared = Set<String>()
         for group in window.groups {
-            declared.insert(group.key)
-            let members = window.tabs.indices.filter { window.tabs[$0].groupKey == group.key && !window.tabs[$0].pinned }
-                .compactMap { made[$0] }.map { list.index(of: $0) }.sorted()
+            // A key declared twice: its tabs went to the first group of that key.
+            guard declared.insert(group.key).inserted else {
+                warn(group.at, "repeats the group id \(group.key.debugDescription); left out")
+                continue
+            }
+            let members = (byGroup[group.key] ?? []).compactMap { made[$0] }.map { list.index(of: $0) }.sorted()
             guard let first = members.first, let last = members.last else {
                 warn(group.at, "holds no tab; left out")
                 continue
