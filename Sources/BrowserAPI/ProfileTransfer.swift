@@ -22,7 +22,7 @@ public protocol ProfileTransfer: Sendable {
     ///   (one import at a time), so one session file at most is held decoded.
     func importSession(name: String, reading read: @Sendable () throws -> ImportedSession) async throws -> SessionImportResult
 
-    /// The most bytes a session file may decode to (`--max-import-bytes`).
+    /// The most bytes a session file may decode to (`--max-session-bytes`).
     var maxDecodedBytes: Int { get }
 
     /// The longest an export may take (`--transfer-timeout`): past it the client is cut off.

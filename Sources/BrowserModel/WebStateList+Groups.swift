@@ -28,6 +28,7 @@ extension WebStateList {
             }
             let group = TabGroup(id: id, visualData: data, range: TabGroupRange(start: pivot, count: 0))
             groups.append(group)
+            groupsByID[group.id] = group
             notifyDidChange(.groupCreate(group: group), status: unchangedStatus())
             moveToGroupLocked(indices: indices, group: group)
             return group
@@ -170,6 +171,7 @@ extension WebStateList {
     func deleteGroupIfEmpty(_ group: TabGroup?) {
         guard let group, group.range.count == 0, let position = groups.firstIndex(where: { $0 === group }) else { return }
         groups.remove(at: position)
+        groupsByID[group.id] = nil
         notifyDidChange(.groupDelete(group: group), status: unchangedStatus())
     }
 }

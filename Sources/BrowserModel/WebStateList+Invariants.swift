@@ -11,6 +11,9 @@ extension WebStateList {
         if Set(entries.map { ObjectIdentifier($0.webState) }).count != entries.count { problems.append("a tab appears twice") }
         if !childrenIndexIsConsistent { problems.append("the opener-to-children index does not match the openers") }
         if !indexHintsAreConsistent { problems.append("an entry below the numbered prefix has a stale index hint") }
+        if groupsByID.count != groups.count || groups.contains(where: { groupsByID[$0.id] !== $0 }) {
+            problems.append("the groups by id do not match the groups")
+        }
         for (position, entry) in entries.enumerated() {
             if position < pinnedCount, entry.group != nil { problems.append("pinned tab at \(position) is grouped") }
             if let group = entry.group {

@@ -66,6 +66,10 @@ public struct BrowserdConfiguration: Sendable {
     /// The largest profile document `POST /v1/profiles/import` takes (`--max-import-bytes`); two are
     /// held at once at most.
     public var maxImportBytes = 256 << 20
+    /// The most bytes a Firefox session file may decode to (`--max-session-bytes`). A session is
+    /// parsed whole: its peak memory is about 7× its decoded size in the worst shape measured
+    /// (`bench/hostile_import.py`: tiny entries), so the default keeps one import under ~450 MiB.
+    public var maxSessionBytes = 64 << 20
     /// The longest an upload (`POST /v1/profiles/import`: its whole body) or an export (`GET
     /// /v1/profiles/{id}/export`: the whole document) may take, in seconds (`--transfer-timeout`):
     /// past it the connection is closed, so no slow sender or reader holds a slot for longer.
@@ -150,6 +154,7 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
         // liblz4 (a session file) and the document parser count in 32 bits: 2 GiB at most.
         try check((1 << 20...Int(Int32.max)).contains(maxImportBytes), "--max-import-bytes must be 1 MiB…2 GiB (2147483647), got \(maxImportBytes)")
+        try check((1 << 20...Int(Int32.max)).contains(maxSessionBytes), "--max-session-bytes must be 1 MiB…2 GiB (2147483647), got \(maxSessionBytes)")
         try check((1...86_400).contains(transferTimeoutSeconds), "--transfer-timeout must be 1…86400 seconds, got \(transferTimeoutSeconds)")
         try check(leaseSeconds >= 0.3 && leaseSeconds <= 3600, "--lease-seconds must be 0.3…3600, got \(leaseSeconds)")
         if let advertiseURL {

@@ -96,7 +96,7 @@ struct EmbeddedBackend: StoreBackend {
         transferSlot.set(
             EmbeddedProfileTransfer(
                 databasePath: databasePath, service: app.service, sink: sink, reader: reader, limits: app.configuration.modelLimits,
-                maxDecodedBytes: app.configuration.maxImportBytes, timeout: .seconds(app.configuration.transferTimeoutSeconds)))
+                maxDecodedBytes: app.configuration.maxSessionBytes, timeout: .seconds(app.configuration.transferTimeoutSeconds)))
         app.readiness.clear("restore")
         if let idle {
             // Often enough that a profile leaves within a quarter of its idle time after it.

@@ -201,6 +201,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Most bytes a Firefox session file (POST /v1/profiles/import?format=firefox) may decode to; its import peaks at about 7 times this in memory [env: BROWSERD_MAX_SESSION_BYTES] (default: \(Self.defaults.maxSessionBytes))."
+    )
+    var maxSessionBytes: Int?
+
+    @Option(
+        help:
             "Seconds an import's upload (its whole body) or an export (the whole document) may take; past it the connection is closed [env: BROWSERD_TRANSFER_TIMEOUT] (default: \(Self.defaults.transferTimeoutSeconds))."
     )
     var transferTimeout: Int?
@@ -369,6 +375,7 @@ struct Serve: AsyncParsableCommand {
         ) { Int($0) }
         configuration.backupKeep = try resolve(backupKeep, "BROWSERD_BACKUP_KEEP", default: configuration.backupKeep) { Int($0) }
         configuration.maxImportBytes = try resolve(maxImportBytes, "BROWSERD_MAX_IMPORT_BYTES", default: configuration.maxImportBytes) { Int($0) }
+        configuration.maxSessionBytes = try resolve(maxSessionBytes, "BROWSERD_MAX_SESSION_BYTES", default: configuration.maxSessionBytes) { Int($0) }
         configuration.transferTimeoutSeconds = try resolve(transferTimeout, "BROWSERD_TRANSFER_TIMEOUT", default: configuration.transferTimeoutSeconds) { Int($0) }
         configuration.preloadProfiles = try resolve(preloadProfiles, "BROWSERD_PRELOAD_PROFILES", default: configuration.preloadProfiles) { Bool($0) }
         let idleSeconds = try resolve(
