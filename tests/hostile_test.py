@@ -167,11 +167,11 @@ def finding_2_unknown_methods(binary, work):
     server.stop()
 
 
-def finding_3_slow_clients(binary, work):
-    server = Server(binary, os.path.join(work, "f3"), "--per-ip-connection-limit", "64", "--idle-timeout", "3",
-                    "--request-head-timeout", "2", admin=False)
+def healthz_while_one_address_holds(server, count):
+    """Opens `count` connections from 127.0.0.2 with half-sent heads, then asks /healthz from
+    127.0.0.1: (its status, seconds it took)."""
     held = []
-    for _ in range(400):
+    for _ in range(count):
         try:
             s = socket.create_connection(("127.0.0.1", server.port), timeout=2, source_address=("127.0.0.2", 0))
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0")
@@ -180,9 +180,17 @@ def finding_3_slow_clients(binary, work):
             pass
     started = time.time()
     status = server.call("GET", "/healthz", headers={}, timeout=2)[0]
-    check("3: /healthz answers another address while one holds 400 half-sent heads", status == 200 and time.time() - started < 1.0)
+    elapsed = time.time() - started
     for s in held:
         s.close()
+    return status, elapsed
+
+
+def finding_3_slow_clients(binary, work):
+    server = Server(binary, os.path.join(work, "f3"), "--per-ip-connection-limit", "64", "--idle-timeout", "3",
+                    "--request-head-timeout", "2", admin=False)
+    status, elapsed = healthz_while_one_address_holds(server, 400)
+    check("3: /healthz answers another address while one holds 400 half-sent heads", status == 200 and elapsed < 1.0)
     trickle = socket.create_connection(("127.0.0.1", server.port), timeout=1)
     trickle.sendall(b"GET /healthz HTTP/1.1\r\n")
     started = time.time()
@@ -203,6 +211,23 @@ def finding_3_slow_clients(binary, work):
             break
     check("3: a head trickling a byte now and then is ended at its deadline", closed_after is not None and closed_after < 5, closed_after)
     server.stop()
+
+
+def finding_3b_one_address_never_holds_every_connection(binary, work):
+    # With --connection-limit 100 and no per-address limit given, one address holds at most 25.
+    server = Server(binary, os.path.join(work, "f3b"), "--connection-limit", "100", "--idle-timeout", "5",
+                    "--request-head-timeout", "5", admin=False)
+    status, elapsed = healthz_while_one_address_holds(server, 150)
+    check("3b: /healthz answers another address while one tries to hold every connection", status == 200 and elapsed < 1.0, f"{status}")
+    server.stop()
+    # A per-address limit at or above the server's own is refused at start, saying why.
+    data = os.path.join(work, "f3b-refused")
+    os.makedirs(data, exist_ok=True)
+    result = subprocess.run([binary, "serve", "--port", "0", "--data-dir", data, "--connection-limit", "1000",
+                             "--per-ip-connection-limit", "1024"], capture_output=True, text=True, timeout=30)
+    check("3b: --per-ip-connection-limit above --connection-limit is refused at start",
+          result.returncode != 0 and "--per-ip-connection-limit must be below --connection-limit (1000)" in result.stderr + result.stdout,
+          (result.returncode, result.stderr[-300:]))
 
 
 def finding_4_pools(binary, work):
@@ -359,6 +384,7 @@ def main():
     binary = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="browserd-hostile-") as work:
         for test in (finding_1_nul_is_refused_and_text_round_trips, finding_2_unknown_methods, finding_3_slow_clients,
+                     finding_3b_one_address_never_holds_every_connection,
                      finding_4_pools, finding_5_byte_budget, finding_7_browser_borne_requests, finding_8_revocation,
                      finding_9_log_injection, finding_11_smuggling):
             print(test.__name__)

@@ -124,7 +124,10 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...86_400).contains(server.idleTimeoutSeconds), "--idle-timeout must be 1…86400 seconds, got \(server.idleTimeoutSeconds)")
         try check((1024...(1 << 30)).contains(server.maxBodyBytes), "--max-body-bytes must be 1 KiB…1 GiB, got \(server.maxBodyBytes)")
         try check(server.streamHeartbeatInterval >= .milliseconds(100), "--heartbeat-interval must be at least 0.1 s")
-        try check((0...1_000_000).contains(server.perIPConnectionLimit), "--per-ip-connection-limit must be 0…1000000, got \(server.perIPConnectionLimit)")
+        try check(
+            server.perIPConnectionLimit == 0 || (1..<server.connectionLimit).contains(server.perIPConnectionLimit),
+            "--per-ip-connection-limit must be below --connection-limit (\(server.connectionLimit)), so that one address cannot hold every connection, or 0 (no per-address limit, behind a reverse proxy); got \(server.perIPConnectionLimit)"
+        )
         try check((1...3_600).contains(server.requestHeadTimeoutSeconds), "--request-head-timeout must be 1…3600 seconds, got \(server.requestHeadTimeoutSeconds)")
         try check((0...(1 << 30)).contains(server.minimumBodyRate), "--min-body-rate must be 0…1073741824 bytes/s, got \(server.minimumBodyRate)")
         if let hosts = server.allowedHosts {

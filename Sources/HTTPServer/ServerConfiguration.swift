@@ -27,7 +27,12 @@ public struct ServerConfiguration: Sendable {
     public var cors: CORSPolicy?
     /// Most connections one client address holds in libmicrohttpd at once (0: no limit). Behind a
     /// reverse proxy every client has the proxy's address: set 0 there and limit at the proxy.
+    /// Below ``connectionLimit``, so that one address can never hold every connection.
     public var perIPConnectionLimit: Int
+
+    /// The per-address limit a server of `connectionLimit` connections gets unless told: a quarter
+    /// of them, at most 1,024.
+    public static func defaultPerIPConnectionLimit(connectionLimit: Int) -> Int { max(1, min(1_024, connectionLimit / 4)) }
     /// Seconds a request head may take from its request line to its last header (a slow client that
     /// sends a byte now and then is ended at this deadline, not kept while it is merely not idle).
     public var requestHeadTimeoutSeconds: Int

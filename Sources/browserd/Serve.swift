@@ -86,7 +86,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "Most connections one client address may hold at once (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: \(Self.defaults.server.perIPConnectionLimit))."
+            "Most connections one client address may hold at once, below --connection-limit (0: no limit; behind a reverse proxy every client has its address) [env: BROWSERD_PER_IP_CONNECTION_LIMIT] (default: a quarter of --connection-limit, at most 1024)."
     )
     var perIpConnectionLimit: Int?
 
@@ -267,9 +267,10 @@ struct Serve: AsyncParsableCommand {
         server.connectionLimit = try resolve(connectionLimit, "BROWSERD_CONNECTION_LIMIT", default: server.connectionLimit) { Int($0) }
         server.maxBodyBytes = try resolve(maxBodyBytes, "BROWSERD_MAX_BODY_BYTES", default: server.maxBodyBytes) { Int($0) }
         server.idleTimeoutSeconds = try resolve(idleTimeout, "BROWSERD_IDLE_TIMEOUT", default: server.idleTimeoutSeconds) { Int($0) }
+        // Unless given, a quarter of the connection limit (at most 1,024): one address never holds them all.
         server.perIPConnectionLimit = try resolve(
             perIpConnectionLimit, "BROWSERD_PER_IP_CONNECTION_LIMIT",
-            default: server.perIPConnectionLimit
+            default: ServerConfiguration.defaultPerIPConnectionLimit(connectionLimit: server.connectionLimit)
         ) { Int($0) }
         server.requestHeadTimeoutSeconds = try resolve(
             requestHeadTimeout, "BROWSERD_REQUEST_HEAD_TIMEOUT",

@@ -1,5 +1,6 @@
 import BrowserdApp
 import Foundation
+import HTTPServer
 import Testing
 
 @Suite struct OperationsTests {
@@ -76,6 +77,29 @@ import Testing
         configuration.server.maxBodyBytes = 10
         #expect(throws: BrowserdConfiguration.Invalid.self) { try configuration.validate() }
         #expect(throws: Never.self) { try BrowserdConfiguration().validate() }
+    }
+
+    /// Issue "Storage never lies": with `--connection-limit 1000` one address held all 1,000
+    /// connections (the per-address default was 1,024). Unless given, it is a quarter of the limit;
+    /// one at or above the limit is refused at start, saying why.
+    @Test func thePerAddressLimitStaysBelowTheServersOwn() throws {
+        #expect(ServerConfiguration.defaultPerIPConnectionLimit(connectionLimit: 1_000) == 250)
+        #expect(ServerConfiguration.defaultPerIPConnectionLimit(connectionLimit: 16_000) == 1_024)
+        #expect(ServerConfiguration.defaultPerIPConnectionLimit(connectionLimit: 16) == 4)
+        var configuration = BrowserdConfiguration()
+        configuration.server.connectionLimit = 1_000
+        configuration.server.perIPConnectionLimit = 1_024
+        #expect {
+            try configuration.validate()
+        } throws: { error in
+            "\(error)".contains("--per-ip-connection-limit must be below --connection-limit (1000)")
+        }
+        configuration.server.perIPConnectionLimit = 1_000
+        #expect(throws: BrowserdConfiguration.Invalid.self) { try configuration.validate() }
+        configuration.server.perIPConnectionLimit = 999
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.server.perIPConnectionLimit = 0
+        #expect(throws: Never.self, "0: no per-address limit (behind a reverse proxy)") { try configuration.validate() }
     }
 
     @Test func corsOriginsAreChecked() {
