@@ -174,17 +174,18 @@ let package = Package(
         .executableTarget(name: "FuzzFirefoxSession", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzProfileDocument", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
 
-        // Helpers shared by the test targets (a seeded generator).
+        // Helpers shared by the test targets: a seeded generator, and the trait that runs suites off the
+        // cooperative pool (OffThePool).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "MiniHTTPClient", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTPServer", "MiniHTTPClient", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "JSONWriterTests", dependencies: ["JSONWriter"], swiftSettings: swiftSettings),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "JSONWriterTests", dependencies: ["JSONWriter", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BrowserModelTests", dependencies: ["BrowserModel", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserPersistenceTests", dependencies: ["BrowserPersistence", "BrowserRecords", "SQLite", "TestSupport"], swiftSettings: swiftSettings),
         // One suite for both stores (SQLite and PostgreSQL): write, restore, idempotency, migrations, faults.
         .testTarget(name: "StoreConformanceTests", dependencies: [
             "BrowserPersistence", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserRecords", "SQLite", "TestSupport",
@@ -195,11 +196,11 @@ let package = Package(
         .testTarget(
             name: "BrowserClusterTests",
             dependencies: [
-                .target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords",
+                .target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto", condition: withPostgreSQL),
             ],
             swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "FirefoxSessionTests",
             dependencies: ["FirefoxSession", "BrowserServices", "BrowserModel", "BrowserRecords", "ImportFuzzing", "JSONWriter", "TestSupport"],
@@ -209,7 +210,7 @@ let package = Package(
             name: "BrowserdAppTests",
             dependencies: [
                 "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "FirefoxSession", "HTTPServer",
-                "MiniHTTPClient",
+                "MiniHTTPClient", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

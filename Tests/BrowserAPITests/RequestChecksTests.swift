@@ -1,11 +1,12 @@
 import HTTPServer
+import TestSupport
 import Testing
 
 @testable import BrowserAPI
 
 /// The checks every request goes through before the model sees it: the body (media type, JSON,
 /// members, types, ranges), `If-Match` and list paging. Called directly, and in process through the router.
-@Suite struct RequestChecksTests {
+@Suite(.computing) struct RequestChecksTests {
     private func request(
         _ body: String, contentType: String? = "application/json", ifMatch: String? = nil,
         query: [(name: String, value: String)] = []
@@ -102,7 +103,7 @@ import Testing
 }
 
 /// The same checks as clients meet them: through the router, in process.
-@Suite struct RouterInProcessTests {
+@Suite(.computing) struct RouterInProcessTests {
     @Test func bodiesHeadersAndPagingThroughTheRouter() async throws {
         let api = InProcessAPI()
         let window = await api.window(await api.profile())

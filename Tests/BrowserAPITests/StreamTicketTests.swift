@@ -1,12 +1,13 @@
 import BrowserServices
 import HTTPServer
+import TestSupport
 import Testing
 
 @testable import BrowserAPI
 
 /// Stream tickets through the router: issued to a bearer-authenticated caller for one stream, with
 /// the caller's scope; a ticket opens that stream once, within its lifetime, without a header.
-@Suite struct StreamTicketTests {
+@Suite(.offThePool) struct StreamTicketTests {
     static let admin = "admin-token-0123456789"
     let auth = [("Authorization", "Bearer \(Self.admin)")]
 

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 /// Read-your-writes for every mutating endpoint (issue 17): a mutation bumps the window's version
 /// (its ETag) if and only if it changed what a read of the window shows, and the next read shows it.
-@Suite struct WindowVersionTests {
+@Suite(.computing) struct WindowVersionTests {
     /// A fresh window: a (pinned), b, c opened by b, d in group g; b active.
     struct Fixture {
         let api: InProcessAPI

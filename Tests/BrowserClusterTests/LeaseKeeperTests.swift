@@ -1,10 +1,11 @@
 #if PostgreSQL
+    import TestSupport
     import Testing
 
     @testable import BrowserCluster
 
     /// Which profiles an instance stops serving, and when: the lease's timing against renewal's failures.
-    @Suite struct LeaseKeeperTests {
+    @Suite(.offThePool) struct LeaseKeeperTests {
         let timing = ClusterTiming(leaseSeconds: 10)
         let start = ContinuousClock.now
 
@@ -53,7 +54,7 @@
         }
     }
 
-    @Suite struct OwnerCacheTests {
+    @Suite(.offThePool) struct OwnerCacheTests {
         @Test func ownersAndProfilesAreRememberedAndForgotten() {
             var cache = OwnerCache(limit: 2)
             let a = Placement.Owner(instanceID: "a", url: "http://a", live: true)

@@ -1,12 +1,13 @@
 #if PostgreSQL
     import Crypto
+    import TestSupport
     import Testing
 
     @testable import BrowserCluster
 
     /// A forwarded request proves its sender knows the cluster's secret without carrying it: the proof
     /// holds for that request only, from that instance, near its time, under that secret.
-    @Suite struct PeerProofTests {
+    @Suite(.offThePool) struct PeerProofTests {
         let proof = PeerProof(secret: Array("a cluster secret of some length".utf8))
         let body = Array(#"{"url":"https://a.example/"}"#.utf8)
 

@@ -1,12 +1,13 @@
 #if PostgreSQL
     import BrowserRecords
+    import TestSupport
     import Testing
 
     @testable import BrowserCluster
 
     /// Where a request goes, decided without PostgreSQL or sockets: each test feeds the machine what the
     /// database and the other instances said and checks what it asks next.
-    @Suite struct PlacementTests {
+    @Suite(.offThePool) struct PlacementTests {
         let me: InstanceID = "i-me"
         let other = Placement.Owner(instanceID: "i-other", url: "http://10.0.0.2:8080", live: true)
 

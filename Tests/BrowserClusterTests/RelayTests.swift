@@ -2,13 +2,14 @@
     import Foundation
     import Glibc
     import Synchronization
+    import TestSupport
     import Testing
 
     @testable import BrowserCluster
 
     /// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
     /// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
-    @Suite struct RelayTests {
+    @Suite(.offThePool) struct RelayTests {
         /// A one-thread TCP server that answers each request it reads with the next canned answer, and
         /// closes the connection after `closeAfter` answers on it.
         final class Owner: @unchecked Sendable {

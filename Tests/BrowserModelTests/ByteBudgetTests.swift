@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// The profile's byte budget (hostile tenants, finding 5): every byte of history text a profile
 /// holds is counted as it changes, growth past the limit is refused, and what leaves gives room back.
-@Suite struct ByteBudgetTests {
+@Suite(.computing) struct ByteBudgetTests {
     private let limit = 10_000
 
     private func session() -> ProfileSession {
@@ -78,7 +79,7 @@ import Testing
 
 /// A saved session's window of one tab is bounded in bytes too, so saving one change never writes
 /// more than `maxSessionBytes`, however long the tab's URLs (the one writer is everyone's).
-@Suite struct SessionWindowBytesTests {
+@Suite(.computing) struct SessionWindowBytesTests {
     @Test func theWindowKeepsTheCurrentItemAndTheNearestWithinTheCap() throws {
         let tab = WebState()
         for index in 0..<10 { tab.navigate(to: "https://a.example/" + String(repeating: "\(index)", count: 300), transition: .link) }

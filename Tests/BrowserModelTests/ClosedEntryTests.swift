@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Window and group entries of the recently-closed list, close-all with undo (`TabsCloser`), and moving a
 /// tab into a group (model-fidelity issue: what the API could not express).
-@Suite struct ClosedEntryTests {
+@Suite(.computing) struct ClosedEntryTests {
     private func session() -> ProfileSession { ProfileSession(browserState: BrowserState(name: "Work")) }
 
     /// A window: `p0 | a (g: b c*) d`, p0 pinned, b and c in group "Read" (cyan), c active.

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// What a closed tab remembers, as Chromium remembers it (model-fidelity issue, rules 1 and 2).
-@Suite struct ClosedTabFidelityTests {
+@Suite(.computing) struct ClosedTabFidelityTests {
     private func session() -> ProfileSession { ProfileSession(browserState: BrowserState(name: "Work")) }
 
     /// `ClosingWebStateObserverBrowserAgent::RecordHistoryForWebStateAtIndex` (desktop:

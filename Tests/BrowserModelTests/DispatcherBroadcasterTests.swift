@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §9: CommandDispatcher and ChromeBroadcaster.
-@Suite struct DispatcherTests {
+@Suite(.computing) struct DispatcherTests {
     final class Handler {}
     final class Log: DispatchObserver {
         var lines: [String] = []
@@ -81,7 +82,7 @@ import Testing
     }
 }
 
-@Suite struct BroadcasterTests {
+@Suite(.computing) struct BroadcasterTests {
     final class Spy: BroadcastObserver {
         var values: [String] = []
         func broadcaster(_ broadcaster: Broadcaster, didUpdate key: BroadcastKey, value: BroadcastValue) {

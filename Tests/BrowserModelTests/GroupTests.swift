@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §3: groups and pinned tabs.
-@Suite struct GroupTests {
+@Suite(.computing) struct GroupTests {
     @Test func defaultColourIsTheFirstUnusedThenTheLeastUsed() {
         #expect(TabGroupColor.next(after: []) == .grey)
         #expect(TabGroupColor.next(after: [.grey, .red]) == .blue)

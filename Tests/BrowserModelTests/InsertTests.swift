@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §1 InsertWebState and §2 insertion index.
-@Suite struct InsertTests {
+@Suite(.computing) struct InsertTests {
     @Test func automaticInsertAppendsToTheRegularSection() throws {
         let b = try ListBuilder("a | b c*")
         let recorder = ChangeRecorder(b)

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §1 move, replace, detach, close, activate, pin, opener, batch.
-@Suite struct MoveTests {
+@Suite(.computing) struct MoveTests {
     @Test func moveWithinTheRegularSection() throws {
         let b = try ListBuilder("a | b c* d e")
         let recorder = ChangeRecorder(b)
@@ -85,7 +86,7 @@ import Testing
     }
 }
 
-@Suite struct ReplaceTests {
+@Suite(.computing) struct ReplaceTests {
     @Test func replaceKeepsSlotGroupAndPinnedAndClearsOpeners() throws {
         let b = try ListBuilder("x | a [1 b* c]")
         try b.list.setOpener(b["b"], at: b.index("c"))
@@ -104,7 +105,7 @@ import Testing
     }
 }
 
-@Suite struct DetachAndCloseTests {
+@Suite(.computing) struct DetachAndCloseTests {
     @Test func closeNotifiesBeforeAndAfterWithFlags() throws {
         let b = try ListBuilder("| a b* c")
         let recorder = ChangeRecorder(b)
@@ -206,7 +207,7 @@ import Testing
     }
 }
 
-@Suite struct ActivatePinOpenerBatchTests {
+@Suite(.computing) struct ActivatePinOpenerBatchTests {
     @Test func activateNotifiesStatusOnlyOnce() throws {
         let b = try ListBuilder("| a* b")
         let recorder = ChangeRecorder(b)
@@ -293,7 +294,7 @@ import Testing
     }
 }
 
-@Suite struct LifetimeTests {
+@Suite(.computing) struct LifetimeTests {
     final class Spy: WebStateListObserver {
         var destroyed = 0
         func webStateListDestroyed(_ list: WebStateList) { destroyed += 1 }

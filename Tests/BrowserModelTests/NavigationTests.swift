@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §6: the navigation model.
-@Suite struct NavigationTests {
+@Suite(.computing) struct NavigationTests {
     private func item(_ url: String, _ transition: PageTransition = .link) -> NavigationItem {
         NavigationItem(url: url, transition: transition, timestamp: Date(timeIntervalSince1970: 0))
     }
@@ -192,7 +193,7 @@ import Testing
 }
 
 /// Input checks: URLs and titles.
-@Suite struct InputValidationTests {
+@Suite(.computing) struct InputValidationTests {
     @Test(arguments: [
         ("HTTPS://Example.COM", "https://example.com/"),
         ("http://a.example/p?q=1#f", "http://a.example/p?q=1#f"),

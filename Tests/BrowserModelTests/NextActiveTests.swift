@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §2: the tab that becomes active when tabs are removed, step by step.
-@Suite struct NextActiveTests {
+@Suite(.computing) struct NextActiveTests {
     @Test func noActiveTabStaysNone() throws {
         let b = try ListBuilder("| a b c")
         try b.list.close(at: 1)

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// Spec §7 (profiles, browser list, incognito), §1 cross-window move, recently closed tabs, limits.
-@Suite struct ProfileSessionTests {
+@Suite(.computing) struct ProfileSessionTests {
     private func session(_ limits: ModelLimits = ModelLimits()) -> ProfileSession {
         ProfileSession(browserState: BrowserState(name: "Work"), limits: limits)
     }

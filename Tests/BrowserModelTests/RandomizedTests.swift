@@ -5,7 +5,7 @@ import Testing
 
 /// ≥ 100,000 random operations over several windows of one profile; after each, every invariant holds,
 /// and an operation that throws leaves every window as it was.
-@Suite struct RandomizedTests {
+@Suite(.computing) struct RandomizedTests {
     private struct Snapshot: Equatable {
         var tabs: [TabID]
         var groups: [TabGroupID?]

@@ -7,7 +7,7 @@ import Testing
 /// Unrealized tabs (Chromium's `WebState::CreateWithStorage`): their metadata answers without reading
 /// the history, the first need reads it once, and from then on they behave exactly as a tab that was
 /// realized from the start (random operations on twins).
-struct UnrealizedWebStateTests {
+@Suite(.computing) struct UnrealizedWebStateTests {
     static func history(_ urls: [String], current: Int) throws -> NavigationHistory {
         try NavigationHistory(
             items: urls.enumerated().map { NavigationItem(url: $1, title: "T\($0)", transition: .link, timestamp: Date(timeIntervalSince1970: 1)) },

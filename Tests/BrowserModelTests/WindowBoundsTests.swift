@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import BrowserModel
 
 /// A window's bounds: set through the model, told to observers only when they change.
-@Suite struct WindowBoundsTests {
+@Suite(.computing) struct WindowBoundsTests {
     final class Recorder: WindowBoundsObserver {
         var seen: [WindowBounds] = []
         func browser(_ browser: Browser, didChangeBounds bounds: WindowBounds) { seen.append(bounds) }

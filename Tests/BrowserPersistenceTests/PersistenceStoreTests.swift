@@ -2,6 +2,7 @@ import BrowserRecords
 import Foundation
 import SQLite
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import BrowserPersistence
@@ -45,7 +46,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
     return change
 }
 
-@Suite struct PersistenceStoreTests {
+@Suite(.offThePool) struct PersistenceStoreTests {
     @Test func roundTripsEveryField() throws {
         let path = temporaryDatabase()
         defer { removeDatabase(path) }
@@ -127,7 +128,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
 // The writer's promises (group commit, a failed commit refusing later changes until resumed, answers
 // committed with their change) are checked for both stores in StoreConformanceTests.
 
-@Suite struct MigrationTests {
+@Suite(.offThePool) struct MigrationTests {
     /// A database made by the first schema version opens, upgrades to the latest and keeps its data.
     @Test func firstSchemaVersionOpensAndUpgrades() throws {
         let path = temporaryDatabase()
@@ -169,7 +170,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
     }
 }
 
-@Suite struct IdempotencyStorageTests {
+@Suite(.offThePool) struct IdempotencyStorageTests {
     private func record(_ key: String, at date: Date) -> IdempotencyRecord {
         IdempotencyRecord(
             key: "admin\n\(key)", fingerprint: [1, 2, 3], status: 201,

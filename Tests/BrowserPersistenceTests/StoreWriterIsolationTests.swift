@@ -3,11 +3,12 @@ import BrowserRecords
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The second wall of the hostile-tenants review (finding 1): when the store refuses one profile's
 /// change, that profile's requesters get the error and the batch's other profiles are committed.
-@Suite struct StoreWriterIsolationTests {
+@Suite(.offThePool) struct StoreWriterIsolationTests {
     /// A store that refuses every batch holding a change of `poisoned`, and records what it commits.
     final class PickyStore: ChangeStore, @unchecked Sendable {
         // @unchecked Sendable: touched only by the writer thread (and read by the test after stop()).

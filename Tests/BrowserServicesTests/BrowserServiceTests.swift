@@ -3,9 +3,10 @@ import BrowserRecords
 import BrowserServices
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
-@Suite struct BrowserServiceTests {
+@Suite(.computing) struct BrowserServiceTests {
     @Test func windowLifecycleThroughCommands() async throws {
         let service = BrowserService(framing: TestFraming())
         let profile = try await service.createProfile(name: "Work")
@@ -60,7 +61,7 @@ import Testing
     }
 }
 
-@Suite struct RestoreRepairTests {
+@Suite(.computing) struct RestoreRepairTests {
     /// Stored values the model cannot take as they are are repaired or left out, and each is reported
     /// (the application logs the list) instead of being fixed silently.
     @Test func repairsAreReported() async throws {
@@ -105,7 +106,7 @@ import Testing
     }
 }
 
-@Suite struct RestoreProgressTests {
+@Suite(.computing) struct RestoreProgressTests {
     /// A restore says what is back after each window, so a long one can show its progress.
     @Test func progressIsToldAfterEachWindow() async throws {
         let at = Date(timeIntervalSince1970: 1_800_000_000)

@@ -1,11 +1,12 @@
 import BrowserModel
+import TestSupport
 import Testing
 
 @testable import BrowserServices
 
 /// A close-all's undo window is a timer; a client cannot make the service hold more of them than the
 /// pending close-alls a profile may have (16): the model confirms the oldest, and their timers end.
-@Suite struct ClosingTimerTests {
+@Suite(.computing) struct ClosingTimerTests {
     @Test func timersAreBoundedByThePendingCloseAlls() async throws {
         let service = BrowserService(framing: TestFraming())
         let profile = try await service.createProfile(name: "p")

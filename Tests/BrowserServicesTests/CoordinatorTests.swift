@@ -1,4 +1,5 @@
 import BrowserModel
+import TestSupport
 import Testing
 
 @testable import BrowserServices
@@ -18,7 +19,7 @@ final class LifecycleProbe: Coordinator {
     }
 }
 
-@Suite struct CoordinatorTests {
+@Suite(.computing) struct CoordinatorTests {
     private func browser() throws -> (ProfileSession, Browser) {
         let session = ProfileSession(browserState: BrowserState(name: "c"))
         return (session, try session.createBrowser())

@@ -2,13 +2,14 @@ import BrowserModel
 import BrowserRecords
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import BrowserServices
 
 /// The profile directory shared by several instances: what this one tells the others, and what it
 /// makes of what they tell.
-@Suite struct DirectoryTests {
+@Suite(.computing) struct DirectoryTests {
     /// Collects what the service tells other instances.
     final class Told: Sendable {
         private let changes = Mutex<[DirectoryChange]>([])

@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import BrowserServices
@@ -52,7 +53,7 @@ struct FixedSnapshot: StreamSnapshot {
     func resetEvent(reason: String) -> StreamEvent { StreamEvent(name: "reset", json: Array("\"\(reason)\"".utf8)) }
 }
 
-@Suite struct EventChannelTests {
+@Suite(.computing) struct EventChannelTests {
     private func channel(_ limits: EventStreamLimits = EventStreamLimits()) -> EventChannel {
         EventChannel(epoch: "e1", limits: limits, framing: TestFraming(), snapshot: FixedSnapshot(label: "s0")) { _ in }
     }

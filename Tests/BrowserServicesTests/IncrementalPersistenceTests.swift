@@ -74,7 +74,7 @@ final class MemoryStore: DurableSink {
 /// The incremental mediators against a full rebuild (the oracle): random operations on large windows,
 /// and after each one the rows the change sets wrote equal the rows of the whole state, and the
 /// published snapshot (kept slot by slot from notifications) equals one built from the model.
-@Suite struct IncrementalPersistenceTests {
+@Suite(.computing) struct IncrementalPersistenceTests {
     /// The whole state as rows, and each window's snapshot, built by scanning the model.
     static func fullRebuild(_ service: BrowserService) async -> (MemoryStore.Contents, [WindowSnapshot]) {
         var contents = MemoryStore.Contents()
@@ -264,7 +264,7 @@ final class MemoryStore: DurableSink {
 }
 
 /// The chunked tab sequence edits like an array, across chunk splits and emptied chunks.
-@Suite struct TabSnapshotListTests {
+@Suite(.computing) struct TabSnapshotListTests {
     @Test func editsMatchAnArray() {
         let list = WebStateList()
         let tabs = (0..<600).map { _ in WebState() }

@@ -1,11 +1,12 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import BrowserServices
 
 /// A load runs on a thread of its own and hands its result back (see `LoadThread`).
-struct LoadThreadTests {
+@Suite(.offThePool) struct LoadThreadTests {
     struct Failed: Error, Equatable {}
 
     /// The calling thread's name as the system has it (what `top -H`, perf and gdb show).

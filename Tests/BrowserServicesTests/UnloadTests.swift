@@ -1,12 +1,13 @@
 import BrowserModel
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserServices
 
 /// A profile dropped from memory (idle, or its lease moved) leaves nothing behind: its session, windows,
 /// tabs and mediators are freed (a leak here would keep memory from following the working set).
-struct UnloadTests {
+@Suite(.offThePool) struct UnloadTests {
     final class Weak: @unchecked Sendable {
         // `@unchecked Sendable`: written once on the executor, read after the executor is done with it.
         weak var session: ProfileSession?

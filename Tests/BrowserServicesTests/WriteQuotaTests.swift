@@ -1,8 +1,9 @@
 import BrowserServices
+import TestSupport
 import Testing
 
 /// The write quota's token bucket: charged after a change, refusing while in debt, refilled by time.
-@Suite struct WriteQuotaTests {
+@Suite(.computing) struct WriteQuotaTests {
     @Test func aProfileInDebtWaitsAndOthersDoNot() {
         let quota = WriteQuota(bytesPerSecond: 1_000, burstBytes: 4_000)
         let start = ContinuousClock.now

@@ -1,8 +1,9 @@
 import BrowserdApp
 import Foundation
+import TestSupport
 import Testing
 
-@Suite struct APIAuthTests {
+@Suite(.offThePool) struct APIAuthTests {
     static let admin = "admin-token-for-tests-0123456789"
 
     private func withAuth(_ body: @escaping @Sendable (Application) throws -> Void) async throws {
@@ -77,7 +78,7 @@ import Testing
     }
 }
 
-@Suite struct APIIdempotencyTests {
+@Suite(.offThePool) struct APIIdempotencyTests {
     @Test func retriesGetTheStoredAnswerAndNeverASecondTab() async throws {
         try await withApplication { app in
             let api = try APIClient(app)

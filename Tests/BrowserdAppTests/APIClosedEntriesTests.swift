@@ -1,10 +1,11 @@
 import BrowserdApp
 import Foundation
+import TestSupport
 import Testing
 
 /// The operations Chromium has that the API lacked: close-all with undo (`TabsCloser`), a closed group as
 /// one entry, moving a tab into a group (of its window or another).
-@Suite struct APIClosedEntriesTests {
+@Suite(.offThePool) struct APIClosedEntriesTests {
     /// `TabsCloser`: one call closes every tab, one call brings them back (order, pinned, group, opener,
     /// active); nothing is recently closed until it is confirmed.
     @Test func closeAllThenUndo() async throws {

@@ -1,8 +1,9 @@
 import BrowserdApp
 import Foundation
+import TestSupport
 import Testing
 
-@Suite struct APIProfileTests {
+@Suite(.offThePool) struct APIProfileTests {
     @Test func createGetListAndDelete() async throws {
         try await withApplication { app in
             let api = try APIClient(app)
@@ -77,7 +78,7 @@ import Testing
     }
 }
 
-@Suite struct APIWindowTests {
+@Suite(.offThePool) struct APIWindowTests {
     @Test func newWindowHasNoTabsAndAnETag() async throws {
         try await withApplication { app in
             let api = try APIClient(app)

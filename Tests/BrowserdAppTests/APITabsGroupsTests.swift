@@ -1,8 +1,9 @@
 import BrowserdApp
 import Foundation
+import TestSupport
 import Testing
 
-@Suite struct APITabTests {
+@Suite(.offThePool) struct APITabTests {
     @Test func openTabPlacementAndValidation() async throws {
         try await withApplication { app in
             let api = try APIClient(app)
@@ -225,7 +226,7 @@ import Testing
     }
 }
 
-@Suite struct APIGroupTests {
+@Suite(.offThePool) struct APIGroupTests {
     /// `TabStripModel::MoveToGroup` / `InsertionParams::InGroup` across windows (model-fidelity issue):
     /// a tab of another window of the profile joins the group, moving into the group's window.
     @Test func aTabOfAnotherWindowJoinsAGroup() async throws {

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The layers as the compiler sees them: every module a file imports is declared in `Package.swift`,
 /// and `docs/architecture.md`'s import table lists exactly what `Package.swift` declares.
-@Suite struct ArchitectureTests {
+@Suite(.offThePool) struct ArchitectureTests {
     /// Modules every target may import without declaring them.
     static let system: Set<String> = ["Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Testing", "XCTest"]
 
@@ -97,5 +98,29 @@ import Testing
             guard let row = documented[module] else { continue }
             #expect(row == dependencies, "\(module): the table says \(row.sorted()), Package.swift \(dependencies.sorted())")
         }
+    }
+
+    /// Every suite says what it does with a thread (`Tests/TestSupport/OffThePool.swift`): a suite on
+    /// Swift's cooperative pool could hold one of its two threads on CI and stall the live servers.
+    @Test func everySuiteRunsOffTheCooperativePool() throws {
+        let tests = repositoryRoot.appendingPathComponent("Tests")
+        var unmarked: [String] = []
+        var suites = 0
+        guard let files = FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil) else { return }
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            guard text.contains("@Test") else { continue }
+            for line in text.split(separator: "\n") {
+                let code = line.drop { $0 == " " }
+                if code.hasPrefix("@Suite") {
+                    suites += 1
+                    if !code.contains(".offThePool") && !code.contains(".computing") { unmarked.append("\(file.lastPathComponent): \(code)") }
+                } else if code.firstMatch(of: /^(?:final class|struct|enum) \w+Tests\b/) != nil {
+                    unmarked.append("\(file.lastPathComponent): \(code) (no @Suite)")
+                }
+            }
+        }
+        #expect(suites > 80)
+        #expect(unmarked.isEmpty, "suites without .offThePool or .computing: \(unmarked)")
     }
 }

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// What a closed tab keeps of its history (`TabRestoreServiceHelper::PopulateTab`: the current entry, up
 /// to 6 before it and up to 7 after it) is what is stored: after a restart, a tab entry, a window entry
 /// and a group entry each restore the same window of 20 entries.
-@Suite struct ClosedTabWindowTests {
+@Suite(.offThePool) struct ClosedTabWindowTests {
     /// Opens a tab of 20 entries (`https://e.example/0` … `/19`) in `window`, its current entry `current`.
     private func tab(_ api: APIClient, in window: String, current: Int) throws -> String {
         let tab = try api.tab(window, "https://e.example/0")

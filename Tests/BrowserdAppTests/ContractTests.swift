@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 @testable import BrowserdApp
@@ -29,7 +30,7 @@ func contractOperations() throws -> Set<String> {
     return operations
 }
 
-@Suite struct ContractTests {
+@Suite(.offThePool) struct ContractTests {
     @Test func everyRouteIsInTheContractAndBack() throws {
         var configuration = BrowserdConfiguration()
         configuration.server.port = 0

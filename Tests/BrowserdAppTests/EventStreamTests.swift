@@ -2,11 +2,12 @@ import BrowserServices
 import BrowserdApp
 import Foundation
 import MiniHTTPClient
+import TestSupport
 import Testing
 
 /// Server-sent event streams over real sockets: snapshot then updates, resume, reset, batches,
 /// slow clients, filters, closing, caps and tenant isolation.
-@Suite struct EventStreamTests {
+@Suite(.offThePool) struct EventStreamTests {
     /// The consumer topics, without the presentation tree and action log (their tests are elsewhere),
     /// so sequences here are exact.
     static let topics = "?topics=tabs,groups,toolbar,location,broadcasts"
@@ -435,7 +436,7 @@ extension SSEClient {
     }
 }
 
-@Suite struct EventStreamShutdownTests {
+@Suite(.offThePool) struct EventStreamShutdownTests {
     /// SIGTERM with streams open: each stream ends cleanly (the chunked body's last chunk) and the
     /// process exits 0.
     @Test func serverShutdownEndsStreamsCleanly() async throws {

@@ -2,6 +2,7 @@ import BrowserdApp
 import FirefoxSession
 import Foundation
 import MiniHTTPClient
+import TestSupport
 import Testing
 
 /// `POST /v1/profiles/import?format=firefox`: sessions written by the real Firefox (the fixtures of
@@ -9,7 +10,7 @@ import Testing
 /// malformed file is a 4xx that leaves nothing behind; an acknowledged import survives `kill -9`.
 ///
 /// The expectations are written from each fixture's JSON (`*.json` beside it), not from an answer.
-@Suite(.serialized) struct FirefoxImportTests {
+@Suite(.serialized, .offThePool) struct FirefoxImportTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("tests/fixtures/firefox")
 

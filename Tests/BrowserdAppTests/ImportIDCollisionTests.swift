@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue "Hostile files", finding 5: an imported document brings ids of its own choosing, and none
 /// may be another profile's: not a group's (the group routes find a group by id across profiles),
 /// not a recently-closed entry's (the store removes an entry's rows by its id), not a closed tab's
 /// group or tab.
-@Suite struct ImportIDCollisionTests {
+@Suite(.offThePool) struct ImportIDCollisionTests {
     static func document(
         group: String = "g00000000000000a1", closedGroup: String? = nil, entry: String = "c00000000000000e1", closedTab: String = "t00000000000000c1"
     ) -> String {

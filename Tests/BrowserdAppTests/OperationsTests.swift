@@ -1,9 +1,10 @@
 import BrowserdApp
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
-@Suite struct OperationsTests {
+@Suite(.offThePool) struct OperationsTests {
     @Test func healthzIsOK() async throws {
         try await withApplication { app in
             let response = try app.get("/healthz")

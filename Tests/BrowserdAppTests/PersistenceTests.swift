@@ -2,10 +2,11 @@ import BrowserdApp
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 /// Restart round trip and crash safety with real files and real processes.
-@Suite(.serialized) struct PersistenceTests {
+@Suite(.serialized, .offThePool) struct PersistenceTests {
     /// Removes `volatile` keys (none today) and returns the JSON for field-by-field comparison.
     private func document(_ api: APIClient, _ path: String) throws -> NSDictionary {
         try api.get(path).json as NSDictionary
@@ -233,7 +234,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct IdempotencyDurabilityTests {
+@Suite(.serialized, .offThePool) struct IdempotencyDurabilityTests {
     /// A keyed request answered 201 before a SIGKILL gets the same answer after the restart, and the
     /// tab exists once; the same key with another body is still refused.
     @Test func retryAfterKillDashNineGetsTheStoredAnswer() async throws {
@@ -285,7 +286,7 @@ import Testing
 /// Window and group entries and a pending close-all, acknowledged, then SIGKILL: after the restart the
 /// window and group entries are there whole, and the close-all's tabs are recently closed (a close that
 /// was acknowledged is never lost, even while it was still undoable).
-@Suite(.serialized) struct ClosedEntryDurabilityTests {
+@Suite(.serialized, .offThePool) struct ClosedEntryDurabilityTests {
     @Test(arguments: TestStore.available)
     func closedWindowsGroupsAndAPendingCloseAllSurviveKillDashNine(_ store: TestStore) async throws {
         try await store.withArguments { try await closedEntriesCrash(storeArguments: $0) }
@@ -379,7 +380,7 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
     ((try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]) ?? [:]
 }
 
-@Suite struct BackupTests {
+@Suite(.offThePool) struct BackupTests {
     @Test func adminBackupWritesAConsistentCopy() async throws {
         try await withApplication { app in
             let api = try APIClient(app)
@@ -395,7 +396,7 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
     }
 }
 
-@Suite(.serialized) struct StorageFaultTests {
+@Suite(.serialized, .offThePool) struct StorageFaultTests {
     /// A file-size limit makes commits fail: answers are 503, nothing crashes, readiness says why; once
     /// the limit is lifted the state is written again and every acknowledged change survives a crash.
     @Test func fullDiskGives503AndRecovers() async throws {
@@ -466,7 +467,7 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
     }
 }
 
-@Suite struct TokenPersistenceTests {
+@Suite(.offThePool) struct TokenPersistenceTests {
     @Test func issuedAndRevokedTokensSurviveRestarts() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-tokens-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: data) }
@@ -493,7 +494,7 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
     }
 }
 
-@Suite struct RelaxedDurabilityTests {
+@Suite(.offThePool) struct RelaxedDurabilityTests {
     /// Relaxed mode answers before the commit, and a graceful stop still writes everything queued.
     @Test func relaxedModeStillSavesOnAGracefulStop() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-relaxed-\(UUID())").path

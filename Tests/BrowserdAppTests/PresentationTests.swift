@@ -2,12 +2,13 @@ import BrowserServices
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import BrowserdApp
 
 /// Coordinators, routes, navigators, the incognito lock and the action log, through the API.
-@Suite struct PresentationTests {
+@Suite(.offThePool) struct PresentationTests {
     private func changes(_ reply: APIClient.Reply) -> [String] {
         (reply["changes"] as? [[String: Any]] ?? []).map { "\($0["op"] as? String ?? "") \($0["kind"] as? String ?? "")" }
     }

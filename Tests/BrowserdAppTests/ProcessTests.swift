@@ -1,6 +1,7 @@
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 /// A `browserd` process started from the built executable, its stderr collected.
@@ -97,7 +98,7 @@ final class OutputBuffer: Sendable {
     let text = Mutex<String>("")
 }
 
-@Suite(.serialized) struct ProcessTests {
+@Suite(.serialized, .offThePool) struct ProcessTests {
     @Test func sigtermStopsGracefullyWithExitZero() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-proc-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: data) }

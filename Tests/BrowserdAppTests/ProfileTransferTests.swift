@@ -1,11 +1,12 @@
 import BrowserdApp
 import Foundation
+import TestSupport
 import Testing
 
 /// Export and import of whole profiles (`GET /v1/profiles/{id}/export`, `POST /v1/profiles/import`):
 /// the document round-trips a profile exactly, in this deployment and another; every bad document is
 /// a 4xx that leaves nothing behind.
-@Suite(.serialized) struct ProfileTransferTests {
+@Suite(.serialized, .offThePool) struct ProfileTransferTests {
     static func export(_ api: APIClient, _ profile: String) throws -> [UInt8] {
         let reply = try api.get("/v1/profiles/\(profile)/export")
         #expect(reply.status == 200, "\(String(decoding: reply.body.prefix(300), as: UTF8.self))")

@@ -1,6 +1,7 @@
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 /// Issue 18: a change answered 503 never takes effect later. Several clients open and close tabs
@@ -8,7 +9,7 @@ import Testing
 /// recovers by itself. Then the tabs are exactly the acknowledged opens minus the acknowledged closes,
 /// through REST, through an event stream that watched all along, and after a kill -9 and restart; and
 /// retrying each 503'd open with its Idempotency-Key makes each tab exactly once.
-@Suite(.serialized) struct StorageRollbackTests {
+@Suite(.serialized, .offThePool) struct StorageRollbackTests {
     /// What the clients were told.
     struct Ledger: Sendable {
         var opened: [String: String] = [:]  // Idempotency-Key → tab id, for 201s

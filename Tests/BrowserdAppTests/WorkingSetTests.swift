@@ -1,13 +1,14 @@
 import BrowserdApp
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The working set (issue: memory and start-up follow it): profiles load on first use, concurrent first
 /// touches share one load, every answer is the same whether a profile was loaded at start or on use,
 /// and idle profiles leave memory (unless a stream, a WebDriver session or an incognito profile keeps
 /// them) and come back unchanged.
-@Suite(.serialized) struct WorkingSetTests {
+@Suite(.serialized, .offThePool) struct WorkingSetTests {
     struct Seeded: Sendable {
         let profiles: [String]
         let windows: [String]
@@ -308,7 +309,7 @@ import Testing
 
 /// The database's full check runs after ready (it reads every page): a damaged file still starts,
 /// and `/readyz` then says what is wrong.
-@Suite struct DeferredCheckTests {
+@Suite(.offThePool) struct DeferredCheckTests {
     @Test func aDamagedPageMakesReadinessFailAfterStart() async throws {
         let data = WorkingSetTests.dataDirectory()
         defer { try? FileManager.default.removeItem(atPath: data) }

@@ -2,13 +2,14 @@ import BrowserModel
 import BrowserRecords
 import BrowserServices
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FirefoxSession
 
 /// Reading a Firefox session and building a profile of it by Chromium's rules: each documented choice
 /// and each adjustment, with the warning that names it.
-struct FirefoxSessionImportTests {
+@Suite(.computing) struct FirefoxSessionImportTests {
     static func tab(_ urls: [String], index: Int? = nil, extra: String = "") -> String {
         let entries = urls.map { #"{"url":"\#($0)","title":"\#($0.split(separator: "/").last.map(String.init) ?? $0)"}"# }
         let position = index.map { #","index":\#($0)"# } ?? ""

@@ -11,7 +11,7 @@ import Testing
 
 /// What a hostile session file holds can neither trap nor grow without bound (issue "Hostile files",
 /// findings 1, 2, 4, 6 and 8), and the fuzz corpus replays clean.
-struct HostileSessionTests {
+@Suite(.computing) struct HostileSessionTests {
     static func read(_ json: String, limits: ModelLimits = ModelLimits()) throws(FirefoxSessionError) -> ImportedSession {
         try FirefoxSessionReader.read(Array(json.utf8), isJSON: true, maxDecodedBytes: 64 << 20, limits: limits)
     }

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import FirefoxSession
 
 /// Firefox's mozLz4 framing: the magic, the claimed size (bounded before anything is allocated), one
 /// LZ4 block decoded by liblz4; every malformed file says what is wrong.
-struct MozLz4Tests {
+@Suite(.computing) struct MozLz4Tests {
     let json = Array(#"{"windows":[{"tabs":[{"entries":[{"url":"https://a.example/","title":"A"}],"index":1}]}]}"#.utf8)
 
     @Test func aFramedFileDecodesToItsJSON() throws {

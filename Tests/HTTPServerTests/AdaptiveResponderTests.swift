@@ -2,11 +2,12 @@ import Foundation
 import HTTPServer
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 /// An adaptive handler answers at once, in a task, or through a completion called from any thread;
 /// keep-alive holds across all three, and a throw is a problem like any handler's.
-@Suite struct AdaptiveResponderTests {
+@Suite(.offThePool) struct AdaptiveResponderTests {
     static func router() -> Router {
         var router = Router()
         router.add(.get, "/now", .adaptive { _ in .answer(.text("now")) })

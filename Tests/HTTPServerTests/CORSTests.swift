@@ -1,10 +1,11 @@
 import HTTPServer
 import MiniHTTPClient
+import TestSupport
 import Testing
 
 /// The CORS protocol against a live server: preflights, the headers of actual answers (prebuilt,
 /// deferred and failing ones too), and nothing at all for origins not on the list.
-@Suite struct CORSTests {
+@Suite(.offThePool) struct CORSTests {
     private static let policy = CORSPolicy(
         origins: ["http://127.0.0.1:18090", "https://ui.example"],
         allowedHeaders: ["Authorization", "Content-Type", "If-Match"],

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MiniHTTPClient
+import TestSupport
 import Testing
 
 @testable import HTTPServer
@@ -8,7 +9,7 @@ import Testing
 /// Pipelined answers leave together when the client says more requests follow
 /// (`X-Browserd-Pipelined: more`): held until the run's last answer, never longer than the run takes,
 /// and sent at once when an answer must wait.
-@Suite struct CoalescingTests {
+@Suite(.offThePool) struct CoalescingTests {
     /// Whether answer bytes wait on the client's socket (peeked: nothing is taken off).
     static func hasBytes(_ client: HTTPClientConnection) -> Bool {
         var byte: UInt8 = 0

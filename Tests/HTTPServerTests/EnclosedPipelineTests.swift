@@ -1,13 +1,14 @@
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HTTPServer
 
 /// Reads enclosed in one request (`application/http`): each answered through the router as if it had
 /// come on its own, all in one answer, in order; who may send one, and what a malformed one gets.
-@Suite struct EnclosedPipelineTests {
+@Suite(.offThePool) struct EnclosedPipelineTests {
     static let pipelinePath = "/pipeline"
 
     /// The test router, a pipeline route admitting requests that say `X-Peer: yes`, a failure

@@ -3,6 +3,7 @@ import HTTPServer
 import Logging
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Testing
 
 /// What one hostile client can no longer do to the others (the hostile-tenants findings at the
 /// HTTP edge), each against a live server over real sockets.
-@Suite struct HostileClientTests {
+@Suite(.offThePool) struct HostileClientTests {
     /// Finding 2: a method outside the closed set is answered 501 and the connection closed, before
     /// anything is kept under its name (metrics see one label for all of them).
     @Test func unknownMethodsAre501AndKeepNothingUnderTheirName() async throws {

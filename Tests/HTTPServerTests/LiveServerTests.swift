@@ -1,11 +1,12 @@
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HTTPServer
 
-@Suite struct LiveServerTests {
+@Suite(.offThePool) struct LiveServerTests {
     @Test func keepAliveReusesOneConnection() async throws {
         try await withServer(router: testRouter()) { server, observer in
             let client = try connect(server)

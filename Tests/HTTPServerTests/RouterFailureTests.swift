@@ -1,10 +1,11 @@
 import HTTPServer
 import MiniHTTPClient
+import TestSupport
 import Testing
 
 /// Routing failures under a prefix answered in that protocol's words (the WebDriver facade's
 /// `unknown command` / `unknown method`); elsewhere, the server's own problems.
-@Suite struct RouterFailureTests {
+@Suite(.offThePool) struct RouterFailureTests {
     private func router() -> Router {
         testRouter { router in
             router.get("/wd/status") { _ in .text("ready") }

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTPServer
 
-@Suite struct RouterTests {
+@Suite(.offThePool) struct RouterTests {
     private func router() -> Router {
         var router = Router()
         router.get("/v1/tabs/{tabId}") { _ in .text("tab") }
@@ -80,7 +81,7 @@ import Testing
     }
 }
 
-@Suite struct ProblemTests {
+@Suite(.offThePool) struct ProblemTests {
     @Test func encodesRFC9457MembersAndEscapes() {
         let problem = Problem(
             type: "/problems/x", title: "T", status: 422, detail: "a \"quoted\"\nline", instance: "/p",

@@ -1,6 +1,7 @@
 import Foundation
 import MiniHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HTTPServer
@@ -27,7 +28,7 @@ func streamRouter(_ box: WriterBox, heartbeat: [UInt8]? = Array(": ping\n\n".utf
     }
 }
 
-@Suite struct StreamTests {
+@Suite(.offThePool) struct StreamTests {
     @Test func streamIsWokenFromAnotherThread() async throws {
         let box = WriterBox()
         try await withServer(router: streamRouter(box)) { server, observer in

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import JSONWriter
 
 /// The strict JSON parser request bodies go through (RFC 8259): what it accepts, what it refuses and
 /// where it says the error is.
-@Suite struct JSONParserTests {
+@Suite(.computing) struct JSONParserTests {
     private func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     private func refuses(_ text: String, _ message: String? = nil, at offset: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) {

@@ -1,10 +1,11 @@
 import Foundation
 import JSONWriter
+import TestSupport
 import Testing
 
 /// The JSON writer's output is valid JSON that says exactly what was written: checked byte for byte
 /// and by reading it back with Foundation's parser.
-@Suite struct JSONTextTests {
+@Suite(.computing) struct JSONTextTests {
     private func text(_ build: (inout JSONText) -> Void) -> String {
         var json = JSONText()
         build(&json)

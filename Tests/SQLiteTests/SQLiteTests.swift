@@ -1,5 +1,6 @@
 import Foundation
 import SQLite
+import TestSupport
 import Testing
 
 /// Opens an in-memory database for one test and closes it after.
@@ -8,7 +9,7 @@ func withDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
     return try body(connection)
 }
 
-@Suite struct SQLiteConnectionTests {
+@Suite(.offThePool) struct SQLiteConnectionTests {
     @Test func bindsAndReadsEveryType() throws {
         try withDatabase { db in
             try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT)")
@@ -91,7 +92,7 @@ func withDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
     }
 }
 
-@Suite struct SQLiteMigratorTests {
+@Suite(.offThePool) struct SQLiteMigratorTests {
     let migrator = SQLiteMigrator([
         .init("create", sql: "CREATE TABLE a (x INTEGER)"),
         .init("add column", sql: "ALTER TABLE a ADD COLUMN y TEXT"),

@@ -3,10 +3,11 @@
     import BrowserPostgres
     import BrowserRecords
     import Foundation
+    import TestSupport
     import Testing
 
     /// Profile leases and fencing between two instances on one PostgreSQL database.
-    @Suite struct LeaseTests {
+    @Suite(.offThePool) struct LeaseTests {
         static var enabled: Bool { StoreKind.available.contains(.postgres) }
 
         /// Two "instances" (a store with its own held leases each) on one database.

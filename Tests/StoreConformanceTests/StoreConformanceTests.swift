@@ -2,10 +2,11 @@ import BrowserPersistence
 import BrowserRecords
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// What every store promises (``ChangeStore``), checked on SQLite and PostgreSQL alike.
-@Suite struct StoreConformanceTests {
+@Suite(.offThePool) struct StoreConformanceTests {
     static let time = Date(timeIntervalSince1970: 1_700_000_000.5)
 
     /// A profile with a window of two tabs (every optional field set on one, none on the other), a

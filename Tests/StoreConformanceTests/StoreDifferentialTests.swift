@@ -9,7 +9,7 @@ import Testing
 /// changes into a few statements (last write of each row wins): this is what checks that the merge
 /// never reorders what matters (a tab closed and reopened, a recently-closed entry replaced, a
 /// window closed after its tabs moved, ...).
-@Suite struct StoreDifferentialTests {
+@Suite(.offThePool) struct StoreDifferentialTests {
     @Test(arguments: StoreKind.available, [0xB20D, 7, 2026] as [UInt64])
     func randomBatchesLeaveWhatOneChangeAtATimeLeaves(_ kind: StoreKind, seed: UInt64) async throws {
         var generator = ChangeGenerator(seed: seed)

@@ -1,12 +1,13 @@
 import BrowserPersistence
 import BrowserRecords
 import Foundation
+import TestSupport
 import Testing
 
 /// Every string the API accepts (anything but U+0000, which the edge refuses) is stored exactly by
 /// every store: written, read back after the store is closed and opened again, byte for byte
 /// (the hostile-tenants review found SQLite cutting a value at a NUL and PostgreSQL refusing one).
-@Suite struct TextRoundTripTests {
+@Suite(.offThePool) struct TextRoundTripTests {
     static let samples: [String] = [
         "plain", "", " leading and trailing ", "tab\there", "line\nbreak\r\nCRLF", "\u{1}\u{1f}\u{7f}\u{80}\u{9f}",
         "\u{2028}\u{2029}\u{feff}\u{200b}", "ünïcödé", "e\u{301} combining", "עברית RTL \u{202e}override",
