@@ -52,6 +52,14 @@ enum APIProblem {
     static func profileNotFound(_ id: String) -> HTTPError { notFound("profile-not-found", "Profile \(echo(id)) does not exist.") }
     static func groupNotFound(_ id: String) -> HTTPError { notFound("group-not-found", "Group \(echo(id)) does not exist.") }
 
+    /// A read of storage the request needed failed: nothing was changed, nothing made up.
+    static var storageUnreadable: HTTPError {
+        HTTPError(
+            503, kind: "storage-unavailable", title: "Storage Unavailable",
+            detail: "Storage could not be read for this request; nothing was changed. Retry later.",
+            headers: ["Retry-After": "5"])
+    }
+
     /// The problem for an error of the model or the service.
     static func from(_ error: any Error) -> any Error {
         if let error = error as? ServiceError {
@@ -63,6 +71,8 @@ enum APIProblem {
                     503, kind: "storage-unavailable", title: "Storage Unavailable",
                     detail: "The change could not be saved to disk; it was not acknowledged. Retry later.",
                     headers: ["Retry-After": "5"])
+            case .storageUnreadable:
+                return storageUnreadable
             case .tooManyStreams:
                 return HTTPError(
                     503, kind: "too-many-streams", title: "Too Many Streams", detail: error.description.capitalizedFirst + ".",
@@ -116,6 +126,10 @@ enum APIProblem {
         case .crossProfile: return HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation", detail: detail)
         case .limitReached: return HTTPError(409, kind: "limit-reached", title: "Limit Reached", detail: detail)
         case .noWindowToRestoreInto: return HTTPError(409, kind: "no-window", title: "No Window", detail: detail)
+        case .historiesNotLoaded:
+            // The service realizes every tab a request needs before running it again; this reaching
+            // the edge means the histories could not be had (never answered with a made-up one).
+            return storageUnreadable
         case .profileFull:
             return HTTPError(507, kind: "profile-storage-full", title: "Profile Storage Full", detail: detail)
         case .tabAlreadyInList, .groupAlreadyExists, .batchInProgress, .commandAlreadyRegistered,

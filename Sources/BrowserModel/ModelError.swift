@@ -34,6 +34,9 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case notOffTheRecordCapable(String)
     /// The profile's text (histories, titles, recently closed) would pass its byte budget.
     case profileFull(used: Int, adding: Int, limit: Int)
+    /// The operation needs the histories of these unrealized tabs; nothing was changed. The service
+    /// reads them from storage, realizes the tabs and runs the operation again (see ``WebState``).
+    case historiesNotLoaded([TabID])
 
     public var description: String {
         switch self {
@@ -67,6 +70,7 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closedTabNotFound(let id): "recently closed entry \(id) does not exist"
         case .closingNotFound(let id): "close-all \(id) cannot be undone: it was confirmed or undone, or does not exist"
         case .notOffTheRecordCapable(let what): what
+        case .historiesNotLoaded(let ids): "the histories of \(ids.count) tab(s) are not loaded: \(ids.prefix(5).map(\.rawValue))"
         }
     }
 }

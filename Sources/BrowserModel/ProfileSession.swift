@@ -73,9 +73,16 @@ public final class ProfileSession {
     /// Closes a window: its tabs are closed as a user action in one batch and it leaves the browser
     /// list. A regular window is remembered as one window entry (`TabRestoreServiceHelper::BrowserClosing`),
     /// or as a tab entry when one remembered tab was left (its short-circuit for a single tab).
-    public func closeBrowser(_ browser: Browser) throws {
+    /// - Parameter remembering: false closes its tabs as a cleanup (`.tabsCleanup`): nothing is
+    ///   remembered, and no history is needed (a profile deleted, a change rolled back).
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` when remembering unrealized tabs (nothing changes then).
+    public func closeBrowser(_ browser: Browser, remembering: Bool = true) throws {
         guard browserList.browser(withID: browser.id) === browser else { throw ModelError.browserNotFound(browser.id) }
-        _ = try collectingClosedTabs(of: browser, as: .window) { try browser.webStateList.closeAll(flags: .userAction) }
+        if remembering {
+            _ = try collectingClosedTabs(of: browser, as: .window) { try browser.webStateList.closeAll(flags: .userAction) }
+        } else {
+            _ = try browser.webStateList.closeAll(flags: .tabsCleanup)
+        }
         browserList.remove(browser)
         browser.webStateList.removeObserver(tracker)
         owners[ObjectIdentifier(browser.webStateList)] = nil
@@ -366,7 +373,9 @@ extension ClosedTab {
     ) {
         // `PopulateTab` first, then `IsTabInteresting` on what it kept (`CreateHistoricalTab` drops a
         // tab whose window is empty: every entry had an empty or reader-mode URL).
-        let window = tab.history.restoreWindow()
+        // Every close checks that its tabs are realized before it changes anything (`WebStateList.close`),
+        // so a closing tab always has its history here.
+        guard let window = try? tab.history.restoreWindow() else { return nil }
         guard !window.isEmpty, !window.isNewTabPageOnly else { return nil }
         self.init(
             tabID: tab.id, history: window, title: tab.title, faviconURL: tab.faviconURL,

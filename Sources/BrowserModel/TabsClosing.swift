@@ -53,11 +53,19 @@ extension ProfileSession {
     /// destroyed). Regular windows' remembered tabs are parked in ``recentlyClosed`` until
     /// ``confirmClosing(_:)``, which records them as recently closed.
     /// - Precondition: every browser is a window of this session (the caller checked).
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` naming every unrealized tab it would remember
+    ///   (nothing changes then).
     /// - Returns: the closing (also kept in ``closings`` until confirmed or undone, unless it closed
     ///   nothing: then there is nothing to undo, and it is not kept).
     /// - Observers: per window a batch with a `detach` per tab; `didRecord(parked: true)` on the recently-closed list.
     @discardableResult
     public func closeTabs(in browsers: [Browser], policy: TabsClosePolicy, id: ClosedTabID = .make(), closedAt: Date = Date()) throws -> TabsClosing {
+        // The closed tabs are remembered with their histories: every one must be here before any window changes.
+        for browser in browsers where !browser.isIncognito {
+            let list = browser.webStateList
+            let first = policy == .allTabs ? 0 : list.pinnedCount
+            try WebState.requireHistories(of: (min(first, list.count)..<list.count).lazy.map { list.webState(at: $0)! })
+        }
         var parts: [TabsClosing.Part] = []
         var remembered: [ClosedTab] = []
         for browser in browsers {

@@ -8,19 +8,22 @@ public import Foundation
 /// tab of a window costs no registration per tab), then to the tab's own observers.
 ///
 /// A tab loaded from storage may be **unrealized** (Chromium's `WebState::CreateWithStorage`): it holds
-/// only its ``HistoryMetadata`` — what lists, snapshots and events need — until something needs its
-/// history (navigation, back/forward, the history itself, duplicate, closing, saving its row): reading
-/// ``history`` realizes it through its realizer, once (``isRealized`` becomes true). Every answer is
-/// the same either way; only memory differs.
+/// only its ``HistoryMetadata`` — what lists, snapshots, events and its stored row need — until
+/// something needs its history (navigation, back/forward, a title, the history itself, duplicate,
+/// closing). The model does no I/O: an operation that needs the history of an unrealized tab throws
+/// ``ModelError/historiesNotLoaded(_:)`` **before it changes anything**; the service reads those
+/// histories from storage (which may fail: the request then fails, nothing invented), hands each to
+/// ``realize(with:)`` and runs the operation again. Every answer is the same either way; only memory
+/// differs.
 public final class WebState {
     public let id: TabID
-    /// Its history, or (unrealized) what it knows of it and how it reads the rest: one field, so an
-    /// unrealized tab costs its metadata and a realized one its history, never both.
+    /// Its history, or (unrealized) what it knows of it: one field, so an unrealized tab costs its
+    /// metadata and a realized one its history, never both.
     private var storage: HistoryStorage
 
     private enum HistoryStorage {
         case realized(NavigationHistory)
-        case unrealized(HistoryMetadata, HistoryRealizer)
+        case unrealized(HistoryMetadata)
     }
 
     private var realizedHistory: NavigationHistory? {
@@ -51,37 +54,53 @@ public final class WebState {
     public var byteCount: Int {
         switch storage {
         case .realized(let history): history.byteCount
-        case .unrealized(let metadata, _): metadata.byteCount
+        case .unrealized(let metadata): metadata.byteCount
         }
     }
 
     /// Whether its history is in memory (a tab made in this run always is).
     public var isRealized: Bool { realizedHistory != nil }
 
-    /// Its navigation history; reading it realizes an unrealized tab.
-    public var history: NavigationHistory {
-        realize()
-        return realizedHistory!
+    /// What an unrealized tab knows of its history (nil once realized).
+    public var metadata: HistoryMetadata? {
+        if case .unrealized(let metadata) = storage { metadata } else { nil }
     }
 
-    /// Reads the history of an unrealized tab (once); nothing for a realized one.
-    public func realize() {
-        guard case .unrealized(let metadata, let realizer) = storage else { return }
-        var history = realizer(id) ?? metadata.fallbackHistory
-        if history.currentIndex != metadata.currentIndex || history.count != metadata.count {
-            // Storage changed under it (it must not): keep what the metadata promised where possible.
-            if let aligned = try? NavigationHistory(items: history.items, currentIndex: min(metadata.currentIndex, history.count - 1)) {
-                history = aligned
-            }
+    /// Its navigation history.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized.
+    public var history: NavigationHistory {
+        get throws(ModelError) {
+            guard let history = realizedHistory else { throw .historiesNotLoaded([id]) }
+            return history
+        }
+    }
+
+    /// Throws ``ModelError/historiesNotLoaded(_:)`` naming every tab of `tabs` that is unrealized:
+    /// an operation that needs their histories calls it before it changes anything.
+    public static func requireHistories(of tabs: some Sequence<WebState>) throws(ModelError) {
+        let missing = tabs.filter { !$0.isRealized }.map(\.id)
+        if !missing.isEmpty { throw .historiesNotLoaded(missing) }
+    }
+
+    /// Gives an unrealized tab the history storage holds for it (read by the service); nothing for a
+    /// realized one. A history that disagrees with the metadata (storage changed under the tab, which
+    /// it must not) keeps the metadata's current entry where it can.
+    public func realize(with stored: NavigationHistory) {
+        guard case .unrealized(let metadata) = storage else { return }
+        var history = stored
+        if history.currentIndex != metadata.currentIndex || history.count != metadata.count,
+            let aligned = try? NavigationHistory(items: history.items, currentIndex: min(metadata.currentIndex, history.count - 1))
+        {
+            history = aligned
         }
         storage = .realized(history)
         budget?.charge(history.byteCount - metadata.byteCount)
     }
 
-    /// Applies `change` to the history (realizing it first), in place.
-    private func mutateHistory(_ change: (inout NavigationHistory) -> Void) {
-        realize()
-        guard case .realized(var history) = storage else { return }
+    /// Applies `change` to the history, in place.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
+    private func mutateHistory(_ change: (inout NavigationHistory) -> Void) throws(ModelError) {
+        guard case .realized(var history) = storage else { throw .historiesNotLoaded([id]) }
         // Left without a reference while it changes, so the items are not copied.
         storage = .realized(NavigationHistory())
         change(&history)
@@ -107,13 +126,14 @@ public final class WebState {
         self.lastActiveAt = lastActiveAt ?? createdAt
     }
 
-    /// An unrealized tab, as storage describes it: `realizer` reads its history on first need.
+    /// An unrealized tab, as storage describes it: the service realizes it when an operation needs its
+    /// history (``realize(with:)``).
     public init(
-        id: TabID, metadata: HistoryMetadata, realizer: @escaping HistoryRealizer, title: String, isLoading: Bool,
+        id: TabID, metadata: HistoryMetadata, title: String, isLoading: Bool,
         progress: Double, faviconURL: String?, createdAt: Date, lastActiveAt: Date
     ) {
         self.id = id
-        self.storage = .unrealized(metadata, realizer)
+        self.storage = .unrealized(metadata)
         self.title = title
         self.isLoading = isLoading
         self.progress = progress
@@ -126,38 +146,40 @@ public final class WebState {
     public var visibleURL: String {
         switch storage {
         case .realized(let history): history.currentItem?.url ?? ""
-        case .unrealized(let metadata, _): metadata.visibleURL
+        case .unrealized(let metadata): metadata.visibleURL
         }
     }
     /// The last committed navigation index (the opener bookkeeping of spec §5 records it).
     public var lastCommittedIndex: Int {
         switch storage {
         case .realized(let history): history.currentIndex
-        case .unrealized(let metadata, _): metadata.currentIndex
+        case .unrealized(let metadata): metadata.currentIndex
         }
     }
     /// How many history entries it has.
     public var historyCount: Int {
         switch storage {
         case .realized(let history): history.count
-        case .unrealized(let metadata, _): metadata.count
+        case .unrealized(let metadata): metadata.count
         }
     }
     public var canGoBack: Bool { lastCommittedIndex > 0 }
     public var canGoForward: Bool { lastCommittedIndex >= 0 && lastCommittedIndex < historyCount - 1 }
 
     /// A copy with a new id, the same history and page state (Chromium's duplicate-tab).
-    public func duplicate() -> WebState {
-        WebState(history: history, title: title, faviconURL: faviconURL)
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized.
+    public func duplicate() throws(ModelError) -> WebState {
+        WebState(history: try history, title: title, faviconURL: faviconURL)
     }
 
     // MARK: Navigation
 
     /// Commits a navigation to `url` at once (pruning forward entries) and starts loading.
     /// - Parameter maxItems: history cap; the oldest entries are dropped past it.
-    public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) {
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
+    public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) throws(ModelError) {
         let before = byteCount
-        mutateHistory { $0.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems) }
+        try mutateHistory { $0.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems) }
         budget?.charge(byteCount - before)
         title = ""
         isLoading = true
@@ -168,12 +190,13 @@ public final class WebState {
 
     /// Goes back, forward or to an offset; a no-op at the ends of history.
     /// - Returns: whether the current entry changed.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
     @discardableResult
-    public func go(offset: Int) -> Bool {
+    public func go(offset: Int) throws(ModelError) -> Bool {
         var moved = false
-        mutateHistory { moved = $0.go(offset: offset) }
+        try mutateHistory { moved = $0.go(offset: offset) }
         guard moved else { return false }
-        title = history.currentItem?.title ?? ""
+        title = realizedHistory?.currentItem?.title ?? ""
         isLoading = true
         progress = 0
         notify(.navigation)
@@ -181,9 +204,10 @@ public final class WebState {
     }
 
     /// Goes to history entry `index`; a no-op out of range or on the current entry.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
     @discardableResult
-    public func go(toIndex index: Int) -> Bool {
-        go(offset: index - lastCommittedIndex)
+    public func go(toIndex index: Int) throws(ModelError) -> Bool {
+        try go(offset: index - lastCommittedIndex)
     }
 
     /// Reloads: the history index stays; loading starts.
@@ -200,16 +224,19 @@ public final class WebState {
 
     /// Applies what a renderer reports; only fields given change.
     /// - Returns: the kinds of change that happened (empty when every value was already so).
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` for a new title while unrealized (the current
+    ///   entry takes the title; nothing changes then).
     @discardableResult
     public func updatePageState(
         title: String? = nil, isLoading: Bool? = nil, progress: Double? = nil,
         faviconURL: String?? = nil
-    ) -> Set<WebStateChange> {
+    ) throws(ModelError) -> Set<WebStateChange> {
         var changes = Set<WebStateChange>()
         if let title, title != self.title {
+            guard isRealized else { throw .historiesNotLoaded([id]) }
             self.title = title
             let before = byteCount
-            mutateHistory { $0.setCurrentTitle(title) }
+            try mutateHistory { $0.setCurrentTitle(title) }
             budget?.charge(byteCount - before)
             changes.insert(.title)
         }
@@ -281,14 +308,4 @@ public struct HistoryMetadata: Sendable, Equatable {
         self.count = count
         self.byteCount = byteCount
     }
-
-    /// What a history that cannot be read is taken to be: its visible entry alone.
-    var fallbackHistory: NavigationHistory {
-        guard currentIndex >= 0 else { return NavigationHistory() }
-        return (try? NavigationHistory(items: [NavigationItem(url: visibleURL, transition: .link, timestamp: Date(timeIntervalSince1970: 0))], currentIndex: 0))
-            ?? NavigationHistory()
-    }
 }
-
-/// Reads an unrealized tab's history from storage (nil: it cannot be read).
-public typealias HistoryRealizer = (TabID) -> NavigationHistory?

@@ -487,33 +487,41 @@ public final class WebStateList {
     }
 
     /// Closes the tab at `index` (a detach with `isClosing`). A single close is not a batch.
+    /// - Throws: when `index` is not in the list; ``ModelError/historiesNotLoaded(_:)`` when the tab is
+    ///   unrealized, unless `flags` has `.tabsCleanup` (a closed tab is remembered with its history).
+    ///   Nothing is closed then.
     @discardableResult
     public func close(at index: Int, flags: CloseFlags = []) throws -> WebState {
         guard containsIndex(index) else { throw outOfRange(index) }
+        if !flags.contains(.tabsCleanup) { try WebState.requireHistories(of: [entries[index].webState]) }
         return mutate { removeEntries(at: [index], closing: true, flags: flags)[0] }
     }
 
     /// Closes several tabs: the new active tab is chosen once for the whole set (spec §2), tabs are
     /// detached from the highest index down, and exactly one active change is reported.
     /// - Returns: the closed tabs, highest index first.
-    /// - Throws: when an index is not in the list (nothing is closed then).
+    /// - Throws: when an index is not in the list; ``ModelError/historiesNotLoaded(_:)`` naming every
+    ///   unrealized tab among them, unless `flags` has `.tabsCleanup`. Nothing is closed then.
     @discardableResult
     public func close(atIndices indices: Set<Int>, flags: CloseFlags = []) throws -> [WebState] {
         for index in indices where !containsIndex(index) { throw outOfRange(index) }
         guard !indices.isEmpty else { return [] }
+        if !flags.contains(.tabsCleanup) { try WebState.requireHistories(of: indices.map { entries[$0].webState }) }
         return mutate { removeEntries(at: indices, closing: true, flags: flags) }
     }
 
     /// Closes every tab, in a batch.
     @discardableResult
     public func closeAll(flags: CloseFlags = []) throws -> [WebState] {
-        try performBatch { list in try list.close(atIndices: Set(list.entries.indices), flags: flags) }
+        if !flags.contains(.tabsCleanup) { try WebState.requireHistories(of: entries.lazy.map(\.webState)) }
+        return try performBatch { list in try list.close(atIndices: Set(list.entries.indices), flags: flags) }
     }
 
     /// Closes every tab that is not pinned, in a batch.
     @discardableResult
     public func closeAllNonPinned(flags: CloseFlags = []) throws -> [WebState] {
-        try performBatch { list in try list.close(atIndices: Set(list.pinnedCount..<list.entries.count), flags: flags) }
+        if !flags.contains(.tabsCleanup) { try WebState.requireHistories(of: entries[pinnedCount...].lazy.map(\.webState)) }
+        return try performBatch { list in try list.close(atIndices: Set(list.pinnedCount..<list.entries.count), flags: flags) }
     }
 
     /// Closes every tab except the one at `keepIndex` and the pinned ones, in a batch.
@@ -521,6 +529,9 @@ public final class WebStateList {
     @discardableResult
     public func closeOthers(keeping keepIndex: Int, flags: CloseFlags = []) throws -> [WebState] {
         guard containsIndex(keepIndex) else { throw outOfRange(keepIndex) }
+        if !flags.contains(.tabsCleanup) {
+            try WebState.requireHistories(of: (pinnedCount..<entries.count).lazy.filter { $0 != keepIndex }.map { self.entries[$0].webState })
+        }
         return try performBatch { list in
             try list.close(atIndices: Set((list.pinnedCount..<list.entries.count).filter { $0 != keepIndex }), flags: flags)
         }
@@ -530,6 +541,9 @@ public final class WebStateList {
     @discardableResult
     public func closeAll(in group: TabGroup, flags: CloseFlags = []) throws -> [WebState] {
         guard containsGroup(group) else { throw ModelError.groupNotFound(group.id) }
+        if !flags.contains(.tabsCleanup) {
+            try WebState.requireHistories(of: entries[group.range.start..<group.range.end].lazy.map(\.webState))
+        }
         return try performBatch { list in
             try list.close(atIndices: Set(group.range.start..<group.range.end), flags: flags)
         }

@@ -68,6 +68,11 @@ extension PersistenceStore {
         return (try HistoryCodec.decode(row[0].bytes ?? []), row[1].int ?? -1)
     }
 
+    /// Whether a profile with this id is stored.
+    public func holdsProfile(_ id: String) throws -> Bool {
+        try !db.cached("SELECT 1 FROM profiles WHERE id = ?").rows(id).isEmpty
+    }
+
     /// The profile that stores a window, tab or group (nil: none does).
     public func profile(ofWindow id: String) throws -> String? {
         try db.cached("SELECT profile_id FROM windows WHERE id = ?").rows(id).first?[0].string

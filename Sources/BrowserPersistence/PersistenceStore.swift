@@ -227,7 +227,19 @@ public final class PersistenceStore {
             position = excluded.position, visible_url = excluded.visible_url, history_count = excluded.history_count,
             history_bytes = excluded.history_bytes
             """)
-        for (windowID, tab) in change.tabs {
+        for (windowID, tab) in change.tabs where tab.summary != nil {
+            // An unrealized tab: its row without the history, which stays as stored (with its summary).
+            try db.cached(
+                """
+                UPDATE tabs SET window_id = ?, group_id = ?, opener_id = ?, opener_navigation_index = ?, title = ?, loading = ?,
+                progress = ?, favicon_url = ?, last_active_at = ?, history_index = ?, position = ? WHERE id = ?
+                """
+            ).run(
+                windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading, tab.progress, tab.faviconURL,
+                tab.lastActiveAt.timeIntervalSince1970, tab.historyIndex, tab.position, tab.id)
+            guard db.changes == 1 else { throw StoreError.missingHistory(tabID: tab.id) }
+        }
+        for (windowID, tab) in change.tabs where tab.summary == nil {
             let summary = HistorySummary(tab.history, index: tab.historyIndex)
             try upsert.run(
                 tab.id, windowID, tab.groupID, tab.openerID, tab.openerNavigationIndex, tab.title, tab.loading,

@@ -279,6 +279,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// Not written: the store refused this profile's change (the reason); the other profiles of its
     /// batch were committed.
     case refused(profileID: String, reason: String)
+    /// Not written: a tab's row came without its history (an unrealized tab: ``TabRecord/summary``),
+    /// so the store keeps the history it holds, and it holds no row for that tab.
+    case missingHistory(tabID: String)
 
     public var description: String {
         switch self {
@@ -286,6 +289,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .fencedOut(let profile): "not written: another instance owns profile \(profile) now"
         case .notCommitted(let reason): "not written: an earlier commit failed (\(reason))"
         case .refused(let profile, let reason): "not written: the store refused a change of profile \(profile) (\(reason))"
+        case .missingHistory(let tab): "not written: tab \(tab) came without its history and the store holds none for it"
         }
     }
 }

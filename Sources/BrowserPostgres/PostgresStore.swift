@@ -332,6 +332,11 @@ public final class PostgresStore: Sendable {
             try await run(connection, "DELETE FROM tabs WHERE id = ANY($1::text[])") { $0.append(deletedTabs) }
         }
         let tabs = segment.tabs.upserts
+        // This store loads every tab with its history, so no row comes without one (an unrealized tab's):
+        // were one to come, writing it would lose the stored history, so the change is refused whole.
+        if let unrealized = tabs.first(where: { $0.tab.summary != nil }) {
+            throw Failure(description: "tab \(unrealized.tab.id) came without its history (this store holds every tab with its history)")
+        }
         if !tabs.isEmpty {
             try await run(
                 connection,

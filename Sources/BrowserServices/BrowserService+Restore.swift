@@ -19,28 +19,6 @@ extension BrowserService {
         public init() {}
     }
 
-    /// Reads one stored tab's history (nil: it cannot be read).
-    public typealias HistoryReader = @Sendable (_ tabID: String) -> (entries: [HistoryEntryRecord], index: Int)?
-
-    /// Lets tabs stored with a ``HistorySummary`` (and no history) be restored unrealized: `reader`
-    /// reads a tab's history when it is first needed, on its profile's executor.
-    public func readHistories(with reader: @escaping HistoryReader) {
-        let log = realizations
-        historyReader.withLock {
-            $0 = { id in
-                log.record()
-                return reader(id)
-            }
-        }
-    }
-
-    /// How many tabs restored unrealized have been realized since start.
-    public var tabsRealized: Int { realizations.count }
-
-    /// Called when more than ``RealizationLog/burst`` tabs are realized within one second: something
-    /// realized a whole list, which lists, snapshots and events never should (Chromium reports the same).
-    public func onRealizationBurst(_ action: @escaping @Sendable (Int) -> Void) { realizations.onBurst(action) }
-
     /// The windows in the order ``restore(_:tabs:)`` rebuilds them (and asks for their tabs).
     public static func restoreOrder(_ stored: StoredState) -> [String] {
         let windowsByProfile = Dictionary(grouping: stored.windows, by: \.profileID)
@@ -64,12 +42,12 @@ extension BrowserService {
             let allTabs = stored.tabs
             let tabsOf: @Sendable (String) throws -> [String: TabRecord] = provider ?? { _ in allTabs }
             let before = summary
-            let (limits, snapshots, reader) = (self.limits, self.snapshots, historyReader.withLock { $0 })
+            let (limits, snapshots) = (self.limits, self.snapshots)
             // The session is built before anything else can reach it, on a thread that ends right
             // after (see ``LoadThread``), and then handed to its executor.
             let built = try await LoadThread.run {
                 try Self.build(
-                    profile, windows: windows, closed: closed, tabs: tabsOf, limits: limits, snapshots: snapshots, histories: reader
+                    profile, windows: windows, closed: closed, tabs: tabsOf, limits: limits, snapshots: snapshots
                 ) { windows, tabs in
                     guard let progress else { return }
                     var now = before
@@ -88,13 +66,13 @@ extension BrowserService {
     /// the thread that builds its model (see ``LoadThread``): the records never reach a long-lived
     /// thread, and are freed where they were allocated. Nothing happens when it is here already.
     public func restoreProfile(reading read: @escaping @Sendable () throws -> StoredState?) async throws -> RestoreSummary {
-        let (limits, snapshots, reader) = (self.limits, self.snapshots, historyReader.withLock { $0 })
+        let (limits, snapshots) = (self.limits, self.snapshots)
         let built = try await LoadThread.run { () throws -> BuiltProfile? in
             guard let stored = try read(), let profile = stored.profiles.first, stored.profiles.count == 1 else { return nil }
             guard snapshots.profile(ProfileID(rawValue: profile.id)) == nil else { return nil }
             return try Self.build(
                 profile, windows: stored.windows, closed: stored.recentlyClosed[profile.id] ?? [], tabs: { _ in stored.tabs }, limits: limits,
-                snapshots: snapshots, histories: reader, progress: nil)
+                snapshots: snapshots, progress: nil)
         }
         var summary = RestoreSummary()
         if let built { add(built, to: &summary) }
@@ -125,7 +103,7 @@ extension BrowserService {
     /// - Parameter progress: told how many windows and tabs are back after each window.
     static func build(
         _ profile: ProfileRecord, windows: [WindowRecord], closed: [ClosedEntryRecord], tabs tabsOf: (String) throws -> [String: TabRecord],
-        limits: ModelLimits, snapshots: SnapshotIndex, histories reader: HistoryReader?, progress: ((Int, Int) -> Void)?
+        limits: ModelLimits, snapshots: SnapshotIndex, progress: ((Int, Int) -> Void)?
     ) throws -> BuiltProfile {
         let state = BrowserState(
             id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt, budget: ByteBudget(limit: limits.profileBytes))
@@ -135,7 +113,7 @@ extension BrowserService {
         var count = 0
         var repairs: [String] = []
         for (done, record) in windows.enumerated() {
-            count += try restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs, histories: reader)
+            count += try restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs)
             progress?(done + 1, count)
         }
         restoreClosed(closed, into: session.recentlyClosed, repairs: &repairs)
@@ -151,10 +129,10 @@ extension BrowserService {
 
     static func restoreWindow(
         _ record: WindowRecord, tabs: [String: TabRecord], into session: ProfileSession,
-        repairs: inout [String], histories: HistoryReader? = nil
+        repairs: inout [String]
     ) throws -> Int {
         let browser = try session.createBrowser(id: BrowserID(rawValue: record.id), createdAt: record.createdAt)
-        let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs, histories: histories)
+        let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs)
         if let mediator = browser.userData.get(WindowMediator.self) {
             mediator.version = record.version
             mediator.markDirtyForPublish()
@@ -164,24 +142,21 @@ extension BrowserService {
 
     /// Puts the stored tabs, groups, openers and active tab of `record` into `browser`'s empty list.
     /// - Returns: how many tabs it holds.
-    /// - Parameter histories: reads the history of a tab stored with a summary only (it is restored
-    ///   unrealized); nil restores every tab with the history its record holds.
+    /// A tab read with its summary only (``TabRecord/summary``) is restored unrealized; the others
+    /// with the history their record holds.
     static func fill(
-        _ browser: Browser, from record: WindowRecord, tabs: [String: TabRecord], repairs: inout [String],
-        histories: HistoryReader? = nil
+        _ browser: Browser, from record: WindowRecord, tabs: [String: TabRecord], repairs: inout [String]
     ) throws -> Int {
         let list = browser.webStateList
         var restored: [(WebState, TabRecord)] = []
-        // One realizer for every tab of the window (it is told which tab): no closure per tab.
-        let realizer = histories.map(Self.realizer)
         for id in record.tabOrder {
             guard let tab = tabs[id] else {
                 repairs.append("window \(record.id): tab \(id) is in the tab order but not stored; left out")
                 continue
             }
             let webState: WebState
-            if let summary = tab.summary, let realizer {
-                webState = unrealized(tab, summary: summary, realizer: realizer)
+            if let summary = tab.summary {
+                webState = unrealized(tab, summary: summary)
             } else {
                 let history = restoredHistory(tab.history, currentIndex: tab.historyIndex, of: "tab \(tab.id)", repairs: &repairs)
                 webState = WebState(
@@ -230,29 +205,20 @@ extension BrowserService {
         return restored.count
     }
 
-    /// A tab restored without its history: what its row's summary says, and a realizer that reads the
-    /// rest (the same repairs as a full restore apply then, unreported).
-    private static func unrealized(_ tab: TabRecord, summary: HistorySummary, realizer: @escaping HistoryRealizer) -> WebState {
+    /// A tab restored without its history: what its row's summary says (the service realizes it when a
+    /// command needs its history; the same repairs as a full restore apply then, unreported).
+    private static func unrealized(_ tab: TabRecord, summary: HistorySummary) -> WebState {
         // As a full restore repairs it: a current index outside the entries is the last one.
         let index = summary.count == 0 ? -1 : ((0..<summary.count).contains(tab.historyIndex) ? tab.historyIndex : summary.count - 1)
         let metadata = HistoryMetadata(visibleURL: summary.visibleURL, currentIndex: index, count: summary.count, byteCount: summary.byteCount)
         return WebState(
-            id: TabID(rawValue: tab.id), metadata: metadata, realizer: realizer, title: tab.title, isLoading: tab.loading,
+            id: TabID(rawValue: tab.id), metadata: metadata, title: tab.title, isLoading: tab.loading,
             progress: tab.progress, faviconURL: tab.faviconURL, createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt)
-    }
-
-    /// Reads a tab's history through `reader` and restores it as a full restore would (its repairs unreported).
-    private static func realizer(_ reader: @escaping HistoryReader) -> HistoryRealizer {
-        { id in
-            guard let stored = reader(id.rawValue) else { return nil }
-            var ignored: [String] = []
-            return restoredHistory(stored.entries, currentIndex: stored.index, of: "tab \(id)", repairs: &ignored)
-        }
     }
 
     /// A stored history as the model's; an unknown transition reads as a link, a current index past the
     /// entries as the last entry, and entries the model refuses as an empty history (each logged).
-    private static func restoredHistory(
+    static func restoredHistory(
         _ entries: [HistoryEntryRecord], currentIndex: Int, of owner: String,
         repairs: inout [String]
     ) -> NavigationHistory {

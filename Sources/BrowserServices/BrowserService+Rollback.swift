@@ -48,7 +48,7 @@ extension BrowserService {
                     // Never committed: gone, as after a restart.
                     let otr = session.offTheRecord?.id
                     try session.destroyOffTheRecord()
-                    for browser in session.browserList.browsers() { try session.closeBrowser(browser) }
+                    for browser in session.browserList.browsers() { try session.closeBrowser(browser, remembering: false) }
                     session.recentlyClosed.removeAll()
                     mediator.publishWindows()
                     mediator.markPersisted()
@@ -59,7 +59,8 @@ extension BrowserService {
                 let records = windowsByProfile[id.rawValue] ?? []
                 let kept = Set(records.map(\.id))
                 for browser in session.browserList.browsers(.regular) where !kept.contains(browser.id.rawValue) {
-                    try session.closeBrowser(browser)
+                    // Never committed: gone as after a restart, remembered as nothing.
+                    try session.closeBrowser(browser, remembering: false)
                     part.windowsClosed += 1
                 }
                 for record in records {
@@ -115,7 +116,17 @@ extension WindowMediator {
         guard current == record else { return false }
         for index in 0..<list.count {
             let tab = tabRecord(at: index)
-            guard tabs[tab.id] == tab else { return false }
+            guard var stored = tabs[tab.id] else { return false }
+            if let summary = tab.summary, stored.summary == nil {
+                // An unrealized tab holds what storage holds of its history: the same when its summary
+                // agrees (its history is never read for the comparison).
+                let storedSummary = HistorySummary(stored.history, index: stored.historyIndex)
+                guard storedSummary.count == summary.count, storedSummary.byteCount == summary.byteCount else { return false }
+                stored.history = []
+                stored.historyIndex = tab.historyIndex
+                stored.summary = summary
+            }
+            guard stored == tab else { return false }
         }
         return true
     }

@@ -16,8 +16,7 @@ public final class BrowserService: Sendable {
     let waitsForCommit: Bool
     /// Routes that arrived while the state was being restored, one per window (the newest).
     let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
-    /// Reads one stored tab's history (its entries and current index), for tabs restored unrealized;
-    /// nil: every tab is restored with its history.
+    /// Reads stored tabs' histories (their entries and current index), for tabs restored unrealized.
     let historyReader = Mutex<HistoryReader?>(nil)
     /// Tabs realized so far, and the bursts of them (see ``RealizationLog``).
     let realizations = RealizationLog()
@@ -50,9 +49,34 @@ public final class BrowserService: Sendable {
 
     /// Runs `body` on a profile's executor, then publishes what changed and queues its durable change
     /// there (so changes queue in executor order); returns once that change is on disk.
-    /// - Throws: `body`'s error, or ``ServiceError/storageFailed(_:)`` when the change could not be saved.
+    ///
+    /// Realization happens here, before the command: when `body` needs the histories of unrealized
+    /// tabs, the model throws ``ModelError/historiesNotLoaded(_:)`` before changing anything; they are
+    /// read from storage (``realize(_:on:)``) and `body` runs again. A read that fails fails the request
+    /// with ``ServiceError/storageUnreadable(_:)``: nothing changed, nothing made up.
+    /// - Throws: `body`'s error, ``ServiceError/storageFailed(_:)`` when the change could not be saved,
+    ///   or ``ServiceError/storageUnreadable(_:)``.
     func run<T: Sendable>(
         _ executor: ProfileExecutor, mutating: Bool = true,
+        _ body: @escaping @Sendable (ProfileSession) throws -> T
+    ) async throws -> T {
+        // Each round realizes what the last one asked for; a command asks for all it needs at once, so
+        // more rounds than a few mean the tabs keep changing under it.
+        for _ in 0..<Self.realizationRounds {
+            do {
+                return try await runOnce(executor, mutating: mutating, body)
+            } catch ModelError.historiesNotLoaded(let ids) {
+                try await realize(ids, on: executor)
+            }
+        }
+        return try await runOnce(executor, mutating: mutating, body)
+    }
+
+    static let realizationRounds = 4
+
+    /// One run of ``run(_:mutating:_:)``'s body.
+    private func runOnce<T: Sendable>(
+        _ executor: ProfileExecutor, mutating: Bool,
         _ body: @escaping @Sendable (ProfileSession) throws -> T
     ) async throws -> T {
         // While storage is failing, nothing changes, so memory never runs further ahead of the disk.
@@ -66,10 +90,15 @@ public final class BrowserService: Sendable {
             // failed, since the rollback that follows runs on this executor and must be the last word.
             if mutating, let reason = sink?.unavailableReason { return (.failure(ServiceError.storageFailed(reason)), nil) }
             let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
-            let result = Result { try body(session) }
+            var result = Result { try body(session) }
             mediator.publishWindows()
             mediator.publishProfiles()
             var change = mediator.collectChanges()
+            if case .failure(ModelError.historiesNotLoaded(let ids)) = result, !change.isEmpty {
+                // The model's rule is that an operation asks before it changes anything: a body that
+                // changed something first must not run again (its change stands; it is saved below).
+                result = .failure(ServiceError.storageUnreadable("a command asked for \(ids.count) tab histories after changing the model"))
+            }
             guard !change.isEmpty, let sink else { return (result, nil) }
             change.profileID = session.browserState.id.rawValue
             // An idempotent request's answer goes into the same transaction; the edge gives it next.
@@ -163,7 +192,7 @@ public final class BrowserService: Sendable {
             if session.browserState.id == id {
                 let otr = session.offTheRecord?.id
                 try session.destroyOffTheRecord()
-                for browser in session.browserList.browsers() { try session.closeBrowser(browser) }
+                for browser in session.browserList.browsers() { try session.closeBrowser(browser, remembering: false) }
                 session.recentlyClosed.removeAll()
                 mediator.deleted = true
                 return [id] + (otr.map { [$0] } ?? [])
@@ -247,7 +276,7 @@ public final class BrowserService: Sendable {
         return try await withWindow(browserID, ifMatch: nil, mutating: false) { _, browser in
             let index = browser.webStateList.index(ofTabWithID: id)
             guard index >= 0 else { throw ModelError.tabNotFound(id) }
-            return browser.webStateList.webState(at: index)!.historySnapshot
+            return try browser.webStateList.webState(at: index)!.historySnapshot
         }
     }
 

@@ -194,12 +194,16 @@ extension Browser {
 }
 
 extension WebState {
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized.
     var historySnapshot: HistorySnapshot {
-        HistorySnapshot(
-            currentIndex: history.currentIndex,
-            entries: history.items.map {
-                HistoryEntrySnapshot(url: $0.url, title: $0.title, transition: $0.transition, timestamp: $0.timestamp)
-            })
+        get throws(ModelError) {
+            let history = try history
+            return HistorySnapshot(
+                currentIndex: history.currentIndex,
+                entries: history.items.map {
+                    HistoryEntrySnapshot(url: $0.url, title: $0.title, transition: $0.transition, timestamp: $0.timestamp)
+                })
+        }
     }
 }
 

@@ -196,7 +196,7 @@ extension WindowMediator {
         let index = try index(of: request.tabID)
         let original = list.webState(at: index)!
         try browser.browserState.budget.check(adding: original.byteCount)
-        let copy = original.duplicate()
+        let copy = try original.duplicate()
         var params = InsertionParams(index: index + 1, pinned: list.isPinned(at: index), group: list.group(at: index))
         if request.activate {
             params.activate = true
@@ -213,11 +213,11 @@ extension WindowMediator {
         case .navigate(let url, let transition):
             let url = try self.url(url)
             try browser.browserState.budget.check(adding: url.utf8.count)
-            tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
-        case .back: tab.go(offset: -1)
-        case .forward: tab.go(offset: 1)
+            try tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
+        case .back: try tab.go(offset: -1)
+        case .forward: try tab.go(offset: 1)
         case .reload: tab.reload()
-        case .go(let offset): tab.go(offset: offset)
+        case .go(let offset): try tab.go(offset: offset)
         }
         return try snapshot(of: request.tabID)
     }
@@ -226,6 +226,8 @@ extension WindowMediator {
         let index = try index(of: update.tabID)
         let tab = list.webState(at: index)!
         let title = try update.title.map { try InputValidation.title($0, limits: limits) }
+        // A new title goes into the current history entry: the history must be here before anything changes.
+        if let title, title != tab.title { try WebState.requireHistories(of: [tab]) }
         if let title { try browser.browserState.budget.check(adding: title.utf8.count - tab.title.utf8.count) }
         let progress = try update.progress.map(InputValidation.progress)
         let favicon: String?? = try update.faviconURL.map { try $0.map(url) }
@@ -238,7 +240,7 @@ extension WindowMediator {
         }
         // Observers hear of it (openerChange) only when it changes: the version, the read and the stream follow.
         if let opener { try list.setOpener(opener, at: index) }
-        tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon)
+        try tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon)
         return list.tabSnapshot(at: index, browserID: browser.id)
     }
 

@@ -83,16 +83,25 @@ extension WindowMediator {
 
     func tabRecord(at index: Int) -> TabRecord { tabRecord(of: list.webState(at: index)!) }
 
-    /// The row of a tab of this window; O(history window), whatever the window's size.
+    /// The row of a tab of this window; O(history window), whatever the window's size. An unrealized
+    /// tab's row carries its summary and no history (``TabRecord/summary``): the store keeps the history
+    /// it holds, which is the tab's (an unrealized tab's history never changed in memory).
     func tabRecord(of tab: WebState) -> TabRecord {
         let opener = list.opener(of: tab)
-        let (items, current) = tab.history.sessionWindow()
-        return TabRecord(
+        var record = TabRecord(
             id: tab.id.rawValue, groupID: list.group(of: tab)?.id.rawValue, openerID: opener?.webState.id.rawValue,
             openerNavigationIndex: opener?.navigationIndex, title: tab.title, loading: tab.isLoading, progress: tab.progress,
-            faviconURL: tab.faviconURL, createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, historyIndex: current,
-            history: items.map { HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp) },
-            position: position(of: tab))
+            faviconURL: tab.faviconURL, createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, historyIndex: tab.lastCommittedIndex,
+            history: [], position: position(of: tab))
+        if let metadata = tab.metadata {
+            record.summary = HistorySummary(visibleURL: metadata.visibleURL, count: metadata.count, byteCount: metadata.byteCount)
+        } else if let (items, current) = try? tab.history.sessionWindow() {
+            record.historyIndex = current
+            record.history = items.map {
+                HistoryEntryRecord(url: $0.url, title: $0.title, transition: $0.transition.rawValue, timestamp: $0.timestamp)
+            }
+        }
+        return record
     }
 }
 

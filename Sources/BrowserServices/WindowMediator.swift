@@ -209,7 +209,7 @@ final class WindowMediator: WebStateListObserver {
     func newTab(url: String, transition: PageTransition) throws -> WebState {
         try browser.browserState.budget.check(adding: url.utf8.count)
         let tab = WebState()
-        tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
+        try tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
         return tab
     }
 }

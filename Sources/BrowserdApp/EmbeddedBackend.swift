@@ -64,7 +64,8 @@ struct EmbeddedBackend: StoreBackend {
         store.releaseMemory()
         let sink = app.sink
         let reader = try StoreReader(path: databasePath)
-        // An unrealized tab's history, read when first needed (a failed read: its visible entry alone, logged).
+        // Unrealized tabs' histories, read when a command first needs them, on a reader of their own
+        // (a failed read fails that request: 503, nothing changed, nothing made up).
         let histories = try StoreReader(path: databasePath)
         let logger = app.logger
         let realized = Counter(label: "browserd_tabs_realized_total", factory: app.metricsFactory)
@@ -73,13 +74,20 @@ struct EmbeddedBackend: StoreBackend {
                 "many tabs were realized within one second: something read whole lists of histories",
                 metadata: ["realized": "\(count)+"])
         }
-        app.service.readHistories { id in
-            realized.increment()
+        app.service.readHistories { ids in
             do {
-                return try histories.readNow { try $0.history(ofTab: id) }
+                let read = try await histories.read { store in
+                    var read: [String: BrowserService.StoredHistory] = [:]
+                    for id in ids {
+                        if let (entries, index) = try store.history(ofTab: id) { read[id] = .init(entries: entries, index: index) }
+                    }
+                    return read
+                }
+                realized.increment(by: Int64(read.count))
+                return read
             } catch {
-                logger.error("a tab's history could not be read", metadata: ["tab": "\(id)", "error": "\(error)"])
-                return nil
+                logger.error("tab histories could not be read", metadata: ["tabs": "\(ids.count)", "error": "\(error)"])
+                throw error
             }
         }
         let workingSet = ProfileWorkingSet(

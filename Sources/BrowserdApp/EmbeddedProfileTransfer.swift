@@ -48,8 +48,19 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         }
         guard service.holdsProfile(id) || service.isStoredElsewhere(id) else { throw TransferProblem.profileNotFound(id) }
         // What was answered so far is in the database before it is read.
-        try await sink.commit(ChangeSet())
+        do {
+            try await sink.commit(ChangeSet())
+        } catch {
+            throw ServiceError.storageFailed("\(error)")
+        }
+        // Storage is read before the answer begins, so a read that fails now is a 503 (nothing made up);
+        // one that fails later cuts the stream (the client never gets a document that looks whole).
         let path = databasePath
+        do {
+            _ = try PersistenceStore(readingAt: path).holdsProfile(id.rawValue)
+        } catch {
+            throw ServiceError.storageUnreadable("the profile could not be read for its export: \(error)")
+        }
         return { emit in
             let store = try PersistenceStore(readingAt: path)
             var first = true

@@ -45,8 +45,11 @@ extension ProfileWorkingSet: RequestPlacement {
             return nil
         } catch {
             logger.error("loading a profile failed", metadata: ["path": "\(request.path)", "error": "\(error)"])
-            return HTTPError.unavailable("The profile could not be loaded from the database; retry.", retryAfter: 1)
-                .response(instance: request.path)
+            // Nothing of it is held (a load builds the profile whole, or not at all): a later request loads it.
+            return HTTPError(
+                503, kind: "storage-unavailable", title: "Storage Unavailable",
+                detail: "The profile could not be read from storage; nothing was changed. Retry later.", headers: ["Retry-After": "1"]
+            ).response(instance: request.path)
         }
     }
 

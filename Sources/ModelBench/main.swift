@@ -24,7 +24,8 @@ func p99(_ samples: [Duration]) -> Double {
 
 func makeTab(_ i: Int, history: Int = 1) -> WebState {
     let tab = WebState()
-    for h in 0..<history { tab.navigate(to: "https://site\(i % 97).example/page/\(i)/\(h)", transition: .link) }
+    // A new tab is realized: navigating it cannot throw.
+    for h in 0..<history { try! tab.navigate(to: "https://site\(i % 97).example/page/\(i)/\(h)", transition: .link) }
     return tab
 }
 

@@ -19,7 +19,8 @@ import Testing
         let tabs = s.browserList.browsers().flatMap { browser in
             (0..<browser.webStateList.count).compactMap { browser.webStateList.webState(at: $0) }
         }
-        let histories = tabs.map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
+        // Every tab of these sessions was made in this run: realized.
+        let histories = tabs.map { try! $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
         let closed = s.recentlyClosed.entries.flatMap(\.tabs).map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
         return histories.reduce(0, +) + closed.reduce(0, +)
     }
@@ -28,14 +29,14 @@ import Testing
         let s = session()
         let browser = try s.createBrowser()
         let tab = WebState()
-        tab.navigate(to: "https://a.example/", transition: .typed)
+        try tab.navigate(to: "https://a.example/", transition: .typed)
         try browser.webStateList.insert(tab)
         #expect(s.browserState.budget.used == recount(s))
-        tab.navigate(to: "https://b.example/long/path", transition: .link)
-        tab.updatePageState(title: "A title with ü")
+        try tab.navigate(to: "https://b.example/long/path", transition: .link)
+        try tab.updatePageState(title: "A title with ü")
         #expect(s.browserState.budget.used == recount(s))
-        tab.go(offset: -1)
-        tab.navigate(to: "https://c.example/", transition: .link)  // drops the forward entry
+        try tab.go(offset: -1)
+        try tab.navigate(to: "https://c.example/", transition: .link)  // drops the forward entry
         #expect(s.browserState.budget.used == recount(s))
         try browser.webStateList.close(at: 0, flags: .userAction)  // into recently closed
         #expect(s.recentlyClosed.entries.count == 1)
@@ -54,7 +55,7 @@ import Testing
         let url = "https://a.example/" + String(repeating: "x", count: 1_000)
         var added = 0
         while (try? budget.check(adding: url.utf8.count + 2)) != nil {
-            tab.navigate(to: url + "\(added)", transition: .link)
+            try tab.navigate(to: url + "\(added)", transition: .link)
             added += 1
         }
         #expect(added == 9)
@@ -71,7 +72,7 @@ import Testing
         #expect(otr.budget === s.browserState.budget)
         let incognito = try s.createBrowser(incognito: true)
         let tab = WebState()
-        tab.navigate(to: "https://secret.example/", transition: .typed)
+        try tab.navigate(to: "https://secret.example/", transition: .typed)
         try incognito.webStateList.insert(tab)
         #expect(s.browserState.budget.used == "https://secret.example/".utf8.count)
     }
@@ -82,15 +83,15 @@ import Testing
 @Suite(.computing) struct SessionWindowBytesTests {
     @Test func theWindowKeepsTheCurrentItemAndTheNearestWithinTheCap() throws {
         let tab = WebState()
-        for index in 0..<10 { tab.navigate(to: "https://a.example/" + String(repeating: "\(index)", count: 300), transition: .link) }
-        tab.go(offset: -5)  // current: item 4
-        let (items, current) = tab.history.sessionWindow(maxBytes: 1_000)
+        for index in 0..<10 { try tab.navigate(to: "https://a.example/" + String(repeating: "\(index)", count: 300), transition: .link) }
+        try tab.go(offset: -5)  // current: item 4
+        let (items, current) = try tab.history.sessionWindow(maxBytes: 1_000)
         #expect(items.count == 3)
-        #expect(items[items.startIndex + current].url == tab.history.currentItem?.url)
+        #expect(try items[items.startIndex + current].url == tab.history.currentItem?.url)
         #expect(items.map { $0.url.utf8.count + $0.title.utf8.count }.reduce(0, +) <= 1_000)
-        let (one, index) = tab.history.sessionWindow(maxBytes: 10)
-        #expect(one.count == 1 && index == 0 && one.first?.url == tab.history.currentItem?.url)
-        let (all, _) = tab.history.sessionWindow()
+        let (one, index) = try tab.history.sessionWindow(maxBytes: 10)
+        #expect(try one.count == 1 && index == 0 && one.first?.url == tab.history.currentItem?.url)
+        let (all, _) = try tab.history.sessionWindow()
         #expect(all.count == 10)
     }
 }

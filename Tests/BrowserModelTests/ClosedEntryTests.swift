@@ -184,7 +184,7 @@ import Testing
         let closing = try s.closeTabs(in: [browser], policy: .allTabs, closedAt: Date(timeIntervalSince1970: 100))
         let parked = try #require(s.recentlyClosed.parked[closing.id])
         let later = ClosedTab(
-            tabID: TabID.make(), history: tabWithHistory(["https://later.example/"]).history, title: "",
+            tabID: TabID.make(), history: try tabWithHistory(["https://later.example/"]).history, title: "",
             faviconURL: nil, browserID: browser.id, index: 0, group: nil, wasActive: false, wasPinned: false,
             closedAt: Date(timeIntervalSince1970: 200))
         let other = RecentlyClosedTabs()

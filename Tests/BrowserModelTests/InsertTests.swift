@@ -69,12 +69,12 @@ import Testing
     @Test func childOpenedBeforeTheOpenerNavigatedIsNotASibling() throws {
         let b = try ListBuilder("|")
         let a = b["a"]
-        a.navigate(to: "https://one.example/", transition: .typed)
+        try a.navigate(to: "https://one.example/", transition: .typed)
         try b.list.insert(a, .automatic().activating())
         try b.list.insert(b["c"], .automatic())
         try b.list.insert(b["x"], .automatic().withOpener(a))
         #expect(b.describe() == "| a* x c")
-        a.navigate(to: "https://two.example/", transition: .link)
+        try a.navigate(to: "https://two.example/", transition: .link)
         try b.list.insert(b["y"], .automatic().withOpener(a))
         // x was opened at a's navigation index 0; a is now at 1, so y goes right after a.
         #expect(b.describe() == "| a* y x c")

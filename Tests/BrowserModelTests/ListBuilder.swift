@@ -164,6 +164,6 @@ final class ChangeRecorder: WebStateListObserver {
 /// A tab whose history holds `urls` (the last is current).
 func tabWithHistory(_ urls: [String]) -> WebState {
     let tab = WebState()
-    for url in urls { tab.navigate(to: url, transition: .link) }
+    for url in urls { try! tab.navigate(to: url, transition: .link) }  // a new tab is realized: it cannot throw
     return tab
 }

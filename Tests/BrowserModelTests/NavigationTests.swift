@@ -79,23 +79,23 @@ import Testing
         #expect(history.canGoForward && !history.canGoBack)
     }
 
-    @Test func transitionsAndTimestampsAreRecorded() {
+    @Test func transitionsAndTimestampsAreRecorded() throws {
         let tab = WebState()
         let time = Date(timeIntervalSince1970: 1_000)
-        tab.navigate(to: "https://a.example/", transition: .bookmark, at: time)
-        #expect(tab.history.items[0].transition == .bookmark)
-        #expect(tab.history.items[0].timestamp == time)
+        try tab.navigate(to: "https://a.example/", transition: .bookmark, at: time)
+        #expect(try tab.history.items[0].transition == .bookmark)
+        #expect(try tab.history.items[0].timestamp == time)
         #expect(tab.isLoading)
     }
 
-    @Test func reloadKeepsTheIndexAndStartsLoading() {
+    @Test func reloadKeepsTheIndexAndStartsLoading() throws {
         let tab = tabWithHistory(["https://a.example/", "https://b.example/"])
-        tab.updatePageState(isLoading: false)
-        tab.go(offset: -1)
-        tab.updatePageState(isLoading: false)
+        try tab.updatePageState(isLoading: false)
+        try tab.go(offset: -1)
+        try tab.updatePageState(isLoading: false)
         tab.reload()
-        #expect(tab.history.currentIndex == 0)
-        #expect(tab.history.count == 2)
+        #expect(try tab.history.currentIndex == 0)
+        #expect(try tab.history.count == 2)
         #expect(tab.isLoading)
     }
 
@@ -128,7 +128,7 @@ import Testing
         #expect(history.currentIndex == 3)
     }
 
-    @Test func pageStateReportsOnlyChanges() {
+    @Test func pageStateReportsOnlyChanges() throws {
         let tab = tabWithHistory(["https://a.example/"])
         final class Spy: WebStateObserver {
             var changes: [WebStateChange] = []
@@ -136,9 +136,9 @@ import Testing
         }
         let spy = Spy()
         tab.addObserver(spy)
-        #expect(tab.updatePageState(title: "A", progress: 0.5) == [.title, .progress])
-        #expect(tab.updatePageState(title: "A", progress: 0.5).isEmpty)
-        #expect(tab.history.currentItem?.title == "A")
+        #expect(try tab.updatePageState(title: "A", progress: 0.5) == [.title, .progress])
+        #expect(try tab.updatePageState(title: "A", progress: 0.5).isEmpty)
+        #expect(try tab.history.currentItem?.title == "A")
         #expect(spy.changes == [.progress, .title])
     }
 
@@ -160,12 +160,12 @@ import Testing
         other.addObserver(otherSpy)
         let tab = tabWithHistory(["https://a.example/"])
         let standalone = tabWithHistory(["https://b.example/"])
-        standalone.updatePageState(title: "B")
+        try standalone.updatePageState(title: "B")
         #expect(spy.told.isEmpty)
 
         try list.insert(tab)
         tab.addObserver(spy)
-        tab.updatePageState(title: "A")
+        try tab.updatePageState(title: "A")
         #expect(spy.told == ["list title", "tab title"])
 
         // Replaced: the old tab is no longer forwarded, the new one is.
@@ -173,21 +173,21 @@ import Testing
         tab.removeObserver(spy)
         let replacement = tabWithHistory(["https://c.example/"])
         try list.replace(at: 0, with: replacement)
-        tab.navigate(to: "https://a.example/2", transition: .link)
-        replacement.updatePageState(title: "C")
+        try tab.navigate(to: "https://a.example/2", transition: .link)
+        try replacement.updatePageState(title: "C")
         #expect(spy.told == ["list title"])
 
         // Moved to another list: only that list tells.
         spy.told = []
         let moved = try list.detach(at: 0)
         try other.insert(moved)
-        moved.updatePageState(title: "D")
+        try moved.updatePageState(title: "D")
         #expect(spy.told.isEmpty && otherSpy.told == ["list title"])
 
         // Closed: nobody.
         otherSpy.told = []
         let closed = try other.close(at: 0)
-        closed.updatePageState(title: "E")
+        try closed.updatePageState(title: "E")
         #expect(otherSpy.told.isEmpty)
     }
 }

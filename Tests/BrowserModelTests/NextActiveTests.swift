@@ -46,7 +46,7 @@ import Testing
         try b.list.insert(a, .automatic().activating())
         try b.list.insert(b["x"], .automatic())
         try b.list.insert(b["c"], .automatic().withOpener(a))
-        a.navigate(to: "https://a.example/next", transition: .link)
+        try a.navigate(to: "https://a.example/next", transition: .link)
         try b.list.close(at: 0)
         #expect(b.list.activeWebState === b["c"])
     }

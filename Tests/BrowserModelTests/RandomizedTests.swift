@@ -99,9 +99,9 @@ import Testing
                 case 18:
                     if let tab = pick(list.webStates) {
                         if Bool.random(using: &rng) {
-                            tab.navigate(to: "https://n.example/\(operations)", transition: .link)
+                            try tab.navigate(to: "https://n.example/\(operations)", transition: .link)
                         } else {
-                            tab.go(offset: Int.random(in: -2...2, using: &rng))
+                            try tab.go(offset: Int.random(in: -2...2, using: &rng))
                         }
                     }
                 case 19: try list.closeOthers(keeping: anyIndex(list))

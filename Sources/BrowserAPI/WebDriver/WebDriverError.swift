@@ -25,6 +25,9 @@ struct WebDriverError: Error {
         WebDriverError(code: "unsupported operation", status: 500, message: message)
     }
     static func unknownError(_ message: String) -> WebDriverError { WebDriverError(code: "unknown error", status: 500, message: message) }
+    /// Storage could not be read or written for the command: nothing changed. WebDriver has no code
+    /// of its own for it; the status says "retry later" as the REST API's 503 does.
+    static func storageUnavailable(_ message: String) -> WebDriverError { WebDriverError(code: "unknown error", status: 503, message: message) }
 
     var response: HTTPResponse {
         var json = JSONText(capacity: 256)

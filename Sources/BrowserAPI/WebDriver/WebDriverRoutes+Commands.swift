@@ -50,6 +50,12 @@ extension WebDriverRoutes {
         do {
             window = try await api.service.createWindow(profile: profile)
             (tab, _) = try await api.service.dispatch(TabCommands.open, OpenTabRequest(url: "about:blank", activate: true), in: window.id)
+        } catch let error as ServiceError {
+            // Storage failing is no fault of the capabilities: retry later, as the REST API says.
+            switch error {
+            case .storageFailed, .storageUnreadable: throw WebDriverRoutes.translate(error)
+            default: throw WebDriverError.sessionNotCreated("the session's window could not be opened: \(error)")
+            }
         } catch {
             throw WebDriverError.sessionNotCreated("the session's window could not be opened: \(error)")
         }
@@ -152,6 +158,8 @@ extension WebDriverRoutes {
         }
         do {
             return try await api.service.createProfile(name: "webdriver").id
+        } catch let error as ServiceError {
+            throw WebDriverRoutes.translate(error)
         } catch {
             throw WebDriverError.sessionNotCreated("the webdriver profile could not be made: \(error)")
         }

@@ -179,14 +179,23 @@ struct WebDriverRoutes {
 
     /// A service or model error in WebDriver's words.
     static func translate(_ error: any Error) -> WebDriverError {
+        if let error = error as? ServiceError {
+            switch error {
+            case .storageFailed, .storageUnreadable: return .storageUnavailable("Storage is unavailable (\(error)); nothing changed. Retry later.")
+            default: return .unknownError("\(error)")
+            }
+        }
         if let error = error as? ModelError {
             switch error {
             case .invalidURL, .invalidArgument: return .invalidArgument("\(error)")
             case .tabNotFound, .browserNotFound: return .noSuchWindow("\(error)")
+            case .historiesNotLoaded: return .storageUnavailable("Storage could not be read; nothing changed. Retry later.")
             default: return .unknownError("\(error)")
             }
         }
-        if let error = error as? HTTPError { return WebDriverError(code: "unknown error", status: 500, message: error.problem.detail ?? error.problem.title) }
+        if let error = error as? HTTPError {
+            return WebDriverError(code: "unknown error", status: error.problem.status == 503 ? 503 : 500, message: error.problem.detail ?? error.problem.title)
+        }
         return .unknownError("\(error)")
     }
 }

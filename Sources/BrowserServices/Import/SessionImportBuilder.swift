@@ -89,7 +89,7 @@ public final class SessionImportBuilder {
                     },
                     createdAt: browser.createdAt, lastActiveAt: browser.lastActiveAt))
             for (index, tab) in list.webStates.enumerated() {
-                let (items, current) = tab.history.sessionWindow()
+                let (items, current) = try tab.history.sessionWindow()
                 let record = TabRecord(
                     id: tab.id.rawValue, groupID: list.group(of: tab)?.id.rawValue, openerID: nil, openerNavigationIndex: nil,
                     title: tab.title, loading: false, progress: 0, faviconURL: nil, createdAt: tab.createdAt,
