@@ -162,6 +162,21 @@ window.postTab = async (etag) => {
 };
 """
 
+# A page on an origin --cors-origins does not list, doing what a CSRF page can without a preflight: a
+# text/plain POST (what a form sends) and a bodyless one, both "no-cors" (the page never sees answers).
+ATTACK_PAGE = """<!doctype html><meta charset="utf-8"><title>attacker</title><link rel="icon" href="data:,"><script src="attack.js"></script>"""
+ATTACK_SCRIPT = """
+const params = new URLSearchParams(location.search);
+const base = params.get("base"), windowId = params.get("window");
+window.attacked = false;
+(async () => {
+  await fetch(`${base}/v1/browsers/${windowId}/tabs`, {method: "POST", mode: "no-cors",
+    headers: {"Content-Type": "text/plain"}, body: JSON.stringify({url: "https://csrf.example/"})});
+  await fetch(`${base}/v1/tabs/${params.get("tab")}/activate`, {method: "POST", mode: "no-cors"});
+  window.attacked = true;
+})();
+"""
+
 
 def cross_origin(binary, scratch, driver):
     static_dir = os.path.join(scratch, "static")
@@ -170,6 +185,10 @@ def cross_origin(binary, scratch, driver):
         f.write(CORS_PAGE)
     with open(os.path.join(static_dir, "page.js"), "w") as f:
         f.write(CORS_SCRIPT)
+    with open(os.path.join(static_dir, "attack.html"), "w") as f:
+        f.write(ATTACK_PAGE)
+    with open(os.path.join(static_dir, "attack.js"), "w") as f:
+        f.write(ATTACK_SCRIPT)
     handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=static_dir, **k)
     http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
     static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -196,8 +215,26 @@ def cross_origin(binary, scratch, driver):
         assert post["location"] and post["location"].startswith("/v1/tabs/"), post
         check_console(driver)
         check_requests(driver, [origin, server.base])
+        # Another origin, not listed: the same static files on a second port (Chrome sends Sec-Fetch-Site:
+        # same-site for another port of 127.0.0.1, and an Origin that is not browserd's).
+        attacker_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=attacker_server.serve_forever, daemon=True).start()
+        attacker = f"http://127.0.0.1:{attacker_server.server_address[1]}"
+        _, before = server.call("GET", f"/v1/browsers/{window['id']}")
+        inactive = next(t["id"] for t in before["tabs"] if t["id"] != before["activeTabId"])
+        driver.get(f"{attacker}/attack.html?base={server.base}&window={window['id']}&tab={inactive}")
+        wait(driver, lambda d: d.execute_script("return window.attacked"), "the attacker page's requests", 5)
+        _, after = server.call("GET", f"/v1/browsers/{window['id']}")
+        assert after["tabCount"] == before["tabCount"] == 2 and after["version"] == before["version"], (before, after)
+        assert after["activeTabId"] == before["activeTabId"] != inactive, (before, after)
+        # The console shows the two refusals (403) and nothing else.
+        refusals = [entry["message"] for entry in driver.get_log("browser")]
+        assert len(refusals) == 2 and all("403" in m and server.base in m for m in refusals), refusals
+        check_requests(driver, [attacker, server.base])
+        attacker_server.shutdown()
         print(f"cross-origin page: tabs.populate and a live tabs.insert through EventSource; POST with Idempotency-Key "
-              f"and If-Match answered {post['status']}, ETag {post['etag']} readable")
+              f"and If-Match answered {post['status']}, ETag {post['etag']} readable; a page on an unlisted origin "
+              f"(a text/plain POST, and a bodyless activate, no-cors) changed nothing (version {after['version']})")
     finally:
         server.stop()
         static.shutdown()

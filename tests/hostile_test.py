@@ -321,11 +321,26 @@ def finding_7_browser_borne_requests(binary, work):
     check("7: a rebound Host gets 421", reply.startswith(b"HTTP/1.1 421"), reply[:40])
     reply = raw_exchange(server.port, f"GET /v1/profiles HTTP/1.1\r\nHost: localhost:{server.port}\r\n\r\n".encode())
     check("7: a loopback Host is answered", reply.startswith(b"HTTP/1.1 200"), reply[:40])
-    text = server.call("POST", "/webdriver/session", None, raw=json.dumps({"capabilities": {}}).encode(), headers={},
+    # What a browser sends with a form or fetch() from another site (Go 1.25's CrossOriginProtection rules).
+    page = {"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}
+    text = server.call("POST", "/webdriver/session", None, raw=json.dumps({"capabilities": {}}).encode(), headers=dict(page),
                        content_type="text/plain")
-    check("7: a text/plain POST (a cross-origin form) cannot create a WebDriver session", text[0] == 415, text[0])
-    empty = server.call("POST", "/v1/admin/backup", None, headers={"Content-Type": "text/plain"})
-    check("7: a simple cross-origin POST cannot write a backup", empty[0] == 415, empty[0])
+    check("7: a cross-site text/plain POST (a form) cannot create a WebDriver session",
+          text[0] == 403 and text[2].get("type") == "/problems/cross-origin-request", text[0])
+    empty = server.call("POST", "/v1/admin/backup", None, headers={"Content-Type": "text/plain", "Origin": "https://attacker.example"})
+    check("7: a simple cross-origin POST (Origin only, an older browser) cannot write a backup", empty[0] == 403, empty[0])
+    same_site = server.call("DELETE", "/v1/profiles/x", None, headers={"Sec-Fetch-Site": "same-site"})
+    check("7: a same-site page (another port or subdomain) cannot delete", same_site[0] == 403, same_site[0])
+    # curl and SDKs send neither header: a bodyless POST needs no Content-Type (auth off).
+    profile = server.call("POST", "/v1/profiles", {"name": "curl"}, headers={})[2]["id"]
+    window = server.call("POST", "/v1/browsers", {"profileId": profile}, headers={})[2]["id"]
+    tab = server.call("POST", f"/v1/browsers/{window}/tabs", {"url": "https://curl.example/"}, headers={})[2]["id"]
+    bare = urllib.request.Request(f"{server.base}/v1/tabs/{tab}/activate", data=b"", method="POST")
+    with urllib.request.urlopen(bare, timeout=10) as reply:
+        check("7: a bodyless curl -X POST .../activate works with auth off", reply.status == 200, reply.status)
+    own = server.call("POST", f"/v1/tabs/{tab}/reload", None, headers={"Origin": f"http://localhost:{server.port}",
+                                                                        "Sec-Fetch-Site": "same-origin", "Host": f"localhost:{server.port}"})
+    check("7: a same-origin page (the inspector) may change state", own[0] == 200, own[0])
     for _ in range(8):
         assert server.call("POST", "/v1/admin/backup", headers={})[0] == 201
     backups = [f for f in os.listdir(data) if "-backup-" in f]

@@ -168,8 +168,10 @@ public final class Application: Sendable {
         server.largeBodies = LargeBodies(
             paths: ["/v1/profiles/import"], maxBytes: configuration.maxImportBytes, concurrent: 2, perPrincipal: 1,
             deadline: .seconds(configuration.transferTimeoutSeconds), admit: APIRoutes.uploadAdmission(tokens: tokens))
-        // With authentication off, no web page may change state: a POST must be JSON (CSRF).
-        server.requireJSONForUnauthenticatedPosts = configuration.adminToken == nil
+        // No web page on another origin may change state (CSRF), whether authentication is on or off;
+        // a browser UI on an origin CORS allows may. curl and SDKs send neither header: allowed.
+        let cors = server.cors
+        server.crossOriginProtection = CrossOriginProtection { origin in cors?.allows(origin) ?? false }
         // Several instances: every answer names the instance that made it (a relayed one keeps its own).
         server.responseHeaders = backend.responseHeaders
         let http = HTTPServer(

@@ -187,16 +187,16 @@ extension HTTPServer {
         request.rawTarget = context.rawTarget
         context.morePipelined = Self.morePipelined(request.headers)
         context.body = []
-        // A POST a web page could send cross-origin without a preflight (when configured: auth off).
-        if configuration.requireJSONForUnauthenticatedPosts, context.method == .post, request.headers["Authorization"] == nil,
-            !MediaType.needsPreflight(request.headers["Content-Type"] ?? "")
+        // A state-changing request a browser sent from another origin (CSRF): refused before routing.
+        if let protection = configuration.crossOriginProtection,
+            case .refused(let why) = protection.judge(
+                method: context.method, secFetchSite: request.headers["Sec-Fetch-Site"], origin: request.headers["Origin"],
+                host: request.headers["Host"])
         {
             return queue(
                 HTTPError(
-                    415, kind: "unsupported-media-type", title: "Unsupported Media Type",
-                    detail:
-                        "A POST must say Content-Type: application/json (a file: application/octet-stream), or carry an Authorization header, even with an empty body.",
-                    headers: ["Accept-Post": "application/json, application/octet-stream"]
+                    403, kind: "cross-origin-request", title: "Cross-Origin Request Refused",
+                    detail: why + " Pages on other origins may not change state; a client that is not a browser sends neither header."
                 ).response(instance: context.path),
                 for: context, on: connection)
         }
@@ -336,6 +336,12 @@ extension HTTPServer {
     func queue(_ response: HTTPResponse, for context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if let origin = context.corsOrigin, let cors = configuration.cors { response = cors.decorate(response, origin: origin) }
+        // The body was read and handled: its slot frees now, before the client can read this answer and
+        // send its next upload (at completion, after the answer went, a sequential sender raced it).
+        if let principal = context.largeBodyPrincipal {
+            context.largeBodyPrincipal = nil
+            largeBodySlots.release(for: principal)
+        }
         context.phase = .answered
         context.status = response.status
         if case .stream = response.body {
@@ -463,6 +469,7 @@ extension HTTPServer {
     /// libmicrohttpd is done with a request: count it, log it, and close its stream.
     func completed(_ context: RequestContext, on connection: OpaquePointer?, termination: MHD_RequestTerminationCode) {
         inFlight.wrappingSubtract(1, ordering: .relaxed)
+        // A request that ended unanswered (the client left mid-body) frees its slot here.
         if let principal = context.largeBodyPrincipal {
             context.largeBodyPrincipal = nil
             largeBodySlots.release(for: principal)

@@ -16,13 +16,6 @@ public enum MediaType {
         essence(contentType).elementsEqual("application/octet-stream".utf8)
     }
 
-    /// Whether a web page on another origin can send a POST of this type only after a CORS preflight
-    /// (every type but the three a form can send): JSON, `application/octet-stream` and
-    /// `application/http` (an enclosed pipeline) are such.
-    public static func needsPreflight(_ contentType: String) -> Bool {
-        isJSON(contentType) || isOctetStream(contentType) || isHTTP(contentType)
-    }
-
     /// Whether a `Content-Type` value is `application/http` (HTTP messages, ``EnclosedPipeline``), any
     /// parameters (`msgtype=request`) aside.
     public static func isHTTP(_ contentType: String) -> Bool {

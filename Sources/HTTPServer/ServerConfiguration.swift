@@ -42,11 +42,8 @@ public struct ServerConfiguration: Sendable {
     /// The host names (without port) a request's `Host` may name; nil: any. A request naming another
     /// host gets 421, so a page on a rebound DNS name cannot reach a server bound to loopback.
     public var allowedHosts: [String]?
-    /// A POST without an `Authorization` header must be `Content-Type: application/json` or
-    /// `application/octet-stream` (415 otherwise): a page on another origin cannot send either without
-    /// a preflight, so with
-    /// authentication off no web page can change state (CSRF). PUT, PATCH and DELETE always need one.
-    public var requireJSONForUnauthenticatedPosts: Bool
+    /// Refuses state-changing requests a browser sent from another origin (403); nil: no check.
+    public var crossOriginProtection: CrossOriginProtection?
     /// Paths whose POST bodies may be larger than ``maxBodyBytes`` (e.g. an upload of a whole
     /// document), and how many such bodies are held at once; nil: none.
     public var largeBodies: LargeBodies?
@@ -70,7 +67,7 @@ public struct ServerConfiguration: Sendable {
         requestHeadTimeoutSeconds: Int = 10,
         minimumBodyRate: Int = 1_024,
         allowedHosts: [String]? = nil,
-        requireJSONForUnauthenticatedPosts: Bool = false
+        crossOriginProtection: CrossOriginProtection? = nil
     ) {
         self.host = host
         self.port = port
@@ -87,7 +84,7 @@ public struct ServerConfiguration: Sendable {
         self.requestHeadTimeoutSeconds = requestHeadTimeoutSeconds
         self.minimumBodyRate = minimumBodyRate
         self.allowedHosts = allowedHosts
-        self.requireJSONForUnauthenticatedPosts = requireJSONForUnauthenticatedPosts
+        self.crossOriginProtection = crossOriginProtection
     }
 
     /// The deadlines a request's head and body must keep (see ``RequestDeadlines``).

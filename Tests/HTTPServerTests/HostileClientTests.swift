@@ -66,16 +66,28 @@ import Testing
         }
     }
 
-    /// Finding 7: with the guard on, a POST that is not JSON and has no Authorization is refused —
-    /// even an empty one, which a page on another origin can send without a preflight.
-    @Test func anUnauthenticatedPostMustBeJSON() async throws {
-        try await withServer({ $0.requireJSONForUnauthenticatedPosts = true }, router: testRouter()) { server, _ in
+    /// Finding 7 (CSRF), as Go 1.25's `CrossOriginProtection`: a state-changing request a browser
+    /// marks as cross-origin is 403 before routing; one with neither header (curl) passes, bodyless too.
+    @Test func aCrossOriginPageCannotChangeStateButCurlCan() async throws {
+        let protection = CrossOriginProtection { $0 == "https://ui.example" }
+        try await withServer({ $0.crossOriginProtection = protection }, router: testRouter()) { server, observer in
             let client = try connect(server)
-            #expect(try client.request("POST", "/echo", headers: [("Content-Type", "text/plain")], body: Array("x".utf8)).status == 415)
-            #expect(try client.request("POST", "/echo").status == 415)
-            #expect(try client.request("POST", "/echo", headers: [("Content-Type", "application/json; charset=utf-8")], body: Array("{}".utf8)).status == 200)
-            #expect(try client.request("POST", "/echo", headers: [("Authorization", "Bearer x")], body: Array("x".utf8)).status == 200)
+            let host = "127.0.0.1:\(server.port)"
+            let form = try client.request(
+                "POST", "/echo", headers: [("Content-Type", "text/plain"), ("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")],
+                body: Array("x".utf8))
+            #expect(form.status == 403 && form.text.contains("/problems/cross-origin-request"))
+            #expect(try client.request("DELETE", "/hello", headers: [("Origin", "https://evil.example")]).status == 403)
+            #expect(try client.request("POST", "/echo", headers: [("Sec-Fetch-Site", "same-site")]).status == 403)
+            #expect(try client.request("POST", "/echo").status == 200, "curl: neither header, no body")
+            #expect(try client.request("POST", "/echo", headers: [("Content-Type", "text/plain")], body: Array("x".utf8)).status == 200)
+            #expect(try client.request("POST", "/echo", headers: [("Origin", "http://\(host)"), ("Sec-Fetch-Site", "same-origin")]).status == 200)
+            #expect(try client.request("POST", "/echo", headers: [("Origin", "http://localhost")]).status == 200, "its own host (the client sends Host: localhost)")
+            #expect(try client.request("POST", "/echo", headers: [("Origin", "https://ui.example"), ("Sec-Fetch-Site", "cross-site")]).status == 200)
+            #expect(try client.request("GET", "/hello", headers: [("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")]).status == 200)
             #expect(client.isOpen)
+            // Refused before routing: no handler saw the three refused requests.
+            #expect(observer.completed.withLock { $0.filter { $0.status == 403 }.allSatisfy { $0.route == nil } })
         }
     }
 

@@ -198,6 +198,11 @@ import Testing
             let again = try connect(server).request("POST", "/echo", headers: [("X-Sender", "a")], body: [65])
             #expect(again.status == 503)
             #expect(try connect(server).request("POST", "/echo", headers: [("X-Sender", "b")], body: [66]).status == 200)
+            // A sender whose upload was answered may send the next at once: its slot freed with the answer.
+            for round in 0..<50 {
+                let next = try connect(server).request("POST", "/echo", headers: [("X-Sender", "c")], body: [67])
+                #expect(next.status == 200, "upload \(round) right after the one before")
+            }
             // a trickles well above any minimum rate's grace: cut at the 1 s deadline all the same.
             var ended = false
             for _ in 0..<20 {
