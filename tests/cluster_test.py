@@ -104,6 +104,8 @@ class Instance:
         self.id = self.client.get("/v1/profiles").headers.get("X-Browserd-Instance")
 
     def output(self):
+        if not os.path.exists(self.log.name):
+            return "(stopped; its log is gone)"
         with open(self.log.name) as f:
             return f.read()[-4000:]
 
@@ -116,7 +118,8 @@ class Instance:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.client.close()
-        os.unlink(self.log.name)
+        if os.path.exists(self.log.name):  # a scenario may have stopped it already
+            os.unlink(self.log.name)
 
 
 def until_available(send, seconds=15):
@@ -673,6 +676,40 @@ def scenario_compose_environment(binary, admin):
         database.drop()
 
 
+def scenario_lazy_read_fails(binary, admin):
+    """Storage never lies on PostgreSQL: a profile's load (a takeover) that fails answers 503 and holds
+    nothing; once the database reads again the same requests get the stored state, not a made-up one."""
+    def body(database, instances):
+        a, b = instances
+        profile, window = create_profile_window(a)
+        tab = a.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://lazy.example/0"}).json()["id"]
+        for n in range(1, 6):
+            check(a.client.post("/v1/tabs/%s/navigate" % tab, json={"url": "https://lazy.example/%d" % n}).status_code == 200, "navigate")
+        stored = ["https://lazy.example/%d" % n for n in range(6)]
+        a.stop()  # its leases end with it: B takes the profile over on its first request
+        database.psql("ALTER TABLE tabs RENAME TO tabs_unreadable", url=database.url)
+        try:
+            replies = [b.client.get("/v1/browsers/%s" % window), b.client.get("/v1/tabs/%s/history" % tab),
+                       b.client.post("/v1/tabs/%s/navigate" % tab, json={"url": "https://during.example/"})]
+            check(all(r.status_code == 503 and r.headers.get("Retry-After") for r in replies),
+                  "a failed load is 503 with Retry-After: %s" % [(r.status_code, r.text[:120]) for r in replies])
+            leased = subprocess.run(["psql", database.url, "-At", "-c", "SELECT count(*) FROM profile_leases WHERE profile_id = '%s' AND owner_id = '%s' AND expires_at > now()" % (profile, b.id)],
+                                    check=True, capture_output=True, text=True).stdout.strip()
+            check(leased == "0", "B gave the lease back: it holds nothing of a profile it could not load (%s)" % leased)
+        finally:
+            database.psql("ALTER TABLE tabs_unreadable RENAME TO tabs", url=database.url)
+        history = until_available(lambda: b.client.get("/v1/tabs/%s/history" % tab))
+        urls = [e["url"] for e in history.json().get("entries", [])]
+        check(history.status_code == 200 and urls == stored, "the stored history once it reads again: %s %s" % (history.status_code, urls))
+        after = until_available(lambda: b.client.post("/v1/tabs/%s/navigate" % tab, json={"url": "https://after.example/"}))
+        check(after.status_code == 200, "a change after it: %s" % after.status_code)
+        urls = [e["url"] for e in b.client.get("/v1/tabs/%s/history" % tab).json()["entries"]]
+        check(urls == stored + ["https://after.example/"], "nothing made up, nothing lost: %s" % urls)
+        return "lazy read: a takeover whose load failed (tabs unreadable) was 503 on a read, the history and a change, held nothing; then the stored 6 entries and a 7th"
+
+    return with_cluster(binary, admin, 2, body)
+
+
 def main():
     binary = sys.argv[1]
     admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
@@ -680,7 +717,7 @@ def main():
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
     only = sys.argv[2] if len(sys.argv) > 2 else ""  # e.g. `lists`: the scenarios whose names hold it
-    for scenario in (scenario_compose_environment, scenario_hostile, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner):
+    for scenario in (scenario_compose_environment, scenario_hostile, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner, scenario_lazy_read_fails):
         if only in scenario.__name__:
             print("cluster:", scenario(binary, admin), flush=True)
     if only in "scenario_restart_postgres":
