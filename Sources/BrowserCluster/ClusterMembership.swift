@@ -126,6 +126,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// Whether a pipeline of reads (``Forwarder/pipelinePath``) came from another instance of this cluster.
     public func admitsPipeline(_ request: HTTPRequest) -> Bool { forwarder.isPipelineFromPeer(request) }
 
+    /// Whether `request` was forwarded by another instance of this cluster (its peer proof holds).
+    public func isFromPeer(_ request: HTTPRequest) -> Bool { forwarder.isFromPeer(request) }
+
     /// The answer of another instance (or a 503), or nil when this instance serves the request: the
     /// ``Placement`` machine's actions carried out one by one.
     public func place(_ request: HTTPRequest) async -> HTTPResponse? {

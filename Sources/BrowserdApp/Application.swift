@@ -174,6 +174,8 @@ public final class Application: Sendable {
         server.crossOriginProtection = CrossOriginProtection { origin in cors?.allows(origin) ?? false }
         // Several instances: every answer names the instance that made it (a relayed one keeps its own).
         server.responseHeaders = backend.responseHeaders
+        // Answers held for a pipelined run (TCP_CORK): only for another instance's relay.
+        server.pipelineHintFrom = backend.honoursPipelineHint
         let http = HTTPServer(
             configuration: server, router: router, logger: logger,
             observer: MetricsObserver(factory: factory))

@@ -75,6 +75,10 @@
             { [membership] request in membership.current?.admitsPipeline(request) ?? false }
         }
 
+        var honoursPipelineHint: @Sendable (HTTPRequest) -> Bool {
+            { [membership] request in membership.current?.isFromPeer(request) ?? false }
+        }
+
         func backup() async throws -> (path: String, bytes: Int) {
             throw HTTPError(
                 409, kind: "backup-elsewhere", title: "Backup Elsewhere",

@@ -42,6 +42,7 @@ struct EmbeddedBackend: StoreBackend {
     var responseHeaders: HTTPHeaders { [:] }
     /// No cluster: no peer.
     var admitsPipeline: @Sendable (HTTPRequest) -> Bool { { _ in false } }
+    var honoursPipelineHint: @Sendable (HTTPRequest) -> Bool { { _ in false } }
 
     func backup() async throws -> (path: String, bytes: Int) {
         try await DatabaseBackup(databasePath: databasePath, keep: backupKeep).write()

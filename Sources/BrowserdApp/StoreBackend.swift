@@ -21,6 +21,9 @@ protocol StoreBackend: Sendable {
     /// Whether a pipeline of reads (`APIRoutes.clusterPipelinePath`) comes from another instance of
     /// this cluster, and is answered.
     var admitsPipeline: @Sendable (HTTPRequest) -> Bool { get }
+    /// Whose `X-Browserd-Pipelined: more` the HTTP edge honours: another instance's relay (proven by
+    /// its peer proof), nobody else's.
+    var honoursPipelineHint: @Sendable (HTTPRequest) -> Bool { get }
 
     /// Writes a consistent copy of the state. - Throws: an HTTP problem when this store is backed up otherwise.
     func backup() async throws -> (path: String, bytes: Int)

@@ -21,7 +21,8 @@ import CMicroHTTPD
 // Nothing is held longer than the run takes to answer: an answer that must wait (a deferred
 // handler suspends the connection) or a stream sends what is held first, and a run whose last
 // request never comes is flushed by the kernel after 200 ms at most (a cork's limit). The hint
-// only ever delays the answers of the connection that sent it.
+// only ever delays the answers of the connection that sent it, and is honoured only from another
+// instance's relay (`ServerConfiguration.pipelineHintFrom`: its peer proof holds).
 extension HTTPServer {
     /// The request header that says more pipelined requests follow on the connection.
     public static let pipelinedHeader = "X-Browserd-Pipelined"
@@ -29,6 +30,12 @@ extension HTTPServer {
     /// Whether `request` says more pipelined requests follow it.
     static func morePipelined(_ headers: HTTPHeaders) -> Bool {
         headers[pipelinedHeader] == "more"
+    }
+
+    /// Whether the answers of `request`'s run are held: it says more follow, and it comes from whom
+    /// ``ServerConfiguration/pipelineHintFrom`` names (asked only then); nobody's when that is nil.
+    static func holdsRun(of request: HTTPRequest, _ configuration: ServerConfiguration) -> Bool {
+        morePipelined(request.headers) && configuration.pipelineHintFrom?(request) == true
     }
 
     /// Before an answer is queued: held if more answers follow it.

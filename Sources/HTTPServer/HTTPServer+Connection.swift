@@ -185,7 +185,7 @@ extension HTTPServer {
             headers: HTTPHeaders(Self.values(of: connection, kind: .HEADER_KIND)),
             body: context.body)
         request.rawTarget = context.rawTarget
-        context.morePipelined = Self.morePipelined(request.headers)
+        context.morePipelined = Self.holdsRun(of: request, configuration)
         context.body = []
         // A state-changing request a browser sent from another origin (CSRF): refused before routing.
         if let protection = configuration.crossOriginProtection,

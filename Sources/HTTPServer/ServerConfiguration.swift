@@ -44,6 +44,10 @@ public struct ServerConfiguration: Sendable {
     public var allowedHosts: [String]?
     /// Refuses state-changing requests a browser sent from another origin (403); nil: no check.
     public var crossOriginProtection: CrossOriginProtection?
+    /// The requests whose `X-Browserd-Pipelined: more` is honoured (their answers held for the run,
+    /// ``HTTPServer/pipelinedHeader``): another instance's relay; nil: nobody's. Asked only of a request
+    /// that carries the hint.
+    public var pipelineHintFrom: (@Sendable (HTTPRequest) -> Bool)?
     /// Paths whose POST bodies may be larger than ``maxBodyBytes`` (e.g. an upload of a whole
     /// document), and how many such bodies are held at once; nil: none.
     public var largeBodies: LargeBodies?

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MiniHTTPClient
+import Synchronization
 import TestSupport
 import Testing
 
@@ -17,6 +18,9 @@ import Testing
     }
 
     static let more = (HTTPServer.pipelinedHeader, "more")
+    /// Who may hint: here a header stands in for the cluster's peer proof.
+    static let peer = ("X-Test-Peer", "yes")
+    static func configure(_ configuration: inout ServerConfiguration) { configuration.pipelineHintFrom = { $0.headers["X-Test-Peer"] == "yes" } }
 
     /// A kept connection, as the relay's are: libmicrohttpd sets the socket's options itself on a
     /// connection's first answer (which lets a held answer go), so runs are held from the second on.
@@ -38,10 +42,10 @@ import Testing
     }
 
     @Test func theAnswersOfARunLeaveWithItsLast() async throws {
-        try await withServer(router: Self.router()) { server, _ in
+        try await withServer(Self.configure, router: Self.router()) { server, _ in
             let client = try Self.keptConnection(server)
             let sent = ContinuousClock.now
-            try client.send("GET", "/hello", headers: [Self.more])
+            try client.send("GET", "/hello", headers: [Self.more, Self.peer])
             Thread.sleep(forTimeInterval: 0.05)
             let held = !Self.hasBytes(client)
             // Held until the run's next answer (the kernel lets a held answer go after 200 ms: a check
@@ -58,25 +62,56 @@ import Testing
     }
 
     @Test func aRunWhoseLastRequestNeverComesIsStillAnswered() async throws {
-        try await withServer(router: Self.router()) { server, _ in
+        try await withServer(Self.configure, router: Self.router()) { server, _ in
             let client = try Self.keptConnection(server)
             let started = ContinuousClock.now
-            #expect(try client.request("GET", "/hello", headers: [Self.more]).text == "hello")
+            #expect(try client.request("GET", "/hello", headers: [Self.more, Self.peer]).text == "hello")
             #expect(ContinuousClock.now - started < .seconds(2), "the kernel sends a held answer within 200 ms")
             #expect(try client.request("GET", "/items/2").text == "item 2 q=-")
         }
     }
 
     @Test func anAnswerThatMustWaitSendsWhatIsHeldFirst() async throws {
-        try await withServer(router: Self.router()) { server, _ in
+        try await withServer(Self.configure, router: Self.router()) { server, _ in
             let client = try Self.keptConnection(server)
-            try client.send("GET", "/hello", headers: [Self.more])
+            try client.send("GET", "/hello", headers: [Self.more, Self.peer])
             try client.send("GET", "/slower")
             // The deferred handler takes 600 ms; the first answer is not held behind it, nor until the
             // kernel lets it go (200 ms).
             #expect(waitUntil(timeout: .milliseconds(150)) { Self.hasBytes(client) }, "the first answer came at once")
             #expect(try client.readResponse().text == "hello")
             #expect(try client.readResponse().text == "slower")
+        }
+    }
+
+    /// The hint is honoured only from those ``ServerConfiguration/pipelineHintFrom`` names (another
+    /// instance's relay): anyone else's is ignored, and nothing is asked of a request without it.
+    @Test func onlyAPeersHintIsHonoured() throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        let asked = Mutex(0)
+        configuration.pipelineHintFrom = { request in
+            asked.withLock { $0 += 1 }
+            return request.headers["X-Test-Peer"] == "yes"
+        }
+        func request(_ headers: [(String, String)]) -> HTTPRequest {
+            HTTPRequest(method: .get, path: "/hello", headers: HTTPHeaders(headers))
+        }
+        #expect(HTTPServer.holdsRun(of: request([Self.more, Self.peer]), configuration))
+        #expect(!HTTPServer.holdsRun(of: request([Self.more]), configuration))
+        #expect(!HTTPServer.holdsRun(of: request([Self.peer]), configuration))
+        #expect(asked.withLock { $0 } == 2, "asked only of requests with the hint")
+        configuration.pipelineHintFrom = nil
+        #expect(!HTTPServer.holdsRun(of: request([Self.more, Self.peer]), configuration), "nobody's by default")
+    }
+
+    /// A stranger's hinted requests are answered as any others.
+    @Test func aStrangersHintedRunIsAnswered() async throws {
+        try await withServer(Self.configure, router: Self.router()) { server, _ in
+            let client = try Self.keptConnection(server)
+            try client.send("GET", "/hello", headers: [Self.more])
+            try client.send("GET", "/items/3", headers: [Self.more])
+            #expect(try client.readResponse().text == "hello")
+            #expect(try client.readResponse().text == "item 3 q=-")
         }
     }
 }
