@@ -40,10 +40,6 @@ public final class Application: Sendable {
     let backend: any StoreBackend
     let metricsFactory: PrometheusMetricsFactory
 
-    /// Builds the application; nothing listens until ``start()``.
-    /// - Parameters:
-    ///   - configuration: validated configuration.
-    ///   - logger: the root logger.
     /// Blocks from this size are mapped on their own and unmapped when freed (128 KiB, glibc's initial
     /// value, kept fixed). `bench/big_session.py` shows the effect: with 100,000 tabs loaded, then
     /// evicted, 1.34× the empty server's RSS after idle without it, 1.07× with it.
@@ -61,6 +57,10 @@ public final class Application: Sendable {
         _ = CLinuxEvents_set_trim_threshold(trimThreshold)
     }()
 
+    /// Builds the application; nothing listens until ``start()``.
+    /// - Parameters:
+    ///   - configuration: validated configuration.
+    ///   - logger: the root logger.
     public init(configuration: BrowserdConfiguration, logger: Logger) {
         Self.allocatorSettings
         self.configuration = configuration
