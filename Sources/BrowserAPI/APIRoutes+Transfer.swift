@@ -143,24 +143,24 @@ extension APIRoutes {
         headers.set("Content-Disposition", "attachment; filename=\"\(id.rawValue).browserd-profile.json\"")
         headers.set("Cache-Control", "no-store")
         let body = StreamBody(maxBufferedBytes: exportBufferBytes * 2) { writer in
+            // The slot is held until the stream ends — the client has the whole document (what is
+            // buffered for it counts), or it was cut — and no longer than the deadline: a reader of the
+            // last window's bytes that slows to a trickle is cut there too. No thread waits for that.
+            let cut = Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                if !Task.isCancelled { writer.abort() }
+            }
+            writer.onClose {
+                cut.cancel()
+                finished()
+            }
             let thread = Thread {
                 Thread.current.name = "bd-export"
-                defer { finished() }
                 do {
                     try produce { chunk in Self.send(chunk, to: writer, before: deadline) }
                     writer.finish()
                 } catch {
                     writer.abort()
-                }
-                // The slot is held until the client has the whole document (what is buffered for it
-                // counts), and no longer than the deadline: a reader of the last window's bytes that
-                // slows to a trickle is cut there too.
-                while !writer.hasEnded {
-                    if ContinuousClock.now > deadline {
-                        writer.abort()
-                        break
-                    }
-                    Thread.sleep(forTimeInterval: 0.01)
                 }
             }
             thread.start()
