@@ -290,10 +290,12 @@ public enum FirefoxSessionReader {
             // A tab closed from a group remembers it by id; the group is looked up among the window's.
             var group: ImportedSession.Group?
             if let key = tab.groupKey, let found = groups[key] {
+                // The window's groups are checked where they are read; a bad one is refused here too,
+                // never taken for an empty name.
                 let groupAt = at + ".state.groupId"
                 group = ImportedSession.Group(
-                    key: key, title: (try? string(found["name"], at: groupAt)).flatMap { $0 } ?? "",
-                    color: (try? string(found["color"], at: groupAt)).flatMap { $0 } ?? "grey",
+                    key: key, title: try string(found["name"], at: groupAt + " (its group's name)") ?? "",
+                    color: try string(found["color"], at: groupAt + " (its group's color)") ?? "grey",
                     collapsed: found["collapsed"]?.bool ?? false, at: at)
             }
             return ImportedSession.ClosedTab(tab: tab, window: window, position: max(0, position), group: group, closedAt: candidate.closedAt)
