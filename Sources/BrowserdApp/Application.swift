@@ -2,7 +2,6 @@ import BrowserAPI
 import BrowserPersistence
 import BrowserRecords
 public import BrowserServices
-import CLinuxEvents
 import Foundation
 public import HTTPServer
 public import Logging
@@ -40,29 +39,12 @@ public final class Application: Sendable {
     let backend: any StoreBackend
     let metricsFactory: PrometheusMetricsFactory
 
-    /// Blocks from this size are mapped on their own and unmapped when freed (128 KiB, glibc's initial
-    /// value, kept fixed). `bench/big_session.py` shows the effect: with 100,000 tabs loaded, then
-    /// evicted, 1.34× the empty server's RSS after idle without it, 1.07× with it.
-    static let mmapThreshold: Int32 = 128 * 1024
-    /// Free memory a heap's top may hold before a free gives it back: 512 KiB, four times the top
-    /// pad glibc keeps after a trim (fixing the mmap threshold keeps glibc from raising it from
-    /// 128 KiB, where every free reaching the top gave pages back that the next allocations faulted
-    /// in again; see the shim). Idle profiles' drops still trim to nothing (`ProfileWorkingSet`).
-    static let trimThreshold: Int32 = 512 * 1024
-
-    /// The allocator's setting, made once per process (several applications share one in tests):
-    /// memory follows the working set down only if big freed buffers leave the heap (see the shim).
-    private static let allocatorSettings: Void = {
-        _ = CLinuxEvents_fix_mmap_threshold(mmapThreshold)
-        _ = CLinuxEvents_set_trim_threshold(trimThreshold)
-    }()
-
     /// Builds the application; nothing listens until ``start()``.
     /// - Parameters:
     ///   - configuration: validated configuration.
     ///   - logger: the root logger.
     public init(configuration: BrowserdConfiguration, logger: Logger) {
-        Self.allocatorSettings
+        configuration.memoryPolicy.applyAtStart()
         self.configuration = configuration
         self.logger = logger
         let idempotency = IdempotencyStore(capacity: configuration.idempotencyKeysPerPrincipal)

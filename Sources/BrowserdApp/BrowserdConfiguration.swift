@@ -76,6 +76,10 @@ public struct BrowserdConfiguration: Sendable {
     public var transferTimeoutSeconds = 600
     /// Whether every stored profile is loaded at start (`--preload-profiles`), rather than on its first use.
     public var preloadProfiles = false
+    /// How the allocator is steered so that memory follows the working set (process-wide settings):
+    /// ``MemoryPolicy/untouched`` unless set, so tests never change them; the executable runs with
+    /// ``MemoryPolicy/followsWorkingSet``.
+    public var memoryPolicy: MemoryPolicy = .untouched
     /// How long a profile nobody uses (no request, stream or WebDriver session; no incognito profile)
     /// stays in memory (`--profile-idle-seconds`; nil: for ever). The embedded store only.
     public var profileIdle: Duration? = .seconds(600)

@@ -95,7 +95,8 @@ struct EmbeddedBackend: StoreBackend {
             service: app.service, reader: reader, histories: histories, tokens: app.tokens,
             webDriverBasePath: app.configuration.webDriverBasePath, idle: idle,
             hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
-            flush: { try await sink.commit(ChangeSet()) }, factory: app.metricsFactory, logger: app.logger)
+            flush: { try await sink.commit(ChangeSet()) }, memory: app.configuration.memoryPolicy, factory: app.metricsFactory,
+            logger: app.logger)
         if preload { try await restoreEverything(store, app: app, started: started) }
         workingSet.start(directory: directory)
         app.tokens.restore(shared.tokens.map(TokenStore.Record.init))
@@ -128,12 +129,12 @@ struct EmbeddedBackend: StoreBackend {
                 "loaded": "\(app.service.heldProfiles.count)", "duration": "\(ContinuousClock.now - started)",
             ])
         app.announceStarted(["dataDir": "\(dataDirectory)"])
-        checkInBackground(readiness: app.readiness, logger: app.logger)
+        checkInBackground(readiness: app.readiness, logger: app.logger, memory: app.configuration.memoryPolicy)
     }
 
     /// `PRAGMA quick_check` on a connection of its own: a database that fails it makes `/readyz` 503
     /// with the report (stop, and restore a backup) and says so in the log.
-    private func checkInBackground(readiness: Readiness, logger: Logger) {
+    private func checkInBackground(readiness: Readiness, logger: Logger, memory: MemoryPolicy) {
         let path = databasePath
         let thread = Thread {
             Thread.current.name = "bd-db-check"
@@ -149,7 +150,7 @@ struct EmbeddedBackend: StoreBackend {
                 logger.error("the database could not be checked", metadata: ["database": "\(path)", "error": "\(error)"])
             }
             // Its connection read the whole file through a page cache now freed: give the pages back.
-            ProfileWorkingSet.returnFreeMemory()
+            memory.afterLoad()
         }
         thread.start()
     }

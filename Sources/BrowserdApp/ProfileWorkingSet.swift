@@ -3,7 +3,6 @@ import BrowserModel
 import BrowserPersistence
 import BrowserRecords
 import BrowserServices
-import CLinuxEvents
 import Foundation
 import HTTPServer
 import Logging
@@ -42,6 +41,8 @@ final class ProfileWorkingSet: Sendable {
     let hasWebDriverSessions: @Sendable (ProfileID) -> Bool
     /// Returns once every change queued so far is committed.
     let flush: @Sendable () async throws -> Void
+    /// What the allocator is asked to do after loads and around evictions (``MemoryPolicy``).
+    let memory: MemoryPolicy
     let logger: Logger
     private let state = Mutex(State())
     private let loads: Counter
@@ -52,8 +53,9 @@ final class ProfileWorkingSet: Sendable {
     init(
         service: BrowserService, reader: StoreReader, histories: StoreReader? = nil, tokens: TokenStore, webDriverBasePath: String?, idle: Duration?,
         hasWebDriverSessions: @escaping @Sendable (ProfileID) -> Bool, flush: @escaping @Sendable () async throws -> Void,
-        factory: any MetricsFactory, logger: Logger
+        memory: MemoryPolicy = .untouched, factory: any MetricsFactory, logger: Logger
     ) {
+        self.memory = memory
         self.service = service
         self.reader = reader
         self.histories = histories
@@ -138,7 +140,7 @@ final class ProfileWorkingSet: Sendable {
             logger.warning("loading a profile repaired a stored value", metadata: ["profile": "\(id)", "repair": "\(repair)"])
         }
         // The records a load reads are garbage once the model holds the profile: give their pages back.
-        Self.returnFreeMemory()
+        memory.afterLoad()
         let duration = ContinuousClock.now - started
         loads.increment()
         loadTime.record(duration: duration)
@@ -214,7 +216,7 @@ final class ProfileWorkingSet: Sendable {
                 // What the drops free leaves the heap at once (see the shim); glibc's usual settings
                 // come back after them. With `LoadThread`: RSS after idle 1.08× the empty server's at
                 // 1,000,000 stored tabs (1.13× before).
-                CLinuxEvents_return_freed_memory_eagerly(1, Application.trimThreshold)
+                memory.beginEvictions()
             }
             await eviction.value
             dropped.append(id)
@@ -223,8 +225,7 @@ final class ProfileWorkingSet: Sendable {
             // The readers' page caches were filled by the loads, among the model's allocations: freed
             // too, the pages the dropped profiles held can go back whole.
             for reader in [reader, histories].compactMap({ $0 }) { try? reader.readNow { $0.releaseMemory() } }
-            Self.returnFreeMemory()
-            CLinuxEvents_return_freed_memory_eagerly(0, Application.trimThreshold)
+            memory.endEvictions()
         }
         return dropped
     }
@@ -241,12 +242,6 @@ final class ProfileWorkingSet: Sendable {
             }
             thread.start()
         }
-    }
-
-    /// Returns the allocator's free pages to the system (glibc keeps them otherwise, so memory would
-    /// not follow the working set down).
-    static func returnFreeMemory() {
-        _ = CLinuxEvents_trim_heap()
     }
 
     private func drop(_ id: ProfileID) async {

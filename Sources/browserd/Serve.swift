@@ -297,6 +297,8 @@ struct Serve: AsyncParsableCommand {
             adminToken = text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         var configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
+        // The server's memory follows its working set down (process-wide allocator settings).
+        configuration.memoryPolicy = .followsWorkingSet
         if let text = databaseUrl ?? Environment.value("BROWSERD_DATABASE_URL") {
             #if !PostgreSQL
                 _ = text

@@ -70,6 +70,18 @@ import Testing
         await #expect(throws: (any Error).self) { try await app.start() }
     }
 
+    /// The allocator's process-wide settings are one value: nothing is set unless asked (so test
+    /// processes, where many applications live, never toggle them); the server's policy sets them.
+    @Test func theMemoryPolicyIsUntouchedUnlessTheServerAsks() {
+        #expect(BrowserdConfiguration().memoryPolicy == .untouched)
+        let untouched = MemoryPolicy.untouched
+        #expect(untouched.mmapThreshold == nil && untouched.trimThreshold == nil)
+        #expect(!untouched.returnsFreedMemoryDuringEvictions && !untouched.trimsAfterLoads)
+        let server = MemoryPolicy.followsWorkingSet
+        #expect(server.mmapThreshold == 128 * 1024 && server.trimThreshold == 512 * 1024)
+        #expect(server.returnsFreedMemoryDuringEvictions && server.trimsAfterLoads)
+    }
+
     @Test func configurationRejectsOutOfRangeValues() {
         var configuration = BrowserdConfiguration()
         configuration.server.port = 70_000

@@ -1,0 +1,80 @@
+import CLinuxEvents
+import Synchronization
+
+/// How browserd steers glibc's allocator so that its resident memory follows the working set down
+/// (profiles leave memory when idle). Every setting is process-wide, so the policy is one value,
+/// chosen once: the executable runs with ``followsWorkingSet``; ``untouched`` (the configuration's
+/// default, so every test process) changes nothing, and applications sharing a process never toggle
+/// each other's settings.
+///
+/// The settings and what each earned when it was added (`bench/big_session.py`, 100,000 tabs loaded
+/// then evicted, RSS after idle over the empty server's):
+/// - ``mmapThreshold`` fixed at 128 KiB: big blocks are mapped on their own and unmapped when freed
+///   (1.34× without, 1.07× with), instead of glibc's threshold rising to the largest block freed.
+/// - ``trimThreshold`` 512 KiB: fixing the mmap threshold keeps glibc from raising this one from
+///   128 KiB, where every free reaching a heap's top gave pages back that the next allocations
+///   faulted in again (~0.4 page faults per forwarded read, `bench/scale_out.py --hop-only`).
+/// - ``returnsFreedMemoryDuringEvictions``: while idle profiles are freed, no top pad, no fast bins,
+///   every free trims (1.08× at 1,000,000 stored tabs, 1.13× before); glibc's settings come back after
+///   (kept on, a mutation of a 1,000-window profile cost 35% more CPU, `bench/flat_cost.py`).
+/// - ``trimsAfterLoads``: `malloc_trim` once a load's records are garbage, and after the start-up
+///   check read the whole file through a page cache.
+///
+/// (Loads and unloads also run on threads that end right after, `LoadThread` and
+/// `ProfileWorkingSet.release`, so the allocator's per-thread caches go back with them; that is
+/// structure, not a setting, and stays whatever the policy.)
+public struct MemoryPolicy: Sendable, Equatable {
+    /// `M_MMAP_THRESHOLD`, fixed; nil leaves glibc's sliding default.
+    public var mmapThreshold: Int32?
+    /// `M_TRIM_THRESHOLD`; nil leaves glibc's.
+    public var trimThreshold: Int32?
+    /// Whether evictions switch the allocator to giving freed memory back at once while they free.
+    public var returnsFreedMemoryDuringEvictions: Bool
+    /// Whether free heap pages are given back after a profile's load and the start-up check.
+    public var trimsAfterLoads: Bool
+
+    public init(mmapThreshold: Int32?, trimThreshold: Int32?, returnsFreedMemoryDuringEvictions: Bool, trimsAfterLoads: Bool) {
+        self.mmapThreshold = mmapThreshold
+        self.trimThreshold = trimThreshold
+        self.returnsFreedMemoryDuringEvictions = returnsFreedMemoryDuringEvictions
+        self.trimsAfterLoads = trimsAfterLoads
+    }
+
+    /// glibc as it comes: nothing set, nothing trimmed.
+    public static let untouched = MemoryPolicy(
+        mmapThreshold: nil, trimThreshold: nil, returnsFreedMemoryDuringEvictions: false, trimsAfterLoads: false)
+
+    /// The server's: memory follows the working set down.
+    public static let followsWorkingSet = MemoryPolicy(
+        mmapThreshold: 128 * 1024, trimThreshold: 512 * 1024, returnsFreedMemoryDuringEvictions: true, trimsAfterLoads: true)
+
+    /// Sets the thresholds (once per process: the first application's policy that sets any wins).
+    func applyAtStart() {
+        guard mmapThreshold != nil || trimThreshold != nil else { return }
+        Self.applied.withLock { applied in
+            guard !applied else { return }
+            applied = true
+            if let mmapThreshold { _ = CLinuxEvents_fix_mmap_threshold(mmapThreshold) }
+            if let trimThreshold { _ = CLinuxEvents_set_trim_threshold(trimThreshold) }
+        }
+    }
+
+    /// Before idle profiles are freed.
+    func beginEvictions() {
+        if returnsFreedMemoryDuringEvictions { CLinuxEvents_return_freed_memory_eagerly(1, trimThreshold ?? 128 * 1024) }
+    }
+
+    /// After they were freed: the free pages go back, and glibc's settings with this policy's thresholds.
+    func endEvictions() {
+        guard returnsFreedMemoryDuringEvictions else { return }
+        _ = CLinuxEvents_trim_heap()
+        CLinuxEvents_return_freed_memory_eagerly(0, trimThreshold ?? 128 * 1024)
+    }
+
+    /// After a load's (or a whole-file check's) records became garbage.
+    func afterLoad() {
+        if trimsAfterLoads { _ = CLinuxEvents_trim_heap() }
+    }
+
+    private static let applied = Mutex(false)
+}
