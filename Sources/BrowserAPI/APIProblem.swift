@@ -54,10 +54,7 @@ enum APIProblem {
 
     /// A read of storage the request needed failed: nothing was changed, nothing made up.
     static var storageUnreadable: HTTPError {
-        HTTPError(
-            503, kind: "storage-unavailable", title: "Storage Unavailable",
-            detail: "Storage could not be read for this request; nothing was changed. Retry later.",
-            headers: ["Retry-After": "5"])
+        .storageUnavailable("Storage could not be read for this request; nothing was changed. Retry later.", retryAfter: 5)
     }
 
     /// The problem for an error of the model or the service.
@@ -67,10 +64,7 @@ enum APIProblem {
             case .versionMismatch(let current): return preconditionFailed(current: current)
             case .wrongProfileKind(let detail): return HTTPError(422, kind: "wrong-profile-kind", title: "Wrong Kind of Profile", detail: detail)
             case .storageFailed:
-                return HTTPError(
-                    503, kind: "storage-unavailable", title: "Storage Unavailable",
-                    detail: "The change could not be saved to disk; it was not acknowledged. Retry later.",
-                    headers: ["Retry-After": "5"])
+                return HTTPError.storageUnavailable("The change could not be saved to disk; it was not acknowledged. Retry later.", retryAfter: 5)
             case .storageUnreadable:
                 return storageUnreadable
             case .tooManyStreams:

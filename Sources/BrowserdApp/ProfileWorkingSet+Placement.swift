@@ -46,10 +46,8 @@ extension ProfileWorkingSet: RequestPlacement {
         } catch {
             logger.error("loading a profile failed", metadata: ["path": "\(request.path)", "error": "\(error)"])
             // Nothing of it is held (a load builds the profile whole, or not at all): a later request loads it.
-            return HTTPError(
-                503, kind: "storage-unavailable", title: "Storage Unavailable",
-                detail: "The profile could not be read from storage; nothing was changed. Retry later.", headers: ["Retry-After": "1"]
-            ).response(instance: request.path)
+            return HTTPError.storageUnavailable("The profile could not be read from storage; nothing was changed. Retry later.", retryAfter: 1)
+                .response(instance: request.path)
         }
     }
 
