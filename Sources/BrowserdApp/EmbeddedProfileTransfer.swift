@@ -122,76 +122,19 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
     func importDocument(_ body: [UInt8]) async throws -> ProfileSnapshot {
         try beginImport()
         defer { importing.withLock { $0 = false } }
-        let head = try ProfileDocument.head(of: body)
+        let document = try ProfileDocument.Validated(body, limits: limits)
+        let head = document.head
         let profileID = head.profile.id
         guard service.profile(ProfileID(rawValue: profileID)) == nil, !service.isStoredElsewhere(ProfileID(rawValue: profileID)) else {
             throw TransferProblem.idTaken("A profile with id \(profileID) exists already; delete it first, or import into another deployment.")
         }
-        let check = ProfileImportCheck(profile: head.profile, limits: limits)
+        let (windowIDs, tabIDs, closedIDs, entryIDs) = (document.windowIDs, document.tabIDs, document.closedIDs, document.entryIDs)
+        let (groupIDs, closedGroupIDs, closedTabIDs) = (document.groupIDs, document.closedGroupIDs, document.closedTabIDs)
         var change = ChangeSet()
         change.profiles = [head.profile]
         change.profileID = profileID
-        var ids = Set([profileID])
-        var (windowIDs, tabIDs, closedIDs) = ([String](), [String](), [String]())
-        // Every other id the document brings: its windows' groups, the groups and tabs closed tabs
-        // remember, and its window and group entries. None may be another profile's: a group id is
-        // found across profiles (`/v1/groups/{id}`), and an entry id names stored rows.
-        var (groupIDs, closedGroupIDs, closedTabIDs, entryIDs) = (Set<String>(), Set<String>(), Set<String>(), [String]())
-        var bytes = 0
-        func unique(_ id: String, _ field: String) throws {
-            guard ids.insert(id).inserted else { throw TransferProblem.invalid(field, "repeats the id \(id)") }
-        }
-        guard head.windows.count <= limits.windowsPerProfile else {
-            throw TransferProblem.invalid("windows", "holds \(head.windows.count) windows; a profile holds at most \(limits.windowsPerProfile)")
-        }
-        for (index, span) in head.windows.enumerated() {
-            let (window, tabs) = try ProfileDocument.window(body, span: span, index: index, profile: profileID)
-            try unique(window.id, "windows[\(index)].id")
-            windowIDs.append(window.id)
-            for (position, tab) in tabs.enumerated() {
-                try unique(tab.id, "windows[\(index)].tabs[\(position)].id")
-                tabIDs.append(tab.id)
-                bytes += HistorySummary(tab.history, index: tab.historyIndex).byteCount
-            }
-            var windowGroups = Set<String>()
-            for group in window.groups where !windowGroups.insert(group.id).inserted || !groupIDs.insert(group.id).inserted {
-                throw TransferProblem.invalid("windows[\(index)].groups", "repeats the group \(group.id)")
-            }
-            for (position, tab) in tabs.enumerated() where tab.groupID.map({ !windowGroups.contains($0) }) ?? false {
-                throw TransferProblem.invalid("windows[\(index)].tabs[\(position)].groupId", "names no group of its window")
-            }
-            let repairs: [String]
-            do {
-                repairs = try check.repairs(of: window, tabs: Dictionary(tabs.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
-            } catch {
-                throw TransferProblem.invalid("windows[\(index)]", "cannot be loaded: \(error)")
-            }
-            if let first = repairs.first { throw TransferProblem.invalid("windows[\(index)]", "does not load as written: \(first)") }
-            change.windows.append(window)
-            change.tabs += tabs.map { (window.id, $0) }
-        }
-        for (index, entry) in head.recentlyClosed.enumerated() {
-            if entry.kind != .tab {
-                try unique(entry.id, "recentlyClosed[\(index)].id")
-                entryIDs.append(entry.id)
-            }
-            for tab in entry.tabs {
-                try unique(tab.id, "recentlyClosed[\(index)].tabs")
-                closedIDs.append(tab.id)
-                if let group = tab.groupID { closedGroupIDs.insert(group) }
-                closedTabIDs.insert(tab.tabID)
-                bytes += HistorySummary(tab.history, index: tab.historyIndex).byteCount
-            }
-        }
-        guard head.recentlyClosed.count <= limits.recentlyClosedEntries else {
-            throw TransferProblem.invalid("recentlyClosed", "holds \(head.recentlyClosed.count) entries; a profile keeps at most \(limits.recentlyClosedEntries)")
-        }
-        if let first = check.repairs(of: head.recentlyClosed).first { throw TransferProblem.invalid("recentlyClosed", "does not load as written: \(first)") }
-        guard bytes <= limits.profileBytes else {
-            throw HTTPError(
-                507, kind: "profile-storage-full", title: "Insufficient Storage",
-                detail: "The document holds \(bytes) bytes of history text; a profile holds at most \(limits.profileBytes) (--profile-max-bytes).")
-        }
+        change.windows = document.windows
+        change.tabs = document.tabs.map { (windowID: $0.window, tab: $0.tab) }
         // No id of the document may exist: in memory, or stored (a loaded profile's last changes are
         // committed first, so the database has every id that was answered).
         for id in windowIDs where service.window(BrowserID(rawValue: id)) != nil { throw TransferProblem.idTaken("Window \(id) exists already.") }

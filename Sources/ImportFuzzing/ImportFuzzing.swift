@@ -58,18 +58,12 @@ public enum ImportFuzzing {
         var tabs: Int { tabsByWindow.values.reduce(0) { $0 + $1.count } }
     }
 
+    /// Reads `data` as the import does (``ProfileDocument/Validated``: the same checks, in the same
+    /// code): nil where the import refuses it.
     static func read(_ data: [UInt8]) -> Read? {
-        guard let head = try? ProfileDocument.head(of: data), head.windows.count <= ModelLimits().windowsPerProfile else { return nil }
-        let check = ProfileImportCheck(profile: head.profile, limits: ModelLimits())
-        var read = Read(profile: head.profile, closed: head.recentlyClosed, windows: [], tabsByWindow: [:])
-        for (index, span) in head.windows.enumerated() {
-            guard let (window, tabs) = try? ProfileDocument.window(data, span: span, index: index, profile: head.profile.id) else { return nil }
-            // As the import checks it: rebuilt as a load would (a model error is a refusal).
-            _ = try? check.repairs(of: window, tabs: Dictionary(tabs.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }))
-            read.windows.append(window)
-            read.tabsByWindow[window.id, default: []] += tabs
-        }
-        _ = check.repairs(of: head.recentlyClosed)
+        guard let document = try? ProfileDocument.Validated(data, limits: ModelLimits()) else { return nil }
+        var read = Read(profile: document.head.profile, closed: document.head.recentlyClosed, windows: document.windows, tabsByWindow: [:])
+        for (window, tab) in document.tabs { read.tabsByWindow[window, default: []].append(tab) }
         return read
     }
 
