@@ -42,7 +42,8 @@ run: release
 ## webdriver.Remote and raw HTTP, hostile tenants and clients against a real process (tests/hostile_test.py),
 ## hostile files and uploads against a real process (tests/hostile_files_test.py; the fuzz corpus is
 ## replayed by the Swift suites),
-## the Swift client package (clients/swift) against a live server and its terminal tab strip in tmux,
+## the Swift client package (clients/swift: its suites, and browserd-renderer's with a real headless Chromium and
+## pages on loopback, run with the server's) against a live server and its terminal tab strip in tmux,
 ## several instances on one PostgreSQL as real processes (kill -9,
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
@@ -50,29 +51,30 @@ run: release
 test: test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
 
-# make test builds in folders of its own, without debug info (a from-scratch build compiles ~15 % less and
+# make test builds in a folder of its own, without debug info (a from-scratch build compiles ~15 % less and
 # links faster; test failures still name their file and line): .build-test holds the PostgreSQL build with
-# every test target and then the embedded browserd (which compiles only browserd's own modules again:
-# the dependencies are the same), clients/swift/.build-test the Swift client. The builds of `make build`,
-# `make run` and `make build-postgres` are left alone.
+# every test target, the Swift client's and browserd-renderer's included (the client package is a
+# dependency of this one, so swift-nio, swift-crypto and async-http-client compile once for both), and
+# then the embedded browserd (which compiles only browserd's own modules again: the dependencies are the
+# same). The builds of `make build`, `make run` and `make build-postgres` are left alone.
 TEST_BUILD := --scratch-path .build-test -Xswiftc -gnone -Xcc -g0
 TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd
-CLIENT_TEST_BIN = $$(cd clients/swift && $(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd-tabs
+POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path)
 
-# The order: the quick checks first; then the PostgreSQL build and the Swift client's side by side (one
-# Swift build alone keeps two cores only ~75 % busy; each build's output is shown whole once it ends);
-# then the suites, one at a time (the timing of live-server tests never shares the machine with a
-# compiler): every Swift suite once, on both stores (SQLite included), and the cluster; the embedded
-# browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
+# The order: the quick checks first; then the one build; then the suites, one at a time (the timing of
+# live-server tests never shares the machine with a compiler): every Swift suite once, on both stores
+# (SQLite included), the client's and the renderer's against that build's browserd, and the cluster; the
+# embedded browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
 test-steps:
 	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py
 	$(SWIFT) package resolve --scratch-path .build-test
-	@echo "== two builds side by side: the PostgreSQL build with every test target, and the Swift client"
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-build-postgres test-build-client
-	@echo "== the PostgreSQL build (the trait): every Swift suite on both stores, and the cluster"
-	$(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL
-	$(PYTHON) tests/cluster_test.py $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path)/browserd
+	@echo "== the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
+	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
+	$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs
+	@echo "== every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
+	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL
+	$(PYTHON) tests/cluster_test.py $(POSTGRES_TEST_BIN)/browserd
 	@echo "== the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd), in the same folder"
 	$(SWIFT) build $(TEST_BUILD) --product browserd
 	$(PYTHON) tests/embedded_build_test.py $(TEST_BIN)
@@ -83,17 +85,8 @@ test-steps:
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
 	scripts/schemathesis.sh $(TEST_BIN)
-	@echo "== the Swift client (clients/swift: BrowserdClient, browserd-tabs) against the embedded build"
-	cd clients/swift && BROWSERD_BIN=$$(cd ../.. && $(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd $(SWIFT) test --skip-build $(TEST_BUILD)
-	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(CLIENT_TEST_BIN)
-
-# The builds test-steps runs side by side (after `swift package resolve`, so that neither writes
-# Package.resolved while the other reads it).
-.PHONY: test-build-client test-build-postgres
-test-build-client:
-	cd clients/swift && $(SWIFT) build --build-tests $(TEST_BUILD)
-test-build-postgres:
-	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
+	@echo "== the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"
+	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(POSTGRES_TEST_BIN)/browserd-tabs
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).
 bench:
@@ -112,4 +105,4 @@ container:
 	../shared/tools/container-check
 
 clean:
-	rm -rf .build .build-postgres .build-test .build-fuzz clients/swift/.build clients/swift/.build-test
+	rm -rf .build .build-postgres .build-test .build-fuzz clients/swift/.build clients/swift/.build-test renderer-state

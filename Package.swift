@@ -37,6 +37,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        // The Swift client (its own package, so that the server's build never compiles it): its suites,
+        // and those of browserd-renderer, run in this package's test build, which shares swift-nio and
+        // async-http-client with the PostgreSQL build instead of compiling them a second time.
+        .package(path: "clients/swift"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         // C libraries, reached only through these thin wrapper modules.
@@ -215,5 +220,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "BrowserdClientTests",
+            dependencies: [
+                .product(name: "BrowserdClient", package: "swift"), .product(name: "TabStripCore", package: "swift"),
+                .product(name: "BrowserdRenderer", package: "swift"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "Logging", package: "swift-log"),
+                "TestSupport",
+            ],
+            path: "clients/swift/Tests/BrowserdClientTests",
+            swiftSettings: swiftSettings),
     ]
 )

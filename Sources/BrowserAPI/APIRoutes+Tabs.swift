@@ -169,8 +169,9 @@ extension APIRoutes {
     func navigateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.parameter("tabId")
         let window = try windowOf(tab: id)
-        let body = try RequestBody(request, allowed: ["url", "transition"])
+        let body = try RequestBody(request, allowed: ["url", "transition", "replace"])
         let url = try body.requiredString("url", maxLength: 2 * 1024 * 1024)
+        let replacesCurrent = try body.bool("replace") ?? false
         var transition = PageTransition.link
         if let name = try body.string("transition", maxLength: 32) {
             guard let value = PageTransition(rawValue: name) else {
@@ -179,7 +180,10 @@ extension APIRoutes {
             transition = value
         }
         let (tab, version) = try await service.dispatch(
-            TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .navigate(url: url, transition: transition)),
+            TabCommands.navigate,
+            NavigateRequest(
+                tabID: TabID(rawValue: id),
+                navigation: replacesCurrent ? .replaceCurrent(url: url, transition: transition) : .navigate(url: url, transition: transition)),
             in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version)
     }

@@ -75,6 +75,18 @@ public struct NavigationHistory: Sendable, Equatable {
         return true
     }
 
+    /// Replaces the current item (Chromium's `should_replace_current_entry`: a redirect's final URL,
+    /// `location.replace`, `history.replaceState`): the index and the forward entries stay. With no
+    /// current item it commits one.
+    public mutating func replaceCurrent(with item: NavigationItem) {
+        guard currentIndex >= 0 else {
+            commit(item)
+            return
+        }
+        byteCount += item.byteCount - items[currentIndex].byteCount
+        items[currentIndex] = item
+    }
+
     /// Goes to `index`; out of range or equal to the current index is a no-op.
     /// - Returns: whether the current index changed.
     @discardableResult

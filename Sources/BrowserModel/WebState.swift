@@ -188,6 +188,29 @@ public final class WebState {
         notify(.navigation)
     }
 
+    /// Replaces the current entry with a navigation to `url` (a renderer's redirect, `location.replace`
+    /// or `history.replaceState`: Chromium's `should_replace_current_entry`) and starts loading; the
+    /// index and the forward entries stay.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
+    public func navigate(replacingCurrentWith url: String, transition: PageTransition, at time: Date = Date()) throws(ModelError) {
+        let before = byteCount
+        let keepsTitle = url == visibleURL
+        try mutateHistory { history in
+            var item = NavigationItem(url: url, transition: transition, timestamp: time)
+            // The same document (replaceState to the same URL, a reload's redirect to itself) keeps its title.
+            if keepsTitle { item.title = history.currentItem?.title ?? "" }
+            history.replaceCurrent(with: item)
+        }
+        budget?.charge(byteCount - before)
+        if !keepsTitle {
+            title = ""
+            faviconURL = nil
+        }
+        isLoading = true
+        progress = 0
+        notify(.navigation)
+    }
+
     /// Goes back, forward or to an offset; a no-op at the ends of history.
     /// - Returns: whether the current entry changed.
     /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).

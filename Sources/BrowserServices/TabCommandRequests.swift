@@ -78,6 +78,8 @@ public struct PageStateUpdate: Sendable {
 /// A history move or a new navigation.
 public enum TabNavigation: Sendable {
     case navigate(url: String, transition: PageTransition)
+    /// The current entry replaced (a renderer's redirect, `location.replace`, `replaceState`).
+    case replaceCurrent(url: String, transition: PageTransition)
     case back, forward, reload
     case go(offset: Int)
 }

@@ -44,6 +44,39 @@ import Testing
         #expect(history.count == 2)
     }
 
+    /// Chromium's `should_replace_current_entry` (a redirect's final URL, `location.replace`,
+    /// `replaceState`): the entry at the index changes; the index, the count and the forward entries stay.
+    @Test func replacingTheCurrentEntryKeepsTheIndexAndTheForwardEntries() {
+        var history = NavigationHistory()
+        for url in ["a", "b", "c"] { history.commit(item("https://\(url).example/")) }
+        history.goBack()
+        history.setCurrentTitle("B")
+        let bytes = history.byteCount
+        history.replaceCurrent(with: item("https://b2.example/", .autoToplevel))
+        #expect(history.items.map(\.url) == ["https://a.example/", "https://b2.example/", "https://c.example/"])
+        #expect(history.currentIndex == 1)
+        #expect(history.currentItem?.title == "")
+        #expect(history.currentItem?.transition == .autoToplevel)
+        #expect(history.byteCount == bytes - "https://b.example/".utf8.count - 1 + "https://b2.example/".utf8.count)
+        var empty = NavigationHistory()
+        empty.replaceCurrent(with: item("https://a.example/"))
+        #expect(empty.items.map(\.url) == ["https://a.example/"])
+        #expect(empty.currentIndex == 0)
+    }
+
+    @Test func aTabReplacingItsEntryKeepsItsTitleOnlyForTheSameURL() throws {
+        let tab = WebState()
+        try tab.navigate(to: "https://a.example/", transition: .typed)
+        try tab.updatePageState(title: "A", isLoading: false, progress: 1)
+        try tab.navigate(replacingCurrentWith: "https://a.example/", transition: .link)
+        #expect(tab.title == "A")
+        #expect(tab.isLoading && tab.progress == 0)
+        try tab.navigate(replacingCurrentWith: "https://a.example/#x", transition: .link)
+        #expect(tab.title == "")
+        #expect(tab.historyCount == 1)
+        #expect(tab.visibleURL == "https://a.example/#x")
+    }
+
     @Test func goToIsANoOpOutOfRangeAndOnTheCurrentIndex() {
         var history = NavigationHistory()
         do {

@@ -36,7 +36,10 @@ import Testing
     static func declaredPaths() throws -> [String: String] {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         var result: [String: String] = [:]
-        for match in text.matches(of: /name: "([^"]+)"[^\n]*?path: "([^"]+)"/) { result[String(match.1)] = String(match.2) }
+        // `path:` in the target's own declaration (on its line, or a later one before the next target).
+        let target =
+            /\.(?:target|testTarget|executableTarget)\(\s*name: "([^"]+)"(?:[^\n]|\n(?!\s*\.(?:target|testTarget|executableTarget|systemLibrary)\())*?path: "([^"]+)"/
+        for match in text.matches(of: target) { result[String(match.1)] = String(match.2) }
         return result
     }
 
@@ -103,11 +106,14 @@ import Testing
     /// Every suite says what it does with a thread (`Tests/TestSupport/OffThePool.swift`): a suite on
     /// Swift's cooperative pool could hold one of its two threads on CI and stall the live servers.
     @Test func everySuiteRunsOffTheCooperativePool() throws {
-        let tests = repositoryRoot.appendingPathComponent("Tests")
+        // The server's suites and the Swift client's (built and run in this package: see Package.swift).
+        let folders = ["Tests", "clients/swift/Tests"].map { repositoryRoot.appendingPathComponent($0) }
         var unmarked: [String] = []
         var suites = 0
-        guard let files = FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil) else { return }
-        for case let file as URL in files where file.pathExtension == "swift" {
+        let files = folders.flatMap { folder in
+            (FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.allObjects ?? []).compactMap { $0 as? URL }
+        }
+        for file in files where file.pathExtension == "swift" {
             let text = try String(contentsOf: file, encoding: .utf8)
             guard text.contains("@Test") else { continue }
             for line in text.split(separator: "\n") {

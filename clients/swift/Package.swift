@@ -9,7 +9,10 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "BrowserdClient", targets: ["BrowserdClient"]),
+        .library(name: "TabStripCore", targets: ["TabStripCore"]),
         .executable(name: "browserd-tabs", targets: ["browserd-tabs"]),
+        .library(name: "BrowserdRenderer", targets: ["BrowserdRenderer"]),
+        .executable(name: "browserd-renderer", targets: ["browserd-renderer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
@@ -17,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(
@@ -42,6 +46,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "BrowserdClientTests", dependencies: ["BrowserdClient", "TabStripCore"]),
+        // browserd-renderer: a real Chromium over its DevTools pipe (Linux: posix_spawn through a small C shim).
+        .target(name: "CRendererSupport"),
+        .target(
+            name: "BrowserdRenderer",
+            dependencies: ["BrowserdClient", "CRendererSupport", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(
+            name: "browserd-renderer",
+            dependencies: [
+                "BrowserdClient", "BrowserdRenderer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The tests of this package's targets are built and run by the server's package (../../Package.swift:
+        // BrowserdClientTests), which shares swift-nio and async-http-client with the server's build.
     ]
 )

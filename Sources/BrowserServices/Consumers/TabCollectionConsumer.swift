@@ -12,6 +12,10 @@ public struct TabItem: Sendable, Equatable {
     public var groupID: TabGroupID?
     /// The tab that opened this one, if any (cleared when it leaves).
     public var openerID: TabID?
+    /// Where the tab stands in its history, and how long that is: a renderer tells a move within the
+    /// history (back, forward, go) from a new entry by these.
+    public var historyIndex: Int
+    public var historyCount: Int
 }
 
 /// What shows a window's tabs (Chromium's `TabCollectionConsumer`): told every change of the list

@@ -16,6 +16,8 @@ extension JSONText {
         member("pinned", item.pinned)
         member("groupId", item.groupID?.rawValue)
         member("openerTabId", item.openerID?.rawValue)
+        member("historyIndex", item.historyIndex)
+        member("historyCount", item.historyCount)
         endObject()
     }
 

@@ -13,7 +13,8 @@ struct WindowStreamSnapshot: StreamSnapshot {
         window.tabs.map {
             TabItem(
                 id: $0.id, url: $0.url, title: $0.title, loading: $0.loading, progress: $0.progress,
-                faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID, openerID: $0.openerID)
+                faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID, openerID: $0.openerID,
+                historyIndex: $0.historyIndex, historyCount: $0.historyCount)
         }
     }
 

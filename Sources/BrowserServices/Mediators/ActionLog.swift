@@ -168,6 +168,7 @@ extension NavigateRequest: ActionDescribable {
         let navigation: String =
             switch self.navigation {
             case .navigate(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue))"
+            case .replaceCurrent(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue), replacing)"
             case .back: "back"
             case .forward: "forward"
             case .reload: "reload"

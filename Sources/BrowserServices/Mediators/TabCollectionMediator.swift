@@ -29,7 +29,8 @@ final class TabCollectionMediator: WebStateListObserver {
         return TabItem(
             id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress,
             faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
-            openerID: list.opener(at: index)?.webState.id)
+            openerID: list.opener(at: index)?.webState.id, historyIndex: tab.lastCommittedIndex,
+            historyCount: tab.historyCount)
     }
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {

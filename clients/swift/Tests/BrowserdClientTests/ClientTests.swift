@@ -1,12 +1,12 @@
 import Foundation
 import OpenAPIRuntime
+import TestSupport
 import Testing
 
 @testable import BrowserdClient
 
 /// The client against a live browserd: operations, typed events, resume, problems.
-@Suite(.serialized, .timeLimit(.minutes(1)))
-struct ClientTests {
+@Suite(.serialized, .offThePool, .timeLimit(.minutes(1))) struct ClientTests {
     @Test func profileWindowAndTabsAsTypedEvents() async throws {
         let server = try await LiveServer()
         let client = BrowserdClient(server: server.url)

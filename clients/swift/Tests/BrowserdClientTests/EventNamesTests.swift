@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserdClient
 
 /// Every event name the contract lists is decoded as its own type (none falls to `.unknown`).
-struct EventNamesTests {
+@Suite(.computing) struct EventNamesTests {
     @Test func windowEventsMatchTheContract() throws {
         #expect(try Self.contractNames(of: "WindowEvent") == WindowStreamEvent.names)
     }

@@ -1,12 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserdClient
 
 /// The README's example of the client, run against a live server; and a check that the README still
 /// shows this code (each of its code lines appears here as written).
-@Suite(.serialized, .timeLimit(.minutes(1)))
-struct ReadmeExampleTests {
+@Suite(.serialized, .offThePool, .timeLimit(.minutes(1))) struct ReadmeExampleTests {
     @Test func theExampleRuns() async throws {
         let server = try await LiveServer()
         var seen: [String] = []

@@ -1,15 +1,16 @@
 import BrowserdClient
+import TestSupport
 import Testing
 
 @testable import TabStripCore
 
 /// The terminal tab strip's state and drawing, from events as the server writes them.
-struct TabStripTests {
+@Suite(.computing) struct TabStripTests {
     static func item(_ id: String, _ url: String, pinned: Bool = false, group: String? = nil, title: String = "") -> String {
         let groupID = group.map { "\"\($0)\"" } ?? "null"
         return """
             {"id":"\(id)","url":"\(url)","title":"\(title)","loading":false,"progress":1,"faviconUrl":null,\
-            "pinned":\(pinned),"groupId":\(groupID),"openerTabId":null}
+            "pinned":\(pinned),"groupId":\(groupID),"openerTabId":null,"historyIndex":0,"historyCount":1}
             """
     }
 

@@ -1,0 +1,187 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One event of the DevTools protocol: its method, parameters, and the session (target) it came from.
+public struct DevToolsEvent: Sendable {
+    public var method: String
+    public var params: JSONValue
+    /// The attached target's session (flat mode); nil for the browser's own events.
+    public var sessionID: String?
+}
+
+public enum DevToolsError: Error, Equatable, CustomStringConvertible {
+    /// The pipe is closed: the browser exited or was stopped.
+    case closed
+    /// No answer within the call's timeout.
+    case timedOut(method: String)
+    /// The browser answered with an error.
+    case failed(method: String, code: Int, message: String)
+
+    public var description: String {
+        switch self {
+        case .closed: "the browser's DevTools pipe is closed"
+        case .timedOut(let method): "\(method): no answer in time"
+        case .failed(let method, let code, let message): "\(method): \(message) (\(code))"
+        }
+    }
+}
+
+/// The DevTools protocol over a browser's pipe (`--remote-debugging-pipe`): commands written to the
+/// browser's fd 3 (our `commandFD`), answers and events read from its fd 4 (our `eventFD`) by one
+/// reader thread. Every call has a timeout; when the pipe ends, every waiting call fails with
+/// ``DevToolsError/closed`` and ``events`` finishes.
+public final class DevToolsConnection: @unchecked Sendable {
+    // `@unchecked Sendable`: `waiters`, `nextID` and `closed` are read and written only under `lock`;
+    // `commandFD` is written to and closed only under `writeLock`, which `commandOpen` says (so no
+    // write reaches the number once closed and perhaps reused); the reader thread alone reads and
+    // closes `eventFD`.
+    private let commandFD: Int32
+    private let eventFD: Int32
+    private let lock = NSLock()
+    private let writeLock = NSLock()
+    private var waiters: [Int: CheckedContinuation<JSONValue, any Error>] = [:]
+    private var methods: [Int: String] = [:]
+    private var nextID = 1
+    private var closed = false
+    private var commandOpen = true
+    private let continuation: AsyncStream<DevToolsEvent>.Continuation
+    /// Every event, in the order the browser sent them; finishes when the pipe ends.
+    public let events: AsyncStream<DevToolsEvent>
+
+    /// Takes ownership of both descriptors (closed by ``close()`` or when the pipe ends).
+    public init(commandFD: Int32, eventFD: Int32) {
+        self.commandFD = commandFD
+        self.eventFD = eventFD
+        (events, continuation) = AsyncStream.makeStream(of: DevToolsEvent.self, bufferingPolicy: .unbounded)
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "devtools-reader"
+        thread.start()
+    }
+
+    /// Sends `method` and waits for its answer's `result`.
+    /// - Throws: ``DevToolsError``: the browser's error, no answer within `timeout`, or the pipe closed.
+    @discardableResult
+    public func call(
+        _ method: String, _ params: JSONValue = [:], session: String? = nil, timeout: Duration = .seconds(10)
+    ) async throws -> JSONValue {
+        let id: Int = try lock.withLock {
+            guard !closed else { throw DevToolsError.closed }
+            defer { nextID += 1 }
+            return nextID
+        }
+        var message: [String: JSONValue] = ["id": .number(Double(id)), "method": .string(method), "params": params]
+        if let session { message["sessionId"] = .string(session) }
+        let bytes = try DevToolsFraming.frame(Array(JSONEncoder().encode(JSONValue.object(message))))
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            self?.resume(id, with: .failure(DevToolsError.timedOut(method: method)))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let accepted = lock.withLock {
+                guard !closed else { return false }
+                waiters[id] = continuation
+                methods[id] = method
+                return true
+            }
+            guard accepted else { return continuation.resume(throwing: DevToolsError.closed) }
+            guard write(bytes) else { return resume(id, with: .failure(DevToolsError.closed)) }
+        }
+    }
+
+    /// Closes both pipes: waiting calls fail, ``events`` ends.
+    public func close() {
+        let wasOpen = lock.withLock {
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        // The browser reads EOF on its fd 3 and exits; its fd 4 ends then, which ends the reader thread.
+        // Under `writeLock`: no write can be under way on the number as it is closed (and reused).
+        closeCommands()
+        failAll()
+    }
+
+    private func resume(_ id: Int, with result: Result<JSONValue, any Error>) {
+        let waiter = lock.withLock { () -> CheckedContinuation<JSONValue, any Error>? in
+            methods[id] = nil
+            return waiters.removeValue(forKey: id)
+        }
+        waiter?.resume(with: result)
+    }
+
+    private func failAll() {
+        let all = lock.withLock {
+            defer {
+                waiters = [:]
+                methods = [:]
+            }
+            return waiters
+        }
+        for waiter in all.values { waiter.resume(throwing: DevToolsError.closed) }
+    }
+
+    private func closeCommands() {
+        writeLock.withLock {
+            guard commandOpen else { return }
+            commandOpen = false
+            _ = Glibc.close(commandFD)
+        }
+    }
+
+    private func write(_ bytes: [UInt8]) -> Bool {
+        writeLock.withLock {
+            guard commandOpen else { return false }
+            var offset = 0
+            while offset < bytes.count {
+                let written = bytes[offset...].withUnsafeBytes { Glibc.write(commandFD, $0.baseAddress, $0.count) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+
+    private func readLoop() {
+        var framing = DevToolsFraming()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        let decoder = JSONDecoder()
+        reading: while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(eventFD, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            let messages: [[UInt8]]
+            do { messages = try framing.append(buffer[0..<count]) } catch { break reading }
+            for message in messages {
+                guard let value = try? decoder.decode(JSONValue.self, from: Data(message)) else { continue }
+                if let id = value["id"]?.int {
+                    if let error = value["error"] {
+                        let method = lock.withLock { methods[id] } ?? "?"
+                        resume(
+                            id,
+                            with: .failure(
+                                DevToolsError.failed(method: method, code: error["code"]?.int ?? 0, message: error["message"]?.string ?? "")))
+                    } else {
+                        resume(id, with: .success(value["result"] ?? [:]))
+                    }
+                } else if let method = value["method"]?.string {
+                    continuation.yield(DevToolsEvent(method: method, params: value["params"] ?? [:], sessionID: value["sessionId"]?.string))
+                }
+            }
+        }
+        let wasOpen = lock.withLock {
+            defer { closed = true }
+            return !closed
+        }
+        if wasOpen { closeCommands() }
+        Glibc.close(eventFD)
+        failAll()
+        continuation.finish()
+    }
+}

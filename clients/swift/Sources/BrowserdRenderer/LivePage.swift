@@ -1,0 +1,213 @@
+import BrowserdClient
+import Foundation
+import Logging
+
+/// One live tab's page in Chromium (a target in a Chromium window of its own, so that it renders as
+/// a visible tab): made when the tab becomes live, closed when it stops being live. Its inputs (the
+/// model's states of the tab, the page's DevTools events) are handled one at a time, in order, by
+/// its own task, through ``PageSync``; this type only carries the actions out.
+final class LivePage: Sendable {
+    enum Input: Sendable {
+        case model(ModelTab)
+        case devtools(DevToolsEvent)
+    }
+
+    let tabID: String
+    private let continuation: AsyncStream<Input>.Continuation
+    private let task: Task<Void, Never>
+
+    /// - Parameters:
+    ///   - register: called with the page's DevTools session once attached (its events come through ``send(_:)``).
+    init(
+        tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, browserContextID: String?, logger: Logger,
+        register: @escaping @Sendable (String) async -> Void
+    ) {
+        tabID = tab.id
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
+        self.continuation = continuation
+        task = Task {
+            var worker = Worker(tab: tab, connection: connection, client: client, logger: logger)
+            await worker.run(inputs: inputs, browserContextID: browserContextID, register: register)
+        }
+    }
+
+    func send(_ input: Input) { continuation.yield(input) }
+
+    /// Ends it: its target is closed (unless the browser is gone) and its task ends.
+    func close(closingTarget: Bool) async {
+        continuation.finish()
+        if !closingTarget { task.cancel() }
+        await task.value
+    }
+}
+
+/// The page's script: reports the top document's title and favicon through a binding whenever
+/// they change (`document.title` set late, a `<link rel=icon>` added), as Chromium's tab strip sees them.
+let pageStateScript = """
+    (() => {
+      if (window !== window.top) return;
+      let last = null;
+      const report = () => {
+        const icon = document.querySelector('link[rel~="icon"]');
+        const state = JSON.stringify({ title: document.title, favicon: icon ? icon.href : null });
+        if (state === last) return;
+        last = state;
+        try { globalThis.__browserdPageState(state); } catch (e) {}
+      };
+      new MutationObserver(report).observe(document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['href', 'rel'] });
+      document.addEventListener('DOMContentLoaded', report);
+      window.addEventListener('load', report);
+    })();
+    """
+
+private struct Worker {
+    var sync: PageSync
+    let connection: DevToolsConnection
+    let client: BrowserdClient
+    let logger: Logger
+    var targetID: String?
+    var sessionID: String?
+    var mainFrameID: String?
+    let clock = ContinuousClock()
+    let started = ContinuousClock.now
+
+    init(tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, logger: Logger) {
+        sync = PageSync(model: tab)
+        self.connection = connection
+        self.client = client
+        self.logger = logger
+    }
+
+    var now: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    mutating func run(inputs: AsyncStream<LivePage.Input>, browserContextID: String?, register: @Sendable (String) async -> Void) async {
+        do {
+            var params: [String: JSONValue] = ["url": "about:blank", "newWindow": true]
+            if let browserContextID { params["browserContextId"] = .string(browserContextID) }
+            let target = try await connection.call("Target.createTarget", .object(params))
+            guard let targetID = target["targetId"]?.string else { return }
+            self.targetID = targetID
+            let attached = try await connection.call("Target.attachToTarget", ["targetId": .string(targetID), "flatten": true])
+            guard let sessionID = attached["sessionId"]?.string else { return }
+            self.sessionID = sessionID
+            await register(sessionID)
+            // Requests to loopback wait for a decision (LoopbackPolicy, taken by the renderer as each
+            // arrives, never behind this page's own work): browserd's API and other local services are out
+            // of a page's reach unless their origin is allowed.
+            try await call("Fetch.enable", ["patterns": .array(LoopbackPolicy.patterns.map { ["urlPattern": .string($0)] })])
+            try await call("Page.enable")
+            try await call("Page.setLifecycleEventsEnabled", ["enabled": true])
+            try await call("Runtime.enable")
+            try await call("Runtime.addBinding", ["name": "__browserdPageState"])
+            try await call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)])
+            let tree = try await call("Page.getFrameTree")
+            mainFrameID = tree["frameTree"]?["frame"]?["id"]?.string
+            await perform(sync.start())
+        } catch {
+            logger.warning("page for tab \(sync.model.id) not made: \(error)")
+        }
+        for await input in inputs {
+            switch input {
+            case .model(let tab): await perform(sync.event(.model(tab), now: now))
+            case .devtools(let event): await handle(event)
+            }
+        }
+        // Closed: the target goes too, unless the browser is gone (then the task was cancelled).
+        if !Task.isCancelled, let targetID {
+            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(targetID)], timeout: .seconds(2))
+        }
+    }
+
+    @discardableResult
+    func call(_ method: String, _ params: JSONValue = [:]) async throws -> JSONValue {
+        try await connection.call(method, params, session: sessionID)
+    }
+
+    mutating func handle(_ event: DevToolsEvent) async {
+        logger.trace("page event", metadata: ["tab": "\(sync.model.id)", "method": "\(event.method)"])
+        switch event.method {
+        case "Page.frameNavigated":
+            guard event.params["frame"]?["parentId"] == nil else { return }
+            mainFrameID = event.params["frame"]?["id"]?.string ?? mainFrameID
+            let frame = event.params["frame"]
+            let url = frame?["url"]?.string.map { $0 + (frame?["urlFragment"]?.string ?? "") }
+            await historyChanged(loaderID: frame?["loaderId"]?.string, url: url)
+        case "Page.navigatedWithinDocument":
+            guard event.params["frameId"]?.string == mainFrameID else { return }
+            await historyChanged(loaderID: nil, url: event.params["url"]?.string)
+        case "Page.frameStartedLoading":
+            guard event.params["frameId"]?.string == mainFrameID else { return }
+            await perform(sync.event(.loading(true, progress: 0.1), now: now))
+        case "Page.lifecycleEvent":
+            guard event.params["frameId"]?.string == mainFrameID, event.params["name"]?.string == "DOMContentLoaded" else { return }
+            await perform(sync.event(.loading(true, progress: 0.7), now: now))
+        case "Page.frameStoppedLoading":
+            guard event.params["frameId"]?.string == mainFrameID else { return }
+            await perform(sync.event(.loading(false, progress: 1), now: now))
+        case "Runtime.bindingCalled":
+            guard event.params["name"]?.string == "__browserdPageState", let payload = event.params["payload"]?.string,
+                let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
+            else { return }
+            await perform(sync.event(.pageState(title: state["title"]?.string ?? "", faviconURL: state["favicon"]?.string), now: now))
+        default:
+            break
+        }
+    }
+
+    mutating func historyChanged(loaderID: String?, url: String?) async {
+        var answer: JSONValue?
+        for attempt in 0..<20 {
+            do {
+                answer = try await call("Page.getNavigationHistory")
+                break
+            } catch {
+                logger.debug("tab \(sync.model.id): no navigation history (attempt \(attempt)): \(error)")
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        guard let result = answer else { return }
+        guard let history = PageHistory(result) else { return }
+        logger.trace("page history", metadata: ["tab": "\(sync.model.id)", "history": "\(history)"])
+        await perform(sync.event(.committed(history, loaderID: loaderID, url: url), now: now))
+    }
+
+    mutating func perform(_ actions: [PageSync.Action]) async {
+        for action in actions {
+            logger.trace("page action", metadata: ["tab": "\(sync.model.id)", "action": "\(action)"])
+            do {
+                switch action {
+                case .load(let url):
+                    let result = try await call("Page.navigate", ["url": .string(url)])
+                    if result["errorText"]?.string != nil {
+                        await perform(sync.event(.loadFailed, now: now))
+                    } else {
+                        sync.loadStarted(loaderID: result["loaderId"]?.string)
+                    }
+                case .traverse(let entryID):
+                    try await call("Page.navigateToHistoryEntry", ["entryId": .number(Double(entryID))])
+                case .reload:
+                    try await call("Page.reload")
+                case .reportNavigation(let url, let transition, let replace):
+                    let tab = try await client.api.navigateTab(
+                        path: .init(tabId: sync.model.id),
+                        body: .json(.init(url: url, transition: .init(rawValue: transition) ?? .link, replace: replace))
+                    ).ok.body.json
+                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                case .reportMove(let offset):
+                    let tab = try await client.api.goTab(path: .init(tabId: sync.model.id), body: .json(.init(offset: offset))).ok.body.json
+                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                case .reportPageState(let title, let loading, let progress, let favicon):
+                    let body = Components.Schemas.PatchTab(
+                        title: title, loading: loading, progress: progress, faviconUrl: favicon ?? nil)
+                    let tab = try await client.api.updateTab(path: .init(tabId: sync.model.id), body: .json(body)).ok.body.json
+                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                }
+            } catch {
+                logger.warning("tab \(sync.model.id): \(action): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+/// Keeps one live page and its browserd tab in step, both ways: a pure value state machine (as
+/// postgres-nio's), told what happened and answering what to do; the I/O that carries the actions
+/// out is ``LivePage``'s.
+///
+/// - The model drives the page: a state of the tab that asks for a load (``ModelTab/asksForALoad``)
+///   and that this renderer did not cause loads its current entry: a move within the history the page
+///   still holds goes there (`navigateToHistoryEntry`), the same entry again is a reload, anything else
+///   loads the entry's URL.
+/// - The page drives the model: a commit the renderer did not ask for is reported as Chromium would
+///   record it: a new entry (`navigate`), a move within the history (`go`), a replaced entry
+///   (`navigate` with `replace`: a redirect's final URL, `location.replace`, `replaceState`); titles,
+///   favicons and loading as page state.
+/// - No echo: every state of the model a report produced is expected back on the tab's stream and
+///   is not taken as a command (``reported(_:now:)``); an expectation not met within
+///   ``expectationLifetime`` is forgotten, so a lost event cannot mask a later command.
+public struct PageSync: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// The tab's state in browserd (from its window's stream).
+        case model(ModelTab)
+        /// The page committed a navigation to `url` (`loaderID`: the document's loader, nil for a
+        /// same-document commit); its back/forward list as Chromium holds it when asked, which may
+        /// already show what the page did next (a `pushState` right after the load).
+        case committed(PageHistory, loaderID: String?, url: String? = nil)
+        /// The page's title or favicon as the page shows them.
+        case pageState(title: String, faviconURL: String?)
+        /// The page started or stopped loading, or made progress (0 < progress ≤ 1).
+        case loading(Bool, progress: Double)
+        /// A load of ours failed before it committed (`Page.navigate`'s `errorText`).
+        case loadFailed
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// `Page.navigate` to the model's current entry.
+        case load(url: String)
+        /// `Page.navigateToHistoryEntry`: the model moved to an entry the page still holds.
+        case traverse(entryID: Int)
+        /// `Page.reload`.
+        case reload
+        /// `POST /v1/tabs/{id}/navigate`: the page committed a new entry, or replaced its current one.
+        case reportNavigation(url: String, transition: String, replace: Bool)
+        /// `POST /v1/tabs/{id}/go`: the page moved within its history.
+        case reportMove(offset: Int)
+        /// `PATCH /v1/tabs/{id}`: only the members given.
+        case reportPageState(title: String?, loading: Bool?, progress: Double?, faviconURL: String??)
+    }
+
+    /// How long a state a report produced is awaited on the stream.
+    public static let expectationLifetime: Double = 10
+
+    /// The tab's state in browserd, as last seen or produced.
+    public private(set) var model: ModelTab
+    /// The page's list as last seen.
+    public private(set) var page: PageHistory?
+    /// A load this renderer started to follow the model, not yet committed.
+    public struct OwnLoad: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable {
+            case navigate(url: String)
+            case traverse(entryID: Int)
+            case reload(entryID: Int?)
+        }
+        public var kind: Kind
+        /// `Page.navigate`'s loader: its commit carries the same (nil until it answered, and for a
+        /// same-document navigation).
+        public var loaderID: String?
+        /// The model's state it brings the page to.
+        public var serves: ModelTab
+
+        init(kind: Kind, serves: ModelTab) {
+            self.kind = kind
+            self.serves = serves
+        }
+    }
+
+    public private(set) var ownLoad: OwnLoad?
+    /// The model asked for another load while ``ownLoad`` was under way: it follows once that one commits
+    /// (Chromium may drop a traversal asked for while another is pending).
+    public private(set) var loadPending = false
+    /// An entry both lists hold at once: the model's index and count then, and the page's index. A move
+    /// within the model's history is a move within the page's from it.
+    private var anchor: (model: Int, count: Int, page: Int)?
+    private var expected: [(position: ModelTab.Position, until: Double)] = []
+    /// What the page showed last (title, favicon), so that a report goes out only on a change.
+    private var shown: (title: String, faviconURL: String?)?
+
+    /// A page for `model` just made (about:blank): its first action loads the tab's current entry.
+    public init(model: ModelTab) {
+        self.model = model
+    }
+
+    /// URLs a page cannot load (browserd's own pages, an empty tab): the page stays blank and
+    /// nothing of it is reported.
+    public static func pageCanShow(_ url: String) -> Bool {
+        url.hasPrefix("http://") || url.hasPrefix("https://") || url.hasPrefix("file:") || url.hasPrefix("data:")
+    }
+
+    /// What the page does first: load the tab's current entry.
+    public mutating func start() -> [Action] {
+        guard Self.pageCanShow(model.url) else { return [] }
+        ownLoad = OwnLoad(kind: .navigate(url: model.url), serves: model)
+        return [.load(url: model.url)]
+    }
+
+    public mutating func event(_ event: Event, now: Double) -> [Action] {
+        switch event {
+        case .model(let tab): return modelChanged(tab, now: now)
+        case .committed(let history, let loaderID, let url):
+            // The list already shows later entries: this commit first (the list up to its entry), then the rest.
+            if let url, history.current?.url != url, history.currentIndex >= 0,
+                let at = history.entries[...history.currentIndex].lastIndex(where: { $0.url == url })
+            {
+                let first = committed(PageHistory(currentIndex: at, entries: Array(history.entries[...at])), loaderID: loaderID)
+                return first + committed(history, loaderID: nil)
+            }
+            return committed(history, loaderID: loaderID)
+        case .pageState(let title, let favicon): return pageStateChanged(title: title, faviconURL: favicon)
+        case .loading(let loading, let progress): return loadingChanged(loading, progress: progress)
+        case .loadFailed:
+            ownLoad = nil
+            if loadPending {
+                loadPending = false
+                return nextLoad()
+            }
+            return model.loading ? [.reportPageState(title: nil, loading: false, progress: 1, faviconURL: nil)] : []
+        }
+    }
+
+    /// `Page.navigate` answered: its commit will carry `loaderID`.
+    public mutating func loadStarted(loaderID: String?) {
+        guard case .navigate = ownLoad?.kind else { return }
+        ownLoad?.loaderID = loaderID
+    }
+
+    /// The model's answer to `report`: its stream will show this state, which is no command. The
+    /// page shows the tab's current entry then. An answer that shows another change as well (a
+    /// client moved the tab while the report was under way) is taken as that change: the page follows it.
+    public mutating func reported(_ report: Action, answer tab: ModelTab, now: Double) -> [Action] {
+        let before = model
+        let foreseen: Bool =
+            switch report {
+            case .reportPageState: tab.url == before.url && tab.historyIndex == before.historyIndex && tab.historyCount == before.historyCount
+            case .reportNavigation(let url, _, let replace):
+                tab.url == url
+                    && (replace
+                        ? tab.historyIndex == before.historyIndex && tab.historyCount == before.historyCount
+                        : tab.historyIndex <= before.historyIndex + 1)
+            case .reportMove(let offset): tab.historyIndex == before.historyIndex + offset && tab.historyCount == before.historyCount
+            default: true
+            }
+        guard foreseen else { return modelChanged(tab, now: now) }
+        expected.append((tab.position, now + Self.expectationLifetime))
+        model = tab
+        if ownLoad == nil, let page, page.current?.url == tab.url {
+            anchor = (tab.historyIndex, tab.historyCount, page.currentIndex)
+        }
+        return []
+    }
+
+    private mutating func modelChanged(_ tab: ModelTab, now: Double) -> [Action] {
+        expected.removeAll { $0.until < now }
+        if let match = expected.firstIndex(where: { $0.position == tab.position }) {
+            expected.removeFirst(match + 1)
+            model = tab
+            return []
+        }
+        let before = model
+        model = tab
+        guard tab.asksForALoad, tab.position != before.position || !before.asksForALoad else { return [] }
+        // One load at a time: the next follows the commit of the one under way.
+        guard ownLoad == nil else {
+            loadPending = true
+            return []
+        }
+        return nextLoad()
+    }
+
+    /// The load that brings the page to the model's current entry, from where the page stands: the
+    /// entry it shows again (a reload), an entry it holds at the model's offset (a traversal), or the URL.
+    private mutating func nextLoad() -> [Action] {
+        guard Self.pageCanShow(model.url) else {
+            ownLoad = nil
+            return page?.current?.url == "about:blank" ? [] : [.load(url: "about:blank")]
+        }
+        if let page, let anchor, anchor.count == model.historyCount {
+            let target = anchor.page + (model.historyIndex - anchor.model)
+            if target == page.currentIndex, page.current?.url == model.url {
+                ownLoad = OwnLoad(kind: .reload(entryID: page.current?.id), serves: model)
+                return [.reload]
+            }
+            if page.entries.indices.contains(target), page.entries[target].url == model.url {
+                ownLoad = OwnLoad(kind: .traverse(entryID: page.entries[target].id), serves: model)
+                return [.traverse(entryID: page.entries[target].id)]
+            }
+        }
+        ownLoad = OwnLoad(kind: .navigate(url: model.url), serves: model)
+        return [.load(url: model.url)]
+    }
+
+    private mutating func committed(_ history: PageHistory, loaderID: String?) -> [Action] {
+        let before = page
+        page = history
+        guard let current = history.current else { return [] }
+        if let own = ownLoad {
+            // While a load of ours is under way, only its own commit counts; an earlier one that
+            // committed late (the model moved again meanwhile) is no news of the page's.
+            var actions: [Action] = []
+            switch own.kind {
+            case .navigate(let url):
+                let ours = own.loaderID.map { $0 == loaderID } ?? (current.url == url)
+                guard ours else { return [] }
+                // It ended elsewhere: a redirect (Chromium's entry holds the final URL).
+                if current.url != url, current.url != model.url, Self.pageCanShow(current.url), !loadPending {
+                    actions.append(.reportNavigation(url: current.url, transition: current.modelTransition, replace: true))
+                }
+            case .traverse(let id):
+                guard current.id == id else { return [] }
+            case .reload(let id):
+                guard id == nil || current.id == id else { return [] }
+            }
+            ownLoad = nil
+            anchor = (own.serves.historyIndex, own.serves.historyCount, history.currentIndex)
+            if loadPending {
+                loadPending = false
+                actions += nextLoad()
+            }
+            return actions
+        }
+        guard Self.pageCanShow(current.url) else { return [] }
+        guard let before, let previous = before.current else {
+            return current.url == model.url ? [] : [.reportNavigation(url: current.url, transition: current.modelTransition, replace: false)]
+        }
+        if let oldIndex = before.index(of: current.id) {
+            if oldIndex != before.currentIndex { return [.reportMove(offset: history.currentIndex - before.currentIndex)] }
+            // The same entry: replaceState, or a fragment set in place.
+            return current.url == previous.url || current.url == model.url
+                ? [] : [.reportNavigation(url: current.url, transition: current.modelTransition, replace: true)]
+        }
+        // A new entry: in the current one's place (location.replace), or after it.
+        let replaced = history.entries.count == before.entries.count && history.currentIndex == before.currentIndex
+        return [.reportNavigation(url: current.url, transition: current.modelTransition, replace: replaced)]
+    }
+
+    private mutating func pageStateChanged(title: String, faviconURL: String?) -> [Action] {
+        // While a load of ours is under way, what the page shows may still be the document it leaves.
+        guard ownLoad == nil, let current = page?.current, Self.pageCanShow(current.url), current.url == model.url else { return [] }
+        defer { shown = (title, faviconURL) }
+        let newTitle = title != model.title && title != shown?.title ? title : nil
+        let newFavicon: String?? = faviconURL != model.faviconURL && faviconURL != shown?.faviconURL ? .some(faviconURL) : nil
+        guard newTitle != nil || newFavicon != nil else { return [] }
+        return [.reportPageState(title: newTitle, loading: nil, progress: nil, faviconURL: newFavicon)]
+    }
+
+    private mutating func loadingChanged(_ loading: Bool, progress: Double) -> [Action] {
+        guard Self.pageCanShow(model.url) else { return [] }
+        // The end of the load a load of ours replaced is not the end of ours.
+        guard loading || ownLoad == nil else { return [] }
+        // Never progress 0 while loading: that state is a command's (``ModelTab/asksForALoad``).
+        let progress = loading ? min(max(progress, 0.1), 0.9) : 1
+        guard loading != model.loading || progress != model.progress else { return [] }
+        return [.reportPageState(title: nil, loading: loading, progress: progress, faviconURL: nil)]
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import BrowserdClient
+import BrowserdRenderer
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `browserd-renderer`: a real Chromium renders a browserd profile's tabs, and its pages drive the model back.
+@main
+struct RendererCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "browserd-renderer",
+        abstract: "Attach a real Chromium (over its DevTools pipe) to a browserd profile.",
+        discussion: """
+            Each window's active tab and its --live-tabs most recently active or opened tabs get a live \
+            page; what the pages do (links, redirects, pushState, titles, favicons, loading) reaches \
+            browserd, and what browserd's clients do (navigate, back, forward, reload, activate, close) \
+            reaches the pages.
+            """)
+
+    @Option(help: "browserd's base URL.") var server: String
+    @Option(help: "A bearer token (the admin token or the profile's).") var token: String?
+    @Option(help: "The profile whose windows to render.") var profile: String
+    @Option(help: "Tabs per window besides the active one that keep a live page.") var liveTabs = 3
+    @Option(help: "The Chromium binary (default: Debian's /usr/lib/chromium/chromium).") var chromium: String?
+    @Option(help: "Where Chromium's profile directory is kept.") var stateDir = "./renderer-state"
+    @Option(help: "An origin pages may reach on loopback (repeatable).") var allowOrigin: [String] = []
+    @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+    func validate() throws {
+        guard URL(string: server)?.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
+        guard (0...64).contains(liveTabs) else { throw ValidationError("--live-tabs must be within 0...64") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard chromium ?? ChromiumLaunch.defaultExecutable() != nil else {
+            throw ValidationError("no Chromium found: install Debian's chromium or give --chromium PATH")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "browserd-renderer")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let client = BrowserdClient(server: URL(string: server)!, token: token)
+        let renderer = Renderer(
+            options: .init(
+                profileID: profile, liveTabs: liveTabs, chromium: chromium ?? ChromiumLaunch.defaultExecutable()!,
+                stateDirectory: stateDir, allowedOrigins: allowOrigin),
+            client: client, logger: logger)
+        let run = Task { try await renderer.run() }
+        // SIGTERM and SIGINT end the run: Chromium is closed cleanly (its profile written), then the process exits.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let signals = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { run.cancel() }
+            source.resume()
+            return source
+        }
+        defer { for source in signals { source.cancel() } }
+        try await run.value
+    }
+}

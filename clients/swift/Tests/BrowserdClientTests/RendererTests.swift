@@ -1,0 +1,204 @@
+import BrowserdClient
+import Foundation
+import Logging
+import TestSupport
+import Testing
+
+@testable import BrowserdRenderer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// browserd-renderer with a real Chromium (Debian's, new headless, over its DevTools pipe), a live
+/// browserd and pages served on loopback: the model drives the pages and the pages drive the model.
+@Suite(.serialized, .offThePool, .timeLimit(.minutes(2))) struct RendererTests {
+    /// browserd, the pages, a window, and a renderer running on the window's profile.
+    struct Setup {
+        let server: LiveServer
+        let pages: PageServer
+        let client: BrowserdClient
+        let windowID: String
+        let renderer: Renderer
+        let run: Task<Void, any Error>
+        let state: URL
+
+        init(liveTabs: Int = 3) async throws {
+            server = try await LiveServer()
+            pages = try PageServer()
+            client = BrowserdClient(server: server.url)
+            let profile = try await client.api.createProfile(body: .json(.init(name: "rendered"))).created.body.json
+            windowID = try await client.api.createWindow(body: .json(.init(profileId: profile.id))).created.body.json.id
+            state = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-renderer-\(UUID().uuidString)")
+            let chromium = try #require(ChromiumLaunch.defaultExecutable(), "Chromium is not installed (make test installs Debian's chromium)")
+            var logger = Logger(label: "browserd-renderer")
+            // BROWSERD_RENDERER_TRACE=1: every DevTools event and page action, to see a failure through.
+            logger.logLevel = ProcessInfo.processInfo.environment["BROWSERD_RENDERER_TRACE"] == "1" ? .trace : .info
+            renderer = Renderer(
+                options: .init(
+                    profileID: profile.id, liveTabs: liveTabs, chromium: chromium, stateDirectory: state.path, allowedOrigins: [pages.origin]),
+                client: client, logger: logger)
+            let renderer = self.renderer
+            run = Task { try await renderer.run() }
+        }
+
+        func tab(_ id: String) async throws -> Components.Schemas.Tab {
+            try await client.api.getTab(path: .init(tabId: id)).ok.body.json
+        }
+
+        func open(_ path: String) async throws -> String {
+            try await client.api.openTab(path: .init(browserId: windowID), body: .json(.init(url: pages.url(path)))).created.body.json.id
+        }
+
+        /// Runs `body` with a setup, and stops it (Chromium closed) however `body` ends.
+        static func with(liveTabs: Int = 3, _ body: (Setup) async throws -> Void) async throws {
+            let setup = try await Setup(liveTabs: liveTabs)
+            do {
+                try await body(setup)
+            } catch {
+                await setup.stop()
+                throw error
+            }
+            await setup.stop()
+        }
+
+        /// Ends the renderer (Chromium closed cleanly) and removes its state.
+        func stop() async {
+            run.cancel()
+            _ = try? await run.value
+            try? FileManager.default.removeItem(at: state)
+        }
+    }
+
+    /// Waits (up to 20 s) until `condition` gives a value; `state` says what was seen, for a failure.
+    static func eventually<T>(
+        _ what: String, state: (() async -> String)? = nil, _ condition: () async throws -> T?
+    ) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var lastError: (any Error)?
+        while ContinuousClock.now < deadline {
+            do {
+                if let value = try await condition() { return value }
+            } catch {
+                lastError = error
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let seen = await state?() ?? ""
+        throw Failure("not within 20 s: \(what)\(lastError.map { " (last error: \($0))" } ?? "")\(seen.isEmpty ? "" : "; seen: \(seen)")")
+    }
+
+    @Test func theModelDrivesThePagesAndThePagesDriveTheModel() async throws {
+        try await Setup.with { try await modelAndPages($0) }
+    }
+
+    @Test func livePagesAreCappedAndComeBackAfterChromiumDies() async throws {
+        try await Setup.with(liveTabs: 1) { try await livePagesAndRestarts($0) }
+    }
+
+    func modelAndPages(_ setup: Setup) async throws {
+        let pages = setup.pages
+        let api = setup.client.api
+
+        // A tab opened through the API loads: its title, favicon and loading reach browserd.
+        let a = try await setup.open("/a.html")
+        let loaded = try await Self.eventually("page A loaded", state: { "\(String(describing: try? await setup.tab(a)))" }) {
+            let tab = try await setup.tab(a)
+            return tab.title == "Page A" && !tab.loading && tab.faviconUrl == pages.url("/icon.png") ? tab : nil
+        }
+        #expect(loaded.historyCount == 1 && loaded.progress == 1)
+
+        // A page reaches its own (allowed) origin on loopback, but not browserd's API.
+        let reach = """
+            Promise.all([fetch('/c.html'), fetch('\(setup.server.url.absoluteString)/healthz')]
+              .map(p => p.then(() => 'reached', () => 'refused'))).then(r => r.join(' '))
+            """
+        #expect(try await setup.renderer.evaluate(reach, inTab: a)?.string == "reached refused")
+
+        // navigate through the API reaches the page; a title set late reaches browserd.
+        _ = try await api.navigateTab(path: .init(tabId: a), body: .json(.init(url: pages.url("/b.html")))).ok
+        _ = try await Self.eventually("the late title of B", state: { await describe(setup, a) }) { try await setup.tab(a).title == "B late" ? true : nil }
+        #expect(try await setup.renderer.pageHistory(ofTab: a)?.current?.url == pages.url("/b.html"))
+
+        // back and forward through the API reach the page (the entries Chromium holds).
+        _ = try await api.backTab(path: .init(tabId: a), body: .json(.init())).ok
+        _ = try await Self.eventually("back on the page", state: { await describe(setup, a) }) {
+            try await setup.renderer.pageHistory(ofTab: a)?.current?.url == pages.url("/a.html") ? true : nil
+        }
+        _ = try await api.forwardTab(path: .init(tabId: a), body: .json(.init())).ok
+        _ = try await Self.eventually("forward on the page", state: { await describe(setup, a) }) {
+            try await setup.renderer.pageHistory(ofTab: a)?.current?.url == pages.url("/b.html") ? true : nil
+        }
+        _ = try await api.backTab(path: .init(tabId: a), body: .json(.init())).ok
+        _ = try await Self.eventually(
+            "back again",
+            state: {
+                "tab \(String(describing: try? await setup.tab(a))), page \(String(describing: try? await setup.renderer.pageHistory(ofTab: a)))"
+            }
+        ) {
+            let tab = try await setup.tab(a)
+            return try await setup.renderer.pageHistory(ofTab: a)?.current?.url == pages.url("/a.html") && !tab.loading ? true : nil
+        }
+        var tab = try await setup.tab(a)
+        #expect(tab.historyIndex == 0 && tab.historyCount == 2, "no echo made an entry")
+
+        // The page navigates itself (a link clicked): a new entry, the forward one pruned, as Chromium does.
+        _ = try await setup.renderer.evaluate("document.getElementById('l').click()", inTab: a)
+        tab = try await Self.eventually("the link's entry", state: { await describe(setup, a) }) {
+            let tab = try await setup.tab(a)
+            return tab.url == pages.url("/b.html") && tab.title == "B late" ? tab : nil
+        }
+        #expect(tab.historyIndex == 1 && tab.historyCount == 2)
+
+        // A server redirect: the entry holds the final URL, no extra entry.
+        _ = try await api.navigateTab(path: .init(tabId: a), body: .json(.init(url: pages.url("/redirect")))).ok
+        tab = try await Self.eventually("the redirect's final URL", state: { await describe(setup, a) }) {
+            let tab = try await setup.tab(a)
+            return tab.url == pages.url("/c.html?from=redirect") && tab.title == "Page C" ? tab : nil
+        }
+        #expect(tab.historyIndex == 2 && tab.historyCount == 3)
+
+        // pushState: a same-document entry.
+        _ = try await api.navigateTab(path: .init(tabId: a), body: .json(.init(url: pages.url("/push.html")))).ok
+        tab = try await Self.eventually("the pushed entry", state: { await describe(setup, a) }) {
+            let tab = try await setup.tab(a)
+            return tab.url == pages.url("/push.html#pushed") ? tab : nil
+        }
+        #expect(tab.historyIndex == 4 && tab.historyCount == 5)
+        let history = try await api.getTabHistory(path: .init(tabId: a)).ok.body.json
+        #expect(
+            history.entries.map(\.url) == ["/a.html", "/b.html", "/c.html?from=redirect", "/push.html", "/push.html#pushed"].map(pages.url))
+        #expect(history.currentIndex == 4)
+    }
+
+    func describe(_ setup: Setup, _ tab: String) async -> String {
+        "tab \(String(describing: try? await setup.tab(tab))), page \(String(describing: try? await setup.renderer.pageHistory(ofTab: tab)))"
+    }
+
+    func livePagesAndRestarts(_ setup: Setup) async throws {
+        var tabs: [String] = []
+        for _ in 0..<5 { tabs.append(try await setup.open("/c.html")) }
+        _ = try await api(setup).activateTab(path: .init(tabId: tabs[1]), body: .json(.init())).ok
+        // The active tab and the most recently opened other one: two pages, however many tabs.
+        let live = try await Self.eventually("two live pages") {
+            let live = await setup.renderer.livePages()[setup.windowID] ?? []
+            return live == [tabs[1], tabs[4]] ? live : nil
+        }
+        #expect(live.count == 2)
+        _ = try await Self.eventually("the active tab's page loaded") { try await setup.tab(tabs[1]).title == "Page C" ? true : nil }
+
+        // Chromium killed: the renderer starts it again and the live tabs load again.
+        let pid = try #require(await setup.renderer.chromiumPID)
+        kill(pid, SIGKILL)
+        _ = try await Self.eventually("Chromium started again") { await setup.renderer.starts == 2 ? true : nil }
+        _ = try await Self.eventually("the live pages back") { () async throws -> Bool? in
+            for tab in [tabs[1], tabs[4]] {
+                guard try await setup.renderer.pageHistory(ofTab: tab)?.current?.url == setup.pages.url("/c.html") else { return nil }
+            }
+            return true
+        }
+        #expect(await setup.renderer.livePages()[setup.windowID] == [tabs[1], tabs[4]])
+    }
+
+    private func api(_ setup: Setup) -> Client { setup.client.api }
+}
