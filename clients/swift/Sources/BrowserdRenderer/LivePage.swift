@@ -49,7 +49,7 @@ let pageStateScript = """
       let last = null;
       const report = () => {
         const icon = document.querySelector('link[rel~="icon"]');
-        const state = JSON.stringify({ title: document.title, favicon: icon ? icon.href : null });
+        const state = JSON.stringify({ url: location.href, title: document.title, favicon: icon ? icon.href : null });
         if (state === last) return;
         last = state;
         try { globalThis.__browserdPageState(state); } catch (e) {}
@@ -151,7 +151,9 @@ private struct Worker {
             guard event.params["name"]?.string == "__browserdPageState", let payload = event.params["payload"]?.string,
                 let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
             else { return }
-            await perform(sync.event(.pageState(title: state["title"]?.string ?? "", faviconURL: state["favicon"]?.string), now: now))
+            await perform(
+                sync.event(
+                    .pageState(title: state["title"]?.string ?? "", faviconURL: state["favicon"]?.string, url: state["url"]?.string), now: now))
         default:
             break
         }

@@ -21,8 +21,9 @@ public struct PageSync: Sendable {
         /// same-document commit); its back/forward list as Chromium holds it when asked, which may
         /// already show what the page did next (a `pushState` right after the load).
         case committed(PageHistory, loaderID: String?, url: String? = nil)
-        /// The page's title or favicon as the page shows them.
-        case pageState(title: String, faviconURL: String?)
+        /// The page's title or favicon as the document at `url` shows them (the events of a new
+        /// document may come before its commit's: they wait for it).
+        case pageState(title: String, faviconURL: String?, url: String? = nil)
         /// The page started or stopped loading, or made progress (0 < progress ≤ 1).
         case loading(Bool, progress: Double)
         /// A load of ours failed before it committed (`Page.navigate`'s `errorText`).
@@ -79,8 +80,10 @@ public struct PageSync: Sendable {
     /// within the model's history is a move within the page's from it.
     private var anchor: (model: Int, count: Int, page: Int)?
     private var expected: [(position: ModelTab.Position, until: Double)] = []
-    /// What the page showed last (title, favicon), so that a report goes out only on a change.
-    private var shown: (title: String, faviconURL: String?)?
+    /// What a document showed last (its URL, title, favicon), reported once it is the tab's.
+    private var shown: (url: String?, title: String, faviconURL: String?)?
+    /// What was reported of it last, so that a report goes out only on a change.
+    private var told: (title: String, faviconURL: String?)?
 
     /// A page for `model` just made (about:blank): its first action loads the tab's current entry.
     public init(model: ModelTab) {
@@ -112,7 +115,9 @@ public struct PageSync: Sendable {
                 return first + committed(history, loaderID: nil)
             }
             return committed(history, loaderID: loaderID)
-        case .pageState(let title, let favicon): return pageStateChanged(title: title, faviconURL: favicon)
+        case .pageState(let title, let favicon, let url):
+            shown = (url, title, favicon)
+            return tellShown()
         case .loading(let loading, let progress): return loadingChanged(loading, progress: progress)
         case .loadFailed:
             ownLoad = nil
@@ -152,7 +157,7 @@ public struct PageSync: Sendable {
         if ownLoad == nil, let page, page.current?.url == tab.url {
             anchor = (tab.historyIndex, tab.historyCount, page.currentIndex)
         }
-        return []
+        return tellShown()
     }
 
     private mutating func modelChanged(_ tab: ModelTab, now: Double) -> [Action] {
@@ -199,6 +204,11 @@ public struct PageSync: Sendable {
         let before = page
         page = history
         guard let current = history.current else { return [] }
+        // The same document under a new URL (pushState, a fragment): what it shows is the new entry's too.
+        if loaderID == nil, shown != nil {
+            shown?.url = current.url
+            told = nil
+        }
         if let own = ownLoad {
             // While a load of ours is under way, only its own commit counts; an earlier one that
             // committed late (the model moved again meanwhile) is no news of the page's.
@@ -222,7 +232,7 @@ public struct PageSync: Sendable {
                 loadPending = false
                 actions += nextLoad()
             }
-            return actions
+            return actions + tellShown()
         }
         guard Self.pageCanShow(current.url) else { return [] }
         guard let before, let previous = before.current else {
@@ -239,12 +249,16 @@ public struct PageSync: Sendable {
         return [.reportNavigation(url: current.url, transition: current.modelTransition, replace: replaced)]
     }
 
-    private mutating func pageStateChanged(title: String, faviconURL: String?) -> [Action] {
-        // While a load of ours is under way, what the page shows may still be the document it leaves.
-        guard ownLoad == nil, let current = page?.current, Self.pageCanShow(current.url), current.url == model.url else { return [] }
-        defer { shown = (title, faviconURL) }
-        let newTitle = title != model.title && title != shown?.title ? title : nil
-        let newFavicon: String?? = faviconURL != model.faviconURL && faviconURL != shown?.faviconURL ? .some(faviconURL) : nil
+    /// Reports what the page shows once the document showing it is the tab's current entry and no
+    /// load of ours is under way (before, it may be the document being left, or one not committed yet).
+    private mutating func tellShown() -> [Action] {
+        guard ownLoad == nil, let shown, let current = page?.current, Self.pageCanShow(current.url), current.url == model.url,
+            shown.url == nil || shown.url == current.url
+        else { return [] }
+        let newTitle = shown.title != model.title && shown.title != told?.title ? shown.title : nil
+        let newFavicon: String?? =
+            shown.faviconURL != model.faviconURL && shown.faviconURL != told?.faviconURL ? .some(shown.faviconURL) : nil
+        told = (shown.title, shown.faviconURL)
         guard newTitle != nil || newFavicon != nil else { return [] }
         return [.reportPageState(title: newTitle, loading: nil, progress: nil, faviconURL: newFavicon)]
     }

@@ -204,7 +204,7 @@ extension PageSyncTests {
         _ = sync.reported(
             .reportPageState(title: nil, loading: nil, progress: nil, faviconURL: nil),
             answer: Self.tab("http://b.test/", index: 1, count: 2, loading: true, progress: 0.1), now: 2)
-        #expect(sync.event(.committed(Self.history(["about:blank", "http://a.test/", "http://b.test/"], current: 2), loaderID: nil), now: 2) == [])
+        #expect(sync.event(.committed(Self.history(["about:blank", "http://a.test/", "http://b.test/"], current: 2), loaderID: "Lb"), now: 2) == [])
         #expect(sync.event(.pageState(title: "B early", faviconURL: nil), now: 2) == [.reportPageState(title: "B early", loading: nil, progress: nil, faviconURL: nil)])
     }
 }
@@ -251,5 +251,35 @@ extension PageSyncTests {
         #expect(policy.allows("https://example.com/"))
         #expect(policy.allows("http://localhost.example.com/"))
         #expect(LoopbackPolicy.patterns.contains("http://127.*"))
+    }
+}
+
+extension PageSyncTests {
+    /// A new document's title may come before its commit: it waits for it, and the old document's
+    /// never lands on the new entry.
+    @Test func aTitleWaitsForItsDocumentsCommit() {
+        var sync = Self.loaded()
+        _ = sync.event(.model(Self.tab("http://c.test/", index: 1, count: 2, loading: true, progress: 0)), now: 1)
+        sync.loadStarted(loaderID: "Lc")
+        #expect(sync.event(.pageState(title: "Page A", faviconURL: nil, url: "http://a.test/"), now: 1) == [])
+        #expect(sync.event(.pageState(title: "Page C", faviconURL: nil, url: "http://c.test/"), now: 1) == [])
+        #expect(
+            sync.event(.committed(Self.history(["about:blank", "http://a.test/", "http://c.test/"], current: 2), loaderID: "Lc"), now: 1)
+                == [.reportPageState(title: "Page C", loading: nil, progress: nil, faviconURL: nil)])
+    }
+
+    /// pushState: the document's title is the new entry's too (the report of the entry clears it).
+    @Test func aPushedEntryGetsItsDocumentsTitle() {
+        var sync = Self.loaded()
+        _ = sync.event(.pageState(title: "A", faviconURL: nil, url: "http://a.test/"), now: 1)
+        _ = sync.reported(
+            .reportPageState(title: "A", loading: nil, progress: nil, faviconURL: nil), answer: Self.tab("http://a.test/", index: 0, count: 1, title: "A"),
+            now: 1)
+        let pushed = Self.history(["about:blank", "http://a.test/", "http://a.test/#p"], current: 2)
+        let report = PageSync.Action.reportNavigation(url: "http://a.test/#p", transition: "link", replace: false)
+        #expect(sync.event(.committed(pushed, loaderID: nil), now: 2) == [report])
+        #expect(
+            sync.reported(report, answer: Self.tab("http://a.test/#p", index: 1, count: 2, loading: true, progress: 0), now: 2)
+                == [.reportPageState(title: "A", loading: nil, progress: nil, faviconURL: nil)])
     }
 }
