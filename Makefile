@@ -65,6 +65,8 @@ POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-b
 # live-server tests never shares the machine with a compiler): every Swift suite once, on both stores
 # (SQLite included), the client's and the renderer's against that build's browserd, and the cluster; the
 # embedded browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
+# The Swift client's and browserd-renderer's suites join the test build (Package.swift).
+test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
 	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py

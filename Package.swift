@@ -37,11 +37,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
-        // The Swift client (its own package, so that the server's build never compiles it): its suites,
-        // and those of browserd-renderer, run in this package's test build, which shares swift-nio and
-        // async-http-client with the PostgreSQL build instead of compiling them a second time.
-        .package(path: "clients/swift"),
-        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         // C libraries, reached only through these thin wrapper modules.
@@ -220,6 +215,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+    ]
+)
+
+// The Swift client's suites, and browserd-renderer's, with make test (BROWSERD_CLIENT_TESTS=1): its
+// test build then holds the client package too, which shares swift-nio, swift-crypto and
+// async-http-client with the PostgreSQL build instead of compiling them a second time. Without it (make
+// run, make build) the client package is not in the graph, so its build plugin (swift-openapi-generator)
+// is never compiled.
+if Context.environment["BROWSERD_CLIENT_TESTS"] == "1" {
+    package.dependencies += [
+        .package(path: "clients/swift"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+    ]
+    package.targets += [
         .testTarget(
             name: "BrowserdClientTests",
             dependencies: [
@@ -231,4 +240,4 @@ let package = Package(
             path: "clients/swift/Tests/BrowserdClientTests",
             swiftSettings: swiftSettings),
     ]
-)
+}

@@ -38,7 +38,7 @@ import Testing
         var result: [String: String] = [:]
         // `path:` in the target's own declaration (on its line, or a later one before the next target).
         let target =
-            /\.(?:target|testTarget|executableTarget)\(\s*name: "([^"]+)"(?:[^\n]|\n(?!\s*\.(?:target|testTarget|executableTarget|systemLibrary)\())*?path: "([^"]+)"/
+            /\.(?:target|testTarget|executableTarget)\(\s*name: "([^"]+)"(?:[^\n]|\n(?!\s*\.(?:target|testTarget|executableTarget|systemLibrary|package)\())*?path: "([^"]+)"/
         for match in text.matches(of: target) { result[String(match.1)] = String(match.2) }
         return result
     }
