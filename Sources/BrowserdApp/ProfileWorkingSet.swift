@@ -79,11 +79,12 @@ final class ProfileWorkingSet: Sendable {
 
     // MARK: Touching and loading
 
-    /// Marks the regular profile `root` (in memory) as used now; false when it is being dropped (the
-    /// caller must wait for ``ensureLoaded(_:)``).
+    /// Marks the regular profile `root` (in memory) as used now; false when it is being dropped or
+    /// is still loading (the caller must wait for ``ensureLoaded(_:)``). A load publishes its windows
+    /// before the profile itself: a request that found one of them then would answer 404.
     func touch(_ root: ProfileID, now: ContinuousClock.Instant = .now) -> Bool {
         state.withLock { state in
-            guard state.evicting[root] == nil else { return false }
+            guard state.evicting[root] == nil, state.loading[root] == nil else { return false }
             state.touched[root] = now
             return true
         }

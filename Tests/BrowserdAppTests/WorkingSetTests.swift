@@ -147,17 +147,20 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: data) }
         let seeded = try await Self.seed(data)
         try await withApplication(dataDirectory: data) { app in
-            let failures = Mutex(0)
+            let failures = Mutex<[String]>([])
             let threads = (0..<16).map { index in
                 Thread {
                     let path = "/v1/browsers/\(seeded.windows[index % 2])"
-                    let reply = try? APIClient(app).get(path)
-                    if reply?.body != seeded.answers[path] { failures.withLock { $0 += 1 } }
+                    let reply = Result { try APIClient(app).get(path) }
+                    if case .success(let reply) = reply, reply.body == seeded.answers[path] { return }
+                    let told = (try? reply.get()).map { "\($0.status) \(String(decoding: $0.body, as: UTF8.self))" } ?? "\(reply)"
+                    failures.withLock { $0.append("\(path): \(told)") }
                 }
             }
             for thread in threads { thread.start() }
             while threads.contains(where: { !$0.isFinished }) { Thread.sleep(forTimeInterval: 0.01) }
-            #expect(failures.withLock { $0 } == 0)
+            // Every first touch waits for the whole load: none sees a profile half restored.
+            #expect(failures.withLock { $0 } == [])
             let loads = try Self.metric(app, "browserd_profile_loads_total")
             #expect(loads == 1, "16 first touches, one load")
         }
