@@ -73,6 +73,8 @@ let package = Package(
         .target(name: "BrowserAPI", dependencies: [
             "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", "FirefoxSession", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "DequeModule", package: "swift-collections"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
         ], swiftSettings: swiftSettings),
         // Firefox's session files (mozLz4 through liblz4, their JSON) read into an ImportedSession.
         .target(name: "FirefoxSession", dependencies: ["CLZ4", "JSONWriter", "BrowserModel", "BrowserServices"], swiftSettings: swiftSettings),
@@ -200,7 +202,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto", condition: withPostgreSQL),
             ],
             swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserAPITests", dependencies: ["BrowserAPI", "BrowserServices", "HTTPServer", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "BrowserAPITests",
+            dependencies: [
+                "BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "HTTPServer", "TestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
+            ], swiftSettings: swiftSettings),
         .testTarget(
             name: "FirefoxSessionTests",
             dependencies: ["FirefoxSession", "BrowserServices", "BrowserModel", "BrowserRecords", "ImportFuzzing", "JSONWriter", "TestSupport"],

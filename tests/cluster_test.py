@@ -73,7 +73,7 @@ class Database:
 
 
 class Instance:
-    def __init__(self, binary, database, name, environment=None, headers=None, admin_token=None):
+    def __init__(self, binary, database, name, environment=None, headers=None, admin_token=None, extra=()):
         self.name = name
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
@@ -81,7 +81,7 @@ class Instance:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
         env["BROWSERD_CLUSTER_SECRET_FILE"] = SECRET.name
         if environment is None:
-            arguments = ["--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE), "--log-level", "info"]
+            arguments = ["--port", str(self.port), "--database-url", database.url, "--lease-seconds", str(LEASE), "--log-level", "info"] + list(extra)
             if admin_token:
                 env["BROWSERD_ADMIN_TOKEN"] = admin_token
                 headers = {"Authorization": "Bearer " + admin_token}
@@ -122,6 +122,12 @@ class Instance:
             os.unlink(self.log.name)
 
 
+def metric(instance, name):
+    """The sum of an instance's samples whose line starts with `name` (labels included)."""
+    text = instance.client.get("/metrics").text
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name))
+
+
 def until_available(send, seconds=15):
     """What a client does with 503 + Retry-After: asks again."""
     deadline = time.time() + seconds
@@ -132,11 +138,11 @@ def until_available(send, seconds=15):
         time.sleep(0.2)
 
 
-def with_cluster(binary, admin, count, body, admin_token=None):
+def with_cluster(binary, admin, count, body, admin_token=None, extra=()):
     database = Database(admin)
     instances = []
     try:
-        instances = [Instance(binary, database, "abc"[i], admin_token=admin_token) for i in range(count)]
+        instances = [Instance(binary, database, "abc"[i], admin_token=admin_token, extra=extra) for i in range(count)]
         return body(database, instances)
     except Exception:
         for instance in instances:
@@ -551,10 +557,6 @@ def scenario_hostile(binary, admin):
     def body(database, instances):
         a, b = instances
 
-        def metric(instance, name):
-            text = instance.client.get("/metrics").text
-            return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name))
-
         def epoch(profile):
             out = subprocess.run(["psql", database.url, "-At", "-c", "SELECT epoch FROM profile_leases WHERE profile_id = '%s'" % profile],
                                  capture_output=True, text=True, check=True).stdout.strip()
@@ -691,7 +693,7 @@ def scenario_lazy_read_fails(binary, admin):
         try:
             replies = [b.client.get("/v1/browsers/%s" % window), b.client.get("/v1/tabs/%s/history" % tab),
                        b.client.post("/v1/tabs/%s/navigate" % tab, json={"url": "https://during.example/"})]
-            check(all(r.status_code == 503 and r.headers.get("Retry-After") for r in replies),
+            check(all(r.status_code == 503 and r.headers.get("Retry-After") and r.json().get("type") == "/problems/storage-unavailable" for r in replies),
                   "a failed load is 503 with Retry-After: %s" % [(r.status_code, r.text[:120]) for r in replies])
             leased = subprocess.run(["psql", database.url, "-At", "-c", "SELECT count(*) FROM profile_leases WHERE profile_id = '%s' AND owner_id = '%s' AND expires_at > now()" % (profile, b.id)],
                                     check=True, capture_output=True, text=True).stdout.strip()
@@ -710,6 +712,60 @@ def scenario_lazy_read_fails(binary, admin):
     return with_cluster(binary, admin, 2, body)
 
 
+def scenario_idle_profiles_leave(binary, admin):
+    """--profile-idle-seconds on a cluster instance: a profile nobody uses leaves the owner's memory
+    (RSS goes back down) and its lease is given back at once, so another instance takes it over on its
+    next request and answers exactly what the owner did; one with an open stream stays."""
+    def body(database, instances):
+        a, b = instances
+
+        def rss(instance):
+            with open("/proc/%d/status" % instance.process.pid) as status:
+                return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+        def leased(profile):
+            return subprocess.run(["psql", database.url, "-At", "-c", "SELECT count(*) FROM profile_leases WHERE profile_id = '%s' AND expires_at > now()" % profile],
+                                  check=True, capture_output=True, text=True).stdout.strip()
+
+        def evicted(instance, count):
+            deadline = time.time() + 20
+            while metric(instance, "browserd_profile_evictions_total") < count and time.time() < deadline:
+                time.sleep(0.2)
+            return metric(instance, "browserd_profile_evictions_total") == count
+
+        profile, window = create_profile_window(a)
+        for n in range(1500):
+            reply = a.client.post("/v1/browsers/%s/tabs" % window, json={"url": "https://idle.example/%d/%s" % (n, "p" * 800), "activate": False})
+            check(reply.status_code == 201, "tab %d: %s %s" % (n, reply.status_code, reply.text[:200]))
+        kept, kept_window = create_profile_window(a)
+        watched = httpx.Client(base_url=a.base, timeout=30)
+        with watched.stream("GET", "/v1/browsers/%s/events" % kept_window):
+            before = a.client.get("/v1/browsers/%s" % window)
+            check(before.headers.get("X-Browserd-Instance") == a.id, "A holds the profile it made")
+            check(evicted(a, 1), "A dropped the idle profile: %s" % metric(a, "browserd_profile_evictions_total"))
+            check(metric(a, "browserd_profiles_loaded") == 1, "the watched profile stays in memory")
+            check(leased(profile) == "0", "its lease was given back at once")
+            check(leased(kept) == "1", "the watched profile's lease stays")
+        watched.close()
+        # B takes it over on its next request, answers what A did, and drops it in turn: its RSS
+        # follows (measured on B, whose memory saw nothing but the load).
+        empty = rss(b)
+        again = b.client.get("/v1/browsers/%s" % window)
+        check(again.status_code == 200 and again.headers.get("X-Browserd-Instance") == b.id, "B took it over: %s %s" % (again.status_code, again.headers.get("X-Browserd-Instance")))
+        check(again.json() == before.json(), "B answers exactly what A did before it left")
+        check(metric(b, "browserd_profile_loads_total") == 1 and metric(b, "browserd_lease_takeovers_total") == 1, "one load on B")
+        loaded = rss(b)
+        check(evicted(b, 1), "B dropped it too once idle")
+        time.sleep(0.3)
+        after = rss(b)
+        check(after < loaded - (loaded - empty) / 2,
+              "B's RSS went back down: empty %.1f MB, loaded %.1f MB, after idle %.1f MB" % (empty / 1e6, loaded / 1e6, after / 1e6))
+        check(a.client.get("/v1/browsers/%s" % window).json() == before.json(), "A takes it back unchanged")
+        return "idle: A dropped a 1,500-tab profile after 2 s idle and gave its lease back, the watched one stayed; B took it over, answered the same, dropped it (RSS %.1f -> %.1f -> %.1f MB); A took it back unchanged" % (empty / 1e6, loaded / 1e6, after / 1e6)
+
+    return with_cluster(binary, admin, 2, body, extra=("--profile-idle-seconds", "2"))
+
+
 def main():
     binary = sys.argv[1]
     admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
@@ -717,7 +773,7 @@ def main():
     if not admin or not pg_ctl:
         sys.exit("cluster test: run it under scripts/with-postgres.sh (make test does)")
     only = sys.argv[2] if len(sys.argv) > 2 else ""  # e.g. `lists`: the scenarios whose names hold it
-    for scenario in (scenario_compose_environment, scenario_hostile, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner, scenario_lazy_read_fails):
+    for scenario in (scenario_compose_environment, scenario_hostile, scenario_tokens, scenario_create_read_watch, scenario_lists_and_directory, scenario_webdriver, scenario_kill_owner, scenario_pause_owner, scenario_lazy_read_fails, scenario_idle_profiles_leave):
         if only in scenario.__name__:
             print("cluster:", scenario(binary, admin), flush=True)
     if only in "scenario_restart_postgres":

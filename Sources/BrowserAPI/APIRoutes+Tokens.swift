@@ -20,7 +20,7 @@ extension APIRoutes {
                     try await saveToken?(record, nil)
                 } catch {
                     tokens.revoke(record.id, of: id)
-                    throw HTTPError.unavailable("The token could not be saved; it was not issued.", retryAfter: 5)
+                    throw HTTPError.storageUnavailable("The token could not be saved; it was not issued.", retryAfter: 5)
                 }
                 return Self.json(
                     APIEncoding.bytes { json in

@@ -1,7 +1,7 @@
 public import BrowserModel
 public import BrowserRecords
-public import BrowserServices
-public import HTTPServer
+import BrowserServices
+import HTTPServer
 
 extension ProfileDocument {
     /// A profile document checked in itself: everything an import refuses before it looks at what is

@@ -14,7 +14,7 @@ extension ClusterMembership {
     public func otherWindows(_ request: HTTPRequest) async throws -> [ListedWindow] {
         if forwarder.isFromPeer(request) { return [] }
         guard databaseAnswers else {
-            throw HTTPError.unavailable("The database does not answer, so the instances that hold windows cannot be known; retry.", retryAfter: 1)
+            throw HTTPError.storageUnavailable("The database does not answer, so the instances that hold windows cannot be known; retry.", retryAfter: 1)
         }
         let caller = Principal.current
         let others: [(instanceID: InstanceID, url: String)]
@@ -24,7 +24,7 @@ extension ClusterMembership {
             }
             others = try await leases.otherLiveInstances()
         } catch {
-            throw HTTPError.unavailable("The database cannot say which instances hold windows: \(PostgresStore.describe(error))", retryAfter: 1)
+            throw HTTPError.storageUnavailable("The database cannot say which instances hold windows: \(PostgresStore.describe(error))", retryAfter: 1)
         }
         return try await withThrowingTaskGroup(of: [ListedWindow].self) { group in
             for (instance, url) in others {

@@ -1,5 +1,5 @@
 public import BrowserAPI
-import BrowserModel
+public import BrowserModel
 public import BrowserPostgres
 public import BrowserRecords
 public import BrowserServices
@@ -38,6 +38,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// Where the WebDriver facade answers (its session commands are placed by session id).
     let webDriverBasePath: String?
     private let store: PostgresStore
+    /// Which profiles are in memory here (shared single-flight takeovers, touches, idle eviction).
+    public let residency: ProfileResidency
+    private let residencyBackend: ClusterResidencyBackend
     /// Everything that changes, under one lock.
     private let state: Mutex<State>
     let forwardedCounter: Counter
@@ -50,9 +53,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         /// Whether the database answered its last probe: while it does not, a request this instance
         /// cannot serve from memory gets its 503 at once instead of after a query's deadline.
         var databaseAnswers = true
-        /// Takeovers running, so concurrent requests for one profile wait for one restore.
-        var takeovers: [String: Task<Void, any Error>] = [:]
-        /// Renewal, the two LISTEN loops and the database probe, cancelled at stop.
+        /// Renewal, the two LISTEN loops, the database probe and the idle sweep, cancelled at stop.
         var loops: [Task<Void, Never>] = []
     }
 
@@ -70,7 +71,10 @@ public final class ClusterMembership: RequestPlacement, Sendable {
 
     public init(
         leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
-        webDriverBasePath: String?, secret: String, timing: ClusterTiming, factory: any MetricsFactory, logger: Logger
+        webDriverBasePath: String?, secret: String, timing: ClusterTiming, idle: Duration? = nil,
+        hasWebDriverSessions: @escaping @Sendable (ProfileID) -> Bool = { _ in false },
+        flush: @escaping @Sendable () async throws -> Void = {}, memory: ResidencyMemoryHooks = .none, factory: any MetricsFactory,
+        logger: Logger
     ) {
         self.webDriverBasePath = webDriverBasePath
         self.leases = leases
@@ -90,6 +94,10 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         forwardedCounter = Counter(label: "browserd_forwarded_requests_total", factory: factory)
         takeoverCounter = Counter(label: "browserd_lease_takeovers_total", factory: factory)
         lostCounter = Counter(label: "browserd_leases_lost_total", factory: factory)
+        residencyBackend = ClusterResidencyBackend(
+            leases: leases, store: store, service: service, tokens: tokens, idempotency: idempotency,
+            hasWebDriverSessions: hasWebDriverSessions, flush: flush, takeovers: takeoverCounter, memory: memory, logger: logger)
+        residency = ProfileResidency(service: service, backend: residencyBackend, idle: idle, factory: factory, logger: logger)
     }
 
     /// Whether the database answered its last probe.
@@ -142,7 +150,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
             instanceID: instanceID, fromPeer: forwarder.isFromPeer(request),
             isRead: request.method == .get || request.method == .head)
         let action = placement.start(
-            subject: subject, heldHere: subject.map { rootHere($0) != nil } ?? false,
+            subject: subject, heldHere: subject.map { residency.root(of: $0).map { residency.touch($0) } ?? false } ?? false,
             databaseAnswers: databaseAnswers)
         return (placement, action)
     }
@@ -159,6 +167,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                 return .here
             case .unavailable(let detail):
                 return .answered(Self.unavailable(detail, request))
+            case .storageUnavailable(let detail):
+                return .answered(Self.storageUnavailable(detail, request))
             case .lookUpProfile(let subject):
                 guard let known = state.withLock({ $0.cache.profile(holding: subject) }) else { return .undecided }
                 action = placement.storedProfile(known, subject: subject, callerReaches: Self.callerReaches(known))
@@ -200,6 +210,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                 return nil
             case .unavailable(let detail):
                 return Self.unavailable(detail, request)
+            case .storageUnavailable(let detail):
+                return Self.storageUnavailable(detail, request)
             case .relay:
                 return answer
             case .lookUpProfile(let subject):
@@ -208,14 +220,14 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                     action = placement.storedProfile(stored, subject: subject, callerReaches: Self.callerReaches(stored))
                 } catch {
                     logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
-                    return Self.unavailable("The database cannot say which instance holds this profile; retry.", request)
+                    return Self.storageUnavailable("The database cannot say which instance holds this profile; retry.", request)
                 }
             case .lookUpOwner(let profile):
                 do {
                     action = placement.owner(try await owner(of: profile))
                 } catch {
                     logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
-                    return Self.unavailable("The database cannot say which instance holds this profile; retry.", request)
+                    return Self.storageUnavailable("The database cannot say which instance holds this profile; retry.", request)
                 }
             case .takeOver(let profile, let replacing):
                 action = placement.tookOver(await takeOver(profile, replacing: replacing))
@@ -235,7 +247,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
                     return try await placeOffTheRecord(subject, request)
                 } catch {
                     logger.warning("placement failed", metadata: ["error": "\(PostgresStore.describe(error))"])
-                    return Self.unavailable("The database cannot say which instance holds this profile; retry.", request)
+                    return Self.storageUnavailable("The database cannot say which instance holds this profile; retry.", request)
                 }
             }
         }
@@ -334,13 +346,9 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         HTTPError.unavailable(detail, retryAfter: 1).response(instance: request.path)
     }
 
-    private func rootHere(_ subject: Subject) -> ProfileID? {
-        switch subject {
-        case .profile(let id): service.rootProfile(of: ProfileID(rawValue: id))
-        case .window(let id): service.rootProfile(ofWindow: BrowserID(rawValue: id))
-        case .tab(let id): service.rootProfile(ofTab: TabID(rawValue: id))
-        case .group(let id): service.rootProfile(ofGroup: TabGroupID(rawValue: id))
-        }
+    /// What every store answers when it could not be read: the same problem type as the embedded store's.
+    private static func storageUnavailable(_ detail: String, _ request: HTTPRequest) -> HTTPResponse {
+        HTTPError.storageUnavailable(detail, retryAfter: 1).response(instance: request.path)
     }
 
     /// The regular profile the database says holds the subject (cached: one query per id at most,
@@ -378,61 +386,23 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         _ = await takeOver(profile, replacing: nil)
     }
 
-    /// Takes `profile` and restores it here, once even if many requests ask at the same time.
+    /// Takes `profile` and restores it here, once even if many requests ask at the same time (the
+    /// ``ProfileResidency``'s single flight; a profile being dropped for idleness is waited for).
     private func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover {
-        let task = state.withLock { state -> Task<Void, any Error> in
-            if let task = state.takeovers[profile] { return task }
-            let task = Task { try await self.acquireAndRestore(profile, replacing: unreachable) }
-            state.takeovers[profile] = task
-            return task
-        }
-        defer { state.withLock { if $0.takeovers[profile] == task { $0.takeovers[profile] = nil } } }
+        let id = ProfileID(rawValue: profile)
+        if unreachable != nil { residencyBackend.replace(unreachable, for: profile) }
         do {
-            try await task.value
+            try await residency.bringIn(id)
+            // Its old owner is no longer asked.
+            state.withLock { $0.cache.forgetOwner(of: profile) }
+            // Deleted meanwhile: nothing to hold (the request is answered 404 here).
+            if !service.holdsProfile(id) { state.withLock { $0.cache.forgetProfile(profile) } }
             return .here
-        } catch let moved as MovedElsewhere {
+        } catch let moved as ClusterResidencyBackend.MovedElsewhere {
             return .elsewhere(moved.owner)
         } catch {
             logger.warning("takeover failed", metadata: ["profile": "\(profile)", "error": "\(PostgresStore.describe(error))"])
             return .failed
-        }
-    }
-
-    private struct MovedElsewhere: Error {
-        let owner: Placement.Owner
-    }
-
-    private func acquireAndRestore(_ profile: String, replacing unreachable: InstanceID?) async throws {
-        if service.holdsProfile(ProfileID(rawValue: profile)) { return }
-        switch try await leases.acquire(profile, replacing: unreachable) {
-        case .heldElsewhere(let instance, let url):
-            throw MovedElsewhere(owner: Placement.Owner(instanceID: instance, url: url, live: true))
-        case .acquired(let epoch):
-            let started = ContinuousClock.now
-            do {
-                let stored = try await store.load(profile: profile)
-                guard !stored.profiles.isEmpty else {
-                    // Deleted meanwhile: nothing to hold (the request is answered 404 here).
-                    try? await leases.release([profile])
-                    state.withLock { $0.cache.forgetProfile(profile) }
-                    return
-                }
-                let summary = try await service.restoreProfile(stored)
-                tokens.restore(stored.tokens.map(TokenStore.Record.init))
-                idempotency.restore(stored.idempotency)
-                state.withLock { $0.cache.forgetOwner(of: profile) }
-                takeoverCounter.increment()
-                logger.notice(
-                    "took a profile over",
-                    metadata: [
-                        "profile": "\(profile)", "epoch": "\(epoch)", "windows": "\(summary.windows)", "tabs": "\(summary.tabs)",
-                        "duration": "\(ContinuousClock.now - started)",
-                    ])
-            } catch {
-                // Not restored: give the lease back so this or another instance can try again.
-                try? await leases.release([profile])
-                throw error
-            }
         }
     }
 
@@ -466,7 +436,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         leases.forget(profile)
         state.withLock { $0.cache.forgetOwner(of: profile) }
         guard service.holdsProfile(ProfileID(rawValue: profile)) else { return }
-        await service.unloadProfile(ProfileID(rawValue: profile))
+        await service.unloadProfile(ProfileID(rawValue: profile)).releaseOnAThreadOfItsOwn()
+        residency.forget(ProfileID(rawValue: profile))
         lostCounter.increment()
         logger.warning("dropped a profile", metadata: ["profile": "\(profile)", "reason": "\(reason)"])
     }
@@ -476,7 +447,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// Starts renewing leases, following lease moves, tokens and the directory, and probing the database.
     /// - Parameter databaseAnswers: told whether the database answers, at every probe.
     public func start(databaseAnswers: @escaping @Sendable (_ error: (any Error)?) -> Void) {
-        let loops = [renewing(), followingMoves(), followingTokens(), probing(databaseAnswers)]
+        let loops = [renewing(), followingMoves(), followingTokens(), probing(databaseAnswers)] + [residency.sweeping()].compactMap { $0 }
         state.withLock { $0.loops = loops }
         directory.start()
     }

@@ -39,8 +39,12 @@ public struct Placement: Sendable {
     public enum Action: Sendable, Equatable {
         /// Run the handler here.
         case serveHere
-        /// Answer 503 with this detail (the client retries).
+        /// Answer 503 `/problems/unavailable` with this detail (the client retries): another instance
+        /// did not answer, or the profile is moving.
         case unavailable(String)
+        /// Answer 503 `/problems/storage-unavailable` with this detail (the client retries): the
+        /// database could not be read, as every store's failed read is answered.
+        case storageUnavailable(String)
         /// Ask which stored regular profile holds the subject: then ``storedProfile(_:)``.
         case lookUpProfile(Subject)
         /// Ask who holds `profile`'s lease: then ``owner(_:)``.
@@ -100,7 +104,7 @@ public struct Placement: Sendable {
         precondition(state == .initial, "a placement starts once")
         guard let subject, !heldHere else { return finish(.serveHere) }
         guard databaseAnswers else {
-            return finish(.unavailable("The database does not answer, so which instance holds this profile cannot be known; retry."))
+            return finish(.storageUnavailable("The database does not answer, so which instance holds this profile cannot be known; retry."))
         }
         state = .lookingUpProfile
         return .lookUpProfile(subject)
@@ -136,7 +140,7 @@ public struct Placement: Sendable {
             switch result {
             case .here: return finish(.serveHere)
             case .elsewhere(let owner): return send(to: owner, profile: profile)
-            case .failed: return finish(.unavailable("The database cannot say which instance holds this profile; retry."))
+            case .failed: return finish(.storageUnavailable("The profile could not be read from the database; nothing was changed. Retry."))
             }
         case .takingOverFromTheGone:
             // The request may have reached the owner before it died: only a read is safe to serve now.

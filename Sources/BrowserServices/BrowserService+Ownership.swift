@@ -1,5 +1,6 @@
 public import BrowserModel
 public import BrowserRecords
+import Foundation
 
 // With several instances on one database, each regular profile lives in the memory of the instance
 // that holds its lease: it is restored there when that instance takes the lease, and dropped from
@@ -72,4 +73,18 @@ public final class ProfileRemains: @unchecked Sendable {
 
     /// Lets go of everything now, on the calling thread.
     public func release() { held = nil }
+
+    /// Lets go of everything on a thread of its own that ends right after: the allocator caches freed
+    /// blocks per thread (tcache), and a thread's cache goes back to the shared arenas only when it
+    /// ends, so freed on a worker that lives on, some of the profile's pages would stay resident.
+    public func releaseOnAThreadOfItsOwn() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                Thread.current.name = "bd-unload"
+                self.release()
+                done.resume()
+            }
+            thread.start()
+        }
+    }
 }

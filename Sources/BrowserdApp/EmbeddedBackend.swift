@@ -10,7 +10,7 @@ import Synchronization
 
 /// The state in one SQLite file under the data directory (the default). At start only the directory
 /// of stored profiles is read (ready at once, whatever the database holds); each profile loads on its
-/// first use and leaves memory again when idle (``ProfileWorkingSet``). `--preload-profiles` restores
+/// first use and leaves memory again when idle (``ProfileResidency``, ``EmbeddedPlacement``). `--preload-profiles` restores
 /// every profile before ready instead (tabs read on their own thread while the model is rebuilt).
 /// Rolled back in memory after a failed commit, backed up with `VACUUM INTO`.
 struct EmbeddedBackend: StoreBackend {
@@ -91,36 +91,25 @@ struct EmbeddedBackend: StoreBackend {
                 throw error
             }
         }
-        let workingSet = ProfileWorkingSet(
-            service: app.service, reader: reader, histories: histories, tokens: app.tokens,
-            webDriverBasePath: app.configuration.webDriverBasePath, idle: idle,
+        let backend = EmbeddedResidencyBackend(
+            service: app.service, reader: reader, histories: histories,
             hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
-            flush: { try await sink.commit(ChangeSet()) }, memory: app.configuration.memoryPolicy, factory: app.metricsFactory,
-            logger: app.logger)
+            flush: { try await sink.commit(ChangeSet()) }, memory: app.configuration.memoryPolicy, logger: app.logger)
         if preload { try await restoreEverything(store, app: app, started: started) }
-        workingSet.start(directory: directory)
+        app.service.resyncDirectory(stored: directory.map { ProfileSnapshot(stored: $0.profile, windowCount: $0.windowCount) })
+        let residency = ProfileResidency(service: app.service, backend: backend, idle: idle, factory: app.metricsFactory, logger: app.logger)
+        let placement = EmbeddedPlacement(
+            residency: residency, reader: reader, tokens: app.tokens, webDriverBasePath: app.configuration.webDriverBasePath, logger: app.logger)
         app.tokens.restore(shared.tokens.map(TokenStore.Record.init))
         app.idempotency.restore(shared.idempotency)
         app.sink.attach(StoreWriter(store: store))
-        slot.set(workingSet)
+        slot.set(placement)
         transferSlot.set(
             EmbeddedProfileTransfer(
                 databasePath: databasePath, service: app.service, sink: sink, reader: reader, limits: app.configuration.modelLimits,
                 maxDecodedBytes: app.configuration.maxSessionBytes, timeout: .seconds(app.configuration.transferTimeoutSeconds)))
         app.readiness.clear("restore")
-        if let idle {
-            // Often enough that a profile leaves within a quarter of its idle time after it.
-            let period = min(max(idle / 4, .milliseconds(250)), .seconds(30))
-            running.sweeper.withLock { sweeper in
-                sweeper = Task {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: period)
-                        if Task.isCancelled { break }
-                        await workingSet.evictIdle()
-                    }
-                }
-            }
-        }
+        running.sweeper.withLock { $0 = residency.sweeping() }
         app.logger.info(
             "ready",
             metadata: [

@@ -1,3 +1,4 @@
+import BrowserAPI
 import CLinuxEvents
 import Synchronization
 
@@ -21,7 +22,7 @@ import Synchronization
 ///   check read the whole file through a page cache.
 ///
 /// (Loads and unloads also run on threads that end right after, `LoadThread` and
-/// `ProfileWorkingSet.release`, so the allocator's per-thread caches go back with them; that is
+/// `ProfileRemains.releaseOnAThreadOfItsOwn`, so the allocator's per-thread caches go back with them; that is
 /// structure, not a setting, and stays whatever the policy.)
 public struct MemoryPolicy: Sendable, Equatable {
     /// `M_MMAP_THRESHOLD`, fixed; nil leaves glibc's sliding default.
@@ -77,4 +78,11 @@ public struct MemoryPolicy: Sendable, Equatable {
     }
 
     private static let applied = Mutex(false)
+}
+
+extension MemoryPolicy {
+    /// The policy as a residency backend of another module asks it (a cluster instance's).
+    var residencyHooks: ResidencyMemoryHooks {
+        ResidencyMemoryHooks(afterLoad: { afterLoad() }, evictionsBegin: { beginEvictions() }, evictionsEnd: { endEvictions() })
+    }
 }

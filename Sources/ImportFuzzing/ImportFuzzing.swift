@@ -1,4 +1,4 @@
-public import BrowserAPI
+import BrowserAPI
 import BrowserModel
 import BrowserRecords
 import BrowserServices

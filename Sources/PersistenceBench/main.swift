@@ -47,6 +47,16 @@ if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "seed",
 /// per window.
 func seed(directory: String, profiles: Int, windows: Int, tabs: Int) throws {
     let historyEntries = Int(ProcessInfo.processInfo.environment["SEED_HISTORY"] ?? "") ?? 10
+    // SEED_LONG=1: URLs of ~110 bytes and titles of ~55, as real pages have (issue 38's second shape).
+    let long = ProcessInfo.processInfo.environment["SEED_LONG"] == "1"
+    func url(_ p: Int, _ w: Int, _ t: Int, _ entry: Int) -> String {
+        long
+            ? "https://www.site\(t % 997).example.com/section/\(p)/\(w)/\(t)/a-long-article-slug-number-\(entry)?utm_source=bench&utm_medium=x"
+            : "https://site\(t % 997).example/\(p)/\(w)/\(t)/article-\(entry)?ref=bench"
+    }
+    func title(_ t: Int, _ entry: Int) -> String {
+        long ? "Article \(entry) of tab \(t): a longer title, as real pages have" : "Article \(entry) of tab \(t)"
+    }
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let path = (directory as NSString).appendingPathComponent("browserd.sqlite")
     cleanup(path)
@@ -68,12 +78,10 @@ func seed(directory: String, profiles: Int, windows: Int, tabs: Int) throws {
             change.tabs = (0..<tabs).map { t in
                 let id = String(format: "t%05x%05x%05x", p, w, t)
                 let entries = (0..<historyEntries).map {
-                    HistoryEntryRecord(
-                        url: "https://site\(t % 997).example/\(p)/\(w)/\(t)/article-\($0)?ref=bench",
-                        title: "Article \($0) of tab \(t)", transition: "link", timestamp: time)
+                    HistoryEntryRecord(url: url(p, w, t, $0), title: title(t, $0), transition: "link", timestamp: time)
                 }
                 var record = TabRecord(
-                    id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: "Article 9 of tab \(t)",
+                    id: id, groupID: nil, openerID: nil, openerNavigationIndex: nil, title: title(t, historyEntries - 1),
                     loading: false, progress: 1, faviconURL: "https://site\(t % 997).example/favicon.ico", createdAt: time,
                     lastActiveAt: time, historyIndex: historyEntries - 1, history: entries)
                 record.position = Double(t + 1) * 1024

@@ -24,7 +24,7 @@
 
         @Test func withoutTheDatabaseAnythingElseIs503AtOnce() {
             var p = placement()
-            guard case .unavailable = p.start(subject: .tab("t1"), heldHere: false, databaseAnswers: false) else {
+            guard case .storageUnavailable = p.start(subject: .tab("t1"), heldHere: false, databaseAnswers: false) else {
                 Issue.record("expected 503")
                 return
             }
@@ -86,7 +86,7 @@
             _ = failed.start(subject: .profile("p1"), heldHere: false, databaseAnswers: true)
             _ = failed.storedProfile("p1", subject: .profile("p1"))
             _ = failed.owner(nil)
-            guard case .unavailable = failed.tookOver(.failed) else {
+            guard case .storageUnavailable = failed.tookOver(.failed) else {
                 Issue.record("a failed takeover must be 503")
                 return
             }

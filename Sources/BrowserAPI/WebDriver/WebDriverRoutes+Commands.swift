@@ -153,7 +153,7 @@ extension WebDriverRoutes {
             return id
         }
         if case .profile(let own) = principal { return own }
-        if let shared = api.service.profiles().filter({ !$0.incognito && $0.name == "webdriver" }).min(by: { $0.createdAt < $1.createdAt }) {
+        if let shared = ProfileResidency.sharedWebDriverProfile(among: api.service.profiles()) {
             return shared.id
         }
         do {
