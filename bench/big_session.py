@@ -10,7 +10,9 @@ per tab, every URL distinct) and measures the release browserd on each, side by 
     and the same request once loaded;
   - RSS with every profile loaded, and per tab over the empty server; then with 1% of the tabs realized;
   - with `--profile-idle-seconds`: RSS after the profiles went idle and left memory, against the empty
-    server's.
+    server's;
+  - a second shape (issue 38): 20 profiles × 10 windows × 500 tabs with ~110-byte URLs and ~55-byte
+    titles (SEED_LONG=1), every profile loaded, no tab realized: RSS per tab over the empty server.
 Prints a table and writes bench/out/big_session.json and docs/big-session.svg.
 
 Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 10,100] [--idle-seconds 5]
@@ -159,6 +161,26 @@ def chart(rows, path):
         f.write("\n".join(out) + "\n")
 
 
+def long_shape(args, scratch, empty_rss):
+    """Issue 38's second shape: smaller profiles, longer strings. RSS per loaded unrealized tab."""
+    profiles, windows, tabs = args.long_profiles, 10, 500
+    data = os.path.join(scratch, "long")
+    subprocess.run([args.seeder, "seed", data, str(profiles), str(windows), str(tabs)], check=True,
+                   stdout=subprocess.DEVNULL, env={**os.environ, "SEED_LONG": "1"})
+    ready, port, server = start(args.browserd, data)
+    try:
+        for p in range(profiles):
+            _, body = timed_get(port, f"/v1/browsers/{window(p, 0)}/tabs")
+            assert len(json.loads(body)["items"]) == tabs
+        rss = settle_rss(server.pid)
+    finally:
+        stop(server)
+        shutil.rmtree(data, ignore_errors=True)
+    count = profiles * windows * tabs
+    return {"tabs": count, "profiles": profiles, "tabs_per_window": tabs, "rss_mib": rss / 1024,
+            "rss_per_tab_b": (rss - empty_rss) * 1024 / count}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--browserd", required=True)
@@ -166,6 +188,8 @@ def main():
     parser.add_argument("--profiles", default=os.environ.get("BENCH_BIG_PROFILES", "10,100"),
                         help="comma-separated profile counts (each profile: 10 windows × 1,000 tabs)")
     parser.add_argument("--idle-seconds", type=int, default=5, help="--profile-idle-seconds for the eviction run")
+    parser.add_argument("--long-profiles", type=int, default=20,
+                        help="profiles of the second shape (10 windows × 500 tabs, long URLs and titles); 0: skip it")
     parser.add_argument("--chart-only", action="store_true", help="draw docs/big-session.svg from bench/out/big_session.json")
     args = parser.parse_args()
     if args.chart_only:
@@ -267,6 +291,7 @@ def main():
             finally:
                 stop(server)
             shutil.rmtree(data, ignore_errors=True)
+        long = long_shape(args, scratch, base["lazy"]) if args.long_profiles else None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -287,6 +312,10 @@ def main():
         if "realized_1pct_rss_mib" in r:
             print(f"  {r['tabs']:>9,} tabs, 1% of them realized (their histories read): RSS {r['realized_1pct_rss_mib']:.0f} MiB "
                   f"(all unrealized: {r['all_loaded_rss_mib']:.0f} MiB)")
+    if long:
+        print(f"\nSecond shape: {long['tabs']:,} tabs in {long['profiles']} profiles × 10 windows × {long['tabs_per_window']} tabs, "
+              f"~110-byte URLs, ~55-byte titles, every profile loaded, no tab realized: RSS {long['rss_mib']:.0f} MiB, "
+              f"{long['rss_per_tab_b']:.0f} B per tab over the empty server (aim: at most 1,200)")
     print("\nFirst request to a cold profile (its 10,000 tabs loaded; the answer is one window's 1,000 tabs), lazy:")
     for r in loads:
         print(f"  {r['tabs']:>9,} stored tabs, {r['profiles']} profiles: cold p50 {r['cold_p50_ms']:.0f} ms, "
@@ -295,7 +324,7 @@ def main():
               f"{r['forward_ms']:.2f} ms (medians of 200): {r['realize_ms']:.2f} ms")
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "big_session.json"), "w") as f:
-        json.dump({"rows": rows, "loads": loads}, f, indent=2)
+        json.dump({"rows": rows, "loads": loads, "long_shape": long}, f, indent=2)
     chart(rows, os.path.join(ROOT, "docs", "big-session.svg"))
     print("chart: docs/big-session.svg")
 

@@ -5,20 +5,26 @@ import Foundation
 /// come from the window): immutable, and shared by the snapshots of successive versions, so a change
 /// of one tab makes one new slot, not a new snapshot of every tab.
 public final class TabSlot: Sendable {
+    // One per loaded tab: the fields in an order that leaves no padding (a class keeps its declared
+    // order), the history's position in 32 bits (the model's limits keep it far below): 160 bytes
+    // of heap per tab where the natural order took 176.
     let id: TabID
     let url: String
     let title: String
     let groupID: TabGroupID?
     let openerID: TabID?
-    let loading: Bool
-    let progress: Double
     let faviconURL: String?
-    let canGoBack: Bool
-    let canGoForward: Bool
-    let historyIndex: Int
-    let historyCount: Int
+    let progress: Double
     let createdAt: Date
     let lastActiveAt: Date
+    private let storedHistoryIndex: Int32
+    private let storedHistoryCount: Int32
+    let loading: Bool
+    let canGoBack: Bool
+    let canGoForward: Bool
+
+    var historyIndex: Int { Int(storedHistoryIndex) }
+    var historyCount: Int { Int(storedHistoryCount) }
 
     /// The slot of `tab` as `list` holds it now.
     init(_ tab: WebState, in list: WebStateList) {
@@ -32,8 +38,8 @@ public final class TabSlot: Sendable {
         faviconURL = tab.faviconURL
         canGoBack = tab.canGoBack
         canGoForward = tab.canGoForward
-        historyIndex = tab.lastCommittedIndex
-        historyCount = tab.historyCount
+        storedHistoryIndex = Int32(clamping: tab.lastCommittedIndex)
+        storedHistoryCount = Int32(clamping: tab.historyCount)
         createdAt = tab.createdAt
         lastActiveAt = tab.lastActiveAt
     }

@@ -10,10 +10,16 @@ public final class SharedResponse: Sendable {
     public let body: [UInt8]
     private let handle = Mutex<ResponseHandle?>(nil)
 
+    /// - Parameter body: kept for as long as the answer is; its spare capacity (an encoder's growth) is
+    ///   given back first, one copy now against up to as much again held for the answer's life.
     public init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
         self.status = status
         self.headers = headers
-        self.body = body
+        self.body =
+            body.capacity - body.count > 4096
+            ? Array(unsafeUninitializedCapacity: body.count) { buffer, count in
+                count = buffer.initialize(fromContentsOf: body)
+            } : body
     }
 
     /// The libmicrohttpd response, made on first use with `extra` (the server's own response headers)
@@ -22,12 +28,8 @@ public final class SharedResponse: Sendable {
     func mhdResponse(adding extra: HTTPHeaders = [:]) -> OpaquePointer? {
         handle.withLock { handle in
             if let handle { return Self.same(handle.extra, extra) ? handle.raw : nil }
-            let made = body.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
-                    .RESPMEM_MUST_COPY)
-            }
-            guard let made else { return nil }
+            // Sent from `body` itself (no second copy held beside it for as long as the answer is cached).
+            guard let made = BorrowedBody.response(body) else { return nil }
             for field in headers { _ = MHD_add_response_header(made, field.name, field.value) }
             for field in extra where headers[field.name] == nil { _ = MHD_add_response_header(made, field.name, field.value) }
             handle = ResponseHandle(raw: made, extra: extra)
