@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 # its own so the embedded default (SQLite, nothing of NIO compiled) and it never rebuild each other.
 WITH_POSTGRES := --traits PostgreSQL --scratch-path .build-postgres
 
-.PHONY: deps test-deps build release build-postgres release-postgres run test test-steps bench fuzz container clean
+.PHONY: deps test-deps build release build-postgres release-postgres run test test-steps client-generate bench fuzz container clean
 
 ## System packages for building and running (apt, only when missing). No Python involved.
 deps:
@@ -70,6 +70,7 @@ test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
 	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py
+	scripts/check-client-generated.sh
 	$(SWIFT) package resolve --scratch-path .build-test
 	@echo "== the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
 	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
@@ -91,6 +92,10 @@ test-steps:
 	scripts/schemathesis.sh $(TEST_BIN)
 	@echo "== the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"
 	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(POSTGRES_TEST_BIN)/browserd-tabs
+
+## Regenerates the Swift client's code from openapi.yaml (after changing the contract; make test checks it).
+client-generate:
+	SWIFT=$(SWIFT) scripts/generate-client.sh
 
 ## Benchmarks against an nginx baseline in the same run (installs wrk and nginx-light).
 bench:

@@ -228,8 +228,8 @@ let package = Package(
 // The Swift client's suites, and browserd-renderer's, with make test (BROWSERD_CLIENT_TESTS=1): its
 // test build then holds the client package too, which shares swift-nio, swift-crypto and
 // async-http-client with the PostgreSQL build instead of compiling them a second time. Without it (make
-// run, make build) the client package is not in the graph, so its build plugin (swift-openapi-generator)
-// is never compiled.
+// run, make build) the client package is not in the graph. (The client's generated code is committed:
+// no build compiles swift-openapi-generator.)
 if Context.environment["BROWSERD_CLIENT_TESTS"] == "1" {
     package.dependencies += [
         .package(path: "clients/swift"),

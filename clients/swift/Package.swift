@@ -1,7 +1,9 @@
 // swift-tools-version:6.2
-// BrowserdClient: a Swift client for browserd's REST API and event streams, generated at build time from
-// the server's own contract (`openapi.yaml`, linked into the target: one source of truth), and
-// browserd-tabs, a terminal tab strip built on it. Its own package, so the server build never compiles it.
+// BrowserdClient: a Swift client for browserd's REST API and event streams, its code generated from the
+// server's own contract (`openapi.yaml`: one source of truth) by swift-openapi-generator and committed
+// (`make client-generate`; `make test` checks it was made from today's openapi.yaml), so no build
+// compiles the generator; browserd-tabs, a terminal tab strip built on it; browserd-renderer. Its own
+// package, so the server build never compiles it.
 import PackageDescription
 
 let package = Package(
@@ -15,7 +17,6 @@ let package = Package(
         .executable(name: "browserd-renderer", targets: ["browserd-renderer"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
@@ -36,7 +37,7 @@ let package = Package(
                     name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
                     condition: .when(platforms: [.linux])),
             ],
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+            exclude: ["Generated/openapi.sha256"]
         ),
         .target(name: "TabStripCore", dependencies: ["BrowserdClient"]),
         .executableTarget(

@@ -10,7 +10,7 @@ public import OpenAPIRuntime
 #endif
 
 /// A client of one browserd server: every operation of its contract (``api``, generated from
-/// `openapi.yaml` at build time), typed event streams that resume after a drop (``windowEvents(_:topics:)``,
+/// `openapi.yaml` by `make client-generate`, `Generated/`), typed event streams that resume after a drop (``windowEvents(_:topics:)``,
 /// ``profileEvents(_:)``), and problems as typed errors (``BrowserdProblem``).
 ///
 /// ```swift

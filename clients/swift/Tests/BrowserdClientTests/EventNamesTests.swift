@@ -26,10 +26,11 @@ import Testing
         #expect(throws: DecodingError.self) { try WindowStreamEvent.decode(name: "tabs.insert", data: "{\"browserId\": 1}") }
     }
 
-    /// The `const:` event names of one schema's `oneOf` in `openapi.yaml` (the package's link to it).
+    /// The `const:` event names of one schema's `oneOf` in the server's `openapi.yaml`.
     static func contractNames(of schema: String) throws -> Set<String> {
-        let contract = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/BrowserdClient/openapi.yaml")
+        var contract = URL(fileURLWithPath: #filePath)
+        for _ in 0..<5 { contract.deleteLastPathComponent() }
+        contract.appendPathComponent("openapi.yaml")
         let lines = try String(contentsOf: contract, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         guard let start = lines.firstIndex(of: Substring("    \(schema):")) else { throw Failure("no schema \(schema)") }
         var names: Set<String> = []
