@@ -68,6 +68,10 @@ private struct Worker {
     var targetID: String?
     var sessionID: String?
     var mainFrameID: String?
+    /// The page closed itself (`window.close()`): its target is gone already.
+    var closedByPage = false
+    /// Whether a document committed yet (the first one drops the initial about:blank entry).
+    var committedOnce = false
     let clock = ContinuousClock()
     let started = ContinuousClock.now
 
@@ -116,7 +120,7 @@ private struct Worker {
             }
         }
         // Closed: the target goes too, unless the browser is gone (then the task was cancelled).
-        if !Task.isCancelled, let targetID {
+        if !Task.isCancelled, !closedByPage, let targetID {
             _ = try? await connection.call("Target.closeTarget", ["targetId": .string(targetID)], timeout: .seconds(2))
         }
     }
@@ -147,6 +151,18 @@ private struct Worker {
         case "Page.frameStoppedLoading":
             guard event.params["frameId"]?.string == mainFrameID else { return }
             await perform(sync.event(.loading(false, progress: 1), now: now))
+        case "Target.detachedFromTarget", "Inspector.detached":
+            // The page closed itself (`window.close()`, which Chromium allows a page with one history
+            // entry or opened by script): its tab closes, as Chromium's `WebStateDelegate::CloseWebState`.
+            // (A target the renderer closes is no longer followed by then.)
+            guard event.method == "Target.detachedFromTarget" || event.params["reason"]?.string == "target_closed", !closedByPage
+            else { return }
+            closedByPage = true
+            do {
+                _ = try await client.api.closeTab(path: .init(tabId: sync.model.id)).noContent
+            } catch {
+                logger.warning("tab \(sync.model.id): the page closed itself, but its tab could not be closed: \(error)")
+            }
         case "Runtime.bindingCalled":
             guard event.params["name"]?.string == "__browserdPageState", let payload = event.params["payload"]?.string,
                 let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
@@ -171,7 +187,20 @@ private struct Worker {
             }
         }
         guard let result = answer else { return }
-        guard let history = PageHistory(result) else { return }
+        guard var history = PageHistory(result) else { return }
+        // The page is made blank (so that the loopback policy is in place before its first request),
+        // and that blank document left an entry: once the first document commits, the entry goes, as
+        // a new tab's initial empty document leaves none in Chromium (`history.back()` cannot reach it,
+        // and `window.close()` is allowed as to a page with one entry).
+        if !committedOnce {
+            committedOnce = true
+            if history.entries.count == 2, history.currentIndex == 1, history.entries[0].url == "about:blank",
+                (try? await call("Page.resetNavigationHistory")) != nil, let again = try? await call("Page.getNavigationHistory"),
+                let fresh = PageHistory(again)
+            {
+                history = fresh
+            }
+        }
         logger.trace("page history", metadata: ["tab": "\(sync.model.id)", "history": "\(history)"])
         await perform(sync.event(.committed(history, loaderID: loaderID, url: url), now: now))
     }

@@ -108,6 +108,9 @@ public actor Renderer {
                     decide(event, session: session, connection: process.connection)
                 } else if let session = event.sessionID {
                     sessions[session]?.send(.devtools(event))
+                } else if event.method == "Target.detachedFromTarget", let session = event.params["sessionId"]?.string {
+                    // A page's target went without being asked to (`window.close()`): its page is told.
+                    sessions[session]?.send(.devtools(event))
                 }
             }
             // EOF on its pipe: it exited or was killed. Its pages are gone with it.

@@ -169,6 +169,24 @@ import Testing
         #expect(
             history.entries.map(\.url) == ["/a.html", "/b.html", "/c.html?from=redirect", "/push.html", "/push.html#pushed"].map(pages.url))
         #expect(history.currentIndex == 4)
+
+        // A page that closes itself (window.close(): allowed to a page with one history entry) closes its tab.
+        let closing = try await setup.open("/c.html")
+        _ = try await Self.eventually("page C loaded", state: { await describe(setup, closing) }) {
+            try await setup.tab(closing).title == "Page C" ? true : nil
+        }
+        // The evaluation may end with the page: its answer does not matter.
+        _ = try? await setup.renderer.evaluate("window.close(); 'closing'", inTab: closing)
+        _ = try await Self.eventually("the tab its page closed is gone", state: { await describe(setup, closing) }) { () async throws -> Bool? in
+            do {
+                _ = try await setup.tab(closing)
+                return nil
+            } catch {
+                guard BrowserdProblem.from(error)?.status == 404 else { throw error }
+                return true
+            }
+        }
+        #expect(try await setup.tab(a).url == pages.url("/push.html#pushed"), "the other tab stays")
     }
 
     func describe(_ setup: Setup, _ tab: String) async -> String {
