@@ -15,6 +15,7 @@ deps:
 
 ## System packages for the tests, then the pinned Python test tools in ./.venv.
 test-deps:
+	@echo "== $$(date +%T) system packages and the Python test tools"
 	@scripts/install-deps.sh test
 	@scripts/venv.sh
 
@@ -68,29 +69,34 @@ POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-b
 # The Swift client's and browserd-renderer's suites join the test build (Package.swift).
 test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
+	@echo "== $$(date +%T) the quick checks"
 	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py
 	scripts/check-client-generated.sh
 	$(SWIFT) package resolve --scratch-path .build-test
-	@echo "== the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
+	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
 	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
 	$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs
-	@echo "== every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
+	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
 	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --skip RendererTests
-	@echo "== browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"
+	@echo "== $$(date +%T) browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"
 	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --filter RendererTests
+	@echo "== $$(date +%T) several instances on one PostgreSQL"
 	$(PYTHON) tests/cluster_test.py $(POSTGRES_TEST_BIN)/browserd
-	@echo "== the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd), in the same folder"
+	@echo "== $$(date +%T) the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd), in the same folder"
 	$(SWIFT) build $(TEST_BUILD) --product browserd
+	@echo "== $$(date +%T) the embedded build's checks against a live server"
 	$(PYTHON) tests/embedded_build_test.py $(TEST_BIN)
 	$(PYTHON) tests/quickstart_test.py $(TEST_BIN)
+	$(PYTHON) tests/docs_test.py $(TEST_BIN)
 	$(PYTHON) tests/sse_client_test.py $(TEST_BIN)
 	$(PYTHON) tests/browser_test.py $(TEST_BIN)
 	$(PYTHON) tests/webdriver_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
+	@echo "== $$(date +%T) schemathesis against a live server"
 	scripts/schemathesis.sh $(TEST_BIN)
-	@echo "== the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"
+	@echo "== $$(date +%T) the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"
 	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(POSTGRES_TEST_BIN)/browserd-tabs
 
 ## Regenerates the Swift client's code from openapi.yaml (after changing the contract; make test checks it).

@@ -286,9 +286,9 @@ def wait_ready(base):
 
 
 def readme_example(base):
-    """The README's selenium example, run as written (against this server's port)."""
-    readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")).read()
-    section = readme[readme.index("### WebDriver"):]
+    """docs/webdriver.md's selenium example, run as written (against this server's port)."""
+    readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "webdriver.md")).read()
+    section = readme[readme.index("## WebDriver"):]
     code = section[section.index("```python") + len("```python"):]
     code = code[:code.index("```")]
     assert "http://127.0.0.1:8080/webdriver" in code
@@ -296,7 +296,7 @@ def readme_example(base):
     import io
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code.replace("http://127.0.0.1:8080", base), "README.md (WebDriver example)", "exec"), {})
+        exec(compile(code.replace("http://127.0.0.1:8080", base), "docs/webdriver.md (its example)", "exec"), {})
     printed = out.getvalue().strip()
     assert printed.endswith("https://swift.org/") and printed.startswith("['t"), printed
     return printed
@@ -317,7 +317,7 @@ def main():
         readme_example(base)
         authenticated(binary)
         print(f"webdriver: a selenium {webdriver.__version__} session's whole life against /webdriver, watched live over SSE "
-              f"({events} events); {checks}+ wire checks of errors and statuses; the README's example as written; bearer and profile tokens: ok")
+              f"({events} events); {checks}+ wire checks of errors and statuses; docs/webdriver.md's example as written; bearer and profile tokens: ok")
     finally:
         server.terminate()
         server.wait(timeout=20)

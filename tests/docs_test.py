@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The README and docs/ stay true to the tree: every relative link reaches a file (and every #anchor a
+heading of it), every `--flag` they name exists, and the README stays short (at most 12 KB).
+
+Flags are looked up where they are defined: `browserd serve --help` and `browserd healthcheck --help`
+(the binary given), the @Option/@Flag properties of the Swift clients' commands (clients/swift), the
+argparse options of the bench, test and script programs, and a short list of other tools' flags the
+docs show (swift, curl, Chromium).
+
+Usage: tests/docs_test.py PATH_TO_BROWSERD
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+README_LIMIT = 12 * 1024
+# Other programs' flags that the docs show in their commands.
+OTHER_TOOLS = {
+    "swift": {"--build", "--filter", "--package-path", "--scratch-path", "--show-bin-path", "--strict", "--traits", "--help"},
+    "curl": {"--data-binary"},
+    "chromium": {"--remote-debugging-pipe"},
+}
+
+
+def documents():
+    return [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+
+
+def slug(heading):
+    """GitHub's anchor of a heading: lower case, punctuation but hyphens dropped, spaces as hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    with open(path) as f:
+        return {slug(line.lstrip("#")) for line in f if re.match(r"#{1,6} ", line)}
+
+
+def known_flags(browserd):
+    flags = set()
+    for command in (["serve", "--help"], ["healthcheck", "--help"]):
+        text = subprocess.run([browserd] + command, capture_output=True, text=True, check=True).stdout
+        flags |= set(re.findall(r"--[a-z][a-z0-9-]*", text))
+    for source in glob.glob(os.path.join(ROOT, "clients", "swift", "Sources", "browserd-*", "*.swift")):
+        text = open(source).read()
+        for name in re.findall(r"@(?:Option|Flag)\([^\n]*?\)\s*(?:\n\s*)?var (\w+)", text):
+            flags.add("--" + re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower())
+    for script in glob.glob(os.path.join(ROOT, "*", "*.py")):
+        flags |= set(re.findall(r"add_argument\(\s*\"(--[a-z0-9-]+)\"", open(script).read()))
+    for tool in OTHER_TOOLS.values():
+        flags |= tool
+    return flags
+
+
+def main():
+    browserd = sys.argv[1]
+    problems = []
+    size = os.path.getsize(os.path.join(ROOT, "README.md"))
+    if size > README_LIMIT:
+        problems.append("README.md is %d bytes (at most %d): move sections into docs/" % (size, README_LIMIT))
+    flags = known_flags(browserd)
+    links = named = 0
+    for document in documents():
+        text = open(document).read()
+        here = os.path.dirname(document)
+        name = os.path.relpath(document, ROOT)
+        # Links outside code: [text](target) and ![alt](target).
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"[a-z]+:", target):
+                continue
+            links += 1
+            path, _, anchor = target.partition("#")
+            resolved = os.path.normpath(os.path.join(here, path)) if path else document
+            if not os.path.exists(resolved):
+                problems.append("%s: the link %s reaches no file" % (name, target))
+            elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+                problems.append("%s: the link %s names no heading of %s" % (name, target, os.path.relpath(resolved, ROOT)))
+        for flag in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", text))):
+            named += 1
+            if flag not in flags:
+                problems.append("%s: %s is no flag of browserd, its clients, scripts or the tools listed here" % (name, flag))
+    if problems:
+        sys.exit("docs:\n  " + "\n  ".join(problems))
+    print("docs: README %d bytes; %d links and %d flags in %d documents all exist" % (size, links, named, len(documents())))
+
+
+if __name__ == "__main__":
+    main()
