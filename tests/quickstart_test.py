@@ -77,8 +77,8 @@ def main():
         assert '"changes":[{"op":"presented","nodeId":"u4","kind":"settings"},{"op":"pushed","nodeId":"u5","kind":"settings.page"}]' in lines[6], lines[6]
         assert '"kind":"settings"' in lines[7] and lines[7].startswith('{"id":"u0","kind":"browser"'), lines[7]
 
-        # The Firefox import example of the API section, as written (run from the checkout).
-        text = open(os.path.join(ROOT, "README.md")).read()
+        # The Firefox import example of docs/api.md, as written (run from the checkout).
+        text = open(os.path.join(ROOT, "docs", "api.md")).read()
         marker = text.index("<!-- firefox-import")
         block = re.search(r"```sh\n(.*?)```", text[marker:], re.S).group(1)
         imported = subprocess.run(["bash", "-c", "set -euo pipefail\n" + block.replace("B=http://127.0.0.1:8080", f"B=http://127.0.0.1:{port}")],
