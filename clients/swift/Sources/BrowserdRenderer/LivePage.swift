@@ -16,18 +16,30 @@ final class LivePage: Sendable {
     private let continuation: AsyncStream<Input>.Continuation
     private let task: Task<Void, Never>
 
+    /// A target Chromium made by itself (a popup), attached and waiting for the debugger: the page
+    /// adopts it instead of making one.
+    struct Adopted: Sendable {
+        var targetID: String
+        var sessionID: String
+    }
+
     /// - Parameters:
-    ///   - register: called with the page's DevTools session once attached (its events come through ``send(_:)``).
+    ///   - adopting: a popup's target, for the tab made for it; nil makes a target for the tab.
+    ///   - session: the session Chromium attached to a target the page made (every new target is
+    ///     attached, waiting for the debugger, and the page resumes it once its policy is in place).
+    ///   - register: called with the page's DevTools session and target once attached (its events
+    ///     come through ``send(_:)``).
     init(
-        tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, browserContextID: String?, logger: Logger,
-        register: @escaping @Sendable (String) async -> Void
+        tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, browserContextID: String?, adopting: Adopted? = nil,
+        logger: Logger, session: @escaping @Sendable (_ target: String) async -> String?,
+        register: @escaping @Sendable (_ session: String, _ target: String) async -> Void
     ) {
         tabID = tab.id
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
         self.continuation = continuation
         task = Task {
-            var worker = Worker(tab: tab, connection: connection, client: client, logger: logger)
-            await worker.run(inputs: inputs, browserContextID: browserContextID, register: register)
+            var worker = Worker(tab: tab, adopting: adopting != nil, connection: connection, client: client, logger: logger)
+            await worker.run(inputs: inputs, browserContextID: browserContextID, adopting: adopting, session: session, register: register)
         }
     }
 
@@ -75,8 +87,8 @@ private struct Worker {
     let clock = ContinuousClock()
     let started = ContinuousClock.now
 
-    init(tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, logger: Logger) {
-        sync = PageSync(model: tab)
+    init(tab: ModelTab, adopting: Bool, connection: DevToolsConnection, client: BrowserdClient, logger: Logger) {
+        sync = adopting ? PageSync(adopting: tab) : PageSync(model: tab)
         self.connection = connection
         self.client = client
         self.logger = logger
@@ -87,29 +99,49 @@ private struct Worker {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
-    mutating func run(inputs: AsyncStream<LivePage.Input>, browserContextID: String?, register: @Sendable (String) async -> Void) async {
+    mutating func run(
+        inputs: AsyncStream<LivePage.Input>, browserContextID: String?, adopting: LivePage.Adopted?,
+        session attachedSession: @Sendable (String) async -> String?, register: @Sendable (String, String) async -> Void
+    ) async {
         do {
-            var params: [String: JSONValue] = ["url": "about:blank", "newWindow": true]
-            if let browserContextID { params["browserContextId"] = .string(browserContextID) }
-            let target = try await connection.call("Target.createTarget", .object(params))
-            guard let targetID = target["targetId"]?.string else { return }
-            self.targetID = targetID
-            let attached = try await connection.call("Target.attachToTarget", ["targetId": .string(targetID), "flatten": true])
-            guard let sessionID = attached["sessionId"]?.string else { return }
-            self.sessionID = sessionID
-            await register(sessionID)
+            if let adopting {
+                targetID = adopting.targetID
+                sessionID = adopting.sessionID
+            } else {
+                var params: [String: JSONValue] = ["url": "about:blank", "newWindow": true]
+                if let browserContextID { params["browserContextId"] = .string(browserContextID) }
+                let target = try await connection.call("Target.createTarget", .object(params))
+                targetID = target["targetId"]?.string
+                guard let targetID else { return }
+                sessionID = await attachedSession(targetID)
+                if sessionID == nil { logger.warning("page for tab \(sync.model.id): Chromium attached no session to its target") }
+            }
+            guard let targetID, let sessionID else { return }
+            await register(sessionID, targetID)
             // Requests to loopback wait for a decision (LoopbackPolicy, taken by the renderer as each
             // arrives, never behind this page's own work): browserd's API and other local services are out
             // of a page's reach unless their origin is allowed.
             try await call("Fetch.enable", ["patterns": .array(LoopbackPolicy.patterns.map { ["urlPattern": .string($0)] })])
-            try await call("Page.enable")
-            try await call("Page.setLifecycleEventsEnabled", ["enabled": true])
-            try await call("Runtime.enable")
-            try await call("Runtime.addBinding", ["name": "__browserdPageState"])
-            try await call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)])
-            let tree = try await call("Page.getFrameTree")
-            mainFrameID = tree["frameTree"]?["frame"]?["id"]?.string
-            await perform(sync.start())
+            // The page's own domains, its binding and script: sent in order, answered once the target
+            // runs (a popup's renderer answers only after `runIfWaitingForDebugger`, which goes last,
+            // so Chromium takes them all before the page's first document).
+            let (connection, session) = (connection, sessionID)
+            async let page = connection.call("Page.enable", session: session)
+            async let lifecycle = connection.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: session)
+            async let runtime = connection.call("Runtime.enable", session: session)
+            async let binding = connection.call("Runtime.addBinding", ["name": "__browserdPageState"], session: session)
+            async let script = connection.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)], session: session)
+            async let tree = connection.call("Page.getFrameTree", session: session)
+            // Every new target waits for the debugger until the policy and the script are in place.
+            async let run = connection.call("Runtime.runIfWaitingForDebugger", session: session)
+            _ = try await (page, lifecycle, runtime, binding, script, run)
+            mainFrameID = try await tree["frameTree"]?["frame"]?["id"]?.string
+            if adopting != nil {
+                // A popup's first document loads now, and its commit becomes the tab's entry.
+                committedOnce = true
+            } else {
+                await perform(sync.start())
+            }
         } catch {
             logger.warning("page for tab \(sync.model.id) not made: \(error)")
         }

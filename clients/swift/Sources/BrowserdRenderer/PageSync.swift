@@ -90,6 +90,17 @@ public struct PageSync: Sendable {
         self.model = model
     }
 
+    /// A page Chromium made by itself (a popup) for `model`, the tab made for it: the page loads on
+    /// its own, so nothing is loaded (``start()`` is not called), and its first commit is the tab's
+    /// one entry (it replaces the entry the tab was made with, when its URL was not known yet).
+    public init(adopting model: ModelTab) {
+        self.model = model
+        adoptedFirstCommit = true
+    }
+
+    /// An adopted page has not committed yet.
+    private var adoptedFirstCommit = false
+
     /// URLs a page cannot load (browserd's own pages, an empty tab): the page stays blank and
     /// nothing of it is reported.
     public static func pageCanShow(_ url: String) -> Bool {
@@ -234,9 +245,15 @@ public struct PageSync: Sendable {
             }
             return actions + tellShown()
         }
+        let adopted = adoptedFirstCommit
+        adoptedFirstCommit = false
         guard Self.pageCanShow(current.url) else { return [] }
         guard let before, let previous = before.current else {
-            return current.url == model.url ? [] : [.reportNavigation(url: current.url, transition: current.modelTransition, replace: false)]
+            if current.url == model.url {
+                if adopted { anchor = (model.historyIndex, model.historyCount, history.currentIndex) }
+                return tellShown()
+            }
+            return [.reportNavigation(url: current.url, transition: current.modelTransition, replace: adopted && model.historyCount == 1)]
         }
         if let oldIndex = before.index(of: current.id) {
             if oldIndex != before.currentIndex { return [.reportMove(offset: history.currentIndex - before.currentIndex)] }

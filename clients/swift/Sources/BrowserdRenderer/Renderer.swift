@@ -41,6 +41,18 @@ public actor Renderer {
     private var pageWindow: [String: String] = [:]
     private var sessions: [String: LivePage] = [:]
     private var tabSessions: [String: String] = [:]
+    /// Each live page's target, for the tab it shows (a popup names its opener's target).
+    private var targetTabs: [String: String] = [:]
+    /// Popups waiting for their tab's page: by the tab made for each, the target it adopts, the tab's
+    /// window, and when the tab was made (its window's stream may not have shown it yet).
+    private var adoptions: [String: (popup: LivePage.Adopted, window: String, made: ContinuousClock.Instant)] = [:]
+    /// Sessions Chromium attached to targets the renderer made, not asked for yet (``session(for:)``).
+    private var attachedSessions: [String: String] = [:]
+    /// Pages waiting for their target's session.
+    private var sessionWaiters: [String: CheckedContinuation<String?, Never>] = [:]
+    /// Windows whose pages wait while a popup's tab is being made in them (its page must adopt the
+    /// popup's target, not make one of its own).
+    private var popupsUnderWay: [String: Int] = [:]
     private var chromium: ChromiumProcess?
     /// How many times Chromium was started (the first start is 1).
     public private(set) var starts = 0
@@ -91,6 +103,10 @@ public actor Renderer {
                 process = try ChromiumProcess(launch)
                 // The pipe answers once the browser is up.
                 _ = try await process.connection.call("Browser.getVersion", timeout: .seconds(30))
+                // Every new target is attached and waits for the debugger: a page's popup gets the
+                // loopback policy before its first request, and becomes a tab (``popupOpened(_:)``).
+                _ = try await process.connection.call(
+                    "Target.setAutoAttach", ["autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true])
             } catch {
                 logger.error("Chromium did not start: \(error)")
                 try? await Task.sleep(for: delay)
@@ -108,6 +124,8 @@ public actor Renderer {
                     decide(event, session: session, connection: process.connection)
                 } else if let session = event.sessionID {
                     sessions[session]?.send(.devtools(event))
+                } else if event.method == "Target.attachedToTarget" {
+                    attached(event.params, connection: process.connection)
                 } else if event.method == "Target.detachedFromTarget", let session = event.params["sessionId"]?.string {
                     // A page's target went without being asked to (`window.close()`): its page is told.
                     sessions[session]?.send(.devtools(event))
@@ -142,12 +160,76 @@ public actor Renderer {
         }
     }
 
+    /// A target Chromium attached (``superviseChromium()``), waiting for the debugger: a page's popup
+    /// becomes a tab with its opener; a page the renderer made goes to the ``LivePage`` that made it
+    /// (``session(for:)``); anything else runs on, unwatched.
+    private func attached(_ params: JSONValue, connection: DevToolsConnection) {
+        guard let session = params["sessionId"]?.string, let target = params["targetInfo"]?["targetId"]?.string else { return }
+        let info = params["targetInfo"]
+        if info?["type"]?.string == "page", let opener = info?["openerId"]?.string, let openerTab = targetTabs[opener],
+            let window = pageWindow[openerTab]
+        {
+            popupsUnderWay[window, default: 0] += 1
+            Task { await self.popupOpened(.init(targetID: target, sessionID: session), url: info?["url"]?.string ?? "", opener: openerTab, in: window) }
+            return
+        }
+        if info?["type"]?.string == "page", info?["openerId"] == nil, params["waitingForDebugger"]?.bool == true {
+            // The renderer's own (made blank by `Target.createTarget`, whose answer may come after this).
+            if let waiter = sessionWaiters.removeValue(forKey: target) {
+                waiter.resume(returning: session)
+            } else {
+                attachedSessions[target] = session
+            }
+            return
+        }
+        Task {
+            _ = try? await connection.call("Runtime.runIfWaitingForDebugger", session: session)
+            _ = try? await connection.call("Target.detachFromTarget", ["sessionId": .string(session)])
+        }
+    }
+
+    /// The session Chromium attached to `target`, a page the renderer made (nil if none comes within 10 s).
+    func session(for target: String) async -> String? {
+        if let session = attachedSessions.removeValue(forKey: target) { return session }
+        let timeout = Task {
+            try? await Task.sleep(for: .seconds(10))
+            self.sessionWaiters.removeValue(forKey: target)?.resume(returning: nil)
+        }
+        defer { timeout.cancel() }
+        return await withCheckedContinuation { sessionWaiters[target] = $0 }
+    }
+
+    /// A page opened a popup (Chromium's popup blocker let it through: a user's gesture): it becomes a
+    /// tab of the opener's window with the opener as its opener, placed and activated by the model's
+    /// rules (a foreground tab, as a link to a new tab opens), and its page adopts the popup's target.
+    private func popupOpened(_ popup: LivePage.Adopted, url: String, opener: String, in window: String) async {
+        let placeholder = PageSync.pageCanShow(url) ? url : "about:blank"
+        do {
+            let tab = try await client.api.openTab(
+                path: .init(browserId: window), body: .json(.init(url: placeholder, activate: true, openerTabId: opener, transition: .link))
+            ).created.body.json
+            adoptions[tab.id] = (popup, window, .now)
+        } catch {
+            logger.warning("a popup of tab \(opener) could not become a tab; it is closed: \(error)")
+            _ = try? await chromium?.connection.call("Target.closeTarget", ["targetId": .string(popup.targetID)])
+        }
+        popupsUnderWay[window, default: 1] -= 1
+        if popupsUnderWay[window] == 0 { popupsUnderWay[window] = nil }
+        await reconcile(window)
+    }
+
     private func dropPages(closingTargets: Bool) async {
         let all = pages.values
         pages = [:]
         pageWindow = [:]
         sessions = [:]
         tabSessions = [:]
+        targetTabs = [:]
+        adoptions = [:]
+        popupsUnderWay = [:]
+        attachedSessions = [:]
+        for waiter in sessionWaiters.values { waiter.resume(returning: nil) }
+        sessionWaiters = [:]
         for page in all { await page.close(closingTarget: closingTargets) }
     }
 
@@ -189,20 +271,28 @@ public actor Renderer {
 
     private func apply(_ event: WindowStreamEvent, to window: String) async {
         guard windows[window] != nil else { return }
+        let active = windows[window]!.activeID
         let changed = windows[window]!.apply(event)
         for tab in changed { pages[tab.id]?.send(.model(tab)) }
         if case .browserClosed = event { windows[window] = nil }
         await reconcile(window)
+        // The model activated a tab: its page comes to the front, as the tab strip's active tab.
+        if let now = windows[window]?.activeID, now != active, let target = targetTabs.first(where: { $0.value == now })?.key {
+            _ = try? await chromium?.connection.call("Target.activateTarget", ["targetId": .string(target)], timeout: .seconds(2))
+        }
     }
 
     /// Makes and closes pages so that exactly the window's live tabs have one.
     private func reconcile(_ window: String) async {
+        // A popup's tab is being made: its page must adopt the popup's target (reconciled after).
+        guard popupsUnderWay[window] == nil else { return }
         let wanted = windows[window]?.livePages(extra: options.liveTabs) ?? []
         for (tab, owner) in pageWindow where owner == window && !wanted.contains(tab) {
             guard let page = pages.removeValue(forKey: tab) else { continue }
             pageWindow[tab] = nil
             for (session, candidate) in sessions where candidate === page { sessions[session] = nil }
             tabSessions[tab] = nil
+            for (target, shown) in targetTabs where shown == tab { targetTabs[target] = nil }
             await page.close(closingTarget: true)
         }
         guard let connection = chromium?.connection, let state = windows[window] else { return }
@@ -211,17 +301,26 @@ public actor Renderer {
             // A tab moved here from another window keeps its page.
             if pageWindow[tab] != nil { continue }
             let page = LivePage(
-                tab: model, connection: connection, client: client, browserContextID: nil, logger: logger,
-                register: { [weak self] session in await self?.register(session, tab: tab) })
+                tab: model, connection: connection, client: client, browserContextID: nil, adopting: adoptions.removeValue(forKey: tab)?.popup,
+                logger: logger, session: { [weak self] target in await self?.session(for: target) },
+                register: { [weak self] session, target in await self?.register(session, target: target, tab: tab) })
             pages[tab] = page
             pageWindow[tab] = window
         }
+        // A popup whose tab is not live, or is gone (not seen 10 s after it was made): its target goes.
+        for (tab, adoption) in adoptions where adoption.window == window {
+            let gone = state.tabs[tab] == nil && ContinuousClock.now - adoption.made > .seconds(10)
+            guard gone || (state.tabs[tab] != nil && !wanted.contains(tab)) else { continue }
+            adoptions[tab] = nil
+            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(adoption.popup.targetID)], timeout: .seconds(2))
+        }
     }
 
-    private func register(_ session: String, tab: String) {
+    private func register(_ session: String, target: String, tab: String) {
         guard let page = pages[tab] else { return }
         sessions[session] = page
         tabSessions[tab] = session
+        targetTabs[target] = tab
     }
 
     // MARK: Looking at a page (status and tests)
@@ -230,6 +329,30 @@ public actor Renderer {
     public func pageHistory(ofTab tab: String) async throws -> PageHistory? {
         guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return nil }
         return PageHistory(try await connection.call("Page.getNavigationHistory", session: session))
+    }
+
+    /// Clicks the middle of the first element `selector` finds in the tab's page, as a user's mouse
+    /// would (`Input.dispatchMouseEvent`: a gesture, so a popup it opens is not blocked). False when
+    /// the tab has no live page or the element is not there.
+    public func click(_ selector: String, inTab tab: String) async throws -> Bool {
+        guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return false }
+        let place = try await connection.call(
+            "Runtime.evaluate",
+            [
+                "expression": .string(
+                    "(() => { const e = document.querySelector(\(String(reflecting: selector))); if (!e) return null; "
+                        + "const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"),
+                "returnByValue": true,
+            ], session: session)
+        guard let point = place["result"]?["value"]?.array, point.count == 2, let x = point[0].double, let y = point[1].double else {
+            return false
+        }
+        for type in ["mousePressed", "mouseReleased"] {
+            try await connection.call(
+                "Input.dispatchMouseEvent",
+                ["type": .string(type), "x": .number(x), "y": .number(y), "button": "left", "buttons": 1, "clickCount": 1], session: session)
+        }
+        return true
     }
 
     /// Runs `expression` in the tab's page, as a user's action would (`userGesture`: a popup it opens is

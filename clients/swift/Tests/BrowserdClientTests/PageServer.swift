@@ -20,7 +20,8 @@ final class PageServer: @unchecked Sendable {
             "/b.html": "<!doctype html><title>B early</title><script>setTimeout(() => document.title = 'B late', 300)</script>",
             "/c.html": "<!doctype html><title>Page C</title>",
             "/push.html": "<!doctype html><title>Push</title><script>addEventListener('load', () => setTimeout(() => history.pushState({}, '', '/push.html#pushed'), 100))</script>",
-            "/opener.html": "<!doctype html><title>Opener</title><a id=p href=/c.html target=_blank>popup</a>",
+            "/opener.html": "<!doctype html><title>Opener</title><a id=p href=/popup.html target=_blank>popup</a>",
+            "/popup.html": "<!doctype html><title>Popup</title>",
             "/closes.html": "<!doctype html><title>Closes</title>",
         }
 

@@ -41,6 +41,25 @@ import Testing
         #expect(newTab.start() == [])
     }
 
+    @Test func aPopupsPageLoadsByItselfAndItsFirstCommitIsTheTabsOneEntry() {
+        // The tab was made before the popup's URL was known: its commit replaces the placeholder.
+        var blank = PageSync(adopting: Self.tab("about:blank", index: 0, count: 1, loading: true, progress: 0))
+        #expect(blank.ownLoad == nil)
+        #expect(
+            blank.event(.committed(Self.history(["http://p.test/"], current: 0), loaderID: "L1"), now: 0)
+                == [.reportNavigation(url: "http://p.test/", transition: "link", replace: true)])
+        // Made with the popup's URL: its commit is that entry, nothing to report but what it shows.
+        var known = PageSync(adopting: Self.tab("http://p.test/", index: 0, count: 1, loading: true, progress: 0))
+        #expect(known.event(.committed(Self.history(["http://p.test/"], current: 0), loaderID: "L1"), now: 0) == [])
+        #expect(
+            known.event(.pageState(title: "Popup", faviconURL: nil, url: "http://p.test/"), now: 0)
+                == [.reportPageState(title: "Popup", loading: nil, progress: nil, faviconURL: nil)])
+        // The popup's next navigation of its own is a new entry, as any page's.
+        #expect(
+            known.event(.committed(Self.history(["http://p.test/", "http://q.test/"], current: 1), loaderID: "L2"), now: 1)
+                == [.reportNavigation(url: "http://q.test/", transition: "link", replace: false)])
+    }
+
     @Test func aCommandOfTheModelDrivesThePage() {
         var sync = Self.loaded()
         // navigate (a new entry, loading from the start)

@@ -187,6 +187,29 @@ import Testing
             }
         }
         #expect(try await setup.tab(a).url == pages.url("/push.html#pushed"), "the other tab stays")
+
+        // A popup opened by a click (a mouse event through the protocol: a user's gesture) is a new tab
+        // with its opener: right after it, active, its one entry the popup's, its page the popup's own.
+        let opener = try await setup.open("/opener.html")
+        _ = try await Self.eventually("the opener loaded", state: { await describe(setup, opener) }) {
+            try await setup.tab(opener).title == "Opener" ? true : nil
+        }
+        #expect(try await setup.renderer.click("#p", inTab: opener))
+        let (popup, list) = try await Self.eventually(
+            "the popup's tab",
+            state: { "\(String(describing: try? await api.listTabs(path: .init(browserId: setup.windowID)).ok.body.json.items))" }
+        ) { () async throws -> (Components.Schemas.Tab, Components.Schemas.TabList)? in
+            let list = try await api.listTabs(path: .init(browserId: setup.windowID)).ok.body.json
+            guard let popup = list.items.first(where: { $0.openerTabId == opener }), popup.title == "Popup", !popup.loading else { return nil }
+            return (popup, list)
+        }
+        #expect(popup.url == pages.url("/popup.html") && popup.historyCount == 1 && popup.historyIndex == 0)
+        let openerAt = try #require(list.items.firstIndex { $0.id == opener })
+        #expect(list.items.firstIndex { $0.id == popup.id } == openerAt + 1, "right after its opener")
+        #expect(list.activeIndex == openerAt + 1, "active")
+        #expect(try await setup.renderer.pageHistory(ofTab: popup.id)?.entries.map(\.url) == [pages.url("/popup.html")])
+        #expect(try await setup.renderer.pageHistory(ofTab: opener)?.entries.count == 1, "the opener stays where it was")
+        #expect(try await setup.tab(opener).historyCount == 1)
     }
 
     func describe(_ setup: Setup, _ tab: String) async -> String {
