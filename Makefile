@@ -66,6 +66,8 @@ POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-b
 # live-server tests never shares the machine with a compiler): every Swift suite once, on both stores
 # (SQLite included), the client's and the renderer's against that build's browserd, and the cluster; the
 # embedded browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
+# The embedded build (and browserd-tabs) compile beside schemathesis (scripts/beside.sh), which runs for a
+# fixed time against the PostgreSQL build's browserd on SQLite and has no deadline a busy machine could miss.
 # The Swift client's and browserd-renderer's suites join the test build (Package.swift).
 test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
@@ -76,15 +78,17 @@ test-steps:
 	$(SWIFT) package resolve --scratch-path .build-test
 	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
 	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
-	$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs
 	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
 	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --skip RendererTests
 	@echo "== $$(date +%T) browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"
 	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --filter RendererTests
 	@echo "== $$(date +%T) several instances on one PostgreSQL"
 	$(PYTHON) tests/cluster_test.py $(POSTGRES_TEST_BIN)/browserd
-	@echo "== $$(date +%T) the embedded build (the default: SQLite; nothing of PostgreSQL or NIO in browserd), in the same folder"
-	$(SWIFT) build $(TEST_BUILD) --product browserd
+	@echo "== $$(date +%T) schemathesis against a live server (the PostgreSQL build's browserd, on SQLite), beside the embedded build"
+	cp "$(POSTGRES_TEST_BIN)/browserd" .build-test/browserd-postgresql
+	scripts/beside.sh .build-test/embedded-build.log \
+	  "$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs && $(SWIFT) build $(TEST_BUILD) --product browserd" \
+	  scripts/schemathesis.sh .build-test/browserd-postgresql
 	@echo "== $$(date +%T) the embedded build's checks against a live server"
 	$(PYTHON) tests/embedded_build_test.py $(TEST_BIN)
 	$(PYTHON) tests/quickstart_test.py $(TEST_BIN)
@@ -94,8 +98,6 @@ test-steps:
 	$(PYTHON) tests/webdriver_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
-	@echo "== $$(date +%T) schemathesis against a live server"
-	scripts/schemathesis.sh $(TEST_BIN)
 	@echo "== $$(date +%T) the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"
 	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(POSTGRES_TEST_BIN)/browserd-tabs
 

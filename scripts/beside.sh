@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs a build beside a test, so that make test's last build (the embedded browserd, ~80 s on two
+# cores) costs no wall time of its own: schemathesis runs for a fixed time whatever the machine's load
+# (it only makes fewer cases), and nothing it checks is a deadline. Timed suites never run beside a build.
+#   scripts/beside.sh LOG "BUILD COMMAND" TEST COMMAND...
+# The build's output goes to LOG and is printed when both have ended; the exit status is the test's,
+# or the build's when the test passed.
+set -uo pipefail
+log=${1:?log file}
+build=${2:?build command}
+shift 2
+bash -c "$build" >"$log" 2>&1 &
+builder=$!
+"$@"
+tested=$?
+wait "$builder"
+built=$?
+echo "-- the build beside it (exit $built):"
+grep -vE '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Wrapping)' "$log" | tail -n 30
+if [ "$tested" -ne 0 ]; then exit "$tested"; fi
+exit "$built"
