@@ -37,6 +37,7 @@ enum APIEncoding {
         json.member("active", tab.active)
         json.member("loading", tab.loading)
         json.member("progress", tab.progress)
+        json.member("crashed", tab.crashed)
         json.member("faviconUrl", tab.faviconURL)
         json.member("canGoBack", tab.canGoBack)
         json.member("canGoForward", tab.canGoForward)

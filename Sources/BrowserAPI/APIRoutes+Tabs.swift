@@ -53,11 +53,12 @@ extension APIRoutes {
     func updateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.parameter("tabId")
         let window = try windowOf(tab: id)
-        let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId"])
+        let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId", "crashed"])
         var update = PageStateUpdate(tabID: TabID(rawValue: id))
         update.title = try body.string("title", maxLength: 1024)
         update.loading = try body.bool("loading")
         update.progress = try body.double("progress", range: 0...1)
+        update.crashed = try body.bool("crashed")
         if body.isNull("faviconUrl") {
             update.faviconURL = .some(nil)
         } else if body.has("faviconUrl") {

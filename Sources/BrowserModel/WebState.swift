@@ -32,6 +32,10 @@ public final class WebState {
     /// The page title (renderer-reported); the current history item's title follows it.
     public private(set) var title: String
     public private(set) var isLoading: Bool
+    /// Its page's renderer crashed (Chromium's `WebState::IsCrashed`, a sad tab) until a load starts
+    /// again (navigate, back, forward, go, reload). A page's live state, never stored: a tab read
+    /// from storage has no page.
+    public private(set) var isCrashed = false
     /// Load progress, 0…1.
     public private(set) var progress: Double
     public private(set) var faviconURL: String?
@@ -184,6 +188,7 @@ public final class WebState {
         title = ""
         isLoading = true
         progress = 0
+        isCrashed = false
         faviconURL = nil
         notify(.navigation)
     }
@@ -208,6 +213,7 @@ public final class WebState {
         }
         isLoading = true
         progress = 0
+        isCrashed = false
         notify(.navigation)
     }
 
@@ -222,6 +228,7 @@ public final class WebState {
         title = realizedHistory?.currentItem?.title ?? ""
         isLoading = true
         progress = 0
+        isCrashed = false
         notify(.navigation)
         return true
     }
@@ -240,21 +247,33 @@ public final class WebState {
         guard !isLoading || progress != 0 else { return }
         isLoading = true
         progress = 0
+        // A sad tab's reload brings a new renderer (Chromium's `WebStateImpl::Reload` of a crashed tab).
+        let wasCrashed = isCrashed
+        isCrashed = false
+        if wasCrashed { notify(.crashed) }
         notify(.loading)
     }
 
     // MARK: Page state (renderer reports)
 
-    /// Applies what a renderer reports; only fields given change.
+    /// Applies what a renderer reports; only fields given change. A crash (`isCrashed` true) also ends
+    /// loading, as a renderer that is gone loads nothing (Chromium's `WebStateImpl::OnRenderProcessGone`);
+    /// `isCrashed` false is a renderer's word that the page runs again.
     /// - Returns: the kinds of change that happened (empty when every value was already so).
     /// - Throws: ``ModelError/historiesNotLoaded(_:)`` for a new title while unrealized (the current
     ///   entry takes the title; nothing changes then).
     @discardableResult
     public func updatePageState(
         title: String? = nil, isLoading: Bool? = nil, progress: Double? = nil,
-        faviconURL: String?? = nil
+        faviconURL: String?? = nil, isCrashed: Bool? = nil
     ) throws(ModelError) -> Set<WebStateChange> {
         var changes = Set<WebStateChange>()
+        var isLoading = isLoading
+        if let isCrashed, isCrashed != self.isCrashed {
+            self.isCrashed = isCrashed
+            if isCrashed { isLoading = false }
+            changes.insert(.crashed)
+        }
         if let title, title != self.title {
             guard isRealized else { throw .historiesNotLoaded([id]) }
             self.title = title
@@ -306,6 +325,8 @@ public final class WebState {
 /// What changed in a tab.
 public enum WebStateChange: String, Sendable, Hashable {
     case navigation, title, loading, progress, favicon
+    /// ``WebState/isCrashed`` changed by itself (a load that clears it is a `navigation` or `loading`).
+    case crashed
 }
 
 /// Watches one tab's own state (navigation and page state).

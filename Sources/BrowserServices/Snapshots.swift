@@ -18,6 +18,7 @@ public struct TabSnapshot: Sendable, Equatable {
     public var active: Bool
     public var loading: Bool
     public var progress: Double
+    public var crashed: Bool
     public var faviconURL: String?
     public var canGoBack: Bool
     public var canGoForward: Bool
@@ -157,7 +158,7 @@ extension WebStateList {
         return TabSnapshot(
             id: tab.id, browserID: browserID, index: index, url: tab.visibleURL, title: tab.title,
             pinned: isPinned(at: index), groupID: group(at: index)?.id, openerID: opener(at: index)?.webState.id,
-            active: index == activeIndex, loading: tab.isLoading, progress: tab.progress, faviconURL: tab.faviconURL,
+            active: index == activeIndex, loading: tab.isLoading, progress: tab.progress, crashed: tab.isCrashed, faviconURL: tab.faviconURL,
             canGoBack: tab.canGoBack, canGoForward: tab.canGoForward,
             historyIndex: tab.lastCommittedIndex, historyCount: tab.historyCount,
             createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt)

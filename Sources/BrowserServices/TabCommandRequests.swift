@@ -61,12 +61,15 @@ public struct PageStateUpdate: Sendable {
     public var progress: Double?
     public var faviconURL: String??
     public var openerID: TabID??
+    /// The page's renderer crashed (true), or runs again (false).
+    public var crashed: Bool?
 
     public init(
         tabID: TabID, title: String? = nil, loading: Bool? = nil, progress: Double? = nil,
-        faviconURL: String?? = nil, openerID: TabID?? = nil
+        faviconURL: String?? = nil, openerID: TabID?? = nil, crashed: Bool? = nil
     ) {
         self.tabID = tabID
+        self.crashed = crashed
         self.title = title
         self.loading = loading
         self.progress = progress

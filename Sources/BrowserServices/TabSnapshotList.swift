@@ -20,6 +20,7 @@ public final class TabSlot: Sendable {
     private let storedHistoryIndex: Int32
     private let storedHistoryCount: Int32
     let loading: Bool
+    let crashed: Bool
     let canGoBack: Bool
     let canGoForward: Bool
 
@@ -34,6 +35,7 @@ public final class TabSlot: Sendable {
         groupID = list.group(of: tab)?.id
         openerID = list.opener(of: tab)?.webState.id
         loading = tab.isLoading
+        crashed = tab.isCrashed
         progress = tab.progress
         faviconURL = tab.faviconURL
         canGoBack = tab.canGoBack
@@ -100,7 +102,7 @@ public struct TabSnapshotList: RandomAccessCollection, Sendable, Equatable {
         return TabSnapshot(
             id: slot.id, browserID: browserID, index: index, url: slot.url, title: slot.title, pinned: index < pinnedCount,
             groupID: slot.groupID, openerID: slot.openerID, active: index == activeIndex, loading: slot.loading,
-            progress: slot.progress, faviconURL: slot.faviconURL, canGoBack: slot.canGoBack, canGoForward: slot.canGoForward,
+            progress: slot.progress, crashed: slot.crashed, faviconURL: slot.faviconURL, canGoBack: slot.canGoBack, canGoForward: slot.canGoForward,
             historyIndex: slot.historyIndex, historyCount: slot.historyCount, createdAt: slot.createdAt,
             lastActiveAt: slot.lastActiveAt)
     }

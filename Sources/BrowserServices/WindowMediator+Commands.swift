@@ -244,7 +244,7 @@ extension WindowMediator {
         }
         // Observers hear of it (openerChange) only when it changes: the version, the read and the stream follow.
         if let opener { try list.setOpener(opener, at: index) }
-        try tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon)
+        try tab.updatePageState(title: title, isLoading: update.loading, progress: progress, faviconURL: favicon, isCrashed: update.crashed)
         return list.tabSnapshot(at: index, browserID: browser.id)
     }
 

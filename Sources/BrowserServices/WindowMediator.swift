@@ -174,7 +174,8 @@ final class WindowMediator: WebStateListObserver {
 
     func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {
         changed()
-        persistence.mark(webState)
+        // A crash is the live page's state, never stored.
+        if change != .crashed { persistence.mark(webState) }
         stale(webState)
     }
 

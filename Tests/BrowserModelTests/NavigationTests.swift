@@ -175,6 +175,31 @@ import Testing
         #expect(spy.changes == [.progress, .title])
     }
 
+    /// A crashed page (Chromium's `WebState::IsCrashed`, a sad tab) is not loading, and stays crashed
+    /// until a load starts: navigate, replace, go and reload each clear it.
+    @Test func aCrashLastsUntilALoadStarts() throws {
+        let tab = tabWithHistory(["https://a.example/", "https://b.example/"])
+        try tab.updatePageState(isLoading: true, progress: 0.5)
+        #expect(try tab.updatePageState(isCrashed: true) == [.crashed, .loading])
+        #expect(tab.isCrashed && !tab.isLoading && tab.progress == 1)
+        #expect(try tab.updatePageState(isCrashed: true).isEmpty)
+        tab.reload()
+        #expect(!tab.isCrashed && tab.isLoading && tab.progress == 0)
+        for load in [
+            { try tab.go(offset: -1) } as () throws -> Void,
+            { try tab.navigate(to: "https://c.example/", transition: .link) },
+            { try tab.navigate(replacingCurrentWith: "https://d.example/", transition: .link) },
+        ] {
+            try tab.updatePageState(isCrashed: true)
+            #expect(tab.isCrashed)
+            try load()
+            #expect(!tab.isCrashed && tab.isLoading)
+        }
+        // A renderer's word that the page runs again clears it too.
+        try tab.updatePageState(isCrashed: true)
+        #expect(try tab.updatePageState(isCrashed: false) == [.crashed])
+    }
+
     /// A list forwards its members' own changes to its observers (Chromium's
     /// `AllWebStateObservationForwarder`), before the tab's observers, and stops when the tab leaves.
     @Test func listForwardsItsTabsChanges() throws {

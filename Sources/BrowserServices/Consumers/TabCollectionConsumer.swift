@@ -7,6 +7,8 @@ public struct TabItem: Sendable, Equatable {
     public var title: String
     public var loading: Bool
     public var progress: Double
+    /// Its page's renderer crashed (a sad tab) until a load starts again.
+    public var crashed: Bool
     public var faviconURL: String?
     public var pinned: Bool
     public var groupID: TabGroupID?

@@ -12,6 +12,7 @@ extension JSONText {
         member("title", item.title)
         member("loading", item.loading)
         member("progress", item.progress)
+        member("crashed", item.crashed)
         member("faviconUrl", item.faviconURL)
         member("pinned", item.pinned)
         member("groupId", item.groupID?.rawValue)

@@ -27,7 +27,7 @@ final class TabCollectionMediator: WebStateListObserver {
     static func item(in list: WebStateList, at index: Int) -> TabItem {
         let tab = list.webState(at: index)!
         return TabItem(
-            id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress,
+            id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress, crashed: tab.isCrashed,
             faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
             openerID: list.opener(at: index)?.webState.id, historyIndex: tab.lastCommittedIndex,
             historyCount: tab.historyCount)

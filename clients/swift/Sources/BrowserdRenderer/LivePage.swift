@@ -132,9 +132,10 @@ private struct Worker {
             async let binding = connection.call("Runtime.addBinding", ["name": "__browserdPageState"], session: session)
             async let script = connection.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)], session: session)
             async let tree = connection.call("Page.getFrameTree", session: session)
+            async let inspector = connection.call("Inspector.enable", session: session)
             // Every new target waits for the debugger until the policy and the script are in place.
             async let run = connection.call("Runtime.runIfWaitingForDebugger", session: session)
-            _ = try await (page, lifecycle, runtime, binding, script, run)
+            _ = try await (page, lifecycle, runtime, binding, script, inspector, run)
             mainFrameID = try await tree["frameTree"]?["frame"]?["id"]?.string
             if adopting != nil {
                 // A popup's first document loads now, and its commit becomes the tab's entry.
@@ -195,6 +196,8 @@ private struct Worker {
             } catch {
                 logger.warning("tab \(sync.model.id): the page closed itself, but its tab could not be closed: \(error)")
             }
+        case "Inspector.targetCrashed":
+            await perform(sync.event(.crashed, now: now))
         case "Runtime.bindingCalled":
             guard event.params["name"]?.string == "__browserdPageState", let payload = event.params["payload"]?.string,
                 let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
@@ -261,6 +264,11 @@ private struct Worker {
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportMove(let offset):
                     let tab = try await client.api.goTab(path: .init(tabId: sync.model.id), body: .json(.init(offset: offset))).ok.body.json
+                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                case .reportCrash:
+                    let tab = try await client.api.updateTab(
+                        path: .init(tabId: sync.model.id), body: .json(.init(loading: false, crashed: true))
+                    ).ok.body.json
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportPageState(let title, let loading, let progress, let favicon):
                     let body = Components.Schemas.PatchTab(

@@ -10,11 +10,14 @@ public struct ModelTab: Sendable, Equatable {
     public var faviconURL: String?
     public var historyIndex: Int
     public var historyCount: Int
+    /// Its page's renderer crashed (a sad tab) until a load starts again.
+    public var crashed: Bool
 
     public init(
         id: String, url: String, title: String = "", loading: Bool = false, progress: Double = 1, faviconURL: String? = nil,
-        historyIndex: Int, historyCount: Int
+        historyIndex: Int, historyCount: Int, crashed: Bool = false
     ) {
+        self.crashed = crashed
         self.id = id
         self.url = url
         self.title = title
@@ -47,13 +50,13 @@ extension ModelTab {
     public init(_ item: Components.Schemas.TabItem) {
         self.init(
             id: item.id, url: item.url, title: item.title, loading: item.loading, progress: item.progress, faviconURL: item.faviconUrl,
-            historyIndex: item.historyIndex, historyCount: item.historyCount)
+            historyIndex: item.historyIndex, historyCount: item.historyCount, crashed: item.crashed)
     }
 
     /// From a tab answer of the REST API.
     public init(_ tab: Components.Schemas.Tab) {
         self.init(
             id: tab.id, url: tab.url, title: tab.title, loading: tab.loading, progress: tab.progress, faviconURL: tab.faviconUrl,
-            historyIndex: tab.historyIndex, historyCount: tab.historyCount)
+            historyIndex: tab.historyIndex, historyCount: tab.historyCount, crashed: tab.crashed)
     }
 }

@@ -28,6 +28,8 @@ public struct PageSync: Sendable {
         case loading(Bool, progress: Double)
         /// A load of ours failed before it committed (`Page.navigate`'s `errorText`).
         case loadFailed
+        /// The page's renderer crashed (`Inspector.targetCrashed`): a sad tab until a load.
+        case crashed
     }
 
     public enum Action: Sendable, Equatable {
@@ -43,6 +45,8 @@ public struct PageSync: Sendable {
         case reportMove(offset: Int)
         /// `PATCH /v1/tabs/{id}`: only the members given.
         case reportPageState(title: String?, loading: Bool?, progress: Double?, faviconURL: String??)
+        /// `PATCH /v1/tabs/{id}` with `crashed: true` (loading ends with it).
+        case reportCrash
     }
 
     /// How long a state a report produced is awaited on the stream.
@@ -130,6 +134,12 @@ public struct PageSync: Sendable {
             shown = (url, title, favicon)
             return tellShown()
         case .loading(let loading, let progress): return loadingChanged(loading, progress: progress)
+        case .crashed:
+            // Nothing of ours loads in a renderer that is gone; the model's next load (a reload) brings
+            // a new one, from the page's list as Chromium still holds it.
+            ownLoad = nil
+            loadPending = false
+            return model.crashed ? [] : [.reportCrash]
         case .loadFailed:
             ownLoad = nil
             if loadPending {

@@ -331,6 +331,22 @@ public actor Renderer {
         return PageHistory(try await connection.call("Page.getNavigationHistory", session: session))
     }
 
+    /// The URL of every page target Chromium holds (`Target.getTargets`), the renderer's or not.
+    public func pageTargets() async throws -> [String] {
+        guard let connection = chromium?.connection else { return [] }
+        let targets = try await connection.call("Target.getTargets")["targetInfos"]?.array ?? []
+        return targets.filter { $0["type"]?.string == "page" }.compactMap { $0["url"]?.string }
+    }
+
+    /// Crashes the tab's page's renderer (`Page.crash`, as a page that runs out of memory would): for
+    /// tests of the crashed state. False when the tab has no live page.
+    public func crashPage(ofTab tab: String) async -> Bool {
+        guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return false }
+        // It answers no more once the renderer is gone.
+        _ = try? await connection.call("Page.crash", session: session, timeout: .seconds(2))
+        return true
+    }
+
     /// Clicks the middle of the first element `selector` finds in the tab's page, as a user's mouse
     /// would (`Input.dispatchMouseEvent`: a gesture, so a popup it opens is not blocked). False when
     /// the tab has no live page or the element is not there.

@@ -60,6 +60,18 @@ import Testing
                 == [.reportNavigation(url: "http://q.test/", transition: "link", replace: false)])
     }
 
+    @Test func aCrashIsReportedOnceAndTheModelsReloadBringsThePageBack() {
+        var sync = Self.loaded()
+        #expect(sync.event(.crashed, now: 1) == [.reportCrash])
+        var crashed = Self.tab("http://a.test/", index: 0, count: 1)
+        crashed.crashed = true
+        #expect(sync.reported(.reportCrash, answer: crashed, now: 1) == [])
+        #expect(sync.event(.model(crashed), now: 1) == [], "no echo")
+        #expect(sync.event(.crashed, now: 2) == [], "already shown as crashed")
+        // The reload clears it in the model, and reloads the entry the page still holds.
+        #expect(sync.event(.model(Self.tab("http://a.test/", index: 0, count: 1, loading: true, progress: 0)), now: 3) == [.reload])
+    }
+
     @Test func aCommandOfTheModelDrivesThePage() {
         var sync = Self.loaded()
         // navigate (a new entry, loading from the start)
@@ -192,7 +204,7 @@ import Testing
 
     static func item(_ id: String) -> Components.Schemas.TabItem {
         .init(
-            id: id, url: "http://\(id).test/", title: "", loading: false, progress: 1, faviconUrl: nil, pinned: false, groupId: nil,
+            id: id, url: "http://\(id).test/", title: "", loading: false, progress: 1, crashed: false, faviconUrl: nil, pinned: false, groupId: nil,
             openerTabId: nil, historyIndex: 0, historyCount: 1)
     }
 

@@ -210,6 +210,21 @@ import Testing
         #expect(try await setup.renderer.pageHistory(ofTab: popup.id)?.entries.map(\.url) == [pages.url("/popup.html")])
         #expect(try await setup.renderer.pageHistory(ofTab: opener)?.entries.count == 1, "the opener stays where it was")
         #expect(try await setup.tab(opener).historyCount == 1)
+
+        // A page whose renderer crashes is shown as crashed (loading ended) until a reload brings it back.
+        #expect(await setup.renderer.crashPage(ofTab: popup.id))
+        let crashed = try await Self.eventually("the crashed state", state: { await describe(setup, popup.id) }) {
+            let tab = try await setup.tab(popup.id)
+            return tab.crashed ? tab : nil
+        }
+        #expect(!crashed.loading && crashed.historyCount == 1)
+        _ = try await api.reloadTab(path: .init(tabId: popup.id), body: .json(.init())).ok
+        _ = try await Self.eventually("reloaded after the crash", state: { await describe(setup, popup.id) }) {
+            let tab = try await setup.tab(popup.id)
+            return !tab.crashed && !tab.loading && tab.title == "Popup" ? tab : nil
+        }
+        #expect(try await setup.renderer.evaluate("document.title", inTab: popup.id)?.string == "Popup", "a new renderer runs the page")
+        #expect(try await setup.tab(popup.id).historyCount == 1, "a reload adds no entry")
     }
 
     func describe(_ setup: Setup, _ tab: String) async -> String {
@@ -218,14 +233,22 @@ import Testing
 
     func livePagesAndRestarts(_ setup: Setup) async throws {
         var tabs: [String] = []
-        for _ in 0..<5 { tabs.append(try await setup.open("/c.html")) }
+        var mostLive = 0
+        for _ in 0..<30 {
+            tabs.append(
+                try await api(setup).openTab(
+                    path: .init(browserId: setup.windowID), body: .json(.init(url: setup.pages.url("/c.html"), activate: false))
+                ).created.body.json.id)
+            mostLive = max(mostLive, await setup.renderer.livePages()[setup.windowID]?.count ?? 0)
+        }
         _ = try await api(setup).activateTab(path: .init(tabId: tabs[1]), body: .json(.init())).ok
         // The active tab and the most recently opened other one: two pages, however many tabs.
         let live = try await Self.eventually("two live pages") {
             let live = await setup.renderer.livePages()[setup.windowID] ?? []
-            return live == [tabs[1], tabs[4]] ? live : nil
+            return live == [tabs[1], tabs[29]] ? live : nil
         }
-        #expect(live.count == 2)
+        #expect(live.count == 2 && mostLive <= 2, "at most --live-tabs + 1 pages (\(mostLive) seen while 30 tabs opened)")
+        #expect(try await Self.liveTargets(setup) <= 2, "Chromium holds no other page of the window")
         _ = try await Self.eventually("the active tab's page loaded") { try await setup.tab(tabs[1]).title == "Page C" ? true : nil }
 
         // Chromium killed: the renderer starts it again and the live tabs load again.
@@ -233,13 +256,22 @@ import Testing
         kill(pid, SIGKILL)
         _ = try await Self.eventually("Chromium started again") { await setup.renderer.starts == 2 ? true : nil }
         _ = try await Self.eventually("the live pages back") { () async throws -> Bool? in
-            for tab in [tabs[1], tabs[4]] {
+            for tab in [tabs[1], tabs[29]] {
                 guard try await setup.renderer.pageHistory(ofTab: tab)?.current?.url == setup.pages.url("/c.html") else { return nil }
             }
             return true
         }
-        #expect(await setup.renderer.livePages()[setup.windowID] == [tabs[1], tabs[4]])
+        #expect(await setup.renderer.livePages()[setup.windowID] == [tabs[1], tabs[29]])
     }
 
     private func api(_ setup: Setup) -> Client { setup.client.api }
+
+    /// How many pages Chromium itself holds showing the test's pages (its own targets, whatever the
+    /// renderer thinks it holds).
+    static func liveTargets(_ setup: Setup) async throws -> Int {
+        try await eventually("Chromium's targets settle") { () async throws -> Int? in
+            let count = try await setup.renderer.pageTargets().filter { $0.hasPrefix(setup.pages.origin) }.count
+            return count <= 2 ? count : nil
+        }
+    }
 }

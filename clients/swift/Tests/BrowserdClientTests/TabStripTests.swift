@@ -9,7 +9,7 @@ import Testing
     static func item(_ id: String, _ url: String, pinned: Bool = false, group: String? = nil, title: String = "") -> String {
         let groupID = group.map { "\"\($0)\"" } ?? "null"
         return """
-            {"id":"\(id)","url":"\(url)","title":"\(title)","loading":false,"progress":1,"faviconUrl":null,\
+            {"id":"\(id)","url":"\(url)","title":"\(title)","loading":false,"progress":1,"crashed":false,"faviconUrl":null,\
             "pinned":\(pinned),"groupId":\(groupID),"openerTabId":null,"historyIndex":0,"historyCount":1}
             """
     }

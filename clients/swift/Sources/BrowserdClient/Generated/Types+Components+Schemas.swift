@@ -330,6 +330,10 @@ extension Components {
             public var loading: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/Tab/progress`.
             public var progress: Swift.Double
+            /// Its page's renderer crashed (Chromium's sad tab, WebState::IsCrashed) until a load starts again: navigate, back, forward, go or reload. A live page's state, never stored.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tab/crashed`.
+            public var crashed: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/Tab/faviconUrl`.
             public var faviconUrl: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Tab/canGoBack`.
@@ -358,6 +362,7 @@ extension Components {
             ///   - active:
             ///   - loading:
             ///   - progress:
+            ///   - crashed: Its page's renderer crashed (Chromium's sad tab, WebState::IsCrashed) until a load starts again: navigate, back, forward, go or reload. A live page's state, never stored.
             ///   - faviconUrl:
             ///   - canGoBack:
             ///   - canGoForward:
@@ -377,6 +382,7 @@ extension Components {
                 active: Swift.Bool,
                 loading: Swift.Bool,
                 progress: Swift.Double,
+                crashed: Swift.Bool,
                 faviconUrl: Swift.String? = nil,
                 canGoBack: Swift.Bool,
                 canGoForward: Swift.Bool,
@@ -396,6 +402,7 @@ extension Components {
                 self.active = active
                 self.loading = loading
                 self.progress = progress
+                self.crashed = crashed
                 self.faviconUrl = faviconUrl
                 self.canGoBack = canGoBack
                 self.canGoForward = canGoForward
@@ -416,6 +423,7 @@ extension Components {
                 case active
                 case loading
                 case progress
+                case crashed
                 case faviconUrl
                 case canGoBack
                 case canGoForward
@@ -470,6 +478,10 @@ extension Components {
                     Swift.Double.self,
                     forKey: .progress
                 )
+                self.crashed = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .crashed
+                )
                 self.faviconUrl = try container.decodeIfPresent(
                     Swift.String.self,
                     forKey: .faviconUrl
@@ -510,6 +522,7 @@ extension Components {
                     "active",
                     "loading",
                     "progress",
+                    "crashed",
                     "faviconUrl",
                     "canGoBack",
                     "canGoForward",
@@ -2790,6 +2803,10 @@ extension Components {
             public var loading: Swift.Bool?
             /// - Remark: Generated from `#/components/schemas/PatchTab/progress`.
             public var progress: Swift.Double?
+            /// The page's renderer crashed (true: loading ends too), or runs again (false). A load the model starts clears it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PatchTab/crashed`.
+            public var crashed: Swift.Bool?
             /// An absolute http, https, about, data, file or browserd URL; null clears it.
             ///
             /// - Remark: Generated from `#/components/schemas/PatchTab/faviconUrl`.
@@ -2804,18 +2821,21 @@ extension Components {
             ///   - title:
             ///   - loading:
             ///   - progress:
+            ///   - crashed: The page's renderer crashed (true: loading ends too), or runs again (false). A load the model starts clears it.
             ///   - faviconUrl: An absolute http, https, about, data, file or browserd URL; null clears it.
             ///   - openerTabId: An id: a kind letter and 16 hex digits; null clears the opener.
             public init(
                 title: Swift.String? = nil,
                 loading: Swift.Bool? = nil,
                 progress: Swift.Double? = nil,
+                crashed: Swift.Bool? = nil,
                 faviconUrl: Swift.String? = nil,
                 openerTabId: Swift.String? = nil
             ) {
                 self.title = title
                 self.loading = loading
                 self.progress = progress
+                self.crashed = crashed
                 self.faviconUrl = faviconUrl
                 self.openerTabId = openerTabId
             }
@@ -2823,6 +2843,7 @@ extension Components {
                 case title
                 case loading
                 case progress
+                case crashed
                 case faviconUrl
                 case openerTabId
             }
@@ -2840,6 +2861,10 @@ extension Components {
                     Swift.Double.self,
                     forKey: .progress
                 )
+                self.crashed = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .crashed
+                )
                 self.faviconUrl = try container.decodeIfPresent(
                     Swift.String.self,
                     forKey: .faviconUrl
@@ -2852,6 +2877,7 @@ extension Components {
                     "title",
                     "loading",
                     "progress",
+                    "crashed",
                     "faviconUrl",
                     "openerTabId"
                 ])
@@ -3628,6 +3654,10 @@ extension Components {
             public var loading: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/TabItem/progress`.
             public var progress: Swift.Double
+            /// Its page's renderer crashed (a sad tab) until a load starts again.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TabItem/crashed`.
+            public var crashed: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/TabItem/faviconUrl`.
             public var faviconUrl: Swift.String?
             /// - Remark: Generated from `#/components/schemas/TabItem/pinned`.
@@ -3654,6 +3684,7 @@ extension Components {
             ///   - title:
             ///   - loading:
             ///   - progress:
+            ///   - crashed: Its page's renderer crashed (a sad tab) until a load starts again.
             ///   - faviconUrl:
             ///   - pinned:
             ///   - groupId:
@@ -3666,6 +3697,7 @@ extension Components {
                 title: Swift.String,
                 loading: Swift.Bool,
                 progress: Swift.Double,
+                crashed: Swift.Bool,
                 faviconUrl: Swift.String? = nil,
                 pinned: Swift.Bool,
                 groupId: Swift.String? = nil,
@@ -3678,6 +3710,7 @@ extension Components {
                 self.title = title
                 self.loading = loading
                 self.progress = progress
+                self.crashed = crashed
                 self.faviconUrl = faviconUrl
                 self.pinned = pinned
                 self.groupId = groupId
@@ -3691,6 +3724,7 @@ extension Components {
                 case title
                 case loading
                 case progress
+                case crashed
                 case faviconUrl
                 case pinned
                 case groupId
