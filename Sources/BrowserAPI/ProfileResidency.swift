@@ -1,4 +1,5 @@
 public import BrowserModel
+public import BrowserRecords
 public import BrowserServices
 public import Logging
 public import Metrics
@@ -8,9 +9,10 @@ import Synchronization
 /// between the embedded store (nothing to take: read it) and a cluster (take its lease, then read it).
 public protocol ResidencyBackend: Sendable {
     /// Puts the stored regular profile `id` into the service, taking what the store asks first (a
-    /// lease). - Returns: false when there was nothing to load (nothing stores it, or it is here).
+    /// lease; `unreachable`: the instance that held it stopped answering, so its lease may be taken).
+    /// - Returns: false when there was nothing to load (nothing stores it, or it is here).
     /// - Throws: when it could not be read (nothing of it is held then), or it lives elsewhere.
-    func acquire(_ id: ProfileID) async throws -> Bool
+    func acquire(_ id: ProfileID, replacing unreachable: InstanceID?) async throws -> Bool
 
     /// Whether something the model does not see keeps `id` in memory (a WebDriver session).
     func keeps(_ id: ProfileID) -> Bool
@@ -126,9 +128,10 @@ public final class ProfileResidency: Sendable {
     }
 
     /// Brings the regular profile `id` into memory unless it is there (waiting for its drop to end
-    /// first, or joining the load under way), and marks it used.
+    /// first, or joining the load under way, whose own acquire decides), and marks it used.
+    /// - Parameter unreachable: on a cluster, the instance that held it and stopped answering.
     /// - Throws: what the backend's ``ResidencyBackend/acquire(_:)`` threw; nothing of it is held.
-    public func bringIn(_ id: ProfileID) async throws {
+    public func bringIn(_ id: ProfileID, replacing unreachable: InstanceID? = nil) async throws {
         while true {
             let (wait, load) = state.withLock { state -> (Task<Void, Never>?, Task<Bool, any Error>?) in
                 if let eviction = state.evicting[id] { return (eviction, nil) }
@@ -137,7 +140,7 @@ public final class ProfileResidency: Sendable {
                     state.touched[id] = .now
                     return (nil, nil)
                 }
-                let load = Task { try await self.load(id) }
+                let load = Task { try await self.load(id, replacing: unreachable) }
                 state.loading[id] = load
                 return (nil, load)
             }
@@ -156,9 +159,9 @@ public final class ProfileResidency: Sendable {
         }
     }
 
-    private func load(_ id: ProfileID) async throws -> Bool {
+    private func load(_ id: ProfileID, replacing unreachable: InstanceID?) async throws -> Bool {
         let started = ContinuousClock.now
-        guard try await backend.acquire(id) else { return false }
+        guard try await backend.acquire(id, replacing: unreachable) else { return false }
         let duration = ContinuousClock.now - started
         loads.increment()
         loadTime.record(duration: duration)

@@ -390,9 +390,8 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// ``ProfileResidency``'s single flight; a profile being dropped for idleness is waited for).
     private func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover {
         let id = ProfileID(rawValue: profile)
-        if unreachable != nil { residencyBackend.replace(unreachable, for: profile) }
         do {
-            try await residency.bringIn(id)
+            try await residency.bringIn(id, replacing: unreachable)
             // Its old owner is no longer asked.
             state.withLock { $0.cache.forgetOwner(of: profile) }
             // Deleted meanwhile: nothing to hold (the request is answered 404 here).

@@ -5,7 +5,6 @@ import BrowserRecords
 import BrowserServices
 import Logging
 import Metrics
-import Synchronization
 
 /// How a cluster instance brings a profile into memory: it takes the profile's lease, then reads it;
 /// and lets it go: what it queued committed, then the lease given back (another instance may take it
@@ -29,8 +28,6 @@ final class ClusterResidencyBackend: ResidencyBackend {
     /// What the allocator is asked to do after a load and around evictions (the application's memory policy).
     let memory: ResidencyMemoryHooks
     let logger: Logger
-    /// The instance each pending takeover replaces (it stopped answering), read by its acquire.
-    private let replacing = Mutex<[String: InstanceID]>([:])
 
     init(
         leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
@@ -49,14 +46,8 @@ final class ClusterResidencyBackend: ResidencyBackend {
         self.takeovers = takeovers
     }
 
-    /// The next acquire of `profile` may take its lease from `unreachable` (it stopped answering).
-    func replace(_ unreachable: InstanceID?, for profile: String) {
-        replacing.withLock { $0[profile] = unreachable }
-    }
-
-    func acquire(_ id: ProfileID) async throws -> Bool {
+    func acquire(_ id: ProfileID, replacing unreachable: InstanceID?) async throws -> Bool {
         let profile = id.rawValue
-        let unreachable = replacing.withLock { $0.removeValue(forKey: profile) }
         switch try await leases.acquire(profile, replacing: unreachable) {
         case .heldElsewhere(let instance, let url):
             throw MovedElsewhere(owner: Placement.Owner(instanceID: instance, url: url, live: true))

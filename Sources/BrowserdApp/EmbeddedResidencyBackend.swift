@@ -1,5 +1,6 @@
 import BrowserAPI
 import BrowserModel
+import BrowserRecords
 import BrowserServices
 import Foundation
 import Logging
@@ -19,7 +20,7 @@ struct EmbeddedResidencyBackend: ResidencyBackend {
     let memory: MemoryPolicy
     let logger: Logger
 
-    func acquire(_ id: ProfileID) async throws -> Bool {
+    func acquire(_ id: ProfileID, replacing unreachable: InstanceID?) async throws -> Bool {
         // A profile deleted in memory is out of the directory at once, though its rows stay until the
         // delete commits: it is never loaded again.
         guard service.isStoredElsewhere(id) else { return false }

@@ -29,7 +29,7 @@ import Testing
             self.releaseTakes = releaseTakes
         }
 
-        func acquire(_ id: ProfileID) async throws -> Bool {
+        func acquire(_ id: ProfileID, replacing unreachable: InstanceID?) async throws -> Bool {
             acquires.withLock { $0 += 1 }
             try await Task.sleep(for: acquireTakes)
             let fails = failures.withLock { count in
