@@ -36,4 +36,6 @@ scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$pgbin/browserd" -
 # One tenant floods each pool while another works (its p99 beside its quiet p99, and RSS).
 "$PY" bench/hostile.py --browserd "$bin/browserd"
 bash bench/slow_disk.sh "$bin"
+# browserd-renderer with a real Chromium: its commit to a watcher's event, CPU and memory per page.
+"$PY" bench/renderer.py
 if [ "$floors" != 0 ]; then echo "bench: scale_out missed a forwarding floor (see above)"; exit 1; fi

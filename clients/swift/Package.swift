@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "browserd-tabs", targets: ["browserd-tabs"]),
         .library(name: "BrowserdRenderer", targets: ["BrowserdRenderer"]),
         .executable(name: "browserd-renderer", targets: ["browserd-renderer"]),
+        .executable(name: "renderer-bench", targets: ["RendererBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
@@ -59,6 +60,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // bench/renderer.py: Chromium's commit to a watcher's event, CPU per navigation, memory per live page.
+        .executableTarget(
+            name: "RendererBench",
+            dependencies: ["BrowserdClient", "BrowserdRenderer", .product(name: "Logging", package: "swift-log")]),
         // The tests of this package's targets are built and run by the server's package (../../Package.swift:
         // BrowserdClientTests), which shares swift-nio and async-http-client with the server's build.
     ]

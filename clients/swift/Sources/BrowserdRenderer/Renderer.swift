@@ -21,8 +21,15 @@ public actor Renderer {
         /// Chromium's profile directory is made under it (one Chromium per profile).
         public var stateDirectory: String
         public var allowedOrigins: [String]
+        /// Told of each main-frame commit as its DevTools event arrives (the tab, the URL): for
+        /// measuring the path from Chromium's commit to browserd's watchers (bench/renderer.py).
+        public var commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)?
 
-        public init(profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = []) {
+        public init(
+            profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [],
+            commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)? = nil
+        ) {
+            self.commitObserver = commitObserver
             self.profileID = profileID
             self.liveTabs = liveTabs
             self.chromium = chromium
@@ -123,6 +130,11 @@ public actor Renderer {
                 if event.method == "Fetch.requestPaused", let session = event.sessionID {
                     decide(event, session: session, connection: process.connection)
                 } else if let session = event.sessionID {
+                    if let observer = options.commitObserver, event.method == "Page.frameNavigated", event.params["frame"]?["parentId"] == nil,
+                        let page = sessions[session], let url = event.params["frame"]?["url"]?.string
+                    {
+                        observer(page.tabID, url)
+                    }
                     sessions[session]?.send(.devtools(event))
                 } else if event.method == "Target.attachedToTarget" {
                     attached(event.params, connection: process.connection)

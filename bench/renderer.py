@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""browserd-renderer with a real Chromium against a release browserd, pages served on loopback:
+
+- Chromium's commit of a page's own navigation (its DevTools event arriving at the renderer) to that
+  entry's event at a watcher of the window's stream, p50 and p99, beside the same path for a
+  navigation a client sends (POST sent -> event: browserd's part alone), measured in the same run;
+- CPU per navigation: the renderer's process (renderer and watcher), browserd's and Chromium's;
+- Chromium's memory per live page.
+
+Usage: bench/renderer.py [--navigations 200] [--live-pages 10]   (builds what it runs, release)
+"""
+import argparse
+import http.server
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import cpu_seconds, free_port, wait_http  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Pages(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        path, _, query = self.path.partition("?")
+        args = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
+        if path == "/chain":
+            n, last = int(args.get("n", 0)), int(args.get("last", 0))
+            script = "" if n >= last else f"addEventListener('load', () => location.href = '/chain?n={n + 1}&last={last}')"
+            body = f"<!doctype html><title>Chain {n}</title><p>{n}</p><script>{script}</script>"
+        elif path == "/static":
+            body = "<!doctype html><title>Static</title>" + "<p>Lorem ipsum dolor sit amet.</p>" * 200
+        else:
+            self.send_response(404)
+            self.end_headers()
+            return
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--navigations", type=int, default=200)
+    parser.add_argument("--live-pages", type=int, default=10)
+    args = parser.parse_args()
+    subprocess.run(["swift", "build", "-c", "release", "--product", "browserd"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["swift", "build", "-c", "release", "--package-path", "clients/swift", "--product", "renderer-bench"],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    server_bin = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+                                capture_output=True, text=True).stdout.strip()
+    bench_bin = subprocess.run(["swift", "build", "-c", "release", "--package-path", "clients/swift", "--show-bin-path"],
+                               cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+    pages = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=pages.serve_forever, daemon=True).start()
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data:
+        server = subprocess.Popen([f"{server_bin}/browserd", "serve", "--port", str(port), "--data-dir", data,
+                                   "--log-level", "warning"])
+        try:
+            wait_http(port)
+            before = cpu_seconds([server.pid])
+            done = subprocess.run([f"{bench_bin}/renderer-bench", "--server", f"http://127.0.0.1:{port}",
+                                   "--pages", f"http://127.0.0.1:{pages.server_address[1]}",
+                                   "--navigations", str(args.navigations), "--live-pages", str(args.live_pages)],
+                                  capture_output=True, text=True)
+            sys.stdout.write(done.stdout)
+            if done.returncode != 0:
+                sys.stderr.write(done.stderr[-4000:])
+                sys.exit(f"renderer bench failed ({done.returncode})")
+            # browserd's CPU over the run: both paths (2 x navigations) and the live pages' loads.
+            spent = cpu_seconds([server.pid]) - before
+            print(f"  browserd CPU over the run: {spent * 1000:.0f} ms, {spent * 1000 / (2 * args.navigations):.2f} ms per navigation "
+                  "(either path; page-state reports included)")
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+            pages.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+import BrowserdClient
+import BrowserdRenderer
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What bench/renderer.py runs: browserd-renderer in this process against a live browserd and pages
+/// on loopback, measuring
+/// - the path from Chromium's commit of a page's own navigation (its DevTools event arriving) to the
+///   event of that entry at a watcher of the window's stream, p50 and p99 — beside, in the same run,
+///   the path of a navigation a client sends (its POST sent → the watcher's event): browserd's part alone;
+/// - this process's CPU (renderer and watcher) per page navigation;
+/// - Chromium's memory per live page (its process group's RSS with 1 and with `--live-pages` pages).
+///
+///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH]
+@main
+struct RendererBench {
+    static func main() async throws {
+        let arguments = Arguments(CommandLine.arguments.dropFirst())
+        guard let server = arguments["--server"].flatMap(URL.init(string:)), let pages = arguments["--pages"] else {
+            FileHandle.standardError.write(Data("usage: renderer-bench --server URL --pages URL [--navigations N] [--live-pages N]\n".utf8))
+            exit(2)
+        }
+        let navigations = Int(arguments["--navigations"] ?? "") ?? 200
+        let livePages = Int(arguments["--live-pages"] ?? "") ?? 10
+        guard let chromium = arguments["--chromium"] ?? ChromiumLaunch.defaultExecutable() else {
+            FileHandle.standardError.write(Data("no Chromium found\n".utf8))
+            exit(2)
+        }
+        let client = BrowserdClient(server: server)
+        let profile = try await client.api.createProfile(body: .json(.init(name: "renderer-bench"))).created.body.json.id
+        let window = try await client.api.createWindow(body: .json(.init(profileId: profile))).created.body.json.id
+
+        // The watcher: when each URL first reached the window's stream.
+        let seen = Times()
+        let watcher = Task {
+            for try await event in client.windowEvents(window, topics: ["tabs"]) {
+                let now = ContinuousClock.now
+                let urls: [String] =
+                    switch event.payload {
+                    case .tabsUpdate(let update): [update.item.url]
+                    case .tabsInsert(let insert): [insert.item.url]
+                    default: []
+                    }
+                for url in urls { seen.note(url, at: now) }
+            }
+        }
+        let commits = Times()
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("renderer-bench-\(UUID().uuidString)")
+        var logger = Logger(label: "renderer-bench")
+        logger.logLevel = .warning
+        let renderer = Renderer(
+            options: .init(
+                profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.path, allowedOrigins: [pages],
+                commitObserver: { _, url in
+                    commits.note(url, at: .now)
+                }),
+            client: client, logger: logger)
+        let run = Task { try await renderer.run() }
+        defer { try? FileManager.default.removeItem(at: state) }
+
+        // Baseline: navigations a client sends, from the POST to the watcher's event.
+        let baselineTab = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: "about:blank"))).created.body.json.id
+        var baseline: [Double] = []
+        for n in 0..<navigations {
+            let url = "https://baseline.example/\(n)"
+            let sent = ContinuousClock.now
+            _ = try await client.api.navigateTab(path: .init(tabId: baselineTab), body: .json(.init(url: url))).ok
+            baseline.append(try await waitSeen(url, in: seen, since: sent))
+        }
+
+        // A page that navigates itself `navigations` times (location.href after each load).
+        let cpuBefore = processCPU()
+        let chromiumBefore = await renderer.chromiumPID.map(groupCPU) ?? 0
+        let chainStart = ContinuousClock.now
+        let first = "\(pages)/chain?n=0&last=\(navigations)"
+        _ = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: first))).created.body.json
+        let last = "\(pages)/chain?n=\(navigations)&last=\(navigations)"
+        _ = try await waitSeen(last, in: seen, since: chainStart, timeout: Duration.seconds(Double(navigations) * 0.5 + 30))
+        try await Task.sleep(for: .milliseconds(300))
+        let chainSeconds = seconds(ContinuousClock.now - chainStart)
+        let cpuPerNavigation = (processCPU() - cpuBefore) / Double(navigations) * 1000
+        let chromiumPerNavigation = ((await renderer.chromiumPID.map(groupCPU) ?? 0) - chromiumBefore) / Double(navigations) * 1000
+        let (committed, watched) = (commits.all, seen.all)
+        var latencies: [Double] = []
+        for n in 1...navigations {
+            let url = "\(pages)/chain?n=\(n)&last=\(navigations)"
+            if let commit = committed[url], let event = watched[url] { latencies.append(seconds(event - commit) * 1000) }
+        }
+
+        // Memory per live page: Chromium's RSS with the chain's one page, then with `livePages` more.
+        let pid = await renderer.chromiumPID
+        let rssOne = pid.map(groupRSS) ?? 0
+        let liveBefore = await renderer.livePages()[window]?.count ?? 0
+        for n in 0..<livePages {
+            _ = try await client.api.openTab(
+                path: .init(browserId: window), body: .json(.init(url: "\(pages)/static?n=\(n)", activate: false))
+            ).created.body.json
+        }
+        for n in 0..<livePages { _ = try await waitSeen("\(pages)/static?n=\(n)", in: seen, since: ContinuousClock.now, timeout: .seconds(30)) }
+        try await Task.sleep(for: .seconds(2))
+        let livePagesNow = await renderer.livePages()[window]?.count ?? 0
+        let rssMany = pid.map(groupRSS) ?? 0
+
+        print("renderer bench: \(navigations) navigations, Chromium \(pid.map(String.init) ?? "-")")
+        print(
+            String(
+                format: "  client navigate -> watcher event (baseline)       p50 %6.2f ms   p99 %6.2f ms   (%d)", percentile(baseline, 50),
+                percentile(baseline, 99), baseline.count))
+        print(
+            String(
+                format: "  Chromium commit -> watcher event (page-initiated) p50 %6.2f ms   p99 %6.2f ms   (%d of %d)",
+                percentile(latencies, 50), percentile(latencies, 99), latencies.count, navigations))
+        print(
+            String(
+                format: "  chain of %d navigations: %.2f s; CPU per navigation: renderer (and watcher) %.2f ms, Chromium %.2f ms", navigations,
+                chainSeconds, cpuPerNavigation, chromiumPerNavigation))
+        print(
+            String(
+                format: "  Chromium PSS: %.1f MB with %d live pages, %.1f MB with %d; per live page %.1f MB", Double(rssOne) / 1e6, liveBefore,
+                Double(rssMany) / 1e6, livePagesNow, Double(rssMany - rssOne) / 1e6 / Double(max(1, livePagesNow - liveBefore))))
+        print(
+            "RESULT commit_p50_ms=\(percentile(latencies, 50)) commit_p99_ms=\(percentile(latencies, 99))",
+            "baseline_p99_ms=\(percentile(baseline, 99)) cpu_ms_per_navigation=\(cpuPerNavigation)")
+        watcher.cancel()
+        run.cancel()
+        _ = try? await run.value
+    }
+
+    static func waitSeen(
+        _ url: String, in seen: Times, since start: ContinuousClock.Instant, timeout: Duration = .seconds(10)
+    ) async throws -> Double {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let at = seen[url] { return seconds(at - start) * 1000 }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw BenchFailure("not seen in time: \(url)")
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p / 100).rounded(.up)) - 1)]
+    }
+
+    /// User and system CPU of this process, in seconds.
+    static func processCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// The user and system CPU of every process in `pid`'s process group, in seconds.
+    static func groupCPU(_ pid: pid_t) -> Double {
+        let group = getpgid(pid)
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let candidate = pid_t(entry), getpgid(candidate) == group,
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) { total += (user + system) / ticks }
+        }
+        return total
+    }
+
+    /// The proportional set size of every process in `pid`'s process group (Chromium and its
+    /// helpers): their shared pages counted once in all, not once per process.
+    static func groupRSS(_ pid: pid_t) -> Int {
+        let group = getpgid(pid)
+        var total = 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let candidate = pid_t(entry), getpgid(candidate) == group,
+                let rollup = try? String(contentsOfFile: "/proc/\(entry)/smaps_rollup", encoding: .utf8)
+            else { continue }
+            for line in rollup.split(separator: "\n") where line.hasPrefix("Pss:") {
+                if let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) { total += kilobytes * 1024 }
+            }
+        }
+        return total
+    }
+}
+
+/// When each URL was first seen.
+final class Times: Sendable {
+    private let first = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    func note(_ url: String, at time: ContinuousClock.Instant) {
+        first.withLock { if $0[url] == nil { $0[url] = time } }
+    }
+
+    subscript(url: String) -> ContinuousClock.Instant? { first.withLock { $0[url] } }
+    var all: [String: ContinuousClock.Instant] { first.withLock { $0 } }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `--name value` pairs.
+struct Arguments {
+    private var values: [String: String] = [:]
+    init(_ list: ArraySlice<String>) {
+        var iterator = list.makeIterator()
+        while let name = iterator.next() { if name.hasPrefix("--") { values[name] = iterator.next() } }
+    }
+    subscript(name: String) -> String? { values[name] }
+}
