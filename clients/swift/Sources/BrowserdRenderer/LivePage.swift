@@ -153,9 +153,23 @@ private struct Worker {
             }
         }
         // Closed: the target goes too, unless the browser is gone (then the task was cancelled).
-        if !Task.isCancelled, !closedByPage, let targetID {
+        if !Task.isCancelled, !closedByPage, let targetID { await closeTarget(targetID) }
+    }
+
+    /// Closes the page's target, and closes it again while it is still there: Chromium answers
+    /// `Target.closeTarget` of a page in the middle of a load and keeps the page (seen for about one
+    /// page in ten while a window's tabs open quickly); a second close, once the load went on, ends it.
+    func closeTarget(_ targetID: String) async {
+        for attempt in 0..<10 {
             _ = try? await connection.call("Target.closeTarget", ["targetId": .string(targetID)], timeout: .seconds(2))
+            try? await Task.sleep(for: .milliseconds(100))
+            // Gone: getTargetInfo fails with "No target with given id found".
+            guard (try? await connection.call("Target.getTargetInfo", ["targetId": .string(targetID)], timeout: .seconds(2))) != nil else {
+                return
+            }
+            logger.debug("page for tab \(sync.model.id): its target is still open after a close (attempt \(attempt + 1))")
         }
+        logger.warning("page for tab \(sync.model.id): its target did not close")
     }
 
     @discardableResult

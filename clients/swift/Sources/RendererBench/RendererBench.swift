@@ -51,15 +51,19 @@ struct RendererBench {
         }
         let commits = Times()
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("renderer-bench-\(UUID().uuidString)")
-        var logger = Logger(label: "renderer-bench")
-        logger.logLevel = .warning
+        // RENDERER_BENCH_TRACE=1: every renderer event and action with its time in milliseconds
+        // (stderr), to see where the path from a commit to the watcher spends its time.
+        let tracing = ProcessInfo.processInfo.environment["RENDERER_BENCH_TRACE"] == "1"
+        let logger = tracing ? Logger(label: "renderer-bench") { _ in MillisecondLog() } : Logger(label: "renderer-bench")
+        var quiet = logger
+        quiet.logLevel = tracing ? .trace : .warning
         let renderer = Renderer(
             options: .init(
                 profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.path, allowedOrigins: [pages],
                 commitObserver: { _, url in
                     commits.note(url, at: .now)
                 }),
-            client: client, logger: logger)
+            client: client, logger: quiet)
         let run = Task { try await renderer.run() }
         defer { try? FileManager.default.removeItem(at: state) }
 
@@ -188,6 +192,24 @@ struct RendererBench {
             }
         }
         return total
+    }
+}
+
+/// Log lines stamped with the milliseconds since the bench started.
+struct MillisecondLog: LogHandler {
+    static let start = ContinuousClock.now
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let elapsed = RendererBench.seconds(ContinuousClock.now - Self.start) * 1000
+        let fields = (event.metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+        FileHandle.standardError.write(Data(String(format: "%10.2f %@ %@\n", elapsed, "\(event.message)", fields).utf8))
     }
 }
 

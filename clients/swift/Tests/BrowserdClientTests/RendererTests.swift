@@ -269,7 +269,10 @@ import Testing
     /// How many pages Chromium itself holds showing the test's pages (its own targets, whatever the
     /// renderer thinks it holds).
     static func liveTargets(_ setup: Setup) async throws -> Int {
-        try await eventually("Chromium's targets settle") { () async throws -> Int? in
+        try await eventually(
+            "Chromium's targets settle",
+            state: { "\((try? await setup.renderer.pageTargets()) ?? []), live \(await setup.renderer.livePages())" }
+        ) { () async throws -> Int? in
             let count = try await setup.renderer.pageTargets().filter { $0.hasPrefix(setup.pages.origin) }.count
             return count <= 2 ? count : nil
         }
