@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 # its own so the embedded default (SQLite, nothing of NIO compiled) and it never rebuild each other.
 WITH_POSTGRES := --traits PostgreSQL --scratch-path .build-postgres
 
-.PHONY: deps test-deps test-format build release build-postgres release-postgres run test test-steps client-generate bench fuzz container clean
+.PHONY: deps test-deps build release build-postgres release-postgres run test test-steps client-generate bench fuzz container clean
 
 ## System packages for building and running (apt, only when missing). No Python involved.
 deps:
@@ -49,20 +49,8 @@ run: release
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
 ## length of the tests only (scripts/with-postgres.sh).
-test:
-	@echo "== $$(date +%T) the packages the build needs"
-	@scripts/install-deps.sh run
-	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included), beside the test packages, the Python tools and the format check"
-	@# The test packages need sudo's password when not root and unattended sudo fails: then first, in the foreground.
-	@[ "$$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null || $(MAKE) --no-print-directory test-deps
-	@mkdir -p .build-test
-	BROWSERD_CLIENT_TESTS=1 scripts/beside.sh .build-test/setup.log "$(MAKE) --no-print-directory test-deps test-format" \
-	  $(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
+test: test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
-
-## The code's format (.swift-format): `swift format format -i -r Sources Tests` fixes it.
-test-format:
-	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 
 # make test builds in a folder of its own, without debug info (a from-scratch build compiles ~15 % less and
 # links faster; test failures still name their file and line): .build-test holds the PostgreSQL build with
@@ -74,8 +62,7 @@ TEST_BUILD := --scratch-path .build-test -Xswiftc -gnone -Xcc -g0
 TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd
 POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path)
 
-# The order: the packages the build needs; then the one build, with the test packages, the Python tools and
-# the format check beside it; the contract's checks; then the suites, one at a time (the timing of
+# The order: the quick checks first; then the one build; then the suites, one at a time (the timing of
 # live-server tests never shares the machine with a compiler): every Swift suite once, on both stores
 # (SQLite included), the client's and the renderer's against that build's browserd, and the cluster; the
 # embedded browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
@@ -84,9 +71,13 @@ POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-b
 # The Swift client's and browserd-renderer's suites join the test build (Package.swift).
 test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
-	@echo "== $$(date +%T) the contract and the client's code made from it"
+	@echo "== $$(date +%T) the quick checks"
+	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 	$(PYTHON) scripts/validate-openapi.py
 	scripts/check-client-generated.sh
+	$(SWIFT) package resolve --scratch-path .build-test
+	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
+	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
 	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
 	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --skip RendererTests
 	@echo "== $$(date +%T) browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"

@@ -185,7 +185,13 @@ public actor Renderer {
             Task { await self.popupOpened(.init(targetID: target, sessionID: session), url: info?["url"]?.string ?? "", opener: openerTab, in: window) }
             return
         }
-        if info?["type"]?.string == "page", info?["openerId"] == nil, params["waitingForDebugger"]?.bool == true {
+        if info?["type"]?.string == "page", info?["openerId"] != nil {
+            // A popup of a page that is no tab's (gone, or not registered yet): every page is a tab's.
+            logger.notice("a popup whose opener is no live tab's page is closed")
+            Task { _ = try? await connection.call("Target.closeTarget", ["targetId": .string(target)]) }
+            return
+        }
+        if info?["type"]?.string == "page", params["waitingForDebugger"]?.bool == true {
             // The renderer's own (made blank by `Target.createTarget`, whose answer may come after this).
             if let waiter = sessionWaiters.removeValue(forKey: target) {
                 waiter.resume(returning: session)
