@@ -45,6 +45,8 @@ enum APIEncoding {
         json.member("historyCount", tab.historyCount)
         json.member("createdAt", JSONText.timestamp(tab.createdAt))
         json.member("lastActiveAt", JSONText.timestamp(tab.lastActiveAt))
+        json.key("snapshot")
+        json.pageSnapshot(tab.snapshot)
         json.endObject()
     }
 

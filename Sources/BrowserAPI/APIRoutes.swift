@@ -94,6 +94,7 @@ public struct APIRoutes: Sendable {
         registerTransfer(in: &router)
         registerWindows(in: &router)
         registerTabs(in: &router)
+        registerSnapshots(in: &router)
         registerGroups(in: &router)
         registerEvents(in: &router)
         registerPresentation(in: &router)

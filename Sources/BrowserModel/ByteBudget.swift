@@ -19,7 +19,7 @@ public final class ByteBudget {
 
     /// Refuses growth by `bytes` that would take the profile past its limit.
     /// - Throws: ``ModelError/profileFull(used:adding:limit:)``.
-    public func check(adding bytes: Int) throws {
+    public func check(adding bytes: Int) throws(ModelError) {
         guard bytes <= 0 || used + bytes <= limit else {
             throw ModelError.profileFull(used: used, adding: bytes, limit: limit)
         }

@@ -14,9 +14,12 @@ public struct ModelLimits: Sendable, Equatable {
     public var pendingClosingsPerProfile = 16
     /// Most navigation entries kept in memory per tab (older ones are dropped from the front).
     public var historyEntries: Int
-    /// Most bytes of text (history URLs and titles, recently closed tabs) one profile holds, its
+    /// Most bytes of text (history URLs and titles, recently closed tabs) and tab pictures one profile holds, its
     /// off-the-record profile included (default 64 MiB); growth past it is refused.
     public var profileBytes: Int
+    /// Largest picture of a tab's page (`PUT /v1/tabs/{id}/snapshot`), in bytes (256 KiB); the
+    /// pictures count in ``profileBytes`` too.
+    public var snapshotBytes = 256 * 1024
 
     public init(
         tabsPerWindow: Int = 10_000, windowsPerProfile: Int = 1_000, urlBytes: Int = 2 * 1024 * 1024,

@@ -39,6 +39,9 @@ public final class WebState {
     /// Load progress, 0…1.
     public private(set) var progress: Double
     public private(set) var faviconURL: String?
+    /// The picture of its page its renderer took last (``setSnapshot(_:)``); it stays through
+    /// navigations until the next one, as a tab switcher shows it. Counted in its profile's budget.
+    public private(set) var snapshot: PageSnapshot?
     public let createdAt: Date
     public private(set) var lastActiveAt: Date
     /// In the order they were added, so every change reaches observers in a known order.
@@ -54,12 +57,15 @@ public final class WebState {
         }
     }
 
-    /// The bytes of text the tab's history holds (what it costs its profile's budget).
+    /// What the tab costs its profile's budget: the bytes of text its history holds, and its
+    /// snapshot's.
     public var byteCount: Int {
-        switch storage {
-        case .realized(let history): history.byteCount
-        case .unrealized(let metadata): metadata.byteCount
-        }
+        let text =
+            switch storage {
+            case .realized(let history): history.byteCount
+            case .unrealized(let metadata): metadata.byteCount
+            }
+        return text + (snapshot?.byteCount ?? 0)
     }
 
     /// Whether its history is in memory (a tab made in this run always is).
@@ -299,6 +305,30 @@ public final class WebState {
         return changes
     }
 
+    /// Sets the picture of the tab's page (replacing the one it had), or removes it (nil). Works on an
+    /// unrealized tab too (the picture is not its history).
+    /// - Throws: ``ModelError/profileFull(used:adding:limit:)`` when the larger picture would pass its
+    ///   profile's budget (nothing changed).
+    /// - Returns: whether anything changed; when it did, tells `.snapshot`.
+    @discardableResult
+    public func setSnapshot(_ snapshot: PageSnapshot?) throws(ModelError) -> Bool {
+        // The same picture again (its tag names its bytes) changes nothing, not even when it was taken.
+        guard snapshot?.etag != self.snapshot?.etag || snapshot?.mediaType != self.snapshot?.mediaType else { return false }
+        let delta = (snapshot?.byteCount ?? 0) - (self.snapshot?.byteCount ?? 0)
+        try budget?.check(adding: delta)
+        self.snapshot = snapshot
+        budget?.charge(delta)
+        notify(.snapshot)
+        return true
+    }
+
+    /// Gives a restored tab the picture storage holds for it (no notification: the tab is being built).
+    public func restoreSnapshot(_ snapshot: PageSnapshot) {
+        let delta = snapshot.byteCount - (self.snapshot?.byteCount ?? 0)
+        self.snapshot = snapshot
+        budget?.charge(delta)
+    }
+
     /// Records that the tab became the active one.
     public func markActive(at time: Date = Date()) { lastActiveAt = time }
 
@@ -327,6 +357,8 @@ public enum WebStateChange: String, Sendable, Hashable {
     case navigation, title, loading, progress, favicon
     /// ``WebState/isCrashed`` changed by itself (a load that clears it is a `navigation` or `loading`).
     case crashed
+    /// ``WebState/snapshot`` changed.
+    case snapshot
 }
 
 /// Watches one tab's own state (navigation and page state).

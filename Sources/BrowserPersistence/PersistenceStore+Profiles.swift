@@ -42,8 +42,10 @@ extension PersistenceStore {
     func loadTabSummaries(ofWindow id: String) throws -> [String: TabRecord] {
         let statement = try db.cached(
             """
-            SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
-            last_active_at, history_index, position, visible_url, history_count, history_bytes FROM tabs WHERE window_id = ?
+            SELECT t.id, t.group_id, t.opener_id, t.opener_navigation_index, t.title, t.loading, t.progress, t.favicon_url,
+            t.created_at, t.last_active_at, t.history_index, t.position, t.visible_url, t.history_count, t.history_bytes,
+            s.etag, s.media_type, s.byte_count, s.captured_at FROM tabs t LEFT JOIN tab_snapshots s ON s.tab_id = t.id
+            WHERE t.window_id = ?
             """)
         try statement.bind([id])
         var tabs: [String: TabRecord] = [:]
@@ -57,6 +59,11 @@ extension PersistenceStore {
                 historyIndex: statement.column(10).int ?? -1, history: [], position: statement.column(11).double ?? 0)
             tab.summary = HistorySummary(
                 visibleURL: statement.column(12).string ?? "", count: statement.column(13).int ?? 0, byteCount: statement.column(14).int ?? 0)
+            if let etag = statement.column(15).string {
+                tab.snapshot = SnapshotRecord(
+                    tabID: tab.id, etag: etag, mediaType: statement.column(16).string ?? "", byteCount: statement.column(17).int ?? 0,
+                    capturedAt: Date(timeIntervalSince1970: statement.column(18).double ?? 0), bytes: nil)
+            }
             tabs[tab.id] = tab
         }
         return tabs
@@ -66,6 +73,15 @@ extension PersistenceStore {
     public func history(ofTab id: String) throws -> (entries: [HistoryEntryRecord], index: Int)? {
         guard let row = try db.cached("SELECT history, history_index FROM tabs WHERE id = ?").rows(id).first else { return nil }
         return (try HistoryCodec.decode(row[0].bytes ?? []), row[1].int ?? -1)
+    }
+
+    /// The picture of a stored tab's page, with its bytes (nil: the tab has none, or is not stored).
+    public func snapshot(ofTab id: String) throws -> SnapshotRecord? {
+        guard let row = try db.cached("SELECT etag, media_type, byte_count, captured_at, bytes FROM tab_snapshots WHERE tab_id = ?").rows(id).first
+        else { return nil }
+        return SnapshotRecord(
+            tabID: id, etag: row[0].string ?? "", mediaType: row[1].string ?? "", byteCount: row[2].int ?? 0,
+            capturedAt: Date(timeIntervalSince1970: row[3].double ?? 0), bytes: row[4].bytes ?? [])
     }
 
     /// Whether a profile with this id is stored.

@@ -121,6 +121,15 @@ public final class PersistenceStore {
             // An import checks that no id it brings is stored anywhere: a closed tab's group id too
             // (restoring it rebuilds the group with that id).
             .init("closed tabs by group", sql: "CREATE INDEX closed_tabs_by_group ON closed_tabs(group_id);"),
+            // The picture of each tab's page (one per tab), in a table of its own so that loading tabs
+            // never reads one; it goes with its tab's row.
+            .init(
+                "tab snapshots",
+                sql: """
+                    CREATE TABLE tab_snapshots (
+                        tab_id TEXT PRIMARY KEY REFERENCES tabs(id) ON DELETE CASCADE, etag TEXT NOT NULL,
+                        media_type TEXT NOT NULL, byte_count INTEGER NOT NULL, captured_at REAL NOT NULL, bytes BLOB NOT NULL);
+                    """),
         ])
     }
 
@@ -214,7 +223,10 @@ public final class PersistenceStore {
             try db.cached("UPDATE windows SET version = ?, active_index = ?, pinned_count = ?, last_active_at = ? WHERE id = ?").run(
                 header.version, header.activeIndex, header.pinnedCount, header.lastActiveAt.timeIntervalSince1970, header.id)
         }
-        for id in change.deletedTabs { try db.cached("DELETE FROM tabs WHERE id = ?").run(id) }
+        // A tab this change writes again (it moved to another window) keeps its row, and so its
+        // picture, which goes with the row.
+        let rewritten = change.deletedTabs.isEmpty ? [] : Set(change.tabs.map(\.tab.id))
+        for id in change.deletedTabs where !rewritten.contains(id) { try db.cached("DELETE FROM tabs WHERE id = ?").run(id) }
         let upsert = try db.cached(
             """
             INSERT INTO tabs (id, window_id, group_id, opener_id, opener_navigation_index, title, loading, progress,
@@ -246,6 +258,18 @@ public final class PersistenceStore {
                 tab.progress, tab.faviconURL, tab.createdAt.timeIntervalSince1970, tab.lastActiveAt.timeIntervalSince1970,
                 tab.historyIndex, HistoryCodec.encode(tab.history), tab.position, summary.visibleURL, summary.count,
                 summary.byteCount)
+        }
+        for snapshot in change.snapshots {
+            guard let bytes = snapshot.bytes else { continue }
+            // Written only for a tab that is stored (one closed in the same commit has no row).
+            try db.cached(
+                """
+                INSERT INTO tab_snapshots (tab_id, etag, media_type, byte_count, captured_at, bytes)
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM tabs WHERE id = ?1)
+                ON CONFLICT(tab_id) DO UPDATE SET etag = excluded.etag, media_type = excluded.media_type,
+                byte_count = excluded.byte_count, captured_at = excluded.captured_at, bytes = excluded.bytes
+                """
+            ).run(snapshot.tabID, snapshot.etag, snapshot.mediaType, snapshot.byteCount, snapshot.capturedAt.timeIntervalSince1970, bytes)
         }
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
         for window in change.windows where !window.tabOrder.isEmpty {
@@ -326,18 +350,25 @@ public final class PersistenceStore {
     }
 
     private static let tabColumns = """
-        SELECT id, group_id, opener_id, opener_navigation_index, title, loading, progress, favicon_url, created_at,
-        last_active_at, history_index, history, position FROM tabs
+        SELECT t.id, t.group_id, t.opener_id, t.opener_navigation_index, t.title, t.loading, t.progress, t.favicon_url,
+        t.created_at, t.last_active_at, t.history_index, t.history, t.position, s.etag, s.media_type, s.byte_count, s.captured_at
+        FROM tabs t LEFT JOIN tab_snapshots s ON s.tab_id = t.id
         """
 
     private static func tab(_ row: SQLiteStatement) throws -> TabRecord {
-        TabRecord(
+        var tab = TabRecord(
             id: row.column(0).string ?? "", groupID: row.column(1).string, openerID: row.column(2).string,
             openerNavigationIndex: row.column(3).int, title: row.column(4).string ?? "", loading: row.column(5).int == 1,
             progress: row.column(6).double ?? 0, faviconURL: row.column(7).string,
             createdAt: Date(timeIntervalSince1970: row.column(8).double ?? 0),
             lastActiveAt: Date(timeIntervalSince1970: row.column(9).double ?? 0), historyIndex: row.column(10).int ?? -1,
             history: try HistoryCodec.decode(row.column(11).bytes ?? []), position: row.column(12).double ?? 0)
+        if let etag = row.column(13).string {
+            tab.snapshot = SnapshotRecord(
+                tabID: tab.id, etag: etag, mediaType: row.column(14).string ?? "", byteCount: row.column(15).int ?? 0,
+                capturedAt: Date(timeIntervalSince1970: row.column(16).double ?? 0), bytes: nil)
+        }
+        return tab
     }
 
     /// Loads everything saved (idempotency answers only while younger than their lifetime at `now`).

@@ -57,6 +57,8 @@ struct ChangeSegment: Sendable {
     var tabs = Rows<(windowID: String, tab: TabRecord)>()
     var headers = Rows<WindowHeaderRecord>()
     var closed = Rows<(profileID: String, entry: ClosedEntryRecord)>()
+    /// Pictures of tabs' pages, by tab (written after the tabs).
+    var snapshots = Rows<SnapshotRecord>()
     var idempotency = Rows<(profileID: String?, answer: IdempotencyRecord)>()
     var changes = 0
 
@@ -97,12 +99,16 @@ struct ChangeSegment: Sendable {
             headers.set(window.id, .delete)
         }
         for header in change.windowHeaders { headers.set(header.id, .upsert(header)) }
-        for id in change.deletedTabs { tabs.set(id, .delete) }
+        // A tab the change writes again (it moved to another window) keeps its row, and so its
+        // picture, which goes with the row (the SQLite store does the same).
+        let rewritten = change.deletedTabs.isEmpty ? [] : Set(change.tabs.map(\.tab.id))
+        for id in change.deletedTabs where !rewritten.contains(id) { tabs.set(id, .delete) }
         for var written in change.tabs {
             // A row written twice keeps what an update keeps (its creation time), as two statements would.
             if case .upsert(let earlier)? = tabs.last(written.tab.id) { written.tab.createdAt = earlier.tab.createdAt }
             tabs.set(written.tab.id, .upsert(written))
         }
+        for snapshot in change.snapshots where snapshot.bytes != nil { snapshots.set(snapshot.tabID, .upsert(snapshot)) }
         for answer in change.idempotency { idempotency.set(answer.key, .upsert((change.profileID, answer))) }
         for id in change.closedRemoved { closed.set(id, .delete) }
         for added in change.closedAdded { closed.set(added.entry.id, .upsert(added)) }

@@ -82,6 +82,16 @@ enum PostgresSchema {
                 ALTER TABLE closed_tabs ADD COLUMN group_collapsed boolean NOT NULL DEFAULT false;
                 CREATE INDEX closed_tabs_by_entry ON closed_tabs(entry_id);
                 """),
+        // The picture of each tab's page (one per tab), in a table of its own so that loading tabs
+        // never reads one; it goes with its tab's row.
+        Migration(
+            name: "tab snapshots",
+            sql: """
+                CREATE TABLE tab_snapshots (
+                    tab_id text PRIMARY KEY REFERENCES tabs(id) ON DELETE CASCADE, etag text NOT NULL,
+                    media_type text NOT NULL, byte_count bigint NOT NULL, captured_at double precision NOT NULL,
+                    bytes bytea NOT NULL);
+                """),
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -67,16 +67,24 @@ extension PostgresStore {
         let tabRows = try await connection.query(
             """
             SELECT t.id, t.group_id, t.opener_id, t.opener_navigation_index, t.title, t.loading, t.progress, t.favicon_url,
-            t.created_at, t.last_active_at, t.history_index, t.history, t.position FROM tabs t JOIN windows w ON w.id = t.window_id
+            t.created_at, t.last_active_at, t.history_index, t.history, t.position, s.etag, s.media_type, s.byte_count, s.captured_at
+            FROM tabs t JOIN windows w ON w.id = t.window_id LEFT JOIN tab_snapshots s ON s.tab_id = t.id
             WHERE \(only)::text IS NULL OR w.profile_id = \(only)
             """, logger: logger)
         for try await row in tabRows {
             let (id, group, opener, openerIndex, title, loading, progress, favicon, created, lastActive, historyIndex, history, position) = try row.decode(
                 (String, String?, String?, Int?, String, Bool, Double, String?, Double, Double, Int, ByteBuffer, Double).self)
-            state.tabs[id] = TabRecord(
+            var tab = TabRecord(
                 id: id, groupID: group, openerID: opener, openerNavigationIndex: openerIndex, title: title, loading: loading,
                 progress: progress, faviconURL: favicon, createdAt: Self.date(created), lastActiveAt: Self.date(lastActive),
                 historyIndex: historyIndex, history: try HistoryCodec.decode(Self.bytes(history)), position: position)
+            let columns = row.makeRandomAccess()
+            if let etag = try columns[13].decode(String?.self) {
+                tab.snapshot = SnapshotRecord(
+                    tabID: id, etag: etag, mediaType: try columns[14].decode(String.self), byteCount: try columns[15].decode(Int.self),
+                    capturedAt: Self.date(try columns[16].decode(Double.self)), bytes: nil)
+            }
+            state.tabs[id] = tab
         }
         let closedRows = try await connection.query(
             """

@@ -378,6 +378,29 @@ public final class PostgresStore: Sendable {
                 $0.append(tabs.map(\.tab.position))
             }
         }
+        let snapshots = segment.snapshots.upserts
+        if !snapshots.isEmpty {
+            // Written only for a tab that is stored (one closed in the same commit has no row).
+            try await run(
+                connection,
+                """
+                INSERT INTO tab_snapshots (tab_id, etag, media_type, byte_count, captured_at, bytes)
+                SELECT s.tab_id, s.etag, s.media_type, s.byte_count, s.captured_at, s.bytes
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::float8[], $6::bytea[])
+                AS s(tab_id, etag, media_type, byte_count, captured_at, bytes)
+                WHERE EXISTS (SELECT 1 FROM tabs t WHERE t.id = s.tab_id)
+                ON CONFLICT (tab_id) DO UPDATE SET etag = excluded.etag, media_type = excluded.media_type,
+                byte_count = excluded.byte_count, captured_at = excluded.captured_at, bytes = excluded.bytes
+                """
+            ) {
+                $0.append(snapshots.map(\.tabID))
+                $0.append(snapshots.map(\.etag))
+                $0.append(snapshots.map(\.mediaType))
+                $0.append(snapshots.map(\.byteCount))
+                $0.append(snapshots.map(\.capturedAt.timeIntervalSince1970))
+                $0.append(snapshots.map { Self.bytes($0.bytes ?? []) })
+            }
+        }
         // A whole order given with a window (not what the mediators send) sets its tabs' positions.
         let ordered = windows.filter { !$0.tabOrder.isEmpty }
         if !ordered.isEmpty {

@@ -27,6 +27,22 @@ public struct StoredLookups: Sendable {
         try await lookup("SELECT w.profile_id FROM groups g JOIN windows w ON w.id = g.window_id WHERE g.id = \(id) LIMIT 1")
     }
 
+    /// The picture of a stored tab's page, with its bytes (nil: the tab has none, or is not stored).
+    public func snapshot(ofTab id: String) async throws -> SnapshotRecord? {
+        try await store.said { [self] in
+            var found: SnapshotRecord?
+            for try await (etag, mediaType, byteCount, capturedAt, bytes) in try await store.client.query(
+                "SELECT etag, media_type, byte_count, captured_at, bytes FROM tab_snapshots WHERE tab_id = \(id)", logger: logger
+            )
+            .decode((String, String, Int, Double, ByteBuffer).self) {
+                found = SnapshotRecord(
+                    tabID: id, etag: etag, mediaType: mediaType, byteCount: byteCount, capturedAt: Date(timeIntervalSince1970: capturedAt),
+                    bytes: Array(bytes.readableBytesView))
+            }
+            return found
+        }
+    }
+
     /// The oldest stored regular profile named `name`, if any.
     public func oldestProfile(named name: String) async throws -> String? {
         try await lookup("SELECT id FROM profiles WHERE name = \(name) ORDER BY created_at, id LIMIT 1")

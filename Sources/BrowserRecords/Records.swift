@@ -54,6 +54,9 @@ public struct TabRecord: Sendable, Equatable {
     public var position: Double
     /// Read without its history (an unrealized tab): what the row says of it, `history` is empty.
     public var summary: HistorySummary?
+    /// The picture of its page storage holds (read without its bytes); never written through this
+    /// record (``ChangeSet/snapshots`` writes pictures).
+    public var snapshot: SnapshotRecord?
 
     public init(
         id: String, groupID: String?, openerID: String?, openerNavigationIndex: Int?, title: String, loading: Bool,
@@ -73,6 +76,28 @@ public struct TabRecord: Sendable, Equatable {
         self.lastActiveAt = lastActiveAt
         self.historyIndex = historyIndex
         self.history = history
+    }
+}
+
+/// The picture of a tab's page (``TabRecord/snapshot``): written with its bytes, read back with or
+/// without them. A tab's picture goes with its row.
+public struct SnapshotRecord: Sendable, Equatable {
+    public var tabID: String
+    /// A digest of the bytes (an HTTP entity tag).
+    public var etag: String
+    public var mediaType: String
+    public var byteCount: Int
+    public var capturedAt: Date
+    /// Nil when read without them (a profile's load).
+    public var bytes: [UInt8]?
+
+    public init(tabID: String, etag: String, mediaType: String, byteCount: Int, capturedAt: Date, bytes: [UInt8]?) {
+        self.tabID = tabID
+        self.etag = etag
+        self.mediaType = mediaType
+        self.byteCount = byteCount
+        self.capturedAt = capturedAt
+        self.bytes = bytes
     }
 }
 
@@ -279,6 +304,9 @@ public struct ChangeSet: Sendable, Equatable {
     /// Tabs written, with the window that holds them.
     public var tabs: [(windowID: String, tab: TabRecord)] = []
     public var deletedTabs: [String] = []
+    /// Pictures of tabs' pages written (with their bytes), after the tabs: a picture whose tab is not
+    /// stored once the change is written (it closed in the same commit) is not written.
+    public var snapshots: [SnapshotRecord] = []
     /// Recently closed entries added, with their profile.
     public var closedAdded: [(profileID: String, entry: ClosedEntryRecord)] = []
     /// Recently closed entries gone (restored, or dropped past the cap).
@@ -309,6 +337,7 @@ public struct ChangeSet: Sendable, Equatable {
         deletedWindows += other.deletedWindows
         tabs += other.tabs
         deletedTabs += other.deletedTabs
+        snapshots += other.snapshots
         closedAdded += other.closedAdded
         closedRemoved += other.closedRemoved
         tokens += other.tokens
@@ -322,7 +351,7 @@ public struct ChangeSet: Sendable, Equatable {
     public var isEmpty: Bool {
         !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty
             && windowHeaders.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
-            && deletedTabs.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
+            && deletedTabs.isEmpty && snapshots.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
 
     public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
@@ -333,7 +362,7 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.closedAdded.map(\.profileID) == rhs.closedAdded.map(\.profileID)
             && lhs.closedAdded.map(\.entry) == rhs.closedAdded.map(\.entry) && lhs.closedRemoved == rhs.closedRemoved
             && lhs.replacesAll == rhs.replacesAll && lhs.tokens == rhs.tokens && lhs.deletedTokens == rhs.deletedTokens
-            && lhs.idempotency == rhs.idempotency
+            && lhs.idempotency == rhs.idempotency && lhs.snapshots == rhs.snapshots
     }
 }
 
@@ -368,6 +397,7 @@ extension ChangeSet {
             for tab in entry.tabs { bytes += 128 + history(tab.history) }
         }
         for answer in idempotency { bytes += 128 + answer.body.count }
+        for snapshot in snapshots { bytes += 128 + snapshot.byteCount }
         return bytes
     }
 }

@@ -168,6 +168,10 @@ extension BrowserService {
                     progress: tab.progress, faviconURL: favicons.intern(tab.faviconURL), createdAt: tab.createdAt,
                     lastActiveAt: tab.lastActiveAt)
             }
+            if let snapshot = tab.snapshot {
+                webState.restoreSnapshot(
+                    PageSnapshot(etag: snapshot.etag, mediaType: snapshot.mediaType, byteCount: snapshot.byteCount, capturedAt: snapshot.capturedAt))
+            }
             let pinned = restored.count < record.pinnedCount
             try list.insert(webState, InsertionParams(index: list.count, pinned: pinned))
             restored.append((webState, tab))

@@ -18,6 +18,7 @@ public final class BrowserService: Sendable {
     let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
     /// Reads stored tabs' histories (their entries and current index), for tabs restored unrealized.
     let historyReader = Mutex<HistoryReader?>(nil)
+    let snapshotReader = Mutex<SnapshotReader?>(nil)
     /// Tabs realized so far, and the bursts of them (see ``RealizationLog``).
     let realizations = RealizationLog()
     /// The bytes each profile may write per second (nil: no quota); charged with every change queued.

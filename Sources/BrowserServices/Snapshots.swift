@@ -26,6 +26,8 @@ public struct TabSnapshot: Sendable, Equatable {
     public var historyCount: Int
     public var createdAt: Date
     public var lastActiveAt: Date
+    /// The picture of its page its renderer took last (with its bytes while this run holds them), if any.
+    public var snapshot: PageSnapshot?
 }
 
 /// A tab group as consumers see it.
@@ -161,7 +163,7 @@ extension WebStateList {
             active: index == activeIndex, loading: tab.isLoading, progress: tab.progress, crashed: tab.isCrashed, faviconURL: tab.faviconURL,
             canGoBack: tab.canGoBack, canGoForward: tab.canGoForward,
             historyIndex: tab.lastCommittedIndex, historyCount: tab.historyCount,
-            createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt)
+            createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, snapshot: tab.snapshot)
     }
 
     func groupSnapshot(_ group: TabGroup, browserID: BrowserID) -> GroupSnapshot {
@@ -177,7 +179,7 @@ extension Browser {
     /// change notifications; this is also the oracle the tests compare them with.)
     func snapshot(version: Int) -> WindowSnapshot {
         let list = webStateList
-        return snapshot(version: version, tabs: TabSnapshotList(browserID: id, slots: list.webStates.map { TabSlot($0, in: list) }))
+        return snapshot(version: version, tabs: TabSnapshotList(browserID: id, slots: list.webStates.map { TabSlot.make($0, in: list) }))
     }
 
     /// The window's snapshot with `tabs` as its tab sequence (positions filled in from the list).

@@ -53,6 +53,18 @@ public struct MoveTabRequest: Sendable {
     }
 }
 
+/// The picture of a tab's page its renderer took, with its bytes (the edge checked them: an image of
+/// a known type within its size limit, named by a digest).
+public struct SnapshotUpdate: Sendable {
+    public var tabID: TabID
+    public var snapshot: PageSnapshot
+
+    public init(tabID: TabID, snapshot: PageSnapshot) {
+        self.tabID = tabID
+        self.snapshot = snapshot
+    }
+}
+
 /// Page state a renderer reports, and the opener (`.some(nil)` clears it).
 public struct PageStateUpdate: Sendable {
     public var tabID: TabID

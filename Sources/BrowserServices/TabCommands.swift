@@ -14,6 +14,8 @@ public enum TabCommands {
     public static let duplicate = Command<DuplicateRequest, TabSnapshot>("tabs.duplicate")
     public static let navigate = Command<NavigateRequest, TabSnapshot>("tabs.navigate")
     public static let updatePageState = Command<PageStateUpdate, TabSnapshot>("tabs.updatePageState")
+    /// The picture of a tab's page its renderer took (`PUT /v1/tabs/{id}/snapshot`).
+    public static let setSnapshot = Command<SnapshotUpdate, TabSnapshot>("tabs.setSnapshot")
     public static let closeMany = Command<CloseTabsSelector, CloseTabsResult>("tabs.closeMany")
     public static let restoreClosed = Command<RestoreClosedTabRequest, TabSnapshot>("tabs.restoreClosed")
     /// Closes every tab (or every unpinned tab) of some windows so that one call can bring them back.

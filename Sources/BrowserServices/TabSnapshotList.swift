@@ -3,8 +3,11 @@ import Foundation
 
 /// A tab's values that do not depend on where it stands (its index, whether it is active or pinned
 /// come from the window): immutable, and shared by the snapshots of successive versions, so a change
-/// of one tab makes one new slot, not a new snapshot of every tab.
-public final class TabSlot: Sendable {
+/// of one tab makes one new slot, not a new snapshot of every tab. A tab with a page picture has a
+/// ``PicturedTabSlot`` (the picture's fields would cost every other tab 16 bytes).
+public class TabSlot: @unchecked Sendable {
+    // `@unchecked Sendable`: every stored property is a `let` of a Sendable type, here and in its one
+    // subclass (a non-final class cannot be checked).
     // One per loaded tab: the fields in an order that leaves no padding (a class keeps its declared
     // order), the history's position in 32 bits (the model's limits keep it far below): 160 bytes
     // of heap per tab where the natural order took 176.
@@ -26,6 +29,13 @@ public final class TabSlot: Sendable {
 
     var historyIndex: Int { Int(storedHistoryIndex) }
     var historyCount: Int { Int(storedHistoryCount) }
+    /// The picture of its page (with its bytes while this run holds them), if any.
+    var picture: PageSnapshot? { nil }
+
+    /// The slot of `tab` as `list` holds it now.
+    static func make(_ tab: WebState, in list: WebStateList) -> TabSlot {
+        if let picture = tab.snapshot { PicturedTabSlot(tab, in: list, picture: picture) } else { TabSlot(tab, in: list) }
+    }
 
     /// The slot of `tab` as `list` holds it now.
     init(_ tab: WebState, in list: WebStateList) {
@@ -45,6 +55,19 @@ public final class TabSlot: Sendable {
         createdAt = tab.createdAt
         lastActiveAt = tab.lastActiveAt
     }
+}
+
+/// The slot of a tab with a page picture.
+final class PicturedTabSlot: TabSlot, @unchecked Sendable {
+    // `@unchecked Sendable`: as its superclass, one more `let` of a Sendable type.
+    private let storedPicture: PageSnapshot
+
+    init(_ tab: WebState, in list: WebStateList, picture: PageSnapshot) {
+        storedPicture = picture
+        super.init(tab, in: list)
+    }
+
+    override var picture: PageSnapshot? { storedPicture }
 }
 
 /// The tabs of a window snapshot: a persistent sequence of slots in chunks of at most 128, so a new
@@ -104,7 +127,7 @@ public struct TabSnapshotList: RandomAccessCollection, Sendable, Equatable {
             groupID: slot.groupID, openerID: slot.openerID, active: index == activeIndex, loading: slot.loading,
             progress: slot.progress, crashed: slot.crashed, faviconURL: slot.faviconURL, canGoBack: slot.canGoBack, canGoForward: slot.canGoForward,
             historyIndex: slot.historyIndex, historyCount: slot.historyCount, createdAt: slot.createdAt,
-            lastActiveAt: slot.lastActiveAt)
+            lastActiveAt: slot.lastActiveAt, snapshot: slot.picture)
     }
 
     // MARK: Edits (O(chunk + chunks))

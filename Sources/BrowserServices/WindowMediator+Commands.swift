@@ -27,6 +27,11 @@ extension WindowMediator {
         add(TabCommands.duplicate) { try $0.duplicate($1) }
         add(TabCommands.navigate) { try $0.navigate($1) }
         add(TabCommands.updatePageState) { try $0.updatePageState($1) }
+        add(TabCommands.setSnapshot) { m, update in
+            let index = try m.index(of: update.tabID)
+            try m.list.webState(at: index)!.setSnapshot(update.snapshot)
+            return m.list.tabSnapshot(at: index, browserID: m.browser.id)
+        }
         add(TabCommands.closeMany) { try $0.closeMany($1) }
         add(TabCommands.restoreClosed) { try $0.restoreClosed($1) }
         add(TabCommands.closeAll) { try $0.closeAll($1) }

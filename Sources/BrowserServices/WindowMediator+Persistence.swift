@@ -37,7 +37,7 @@ extension WindowMediator {
         guard !browser.isIncognito else { return }
         let state = persistence
         // A window nothing happened to is skipped (this runs for every touched window).
-        guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty else { return }
+        guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty || !state.dirtySnapshots.isEmpty else { return }
         let list = self.list
         if state.layoutDirty {
             change.windows.append(windowRecord())
@@ -50,6 +50,13 @@ extension WindowMediator {
         change.deletedTabs += state.removedTabs.map(\.rawValue).sorted()
         for (_, tab) in state.dirtyTabs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where list.contains(tab) {
             change.tabs.append((browser.id.rawValue, tabRecord(of: tab)))
+        }
+        for (_, tab) in state.dirtySnapshots.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where list.contains(tab) {
+            guard let snapshot = tab.snapshot, let bytes = snapshot.bytes else { continue }
+            change.snapshots.append(
+                SnapshotRecord(
+                    tabID: tab.id.rawValue, etag: snapshot.etag, mediaType: snapshot.mediaType, byteCount: snapshot.byteCount,
+                    capturedAt: snapshot.capturedAt, bytes: bytes))
         }
         persistence = WindowPersistenceState()
     }
@@ -115,14 +122,21 @@ struct WindowPersistenceState {
     var dirtyTabs: [TabID: WebState] = [:]
     /// Tabs that left the window (their rows are deleted unless another window writes them again).
     var removedTabs: Set<TabID> = []
+    /// Tabs whose page picture must be written.
+    var dirtySnapshots: [TabID: WebState] = [:]
 
     mutating func mark(_ tab: WebState) {
         dirtyTabs[tab.id] = tab
         removedTabs.remove(tab.id)
     }
 
+    mutating func markSnapshot(_ tab: WebState) {
+        dirtySnapshots[tab.id] = tab
+    }
+
     mutating func remove(_ tab: WebState) {
         dirtyTabs[tab.id] = nil
+        dirtySnapshots[tab.id] = nil
         removedTabs.insert(tab.id)
     }
 

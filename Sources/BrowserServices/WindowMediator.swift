@@ -42,7 +42,7 @@ final class WindowMediator: WebStateListObserver {
         self.session = session
         self.snapshots = snapshots
         self.touches = touches
-        self.slots = TabSnapshotList(browserID: browser.id, slots: browser.webStateList.webStates.map { TabSlot($0, in: browser.webStateList) })
+        self.slots = TabSnapshotList(browserID: browser.id, slots: browser.webStateList.webStates.map { TabSlot.make($0, in: browser.webStateList) })
         for (index, tab) in browser.webStateList.webStates.enumerated() { positions[ObjectIdentifier(tab)] = Double(index) * Self.positionStep }
         self.version = version
         // The list forwards its tabs' own changes (no observer registration per tab).
@@ -61,12 +61,12 @@ final class WindowMediator: WebStateListObserver {
         dirty = false
         let list = self.list
         if slotsNeedRebuild {
-            slots = TabSnapshotList(browserID: browser.id, slots: list.webStates.map { TabSlot($0, in: list) })
+            slots = TabSnapshotList(browserID: browser.id, slots: list.webStates.map { TabSlot.make($0, in: list) })
             slotsNeedRebuild = false
         } else {
             for tab in staleSlots.values {
                 let index = list.index(of: tab)
-                if index >= 0 { slots.replace(at: index, with: TabSlot(tab, in: list)) }
+                if index >= 0 { slots.replace(at: index, with: TabSlot.make(tab, in: list)) }
             }
         }
         staleSlots.removeAll(keepingCapacity: true)
@@ -141,7 +141,7 @@ final class WindowMediator: WebStateListObserver {
         switch change {
         case .insert(let tab, let index, _):
             tabMoves?.append((tab.id, true))
-            if !slotsNeedRebuild { slots.insert(TabSlot(tab, in: list), at: index) }
+            if !slotsNeedRebuild { slots.insert(TabSlot.make(tab, in: list), at: index) }
             place(index..<(index + 1))
         case .detach(let detach):
             tabMoves?.append((detach.tab.id, false))
@@ -153,7 +153,7 @@ final class WindowMediator: WebStateListObserver {
             tabMoves?.append((inserted.id, true))
             staleSlots[ObjectIdentifier(replaced)] = nil
             positions[ObjectIdentifier(inserted)] = positions.removeValue(forKey: ObjectIdentifier(replaced))
-            if !slotsNeedRebuild { slots.replace(at: index, with: TabSlot(inserted, in: list)) }
+            if !slotsNeedRebuild { slots.replace(at: index, with: TabSlot.make(inserted, in: list)) }
         case .move(let tab, let from, let to, _, let oldGroup, let newGroup):
             if !slotsNeedRebuild { slots.insert(slots.remove(at: from), at: to) }
             if oldGroup !== newGroup { stale(tab) }
@@ -174,8 +174,11 @@ final class WindowMediator: WebStateListObserver {
 
     func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {
         changed()
-        // A crash is the live page's state, never stored.
-        if change != .crashed { persistence.mark(webState) }
+        switch change {
+        case .crashed: break  // the live page's state, never stored
+        case .snapshot: persistence.markSnapshot(webState)  // its own row, beside the tab's
+        default: persistence.mark(webState)
+        }
         stale(webState)
     }
 

@@ -117,6 +117,8 @@
                 factory: app.metricsFactory, logger: app.logger)
             membership.set(cluster)
             placementSlot.set(cluster)
+            // Tabs' pictures stored by an earlier run (or another instance), read when one is asked for.
+            app.service.readSnapshots { [lookups = cluster.lookups] id in try await lookups.snapshot(ofTab: id) }
             app.sink.attach(StoreWriter(store: store))
             // /readyz says whether the database answers (probed every ClusterTiming.databaseProbeEvery).
             let (readiness, logger) = (app.readiness, app.logger)

@@ -91,6 +91,8 @@ struct EmbeddedBackend: StoreBackend {
                 throw error
             }
         }
+        // Tabs' pictures stored by an earlier run, read when one is asked for (a failed read: 503).
+        app.service.readSnapshots { id in try await histories.read { try $0.snapshot(ofTab: id) } }
         let backend = EmbeddedResidencyBackend(
             service: app.service, reader: reader, histories: histories,
             hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },

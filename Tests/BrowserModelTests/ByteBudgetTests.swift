@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 
@@ -23,6 +24,38 @@ import Testing
         let histories = tabs.map { try! $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
         let closed = s.recentlyClosed.entries.flatMap(\.tabs).map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
         return histories.reduce(0, +) + closed.reduce(0, +)
+    }
+
+    /// A tab's page picture counts in the budget (its bytes, replaced or removed as the picture is):
+    /// a larger one past the limit is refused with nothing changed, the same picture again changes
+    /// nothing (no notification), and the tab's leaving gives its picture's bytes back.
+    @Test func picturesAreCountedAndBounded() throws {
+        let s = session()
+        let browser = try s.createBrowser()
+        let tab = WebState()
+        try tab.navigate(to: "https://a.example/", transition: .typed)
+        try browser.webStateList.insert(tab)
+        final class Spy: WebStateObserver {
+            var changes: [WebStateChange] = []
+            func webStateDidChange(_ webState: WebState, change: WebStateChange) { changes.append(change) }
+        }
+        let spy = Spy()
+        tab.addObserver(spy)
+        let text = s.browserState.budget.used
+        func picture(_ tag: String, _ size: Int) -> PageSnapshot {
+            PageSnapshot(etag: tag, mediaType: "image/jpeg", byteCount: size, capturedAt: Date(timeIntervalSince1970: 0), bytes: [UInt8](repeating: 1, count: size))
+        }
+        #expect(try tab.setSnapshot(picture("a", 4_000)))
+        #expect(s.browserState.budget.used == text + 4_000 && spy.changes == [.snapshot])
+        #expect(try !tab.setSnapshot(PageSnapshot(etag: "a", mediaType: "image/jpeg", byteCount: 4_000, capturedAt: Date())))
+        #expect(spy.changes == [.snapshot] && tab.snapshot?.capturedAt == Date(timeIntervalSince1970: 0))
+        #expect(throws: ModelError.self) { try tab.setSnapshot(picture("b", limit)) }
+        #expect(tab.snapshot?.etag == "a" && s.browserState.budget.used == text + 4_000 && spy.changes == [.snapshot])
+        #expect(try tab.setSnapshot(picture("c", 1_000)))
+        #expect(s.browserState.budget.used == text + 1_000)
+        try browser.webStateList.close(at: 0, flags: .userAction)
+        #expect(s.browserState.budget.used == recount(s))
+        #expect(try tab.setSnapshot(nil) && spy.changes == [.snapshot, .snapshot, .snapshot])
     }
 
     @Test func everyChangeIsCountedIncrementally() throws {

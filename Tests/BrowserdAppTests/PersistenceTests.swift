@@ -315,14 +315,8 @@ import Testing
             #expect(closing["state"] as? String == "pending")
             return profile
         }
-        killed.signal(SIGKILL)
-        _ = killed.waitForExit()
-        let server = try BrowserdProcess(arguments: ["--port", "0"] + storeArguments)
-        let port = try server.waitForPort()
-        defer {
-            server.signal(SIGTERM)
-            _ = server.waitForExit()
-        }
+        let (server, port) = try killed.crashAndRestart(arguments: ["--port", "0"] + storeArguments)
+        defer { server.stop() }
         try await blocking {
             let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
             let listing = try untilAvailable { try api.request("GET", "/v1/profiles/\(profile)/recently-closed") }

@@ -82,6 +82,21 @@ final class BrowserdProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit and returns its status.
+    /// A crash and a restart: kills this server with SIGKILL and starts another with `arguments`.
+    /// - Returns: the new server and its port.
+    func crashAndRestart(arguments: [String]) throws -> (server: BrowserdProcess, port: Int) {
+        signal(SIGKILL)
+        _ = waitForExit()
+        let server = try BrowserdProcess(arguments: arguments)
+        return (server, try server.waitForPort())
+    }
+
+    /// Stops it with SIGTERM and waits for it to end.
+    func stop() {
+        signal(SIGTERM)
+        _ = waitForExit()
+    }
+
     func waitForExit(timeout: Duration = .seconds(15)) -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }

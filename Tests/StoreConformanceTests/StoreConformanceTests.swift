@@ -110,6 +110,58 @@ import Testing
         }
     }
 
+    /// A tab's page picture is written after the tabs, loads back without its bytes (read apart, with
+    /// them), is replaced by the next, stays with a tab that moves to another window, and goes with its
+    /// tab (closed, its window closed); a picture of a tab no longer stored is not written.
+    @Test(arguments: StoreKind.available)
+    func tabPicturesGoWithTheirTabs(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            let sample = Self.sample()
+            let (a, b) = (sample.tabs[0].tab, sample.tabs[1].tab)
+            @Sendable func picture(_ tab: String, _ bytes: [UInt8], etag: String) -> SnapshotRecord {
+                SnapshotRecord(tabID: tab, etag: etag, mediaType: "image/jpeg", byteCount: bytes.count, capturedAt: Self.time, bytes: bytes)
+            }
+            try await fixture.withWriter { writer in
+                var change = sample
+                change.snapshots = [picture(a.id, [0xFF, 0xD8, 0xFF, 1], etag: "a1"), picture("tnotstored000001", [0xFF, 0xD8, 0xFF], etag: "x")]
+                try await writer.submit(change)
+                var replace = ChangeSet()
+                replace.snapshots = [picture(b.id, [0xFF, 0xD8, 0xFF, 2], etag: "b1"), picture(b.id, [0xFF, 0xD8, 0xFF, 3, 3], etag: "b2")]
+                try await writer.submit(replace)
+            }
+            var stored = try await fixture.read()
+            #expect(stored.tabs[a.id]?.snapshot == picture(a.id, [], etag: "a1").withByteCount(4))
+            #expect(stored.tabs[b.id]?.snapshot == picture(b.id, [], etag: "b2").withByteCount(5))
+            #expect(try await fixture.snapshot(ofTab: a.id) == picture(a.id, [0xFF, 0xD8, 0xFF, 1], etag: "a1"))
+            #expect(try await fixture.snapshot(ofTab: b.id)?.bytes == [0xFF, 0xD8, 0xFF, 3, 3])
+            #expect(try await fixture.snapshot(ofTab: "tnotstored000001") == nil)
+            try await fixture.withWriter { writer in
+                // b moves to a new window (one change deletes it from the old and writes it in the new); a closes.
+                var move = ChangeSet()
+                move.windows = [
+                    WindowRecord(
+                        id: "w0000000000000009", profileID: "p0000000000000001", version: 1, tabOrder: [], activeIndex: 0, pinnedCount: 0,
+                        groups: [], createdAt: Self.time, lastActiveAt: Self.time)
+                ]
+                var moved = b
+                moved.groupID = nil
+                move.deletedTabs = [b.id, a.id]
+                move.tabs = [("w0000000000000009", moved)]
+                try await writer.submit(move)
+            }
+            stored = try await fixture.read()
+            #expect(stored.tabs[a.id] == nil && stored.tabs[b.id]?.snapshot?.etag == "b2")
+            #expect(try await fixture.snapshot(ofTab: a.id) == nil)
+            #expect(try await fixture.snapshot(ofTab: b.id)?.etag == "b2")
+            try await fixture.withWriter { writer in
+                var close = ChangeSet()
+                close.deletedWindows = ["w0000000000000009"]
+                try await writer.submit(close)
+            }
+            #expect(try await fixture.snapshot(ofTab: b.id) == nil)
+        }
+    }
+
     /// Answers commit with their change (also one still being made when it was queued), load back
     /// field by field, and are left out once expired.
     @Test(arguments: StoreKind.available)
@@ -233,5 +285,15 @@ final class LateAnswer: AwaitedAnswer {
     func wait(timeout: DispatchTimeInterval) -> IdempotencyRecord? {
         _ = given.wait(timeout: .now() + timeout)
         return answer.withLock { $0 }
+    }
+}
+
+extension SnapshotRecord {
+    /// The record as a load reads it: without its bytes, with its size.
+    fileprivate func withByteCount(_ count: Int) -> SnapshotRecord {
+        var copy = self
+        copy.byteCount = count
+        copy.bytes = nil
+        return copy
     }
 }

@@ -161,6 +161,25 @@ final class StoreFixture: Sendable {
         }
     }
 
+    /// The picture of a stored tab's page, with its bytes, as the API reads it.
+    func snapshot(ofTab id: String) async throws -> SnapshotRecord? {
+        switch kind {
+        case .sqlite:
+            let path = location
+            return try await onThread { try PersistenceStore(path: path).snapshot(ofTab: id) }
+        case .postgres:
+            #if PostgreSQL
+                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                return try await store.withRunningClient { _ in
+                    try await store.prepare()
+                    return try await StoredLookups(store: store, logger: Self.logger).snapshot(ofTab: id)
+                }
+            #else
+                preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
+            #endif
+        }
+    }
+
     /// Marks the store as written by a newer browserd (a schema version past this program's).
     func makeNewer() async throws {
         switch kind {

@@ -18,6 +18,8 @@ public struct TabItem: Sendable, Equatable {
     /// history (back, forward, go) from a new entry by these.
     public var historyIndex: Int
     public var historyCount: Int
+    /// The picture of its page its renderer took last (without its bytes), if any.
+    public var snapshot: PageSnapshot?
 }
 
 /// What shows a window's tabs (Chromium's `TabCollectionConsumer`): told every change of the list
@@ -33,6 +35,13 @@ public protocol TabCollectionConsumer: AnyObject {
     func select(id: TabID?)
     /// A tab's title, URL, loading state, progress, favicon, pinned state or group changed.
     func update(item: TabItem)
+    /// A tab's page picture changed (``TabItem/snapshot``).
+    func snapshotChanged(item: TabItem)
     func beginBatch()
     func endBatch()
+}
+
+extension TabCollectionConsumer {
+    /// A consumer that shows no pictures hears of a new one as of any other change of the tab.
+    public func snapshotChanged(item: TabItem) { update(item: item) }
 }

@@ -1,4 +1,4 @@
-import BrowserModel
+public import BrowserModel
 public import JSONWriter
 
 // The JSON of every event's `data` line. Every payload names the window (or profile) it is about,
@@ -19,6 +19,22 @@ extension JSONText {
         member("openerTabId", item.openerID?.rawValue)
         member("historyIndex", item.historyIndex)
         member("historyCount", item.historyCount)
+        key("snapshot")
+        pageSnapshot(item.snapshot)
+        endObject()
+    }
+
+    /// A tab's page picture as the API shows it (where to fetch it: `GET /v1/tabs/{id}/snapshot`), or null.
+    public mutating func pageSnapshot(_ snapshot: PageSnapshot?) {
+        guard let snapshot else {
+            null()
+            return
+        }
+        beginObject()
+        member("etag", snapshot.etag)
+        member("mediaType", snapshot.mediaType)
+        member("bytes", snapshot.byteCount)
+        member("capturedAt", JSONText.timestamp(snapshot.capturedAt))
         endObject()
     }
 

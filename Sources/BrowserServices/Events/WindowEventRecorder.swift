@@ -114,6 +114,14 @@ final class WindowEventRecorder: TabCollectionConsumer, TabGroupConsumer, Toolba
         }
     }
 
+    func snapshotChanged(item: TabItem) {
+        record(.tabs, "tabs.snapshot", supersedes: "snapshot:\(item.id.rawValue)") {
+            $0.member("tabId", item.id.rawValue)
+            $0.key("snapshot")
+            $0.pageSnapshot(item.snapshot)
+        }
+    }
+
     func beginBatch() {
         record(.control, "batch.begin") { _ in }
     }

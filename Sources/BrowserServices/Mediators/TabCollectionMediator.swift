@@ -30,7 +30,7 @@ final class TabCollectionMediator: WebStateListObserver {
             id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress, crashed: tab.isCrashed,
             faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
             openerID: list.opener(at: index)?.webState.id, historyIndex: tab.lastCommittedIndex,
-            historyCount: tab.historyCount)
+            historyCount: tab.historyCount, snapshot: tab.snapshot?.withoutBytes)
     }
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
@@ -64,6 +64,10 @@ final class TabCollectionMediator: WebStateListObserver {
     func webStateList(_ list: WebStateList, tabDidChange webState: WebState, change: WebStateChange) {
         let index = list.index(of: webState)
         guard index >= 0 else { return }
-        consumer?.update(item: item(at: index))
+        if change == .snapshot {
+            consumer?.snapshotChanged(item: item(at: index))
+        } else {
+            consumer?.update(item: item(at: index))
+        }
     }
 }

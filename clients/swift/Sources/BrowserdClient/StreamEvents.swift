@@ -20,6 +20,8 @@ public enum WindowStreamEvent: Sendable {
     case tabsSelect(Components.Schemas.TabsSelectEvent)
     /// `tabs.update`: A tab's URL, title, loading state, progress, favicon, pinned state or group changed.
     case tabsUpdate(Components.Schemas.TabsUpdateEvent)
+    /// `tabs.snapshot`: A tab's page has a new picture (fetch it with GET /v1/tabs/{tabId}/snapshot).
+    case tabsSnapshot(Components.Schemas.TabsSnapshotEvent)
     /// `groups.create`: A group was created (empty; members follow as groups.membership).
     case groupsCreate(Components.Schemas.GroupsCreateEvent)
     /// `groups.update`: A group's title, colour or collapsed state changed.
@@ -65,7 +67,8 @@ public enum WindowStreamEvent: Sendable {
 
     /// The event names this client decodes, as the contract lists them.
     public static let names: Set<String> = [
-        "tabs.populate", "groups.populate", "tabs.insert", "tabs.remove", "tabs.move", "tabs.replace", "tabs.select", "tabs.update", "groups.create", "groups.update",
+        "tabs.populate", "groups.populate", "tabs.insert", "tabs.remove", "tabs.move", "tabs.replace", "tabs.select", "tabs.update", "tabs.snapshot", "groups.create",
+        "groups.update",
         "groups.move", "groups.delete", "groups.membership", "toolbar.update", "window.bounds", "location.update", "broadcast", "batch.begin", "batch.end",
         "browser.closed", "reset", "ui.tree", "ui.presented", "ui.dismissed", "ui.pushed", "ui.popped", "ui.changed", "actions.append",
     ]
@@ -83,6 +86,7 @@ public enum WindowStreamEvent: Sendable {
         case "tabs.replace": return .tabsReplace(try decoder.decode(Components.Schemas.TabsReplaceEvent.self, from: json))
         case "tabs.select": return .tabsSelect(try decoder.decode(Components.Schemas.TabsSelectEvent.self, from: json))
         case "tabs.update": return .tabsUpdate(try decoder.decode(Components.Schemas.TabsUpdateEvent.self, from: json))
+        case "tabs.snapshot": return .tabsSnapshot(try decoder.decode(Components.Schemas.TabsSnapshotEvent.self, from: json))
         case "groups.create": return .groupsCreate(try decoder.decode(Components.Schemas.GroupsCreateEvent.self, from: json))
         case "groups.update": return .groupsUpdate(try decoder.decode(Components.Schemas.GroupsUpdateEvent.self, from: json))
         case "groups.move": return .groupsMove(try decoder.decode(Components.Schemas.GroupsMoveEvent.self, from: json))

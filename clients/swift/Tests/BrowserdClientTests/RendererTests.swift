@@ -108,6 +108,17 @@ import Testing
         }
         #expect(loaded.historyCount == 1 && loaded.progress == 1)
 
+        // Once loaded, the page's picture reaches browserd: a small JPEG of the page (a tenth of its pixels).
+        let picture = try await Self.eventually("A's snapshot", state: { await describe(setup, a) }) { try await setup.tab(a).snapshot }
+        #expect(picture.mediaType == .imageJpeg && picture.bytes > 0 && picture.bytes < 64 * 1024)
+        let image = try await api.getTabSnapshot(path: .init(tabId: a)).ok
+        let jpeg = try await Data(collecting: try image.body.jpeg, upTo: 1 << 20)
+        #expect(jpeg.count == picture.bytes && image.headers.eTag == "\"\(picture.etag)\"")
+        let size = try #require(Self.jpegSize(jpeg), "not a JPEG with a frame header")
+        let viewport = try await setup.renderer.evaluate("innerWidth + 'x' + innerHeight", inTab: a)?.string ?? ""
+        let (width, height) = (Double(viewport.split(separator: "x").first ?? "") ?? 0, Double(viewport.split(separator: "x").last ?? "") ?? 0)
+        #expect(abs(Double(size.width) - width * 0.316) <= 2 && abs(Double(size.height) - height * 0.316) <= 2, "\(size) of \(viewport)")
+
         // A page reaches its own (allowed) origin on loopback, but not browserd's API.
         let reach = """
             Promise.all([fetch('/c.html'), fetch('\(setup.server.url.absoluteString)/healthz')]
@@ -265,6 +276,23 @@ import Testing
     }
 
     private func api(_ setup: Setup) -> Client { setup.client.api }
+
+    /// A JPEG's width and height, from its first frame header (SOF0…SOF15 but DHT, JPG and DAC).
+    static func jpegSize(_ data: Data) -> (width: Int, height: Int)? {
+        let bytes = [UInt8](data)
+        guard bytes.starts(with: [0xFF, 0xD8]) else { return nil }
+        var i = 2
+        while i + 9 < bytes.count {
+            guard bytes[i] == 0xFF else { return nil }
+            let marker = bytes[i + 1]
+            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                return (Int(bytes[i + 7]) << 8 | Int(bytes[i + 8]), Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]))
+            }
+            i += 2 + length
+        }
+        return nil
+    }
 
     /// How many pages Chromium itself holds showing the test's pages (its own targets, whatever the
     /// renderer thinks it holds).

@@ -348,6 +348,8 @@ extension Components {
             public var createdAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Tab/lastActiveAt`.
             public var lastActiveAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/Tab/snapshot`.
+            public var snapshot: Components.Schemas.PageSnapshot?
             /// Creates a new `Tab`.
             ///
             /// - Parameters:
@@ -370,6 +372,7 @@ extension Components {
             ///   - historyCount:
             ///   - createdAt:
             ///   - lastActiveAt:
+            ///   - snapshot:
             public init(
                 id: Swift.String,
                 browserId: Swift.String,
@@ -389,7 +392,8 @@ extension Components {
                 historyIndex: Swift.Int,
                 historyCount: Swift.Int,
                 createdAt: Foundation.Date,
-                lastActiveAt: Foundation.Date
+                lastActiveAt: Foundation.Date,
+                snapshot: Components.Schemas.PageSnapshot? = nil
             ) {
                 self.id = id
                 self.browserId = browserId
@@ -410,6 +414,7 @@ extension Components {
                 self.historyCount = historyCount
                 self.createdAt = createdAt
                 self.lastActiveAt = lastActiveAt
+                self.snapshot = snapshot
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -431,6 +436,7 @@ extension Components {
                 case historyCount
                 case createdAt
                 case lastActiveAt
+                case snapshot
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -510,6 +516,10 @@ extension Components {
                     Foundation.Date.self,
                     forKey: .lastActiveAt
                 )
+                self.snapshot = try container.decodeIfPresent(
+                    Components.Schemas.PageSnapshot.self,
+                    forKey: .snapshot
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "browserId",
@@ -529,7 +539,8 @@ extension Components {
                     "historyIndex",
                     "historyCount",
                     "createdAt",
-                    "lastActiveAt"
+                    "lastActiveAt",
+                    "snapshot"
                 ])
             }
         }
@@ -3676,6 +3687,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/TabItem/historyCount`.
             public var historyCount: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TabItem/snapshot`.
+            public var snapshot: Components.Schemas.PageSnapshot?
             /// Creates a new `TabItem`.
             ///
             /// - Parameters:
@@ -3691,6 +3704,7 @@ extension Components {
             ///   - openerTabId: The tab that opened this one (cleared when it leaves the window).
             ///   - historyIndex: The current entry's index in the tab's history (a renderer tells back, forward and go from a new entry by it).
             ///   - historyCount: How many entries the tab's history has.
+            ///   - snapshot:
             public init(
                 id: Swift.String,
                 url: Swift.String,
@@ -3703,7 +3717,8 @@ extension Components {
                 groupId: Swift.String? = nil,
                 openerTabId: Swift.String? = nil,
                 historyIndex: Swift.Int,
-                historyCount: Swift.Int
+                historyCount: Swift.Int,
+                snapshot: Components.Schemas.PageSnapshot? = nil
             ) {
                 self.id = id
                 self.url = url
@@ -3717,6 +3732,7 @@ extension Components {
                 self.openerTabId = openerTabId
                 self.historyIndex = historyIndex
                 self.historyCount = historyCount
+                self.snapshot = snapshot
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -3731,6 +3747,54 @@ extension Components {
                 case openerTabId
                 case historyIndex
                 case historyCount
+                case snapshot
+            }
+        }
+        /// The picture of a tab's page its renderer put last (its bytes are at GET /v1/tabs/{tabId}/snapshot), or null when it has none.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PageSnapshot`.
+        public struct PageSnapshot: Codable, Hashable, Sendable {
+            /// Names this picture (a digest of its bytes); GET /v1/tabs/{tabId}/snapshot answers it quoted in ETag.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PageSnapshot/etag`.
+            public var etag: Swift.String
+            /// - Remark: Generated from `#/components/schemas/PageSnapshot/mediaType`.
+            @frozen public enum MediaTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case imageJpeg = "image/jpeg"
+                case imagePng = "image/png"
+                case imageWebp = "image/webp"
+            }
+            /// - Remark: Generated from `#/components/schemas/PageSnapshot/mediaType`.
+            public var mediaType: Components.Schemas.PageSnapshot.MediaTypePayload
+            /// Its size (what it costs the profile's byte budget).
+            ///
+            /// - Remark: Generated from `#/components/schemas/PageSnapshot/bytes`.
+            public var bytes: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/PageSnapshot/capturedAt`.
+            public var capturedAt: Foundation.Date
+            /// Creates a new `PageSnapshot`.
+            ///
+            /// - Parameters:
+            ///   - etag: Names this picture (a digest of its bytes); GET /v1/tabs/{tabId}/snapshot answers it quoted in ETag.
+            ///   - mediaType:
+            ///   - bytes: Its size (what it costs the profile's byte budget).
+            ///   - capturedAt:
+            public init(
+                etag: Swift.String,
+                mediaType: Components.Schemas.PageSnapshot.MediaTypePayload,
+                bytes: Swift.Int,
+                capturedAt: Foundation.Date
+            ) {
+                self.etag = etag
+                self.mediaType = mediaType
+                self.bytes = bytes
+                self.capturedAt = capturedAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case etag
+                case mediaType
+                case bytes
+                case capturedAt
             }
         }
         /// A tab group with its range of tab indices.
@@ -4139,6 +4203,37 @@ extension Components {
             public enum CodingKeys: String, CodingKey {
                 case browserId
                 case item
+            }
+        }
+        /// A tab's page has a new picture (fetch it with GET /v1/tabs/{tabId}/snapshot).
+        ///
+        /// - Remark: Generated from `#/components/schemas/TabsSnapshotEvent`.
+        public struct TabsSnapshotEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TabsSnapshotEvent/browserId`.
+            public var browserId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TabsSnapshotEvent/tabId`.
+            public var tabId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TabsSnapshotEvent/snapshot`.
+            public var snapshot: Components.Schemas.PageSnapshot?
+            /// Creates a new `TabsSnapshotEvent`.
+            ///
+            /// - Parameters:
+            ///   - browserId:
+            ///   - tabId:
+            ///   - snapshot:
+            public init(
+                browserId: Swift.String,
+                tabId: Swift.String,
+                snapshot: Components.Schemas.PageSnapshot? = nil
+            ) {
+                self.browserId = browserId
+                self.tabId = tabId
+                self.snapshot = snapshot
+            }
+            public enum CodingKeys: String, CodingKey {
+                case browserId
+                case tabId
+                case snapshot
             }
         }
         /// A group was created (empty; members follow as groups.membership).
@@ -5908,6 +6003,31 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/WindowEvent/case28`.
             case case28(Components.Schemas.WindowEvent.Case28Payload)
+            /// - Remark: Generated from `#/components/schemas/WindowEvent/case29`.
+            public struct Case29Payload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/WindowEvent/case29/event`.
+                public var event: OpenAPIRuntime.OpenAPIValueContainer
+                /// - Remark: Generated from `#/components/schemas/WindowEvent/case29/data`.
+                public var data: Swift.String
+                /// Creates a new `Case29Payload`.
+                ///
+                /// - Parameters:
+                ///   - event:
+                ///   - data:
+                public init(
+                    event: OpenAPIRuntime.OpenAPIValueContainer,
+                    data: Swift.String
+                ) {
+                    self.event = event
+                    self.data = data
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case event
+                    case data
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/WindowEvent/case29`.
+            case case29(Components.Schemas.WindowEvent.Case29Payload)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
@@ -6078,6 +6198,12 @@ extension Components {
                 } catch {
                     errors.append(error)
                 }
+                do {
+                    self = .case29(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
                 throw Swift.DecodingError.failedToDecodeOneOfSchema(
                     type: Self.self,
                     codingPath: decoder.codingPath,
@@ -6141,6 +6267,8 @@ extension Components {
                 case let .case27(value):
                     try value.encode(to: encoder)
                 case let .case28(value):
+                    try value.encode(to: encoder)
+                case let .case29(value):
                     try value.encode(to: encoder)
                 }
             }

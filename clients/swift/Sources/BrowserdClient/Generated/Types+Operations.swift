@@ -16547,6 +16547,874 @@ public enum Operations {
             }
         }
     }
+    /// The picture of a tab's page
+    ///
+    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503.
+    ///
+    /// - Remark: HTTP `GET /v1/tabs/{tabId}/snapshot`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)`.
+    public enum GetTabSnapshot {
+        public static let id: Swift.String = "getTabSnapshot"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// A tab id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/path/tabId`.
+                public var tabId: Components.Parameters.TabId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tabId: A tab id.
+                public init(tabId: Components.Parameters.TabId) {
+                    self.tabId = tabId
+                }
+            }
+            public var path: Operations.GetTabSnapshot.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// An entity tag this client holds; 304 when the picture is still that one.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/header/If-None-Match`.
+                public var ifNoneMatch: Swift.String?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetTabSnapshot.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - ifNoneMatch: An entity tag this client holds; 304 when the picture is still that one.
+                ///   - accept:
+                public init(
+                    ifNoneMatch: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetTabSnapshot.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.ifNoneMatch = ifNoneMatch
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetTabSnapshot.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.GetTabSnapshot.Input.Path,
+                headers: Operations.GetTabSnapshot.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The picture's entity tag (quoted).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/headers/ETag`.
+                    public var eTag: Swift.String?
+                    /// private, no-cache (ask again each time; an unchanged picture costs a 304).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/headers/Cache-Control`.
+                    public var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: The picture's entity tag (quoted).
+                    ///   - cacheControl: private, no-cache (ask again each time; an unchanged picture costs a 304).
+                    public init(
+                        eTag: Swift.String? = nil,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.eTag = eTag
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetTabSnapshot.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/content/image\/jpeg`.
+                    case jpeg(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.jpeg`.
+                    ///
+                    /// - Throws: An error if `self` is not `.jpeg`.
+                    /// - SeeAlso: `.jpeg`.
+                    public var jpeg: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .jpeg(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/jpeg",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/content/image\/png`.
+                    case png(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.png`.
+                    ///
+                    /// - Throws: An error if `self` is not `.png`.
+                    /// - SeeAlso: `.png`.
+                    public var png: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .png(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/png",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/content/image\/webp`.
+                    case imageWebp(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.imageWebp`.
+                    ///
+                    /// - Throws: An error if `self` is not `.imageWebp`.
+                    /// - SeeAlso: `.imageWebp`.
+                    public var imageWebp: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .imageWebp(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/webp",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetTabSnapshot.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetTabSnapshot.Output.Ok.Headers = .init(),
+                    body: Operations.GetTabSnapshot.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The image.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetTabSnapshot.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetTabSnapshot.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct NotModified: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/304/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The picture's entity tag (quoted).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/304/headers/ETag`.
+                    public var eTag: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: The picture's entity tag (quoted).
+                    public init(eTag: Swift.String? = nil) {
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetTabSnapshot.Output.NotModified.Headers
+                /// Creates a new `NotModified`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.GetTabSnapshot.Output.NotModified.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// The picture is the one If-None-Match names.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            case notModified(Operations.GetTabSnapshot.Output.NotModified)
+            /// The associated value of the enum case if `self` is `.notModified`.
+            ///
+            /// - Throws: An error if `self` is not `.notModified`.
+            /// - SeeAlso: `.notModified`.
+            public var notModified: Operations.GetTabSnapshot.Output.NotModified {
+                get throws {
+                    switch self {
+                    case let .notModified(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notModified",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// There is no such resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Host header names a host this server does not answer for (a loopback bind answers loopback names only; see --allowed-hosts).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.MisdirectedRequest)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            public var misdirectedRequest: Components.Responses.MisdirectedRequest {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case jpeg
+            case png
+            case imageWebp
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "image/jpeg":
+                    self = .jpeg
+                case "image/png":
+                    self = .png
+                case "image/webp":
+                    self = .imageWebp
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .jpeg:
+                    return "image/jpeg"
+                case .png:
+                    return "image/png"
+                case .imageWebp:
+                    return "image/webp"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .jpeg,
+                    .png,
+                    .imageWebp,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Set the picture of a tab's page
+    ///
+    /// A small image of the tab's page, taken by its renderer after the page loads and before it leaves the foreground (Chrome's tab grid; iOS's SnapshotTabHelper). One per tab, replacing the one before; it goes with the tab. Stored for a regular profile, kept in memory only for an incognito one; its bytes count in the profile's byte budget (507 past it). The body must be what its Content-Type says (checked by its first bytes), at most 256 KiB. Watchers of the window get tabs.snapshot.
+    ///
+    /// - Remark: HTTP `PUT /v1/tabs/{tabId}/snapshot`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)`.
+    public enum PutTabSnapshot {
+        public static let id: Swift.String = "putTabSnapshot"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/path`.
+            public struct Path: Sendable, Hashable {
+                /// A tab id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/path/tabId`.
+                public var tabId: Components.Parameters.TabId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tabId: A tab id.
+                public init(tabId: Components.Parameters.TabId) {
+                    self.tabId = tabId
+                }
+            }
+            public var path: Operations.PutTabSnapshot.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                /// 1 to 255 visible ASCII characters (a value in double quotes, the structured-field form, is the same key without them); anything else gets 400. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The answer of a request that changed saved state is committed with the change, so it survives a crash.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                /// The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/header/If-Match`.
+                public var ifMatch: Components.Parameters.IfMatch?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutTabSnapshot.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey: 1 to 255 visible ASCII characters (a value in double quotes, the structured-field form, is the same key without them); anything else gets 400. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The answer of a request that changed saved state is committed with the change, so it survives a crash.
+                ///   - ifMatch: The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    ifMatch: Components.Parameters.IfMatch? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutTabSnapshot.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.ifMatch = ifMatch
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.PutTabSnapshot.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/requestBody/content/image\/jpeg`.
+                case jpeg(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/requestBody/content/image\/png`.
+                case png(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/requestBody/content/image\/webp`.
+                case imageWebp(OpenAPIRuntime.HTTPBody)
+            }
+            public var body: Operations.PutTabSnapshot.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.PutTabSnapshot.Input.Path,
+                headers: Operations.PutTabSnapshot.Input.Headers = .init(),
+                body: Operations.PutTabSnapshot.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// true when this is the stored answer to an earlier request with the same Idempotency-Key.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/responses/200/headers/Idempotent-Replayed`.
+                    public var idempotentReplayed: Swift.String?
+                    /// Strong entity tag of the window version, e.g. "v12".
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/responses/200/headers/ETag`.
+                    public var eTag: Components.Headers.ETag?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - idempotentReplayed: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+                    ///   - eTag: Strong entity tag of the window version, e.g. "v12".
+                    public init(
+                        idempotentReplayed: Swift.String? = nil,
+                        eTag: Components.Headers.ETag? = nil
+                    ) {
+                        self.idempotentReplayed = idempotentReplayed
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.PutTabSnapshot.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tab)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Tab {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.PutTabSnapshot.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.PutTabSnapshot.Output.Ok.Headers = .init(),
+                    body: Operations.PutTabSnapshot.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The tab, with its new snapshot.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PutTabSnapshot.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.PutTabSnapshot.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed JSON, or a bad query parameter.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A browser sent this state-changing request from another origin (Sec-Fetch-Site cross-site or same-site, or an Origin that is neither this host nor a --cors-origins origin); type /problems/cross-origin-request.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.CrossOrigin)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.CrossOrigin {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// There is no such resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request conflicts with the state: incognito/regular mismatch, cross-profile move, limit reached.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// If-Match does not match the window version.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/412`.
+            ///
+            /// HTTP response code: `412 preconditionFailed`.
+            case preconditionFailed(Components.Responses.PreconditionFailed)
+            /// The associated value of the enum case if `self` is `.preconditionFailed`.
+            ///
+            /// - Throws: An error if `self` is not `.preconditionFailed`.
+            /// - SeeAlso: `.preconditionFailed`.
+            public var preconditionFailed: Components.Responses.PreconditionFailed {
+                get throws {
+                    switch self {
+                    case let .preconditionFailed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "preconditionFailed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is not application/json; or, with authentication off, a POST without an Authorization header does not say Content-Type: application/json (even with an empty body).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Host header names a host this server does not answer for (a loopback bind answers loopback names only; see --allowed-hosts).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.MisdirectedRequest)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            public var misdirectedRequest: Components.Responses.MisdirectedRequest {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A member is missing, of the wrong type, out of range, or names something that does not fit (detail and `field` say which).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The profile wrote more than its quota lately (--profile-write-bytes-per-second, 1 MiB/s on average, eight seconds' worth at once; type /problems/write-rate-exceeded); nothing changed. Retry after Retry-After seconds; other profiles are not affected.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.WriteRateExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.WriteRateExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The profile's history text would pass its byte budget (--profile-max-bytes); close tabs or clear recently closed tabs to make room. Nothing changed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)/responses/507`.
+            ///
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.ProfileStorageFull)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            public var code507: Components.Responses.ProfileStorageFull {
+                get throws {
+                    switch self {
+                    case let .code507(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "code507",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Get a group
     ///
     /// - Remark: HTTP `GET /v1/groups/{groupId}`.

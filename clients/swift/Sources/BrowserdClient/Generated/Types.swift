@@ -284,6 +284,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/tabs/{tabId}/history`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/history/get(getTabHistory)`.
     func getTabHistory(_ input: Operations.GetTabHistory.Input) async throws -> Operations.GetTabHistory.Output
+    /// The picture of a tab's page
+    ///
+    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503.
+    ///
+    /// - Remark: HTTP `GET /v1/tabs/{tabId}/snapshot`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)`.
+    func getTabSnapshot(_ input: Operations.GetTabSnapshot.Input) async throws -> Operations.GetTabSnapshot.Output
+    /// Set the picture of a tab's page
+    ///
+    /// A small image of the tab's page, taken by its renderer after the page loads and before it leaves the foreground (Chrome's tab grid; iOS's SnapshotTabHelper). One per tab, replacing the one before; it goes with the tab. Stored for a regular profile, kept in memory only for an incognito one; its bytes count in the profile's byte budget (507 past it). The body must be what its Content-Type says (checked by its first bytes), at most 256 KiB. Watchers of the window get tabs.snapshot.
+    ///
+    /// - Remark: HTTP `PUT /v1/tabs/{tabId}/snapshot`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)`.
+    func putTabSnapshot(_ input: Operations.PutTabSnapshot.Input) async throws -> Operations.PutTabSnapshot.Output
     /// Get a group
     ///
     /// - Remark: HTTP `GET /v1/groups/{groupId}`.
@@ -1079,6 +1093,38 @@ extension APIProtocol {
         try await getTabHistory(Operations.GetTabHistory.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// The picture of a tab's page
+    ///
+    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503.
+    ///
+    /// - Remark: HTTP `GET /v1/tabs/{tabId}/snapshot`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)`.
+    public func getTabSnapshot(
+        path: Operations.GetTabSnapshot.Input.Path,
+        headers: Operations.GetTabSnapshot.Input.Headers = .init()
+    ) async throws -> Operations.GetTabSnapshot.Output {
+        try await getTabSnapshot(Operations.GetTabSnapshot.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Set the picture of a tab's page
+    ///
+    /// A small image of the tab's page, taken by its renderer after the page loads and before it leaves the foreground (Chrome's tab grid; iOS's SnapshotTabHelper). One per tab, replacing the one before; it goes with the tab. Stored for a regular profile, kept in memory only for an incognito one; its bytes count in the profile's byte budget (507 past it). The body must be what its Content-Type says (checked by its first bytes), at most 256 KiB. Watchers of the window get tabs.snapshot.
+    ///
+    /// - Remark: HTTP `PUT /v1/tabs/{tabId}/snapshot`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)`.
+    public func putTabSnapshot(
+        path: Operations.PutTabSnapshot.Input.Path,
+        headers: Operations.PutTabSnapshot.Input.Headers = .init(),
+        body: Operations.PutTabSnapshot.Input.Body
+    ) async throws -> Operations.PutTabSnapshot.Output {
+        try await putTabSnapshot(Operations.PutTabSnapshot.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Get a group

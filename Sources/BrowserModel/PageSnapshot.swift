@@ -1,0 +1,36 @@
+public import Foundation
+
+/// A small picture of a tab's page, taken by its renderer (Chrome's tab grid; iOS's
+/// `SnapshotTabHelper`): what a tab switcher shows for a tab that has no live page. One per tab,
+/// replaced by the next; it goes with the tab.
+///
+/// The model keeps what it knows of the picture; its bytes are here while this run holds them (set
+/// in this run, or an off-the-record tab's, which are never stored). A tab read from storage knows
+/// the picture without its bytes (``bytes`` nil): whoever serves them reads them from the store.
+/// Its size counts in its profile's ``ByteBudget``.
+public struct PageSnapshot: Sendable, Equatable {
+    /// Names this picture (a digest of its bytes): an HTTP entity tag.
+    public var etag: String
+    /// `image/jpeg`, `image/png` or `image/webp`.
+    public var mediaType: String
+    /// The picture's size in bytes (what it costs its profile's budget).
+    public var byteCount: Int
+    public var capturedAt: Date
+    /// The picture, when this run holds it.
+    public var bytes: [UInt8]?
+
+    public init(etag: String, mediaType: String, byteCount: Int, capturedAt: Date, bytes: [UInt8]? = nil) {
+        self.etag = etag
+        self.mediaType = mediaType
+        self.byteCount = byteCount
+        self.capturedAt = capturedAt
+        self.bytes = bytes
+    }
+
+    /// The same picture without its bytes (what a restored tab knows).
+    public var withoutBytes: PageSnapshot {
+        var copy = self
+        copy.bytes = nil
+        return copy
+    }
+}

@@ -1,0 +1,39 @@
+public import BrowserModel
+public import BrowserRecords
+
+// The pictures of tabs' pages (Chrome's tab grid). The model knows each tab's picture; its bytes are
+// in memory while this run holds them (set in this run; an off-the-record tab's always, as they are
+// never stored) and otherwise read from storage where the API serves them — a read that fails is the
+// request's failure (503), never an empty or older picture.
+extension BrowserService {
+    /// Reads the stored picture of a tab, with its bytes (nil: storage holds none for it); a read that
+    /// fails throws.
+    public typealias SnapshotReader = @Sendable (_ tabID: String) async throws -> SnapshotRecord?
+
+    /// Lets pictures stored in an earlier run be served: `reader` reads one when it is asked for.
+    public func readSnapshots(with reader: @escaping SnapshotReader) {
+        snapshotReader.withLock { $0 = reader }
+    }
+
+    /// The picture of a tab's page with its bytes, and the window's version; nil when the tab has none.
+    /// - Throws: ``ServiceError/storageUnreadable(_:)`` when its bytes had to be read and could not be.
+    public func pageSnapshot(ofTab id: TabID) async throws -> PageSnapshot? {
+        guard let (tab, _) = tab(id), let picture = tab.snapshot else { return nil }
+        if picture.bytes != nil { return picture }
+        guard let reader = snapshotReader.withLock({ $0 }) else {
+            throw ServiceError.storageUnreadable("no store is attached to read the pictures of tabs")
+        }
+        let stored: SnapshotRecord?
+        do {
+            stored = try await reader(id.rawValue)
+        } catch {
+            throw ServiceError.storageUnreadable("the picture of tab \(id) could not be read: \(error)")
+        }
+        // Storage holds what was acknowledged: the picture the model knows, or (replaced meanwhile) a newer one.
+        guard let stored, let bytes = stored.bytes else {
+            throw ServiceError.storageUnreadable("storage holds no picture for tab \(id), though the tab has one")
+        }
+        return PageSnapshot(
+            etag: stored.etag, mediaType: stored.mediaType, byteCount: stored.byteCount, capturedAt: stored.capturedAt, bytes: bytes)
+    }
+}
