@@ -29,6 +29,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import struct
+import zlib
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -139,6 +141,71 @@ def wait(driver, condition, what, timeout=FOLLOW_S):
     except TimeoutException:
         raise AssertionError(f"the page did not show {what} within {timeout} s") from None
     return time.time() - start
+
+
+def png(width, height, rgb):
+    """A solid-colour PNG (8-bit RGB), made here: the picture a renderer would put for a tab."""
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def decode_png(data):
+    """A screenshot's pixels (8-bit RGB or RGBA, not interlaced): (width, height, rows of (r, g, b))."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    at, idat = 8, b""
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour in (2, 6) and interlace == 0, f"unexpected PNG {depth}/{colour}/{interlace}"
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + length
+    step = 3 if colour == 2 else 4
+    raw, stride, rows, previous = zlib.decompress(idat), width * step, [], bytearray(width * step)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - step] if x >= step else 0
+            b, c = previous[x], previous[x - step] if x >= step else 0
+            if kind == 1:
+                line[x] = (line[x] + a) & 255
+            elif kind == 2:
+                line[x] = (line[x] + b) & 255
+            elif kind == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[i:i + 3]) for i in range(0, stride, step)])
+        previous = line
+    return width, height, rows
+
+
+def shown_colour(driver, selector):
+    """The colour a headless screenshot shows at the middle of `selector`'s box."""
+    box = driver.execute_script(
+        "const e = document.querySelector(arguments[0]); e.scrollIntoView({block: 'center'});"
+        "const r = e.getBoundingClientRect();"
+        "return [r.left + r.width / 2, r.top + r.height / 2, devicePixelRatio];", selector)
+    _, _, rows = decode_png(driver.get_screenshot_as_png())
+    return rows[int(box[1] * box[2])][int(box[0] * box[2])]
+
+
+def near(colour, expected, slack=24):
+    return all(abs(a - b) <= slack for a, b in zip(colour, expected))
+
+
+def put_snapshot(server, tab, picture):
+    request = urllib.request.Request(f"{server.base}/v1/tabs/{tab}/snapshot", data=picture, method="PUT")
+    request.add_header("Content-Type", "image/png")
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return json.loads(reply.read())["snapshot"]
 
 
 def tab_ids(driver):
@@ -321,8 +388,31 @@ def inspector(binary, scratch, driver, screenshot):
         _, shopping = server.call("POST", f"/v1/browsers/{rid}/groups", {"tabIds": [made[5], made[6]], "title": "Later", "color": "orange"})
         server.call("PATCH", f"/v1/groups/{shopping['id']}", {"collapsed": True})
         server.call("POST", f"/v1/browsers/{rid}/route", {"url": "browserd://settings/privacy"})
+        # The tab grid: each tab's snapshot (the active one marked), title and favicon under it.
+        magenta, green = (230, 0, 120), (20, 160, 60)
+        server.call("POST", f"/v1/tabs/{made[2]}/activate")
+        put_snapshot(server, made[2], png(320, 200, magenta))
         driver.get(f"{server.base}/inspector/?browser={rid}&profile={pid}")
         wait(driver, lambda d: len(tab_ids(d)) == 9 and "settings" in d.find_element(By.ID, "tree").text, "the rich window by deep link", 5)
+        card = f'#grid [data-tab="{made[2]}"]'
+        wait(driver, lambda d: d.execute_script(f"const i = document.querySelector('{card} img'); return i && !i.hidden && i.complete && i.naturalWidth === 320"),
+             "the active tab's snapshot in the grid", 5)
+        assert driver.find_element(By.CSS_SELECTOR, card).get_attribute("aria-current") == "true", "the active tab's card is marked"
+        assert "News" in driver.find_element(By.CSS_SELECTOR, f"{card} .card-title").text, "a card's title"
+        assert driver.find_element(By.CSS_SELECTOR, f"{card} .favicon").text == "N", "a card's favicon (its monogram: another origin)"
+        colour = shown_colour(driver, f"{card} img")
+        assert near(colour, magenta), f"the screenshot shows {colour} where the snapshot is, not {magenta}"
+        other = f'#grid [data-tab="{made[7]}"]'
+        assert "no snapshot yet" in driver.find_element(By.CSS_SELECTOR, other).text
+        assert not near(shown_colour(driver, f"{other} .shot"), magenta), "a tab without a snapshot shows none"
+        # Live: a new snapshot of a tab (its renderer put it) is shown as it arrives.
+        put_snapshot(server, made[7], png(320, 200, green))
+        timed(lambda d: d.execute_script(f"const i = document.querySelector('{other} img'); return !i.hidden && i.complete && i.naturalWidth === 320"),
+              "a new snapshot in the grid")
+        colour = shown_colour(driver, f"{other} img")
+        assert near(colour, green), f"the screenshot shows {colour} where the new snapshot is, not {green}"
+        driver.execute_script("window.scrollTo(0, 0)")
+        print(f"inspector grid: snapshots shown (a headless screenshot reads {magenta} and {green} where they are), the active card marked")
         time.sleep(0.3)
         os.makedirs(os.path.join(ROOT, "tests", "artifacts"), exist_ok=True)
         artifact = os.path.join(ROOT, "tests", "artifacts", "inspector.png")

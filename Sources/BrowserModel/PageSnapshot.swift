@@ -34,3 +34,8 @@ public struct PageSnapshot: Sendable, Equatable {
         return copy
     }
 }
+
+extension PageSnapshot: CustomStringConvertible {
+    /// What the action log shows of it (never its bytes).
+    public var description: String { "\(mediaType) \(byteCount) bytes \(etag)" }
+}

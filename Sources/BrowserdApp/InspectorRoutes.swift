@@ -9,7 +9,7 @@ struct InspectorRoutes {
     /// What the page may load and connect to: this server only.
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        + "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        + "img-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     struct Asset {
         let contentType: String

@@ -280,6 +280,81 @@ function selectWindow(id, profileId) {
 
 function tabTitle(item) { return item.title || item.url || "(blank)"; }
 
+// ---- the tab grid: each tab as its page looked (its renderer's snapshot), title and favicon under ----
+
+/** A tab's card in the grid (made once per tab, updated in place). */
+function gridCard(entry) {
+  const item = entry.item;
+  const image = el("img", { alt: "", hidden: "" });
+  const none = el("span", { class: "none" }, "no snapshot yet");
+  const icon = el("span", { class: "favicon", "aria-hidden": "true" });
+  const title = el("span", { class: "card-title" });
+  const node = el("li", { class: "card", dataset: { tab: item.id } },
+    el("button", { type: "button", class: "shot", "aria-label": "Activate", onclick: () => act(api("POST", `/v1/tabs/${item.id}/activate`)) }, image, none),
+    el("span", { class: "caption" }, icon, title));
+  return { node, image, none, icon, title, etag: null, wanted: null, url: null };
+}
+
+/** The favicon: the page's own when it is on this server (the inspector asks nothing of any other
+ *  origin), else its monogram, as Chrome shows a site without one. */
+function paintFavicon(card, item) {
+  const url = item.faviconUrl;
+  let host = "";
+  try { host = new URL(item.url).hostname.replace(/^www\./, ""); } catch (_) { /* not a URL */ }
+  // An address (127.0.0.1, [::1]) names no site: the title's first letter stands for it.
+  if (!/[a-z]/i.test(host.replace(/^\[.*\]$/, ""))) host = item.title || "";
+  if (url && (url.startsWith(location.origin + "/") || url.startsWith("data:image/"))) {
+    card.icon.replaceChildren(el("img", { src: url, alt: "" }));
+  } else {
+    card.icon.replaceChildren((host[0] || "·").toUpperCase());
+  }
+}
+
+function paintCard(entry) {
+  const { item, card } = entry;
+  card.title.textContent = tabTitle(item);
+  card.node.title = item.url;
+  card.image.alt = `${tabTitle(item)} (snapshot)`;
+  paintFavicon(card, item);
+  card.node.classList.toggle("active", item.id === view.selectedId);
+  if (item.id === view.selectedId) card.node.setAttribute("aria-current", "true");
+  else card.node.removeAttribute("aria-current");
+  const etag = item.snapshot ? item.snapshot.etag : null;
+  if (etag !== card.etag && etag !== card.wanted) loadSnapshot(entry, etag);
+}
+
+/** Fetches a tab's snapshot (with the token, so through fetch, shown from a blob). */
+async function loadSnapshot(entry, etag) {
+  const card = entry.card;
+  card.wanted = etag;
+  if (!etag) return;
+  try {
+    const headers = auth.token ? { Authorization: `Bearer ${auth.token}` } : {};
+    const response = await fetch(`/v1/tabs/${encodeURIComponent(entry.item.id)}/snapshot`, { headers });
+    // Replaced meanwhile (a newer one is on its way) or the tab closed: nothing to show from this one.
+    if (!response.ok || card.wanted !== etag) return;
+    const blob = await response.blob();
+    if (card.url) URL.revokeObjectURL(card.url);
+    card.url = URL.createObjectURL(blob);
+    card.etag = response.headers.get("ETag")?.replace(/"/g, "") || etag;
+    card.image.src = card.url;
+    card.image.hidden = false;
+    card.none.hidden = true;
+  } catch (error) {
+    showError(`snapshot of ${entry.item.id}: ${error.message}`);
+  }
+}
+
+/** The grid in the window's tab order. */
+function paintGrid() {
+  view.gridDirty = false;
+  $("grid").replaceChildren(...view.order.map((id) => view.tabs.get(id)?.card.node).filter(Boolean));
+}
+
+function dropCard(entry) {
+  if (entry?.card.url) URL.revokeObjectURL(entry.card.url);
+}
+
 function renderTab(item) {
   let entry = view.tabs.get(item.id);
   if (!entry) {
@@ -307,6 +382,7 @@ function renderTab(item) {
       const index = view.order.indexOf(item.id);
       if (moved && moved !== item.id && index >= 0) act(api("POST", `/v1/tabs/${moved}/move`, { index }));
     });
+    entry.card = gridCard(entry);
     view.tabs.set(item.id, entry);
   }
   const old = entry.item;
@@ -327,6 +403,7 @@ function renderTab(item) {
     if (item.groupId) view.dirtyGroups.add(item.groupId);
   }
   node.dataset.group = item.groupId || "";
+  paintCard(entry);
   if (!item.groupId) {
     // Out of any group: no colour, no label.
     node.className = node.className.replace(/\bg-\w+\b/g, "").trim();
@@ -348,9 +425,10 @@ function placeNode(node, index) {
 }
 
 function setSelected(id) {
-  if (view.selectedId && view.tabs.get(view.selectedId)) view.tabs.get(view.selectedId).node.classList.remove("active");
+  const before = view.selectedId && view.tabs.get(view.selectedId);
   view.selectedId = id;
-  if (id && view.tabs.get(id)) view.tabs.get(id).node.classList.add("active");
+  if (before) { before.node.classList.remove("active"); paintCard(before); }
+  if (id && view.tabs.get(id)) { view.tabs.get(id).node.classList.add("active"); paintCard(view.tabs.get(id)); }
 }
 
 /** Draws each touched group's bracket: its colour on every member, its label on the first. */
@@ -374,6 +452,7 @@ function paintGroups() {
 }
 
 function populateTabs(items, selectedId) {
+  for (const entry of view.tabs.values()) dropCard(entry);
   view.tabs.clear();
   view.order = items.map((item) => item.id);
   view.selectedId = selectedId;
@@ -382,6 +461,7 @@ function populateTabs(items, selectedId) {
   for (const item of items) renderTab(item); // openers now resolve
   for (const id of view.groups.keys()) view.dirtyGroups.add(id);
   paintGroups();
+  paintGrid();
 }
 
 function populateGroups(groups) {
@@ -437,47 +517,54 @@ function openWindow(id) {
   $("window-view").hidden = false;
   $("window-title").textContent = `Window ${id}`;
   $("actions").replaceChildren();
+  for (const entry of view.tabs.values()) dropCard(entry);
   view.tabs.clear();
   view.order = [];
   view.groups = new Map();
   let batch = 0;
-  const frame = () => { if (batch === 0) paintGroups(); };
+  // The grid follows the order only when it changed (a title or a snapshot changes one card in place).
+  const frame = () => { if (batch === 0) { paintGroups(); if (view.gridDirty) paintGrid(); } };
+  const reorder = (fn) => tabEvent((data) => { view.gridDirty = true; fn(data); });
   const tabEvent = (fn) => (data) => { fn(data); frame(); };
   view.stream = new Stream(`/v1/browsers/${encodeURIComponent(id)}/events`, {
     "tabs.populate": (data) => populateTabs(data.items, data.selectedId),
-    "tabs.insert": tabEvent((data) => {
+    "tabs.insert": reorder((data) => {
       view.order.splice(data.index, 0, data.item.id);
       placeNode(renderTab(data.item).node, data.index);
       setSelected(data.selectedId);
     }),
-    "tabs.remove": tabEvent((data) => {
+    "tabs.remove": reorder((data) => {
       const entry = view.tabs.get(data.tabId);
-      if (entry) { entry.node.remove(); view.tabs.delete(data.tabId); }
+      if (entry) { entry.node.remove(); dropCard(entry); view.tabs.delete(data.tabId); }
       view.order = view.order.filter((t) => t !== data.tabId);
       if (entry?.item.groupId) view.dirtyGroups.add(entry.item.groupId);
       setSelected(data.selectedId);
     }),
-    "tabs.move": tabEvent((data) => {
+    "tabs.move": reorder((data) => {
       view.order = view.order.filter((t) => t !== data.tabId);
       view.order.splice(data.index, 0, data.tabId);
       const entry = view.tabs.get(data.tabId);
       if (entry) { placeNode(entry.node, data.index); if (entry.item.groupId) view.dirtyGroups.add(entry.item.groupId); }
     }),
-    "tabs.replace": tabEvent((data) => {
+    "tabs.replace": reorder((data) => {
       const index = view.order.indexOf(data.oldTabId);
       const old = view.tabs.get(data.oldTabId);
       const wasSelected = view.selectedId === data.oldTabId;
-      if (old) { old.node.remove(); view.tabs.delete(data.oldTabId); }
+      if (old) { old.node.remove(); dropCard(old); view.tabs.delete(data.oldTabId); }
       if (index >= 0) view.order[index] = data.item.id;
       placeNode(renderTab(data.item).node, index);
       if (wasSelected) setSelected(data.item.id);
     }),
     "tabs.select": (data) => setSelected(data.tabId),
     "tabs.update": tabEvent((data) => renderTab(data.item)),
+    "tabs.snapshot": (data) => {
+      const entry = view.tabs.get(data.tabId);
+      if (entry) { entry.item = { ...entry.item, snapshot: data.snapshot }; paintCard(entry); }
+    },
     "groups.populate": (data) => populateGroups(data.groups),
     "groups.create": tabEvent((data) => { view.groups.set(data.group.id, data.group); view.dirtyGroups.add(data.group.id); }),
     "groups.update": tabEvent((data) => { view.groups.set(data.group.id, data.group); view.dirtyGroups.add(data.group.id); }),
-    "groups.move": tabEvent((data) => {
+    "groups.move": reorder((data) => {
       // The group's tabs moved as one block to its new start.
       view.groups.set(data.group.id, data.group);
       const members = view.order.filter((t) => view.tabs.get(t)?.item.groupId === data.group.id);
