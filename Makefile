@@ -49,16 +49,24 @@ run: release
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
 ## length of the tests only (scripts/with-postgres.sh).
-test: test-deps
+# The packages install (mostly waiting on the network and dpkg) while the Swift packages resolve and the
+# code's format is checked (scripts/beside.sh): neither needs what apt brings, and the build needs both.
+LINT := $(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
+test:
+	@mkdir -p .build-test
+	@scripts/beside.sh .build-test/prepare.log \
+	  "echo '== $$(date +%T) beside it: the Swift packages resolve, the format is checked' && BROWSERD_CLIENT_TESTS=1 $(SWIFT) package resolve --scratch-path .build-test && $(LINT)" \
+	  $(MAKE) --no-print-directory test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
 
-# make test builds in a folder of its own, without debug info (a from-scratch build compiles ~15 % less and
-# links faster; test failures still name their file and line): .build-test holds the PostgreSQL build with
+# make test builds in a folder of its own, without debug info (`-debug-info-format none`: no DWARF from
+# swiftc or clang — `-Xcc -g0` alone was overridden by a later `-g`, so BoringSSL's ~760 C and C++ files
+# were compiled with it; test failures still name their file and line): .build-test holds the PostgreSQL build with
 # every test target, the Swift client's and browserd-renderer's included (the client package is a
 # dependency of this one, so swift-nio, swift-crypto and async-http-client compile once for both), and
 # then the embedded browserd (which compiles only browserd's own modules again: the dependencies are the
 # same). The builds of `make build`, `make run` and `make build-postgres` are left alone.
-TEST_BUILD := --scratch-path .build-test -Xswiftc -gnone -Xcc -g0
+TEST_BUILD := --scratch-path .build-test -debug-info-format none
 TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd
 POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path)
 
@@ -71,11 +79,9 @@ POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-b
 # The Swift client's and browserd-renderer's suites join the test build (Package.swift).
 test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
-	@echo "== $$(date +%T) the quick checks"
-	$(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
+	@echo "== $$(date +%T) the quick checks (the format was checked beside the packages' install)"
 	$(PYTHON) scripts/validate-openapi.py
 	scripts/check-client-generated.sh
-	$(SWIFT) package resolve --scratch-path .build-test
 	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
 	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
 	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"

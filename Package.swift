@@ -152,29 +152,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // A bare HTTPServer with a stream hub, for bench/streams.py.
-        .executableTarget(name: "StreamBench", dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
-                          path: "Sources/StreamBench", swiftSettings: swiftSettings),
-
-        // Model operation costs and memory, for bench/run.sh.
-        .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "Sources/ModelBench",
-                          swiftSettings: swiftSettings),
-
-        // JSONText against Foundation's JSONEncoder, for bench/run.sh.
-        .executableTarget(name: "JSONBench", dependencies: ["JSONWriter"], path: "Sources/JSONBench", swiftSettings: swiftSettings),
-
-        // Persistence throughput and restore time, for bench/run.sh.
-        .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
-                          path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
-
         // What an imported file goes through, for the fuzz targets and the corpus replay (`make fuzz`).
         .target(
             name: "ImportFuzzing", dependencies: ["BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "CFuzzerDriver", "FirefoxSession"],
             swiftSettings: swiftSettings),
-        // libFuzzer targets (`make fuzz` builds them with -sanitize=fuzzer); built plainly, they replay files.
         .systemLibrary(name: "CFuzzerDriver"),
-        .executableTarget(name: "FuzzFirefoxSession", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
-        .executableTarget(name: "FuzzProfileDocument", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
 
         // Helpers shared by the test targets: a seeded generator, and the trait that runs suites off the
         // cooperative pool (OffThePool).
@@ -224,6 +206,27 @@ let package = Package(
         ),
     ]
 )
+
+// The benchmarks' and the fuzzers' executables (`make bench`, `make fuzz`), in every build but make
+// test's (BROWSERD_CLIENT_TESTS=1 below), which runs none of them: six fewer executables to compile and
+// link there.
+if Context.environment["BROWSERD_CLIENT_TESTS"] != "1" {
+    package.targets += [
+        // A bare HTTPServer with a stream hub, for bench/streams.py.
+        .executableTarget(name: "StreamBench", dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
+                          path: "Sources/StreamBench", swiftSettings: swiftSettings),
+        // Model operation costs and memory, for bench/run.sh.
+        .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "Sources/ModelBench", swiftSettings: swiftSettings),
+        // JSONText against Foundation's JSONEncoder, for bench/run.sh.
+        .executableTarget(name: "JSONBench", dependencies: ["JSONWriter"], path: "Sources/JSONBench", swiftSettings: swiftSettings),
+        // Persistence throughput and restore time, for bench/run.sh.
+        .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
+                          path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
+        // libFuzzer targets (`make fuzz` builds them with -sanitize=fuzzer); built plainly, they replay files.
+        .executableTarget(name: "FuzzFirefoxSession", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzProfileDocument", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
+    ]
+}
 
 // The Swift client's suites, and browserd-renderer's, with make test (BROWSERD_CLIENT_TESTS=1): its
 // test build then holds the client package too, which shares swift-nio, swift-crypto and

@@ -84,6 +84,8 @@ private struct Worker {
     var closedByPage = false
     /// Whether a document committed yet (the first one drops the initial about:blank entry).
     var committedOnce = false
+    /// Whether a document of the page's own has committed (a picture is taken only then).
+    var documentCommitted = false
     /// The picture put last (the same picture is not put twice), and how many were put.
     var lastSnapshot: Data?
     var snapshotsTaken = 0
@@ -182,7 +184,9 @@ private struct Worker {
     /// Takes a small JPEG of the page as it shows now (a tenth of its pixels) and puts it as the tab's
     /// picture, unless it is the picture put last or the page shows nothing of its own (crashed, blank).
     mutating func takeSnapshot() async {
-        guard committedOnce, !sync.model.crashed, sessionID != nil else { return }
+        // Not before the page's own first document has committed: a new page's or a popup's initial
+        // blank document is no picture of it (and a popup is mid-navigation then).
+        guard documentCommitted, !sync.model.crashed, sessionID != nil else { return }
         do {
             let metrics = try await call("Page.getLayoutMetrics", timeout: .seconds(2))
             let viewport = metrics["cssLayoutViewport"]
@@ -292,6 +296,7 @@ private struct Worker {
             }
         }
         logger.trace("page history", metadata: ["tab": "\(sync.model.id)", "history": "\(history)"])
+        if history.current?.url != "about:blank" { documentCommitted = true }
         await perform(sync.event(.committed(history, loaderID: loaderID, url: url), now: now))
     }
 
