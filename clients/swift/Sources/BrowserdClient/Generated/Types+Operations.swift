@@ -16921,7 +16921,7 @@ public enum Operations {
     }
     /// Set the picture of a tab's page
     ///
-    /// A small image of the tab's page, taken by its renderer after the page loads and before it leaves the foreground (Chrome's tab grid; iOS's SnapshotTabHelper). One per tab, replacing the one before; it goes with the tab. Stored for a regular profile, kept in memory only for an incognito one; its bytes count in the profile's byte budget (507 past it). The body must be what its Content-Type says (checked by its first bytes), at most 256 KiB. Watchers of the window get tabs.snapshot.
+    /// A small image of the tab's page, taken by its renderer after the page loads and before it leaves the foreground (Chrome's tab grid; iOS's SnapshotTabHelper). One per tab, replacing the one before; it goes with the tab. Stored for a regular profile, kept in memory only for an incognito one; its bytes count in the profile's byte budget (507 past it). The body must be what its Content-Type says (checked by its first bytes), at most 256 KiB (413 past it, as past the server's body limit). Watchers of the window get tabs.snapshot.
     ///
     /// - Remark: HTTP `PUT /v1/tabs/{tabId}/snapshot`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/put(putTabSnapshot)`.
