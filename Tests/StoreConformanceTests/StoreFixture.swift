@@ -46,6 +46,10 @@ final class StoreFixture: Sendable {
     }
 
     static let logger = Logger(label: "store-conformance")
+    /// How long a PostgreSQL statement may take here: these tests check what is stored, not how fast,
+    /// and a loaded two-core machine (a fresh container, CI) once took over the default 5 s for one
+    /// of 64 concurrent commits.
+    static let callDeadline = Duration.seconds(30)
 
     /// Runs `body` with a new, empty store of `kind`, and removes it afterwards.
     static func with<T>(_ kind: StoreKind, _ body: (StoreFixture) async throws -> T) async throws -> T {
@@ -102,7 +106,7 @@ final class StoreFixture: Sendable {
             return try await onThread { try body(try PersistenceStore(path: path)) }
         case .postgres:
             #if PostgreSQL
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                 return try await store.withRunningClient { _ in
                     try await store.prepare()
                     return try await onThread { try body(store) }
@@ -131,7 +135,7 @@ final class StoreFixture: Sendable {
             return try await run(try PersistenceStore(path: location))
         case .postgres:
             #if PostgreSQL
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                 return try await store.withRunningClient { _ in
                     try await store.prepare()
                     return try await run(store)
@@ -150,7 +154,7 @@ final class StoreFixture: Sendable {
             return try await onThread { try PersistenceStore(path: path).load(now: now) }
         case .postgres:
             #if PostgreSQL
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                 return try await store.withRunningClient { _ in
                     try await store.prepare()
                     return try await store.load(now: now)
@@ -169,7 +173,7 @@ final class StoreFixture: Sendable {
             return try await onThread { try PersistenceStore(path: path).snapshot(ofTab: id) }
         case .postgres:
             #if PostgreSQL
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                 return try await store.withRunningClient { _ in
                     try await store.prepare()
                     return try await StoredLookups(store: store, logger: Self.logger).snapshot(ofTab: id)
@@ -188,7 +192,7 @@ final class StoreFixture: Sendable {
             try await onThread { try SQLiteConnection(path: path).execute("PRAGMA user_version = 99") }
         case .postgres:
             #if PostgreSQL
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                 try await store.withRunningClient { client in
                     try await store.prepare()
                     try await client.query("INSERT INTO browserd_schema (version, name) VALUES (99, 'from the future')")
@@ -207,7 +211,7 @@ final class StoreFixture: Sendable {
             return try await onThread { try SQLiteMigrator.version(of: SQLiteConnection(path: path)) }
         case .postgres:
             #if PostgreSQL
-                let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                 return try await store.withRunningClient { _ in try await store.schemaVersion() }
             #else
                 preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
@@ -224,7 +228,7 @@ final class StoreFixture: Sendable {
                 _ = try await onThread { try PersistenceStore(path: path).schemaVersion }
             case .postgres:
                 #if PostgreSQL
-                    let store = PostgresStore(url: try DatabaseURL(location), logger: Self.logger)
+                    let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
                     try await store.withRunningClient { _ in try await store.prepare() }
                 #else
                     preconditionFailure("PostgreSQL is a trait this build does not have (`--traits PostgreSQL`)")
