@@ -186,8 +186,15 @@
         /// A read the owner is slow to answer (a cold profile's load) holds up no read that came after
         /// it: none queues behind a stalled connection, so all finish before it.
         @Test func aSlowReadHoldsUpNoOtherRead() async throws {
+            // The owner holds the slow read until every other read was answered (at most 20 s): a read
+            // queued behind it on its connection would be answered only after it.
+            let slowArrived = Atomic<Bool>(false)
+            let release = DispatchSemaphore(value: 0)
             let owner = try Owner(answers: { request in
-                if request.hasPrefix("GET /slow ") { Thread.sleep(forTimeInterval: 1.5) }
+                if request.hasPrefix("GET /slow ") {
+                    slowArrived.store(true, ordering: .relaxed)
+                    _ = release.wait(timeout: .now() + 20)
+                }
                 return Self.ok(String(request.split(separator: " ")[1]))
             })
             defer { owner.stop() }
@@ -198,9 +205,12 @@
                 _ = try await relay.exchange(Array("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n".utf8), pipelines: true, host: "127.0.0.1", port: owner.port)
                 finished.withLock { $0.append("/slow") }
             }
-            try await Task.sleep(for: .milliseconds(100))
+            // In flight, and past the stall rule's 5 ms.
+            while !slowArrived.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(20))
             try await Self.readConcurrently(through: relay, from: owner, pipelines: true)
             finished.withLock { $0.append("the others") }
+            release.signal()
             try await slow.value
             #expect(finished.withLock { $0 } == ["the others", "/slow"])
         }

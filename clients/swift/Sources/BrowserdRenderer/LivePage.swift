@@ -270,18 +270,23 @@ private struct Worker {
     }
 
     mutating func historyChanged(loaderID: String?, url: String?) async {
-        var answer: JSONValue?
+        var answer: PageHistory?
         for attempt in 0..<20 {
             do {
-                answer = try await call("Page.getNavigationHistory")
-                break
+                let history = PageHistory(try await call("Page.getNavigationHistory"))
+                answer = history
+                // Asked while the commit is under way, Chromium may answer with the entry not filled
+                // in yet (a popup's first entry with an empty URL, seen about once in ten popups): asked
+                // again, it shows the URL that committed.
+                guard let history, let url, PageSync.pageCanShow(url), !history.holds(url) else { break }
+                logger.debug("tab \(sync.model.id): navigation history without \(url) yet (attempt \(attempt))")
             } catch {
                 logger.debug("tab \(sync.model.id): no navigation history (attempt \(attempt)): \(error)")
-                try? await Task.sleep(for: .milliseconds(10))
             }
+            try? await Task.sleep(for: .milliseconds(10))
         }
-        guard let result = answer else { return }
-        guard var history = PageHistory(result) else { return }
+        guard var history = answer else { return }
+        if let url, PageSync.pageCanShow(url), !history.holds(url), history.current?.url == "" { history.entries[history.currentIndex].url = url }
         // The page is made blank (so that the loopback policy is in place before its first request),
         // and that blank document left an entry: once the first document commits, the entry goes, as
         // a new tab's initial empty document leaves none in Chromium (`history.back()` cannot reach it,
@@ -296,7 +301,7 @@ private struct Worker {
             }
         }
         logger.trace("page history", metadata: ["tab": "\(sync.model.id)", "history": "\(history)"])
-        if history.current?.url != "about:blank" { documentCommitted = true }
+        if let current = history.current, PageSync.pageCanShow(current.url) { documentCommitted = true }
         await perform(sync.event(.committed(history, loaderID: loaderID, url: url), now: now))
     }
 

@@ -29,6 +29,11 @@ public struct PageHistory: Sendable, Equatable {
 
     public func index(of id: Int) -> Int? { entries.firstIndex { $0.id == id } }
 
+    /// Whether `url` is the current entry's or an earlier one's (a commit's URL, once Chromium's list shows it).
+    public func holds(_ url: String) -> Bool {
+        currentIndex >= 0 && currentIndex < entries.count && entries[...currentIndex].contains { $0.url == url }
+    }
+
     /// From `Page.getNavigationHistory`'s result.
     public init?(_ result: JSONValue) {
         guard let index = result["currentIndex"]?.int, let list = result["entries"]?.array else { return nil }
