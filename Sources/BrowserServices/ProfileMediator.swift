@@ -52,8 +52,10 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
         if !deleted, let otr = session.offTheRecord { live.append(otr) }
         for state in live where browserLists[state.id] == nil {
             let browsers = session.browserList.browsers(state.isOffTheRecord ? .incognito : .regular).map(Self.item)
-            let snapshot = ProfileStreamSnapshot(profileID: state.id, browsers: browsers)
-            let recorder = ProfileEventRecorder(profileID: state.id, channel: snapshots.events.openProfile(state.id, snapshot: snapshot))
+            let incognito: ProfileID?? = state.isOffTheRecord ? nil : .some(session.offTheRecord?.id)
+            let snapshot = ProfileStreamSnapshot(profileID: state.id, browsers: browsers, incognitoProfileID: incognito)
+            let recorder = ProfileEventRecorder(
+                profileID: state.id, channel: snapshots.events.openProfile(state.id, snapshot: snapshot), incognitoProfileID: incognito)
             recorder.populate(browsers: browsers)
             browserLists[state.id] = recorder
         }
@@ -63,6 +65,7 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
             snapshots.events.closeProfile(id)
             browserLists[id] = nil
         }
+        if !deleted { browserLists[session.browserState.id]?.incognitoChanged(to: session.offTheRecord?.id) }
     }
 
     /// Attaches a mediator to a session (once).

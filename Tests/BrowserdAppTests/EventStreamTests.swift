@@ -312,6 +312,43 @@ import Testing
         }
     }
 
+    /// A regular profile's stream says which incognito profile it has (`incognitoProfileId` in its
+    /// first event, null while none) and `profile.incognito` when it comes or goes, so a renderer can
+    /// follow its windows too; an incognito profile's own stream has no such member.
+    @Test func aProfileStreamTellsItsIncognitoProfile() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            let windows = try SSEClient(app, "/v1/events?profileId=\(profile)")
+            let populate = try #require(try windows.next())
+            #expect(populate.name == "browsers.populate" && populate.json["incognitoProfileId"] is NSNull)
+            let incognito = try api.post("/v1/profiles/\(profile)/incognito").id
+            let made = try #require(try windows.next())
+            #expect(made.name == "profile.incognito" && made.json["incognitoProfileId"] as? String == incognito)
+            #expect(made.json["profileId"] as? String == profile)
+            // Asked again: it exists already, nothing is told.
+            #expect(try api.post("/v1/profiles/\(profile)/incognito").status == 200)
+            let later = try SSEClient(app, "/v1/events?profileId=\(profile)")
+            #expect(try #require(try later.next()).json["incognitoProfileId"] as? String == incognito)
+            let own = try #require(try SSEClient(app, "/v1/events?profileId=\(incognito)").next())
+            #expect(own.name == "browsers.populate" && own.json["incognitoProfileId"] == nil)
+            let window = try api.window(incognito)
+            #expect(try api.send("DELETE", "/v1/profiles/\(incognito)").status == 204)
+            let gone = try #require(try windows.next())
+            #expect(gone.name == "profile.incognito" && gone.json["incognitoProfileId"] is NSNull, "\(gone.name)")
+            // Made again by a command (an incognito tab asked for from a regular window): told too.
+            let regular = try api.window(profile)
+            #expect(try windows.next()?.name == "browsers.add")
+            let opened = try api.post("/v1/browsers/\(regular)/commands/openNewTab", ["args": ["url": "https://example.com/", "incognito": true]])
+            #expect(opened.status == 200, "\(String(decoding: opened.body, as: UTF8.self))")
+            let again = try #require(try windows.until("profile.incognito").last)
+            let remade = try #require(again.json["incognitoProfileId"] as? String)
+            let listed = try api.get("/v1/profiles/\(profile)")["incognitoProfileId"] as? String
+            #expect(remade != incognito && listed == remade)
+            #expect(try api.get("/v1/browsers/\(window)").status == 404)
+        }
+    }
+
     /// The profile directory (no `profileId`): every profile, then each that comes, changes or goes.
     @Test func theDirectoryStreamFollowsProfiles() async throws {
         try await withApplication { app in

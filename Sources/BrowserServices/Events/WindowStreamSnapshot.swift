@@ -105,8 +105,12 @@ struct WindowStreamSnapshot: StreamSnapshot {
 struct ProfileStreamSnapshot: StreamSnapshot {
     var profileID: ProfileID
     var browsers: [BrowserItem]
+    /// A regular profile's: its off-the-record profile, while it exists (`.some(nil)`: none now);
+    /// nil for an off-the-record profile's stream, which has no such member.
+    var incognitoProfileID: ProfileID??
 
     private func browsersArray(_ json: inout JSONText) {
+        if let incognitoProfileID { json.member("incognitoProfileId", incognitoProfileID?.rawValue) }
         json.key("browsers")
         json.beginArray()
         for browser in browsers { json.browserItem(browser) }

@@ -7,7 +7,9 @@ import Logging
 #endif
 
 /// browserd-renderer's core: a real Chromium attached to one browserd profile. It follows the
-/// profile's windows (present and future) through their event streams; each window's active tab and
+/// profile's windows (present and future), and those of its incognito profile while it has one (their
+/// pages in a Chromium browser context of their own: nothing of theirs on disk, nothing shared with the
+/// regular pages), through their event streams; each window's active tab and
 /// its ``Options/liveTabs`` most recently activated or opened tabs have a live page (``LivePage``), the
 /// others none, as Chromium's unrealized `WebState`s have no web view. The model drives the pages and
 /// the pages drive the model (``PageSync``). When Chromium dies, its pages are dropped and it starts
@@ -44,6 +46,13 @@ public actor Renderer {
     let loopback: LoopbackPolicy
     private var windows: [String: WindowTabs] = [:]
     private var windowTasks: [String: Task<Void, Never>] = [:]
+    /// The profile each followed window belongs to (the renderer's, or its incognito profile).
+    private var windowProfile: [String: String] = [:]
+    /// The incognito profile followed (the profile's, while it has one), and its stream's task.
+    private var incognito: (profileID: String, task: Task<Void, Never>)?
+    /// The Chromium browser context of each incognito profile's pages (made on its first page, per
+    /// Chromium process: an in-memory context, as Chromium's off-the-record profile).
+    private var contexts: [String: Task<String?, Never>] = [:]
     private var pages: [String: LivePage] = [:]
     private var pageWindow: [String: String] = [:]
     private var sessions: [String: LivePage] = [:]
@@ -76,11 +85,12 @@ public actor Renderer {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.superviseChromium() }
             group.addTask {
-                do { try await self.followProfile() } catch { self.logger.error("profile stream ended: \(error)") }
+                do { try await self.followWindows(of: self.options.profileID) } catch { self.logger.error("profile stream ended: \(error)") }
             }
             await group.next()
             group.cancelAll()
         }
+        incognito?.task.cancel()
         for task in windowTasks.values { task.cancel() }
         await dropPages(closingTargets: false)
         await chromium?.stop(gracefully: true)
@@ -245,6 +255,7 @@ public actor Renderer {
         targetTabs = [:]
         adoptions = [:]
         popupsUnderWay = [:]
+        contexts = [:]
         attachedSessions = [:]
         for waiter in sessionWaiters.values { waiter.resume(returning: nil) }
         sessionWaiters = [:]
@@ -253,29 +264,81 @@ public actor Renderer {
 
     // MARK: The model
 
-    private func followProfile() async throws {
-        for try await event in client.profileEvents(options.profileID) {
+    /// Follows a profile's windows (the renderer's profile, or its incognito profile) until the profile
+    /// is gone; for the renderer's profile, its incognito profile's too while it has one.
+    private func followWindows(of profile: String) async throws {
+        for try await event in client.profileEvents(profile) {
             switch event.payload {
-            case .browsersPopulate(let populate): follow(populate.browsers.map(\.id))
-            case .reset(let reset): follow(reset.browsers.map(\.id))
-            case .browsersAdd(let add): follow(Array(windows.keys) + [add.browser.id])
-            case .browsersRemove(let remove): follow(windows.keys.filter { $0 != remove.browserId })
-            case .profileDeleted: return
+            case .browsersPopulate(let populate):
+                await follow(populate.browsers.map(\.id), of: profile)
+                await followIncognito(populate.incognitoProfileId, of: profile)
+            case .reset(let reset):
+                await follow(reset.browsers.map(\.id), of: profile)
+                await followIncognito(reset.incognitoProfileId, of: profile)
+            case .browsersAdd(let add): await follow(windowIDs(of: profile) + [add.browser.id], of: profile)
+            case .browsersRemove(let remove): await follow(windowIDs(of: profile).filter { $0 != remove.browserId }, of: profile)
+            case .profileIncognito(let change): await followIncognito(change.incognitoProfileId, of: profile)
+            case .profileDeleted:
+                await follow([], of: profile)
+                return
             default: break
             }
         }
     }
 
-    /// Follows exactly these windows: a stream for each new one, the pages of a gone one closed.
-    private func follow(_ ids: [String]) {
+    private func windowIDs(of profile: String) -> [String] { windows.keys.filter { windowProfile[$0] == profile } }
+
+    /// Follows the renderer's profile's incognito profile `id` (nil: it has none now): its windows'
+    /// pages go in a browser context of their own, which goes with the profile.
+    private func followIncognito(_ id: String?, of profile: String) async {
+        guard profile == options.profileID, id != incognito?.profileID else { return }
+        if let gone = incognito {
+            gone.task.cancel()
+            incognito = nil
+            await follow([], of: gone.profileID)
+            if let context = await contexts.removeValue(forKey: gone.profileID)?.value {
+                _ = try? await chromium?.connection.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: .seconds(5))
+            }
+        }
+        guard let id else { return }
+        logger.info("following incognito profile \(id)")
+        incognito = (
+            id,
+            Task {
+                do { try await self.followWindows(of: id) } catch { self.logger.warning("incognito profile \(id): stream ended: \(error)") }
+            }
+        )
+    }
+
+    /// The browser context of `profile`'s pages: nil for the renderer's profile (Chromium's default
+    /// context), a context made once per Chromium for its incognito profile (nil if none could be made:
+    /// its pages then wait, never in the default context).
+    private func browserContext(for profile: String, connection: DevToolsConnection) async -> String?? {
+        guard profile != options.profileID else { return .some(nil) }
+        if let made = contexts[profile] { return await made.value.map { .some($0) } }
+        let making = Task { try? await connection.call("Target.createBrowserContext", ["disposeOnDetach": true])["browserContextId"]?.string }
+        contexts[profile] = making
+        guard let id = await making.value else {
+            logger.warning("no browser context for incognito profile \(profile): its pages wait")
+            contexts[profile] = nil
+            return nil
+        }
+        return .some(id)
+    }
+
+    /// Follows exactly these windows of `profile`: a stream for each new one, the pages of a gone one closed.
+    private func follow(_ ids: [String], of profile: String) async {
         let wanted = Set(ids)
-        for id in windows.keys where !wanted.contains(id) {
+        var gone: [String] = []
+        for id in windows.keys where windowProfile[id] == profile && !wanted.contains(id) {
             windows[id] = nil
+            windowProfile[id] = nil
             windowTasks.removeValue(forKey: id)?.cancel()
-            Task { await self.reconcile(id) }
+            gone.append(id)
         }
         for id in wanted where windows[id] == nil {
             windows[id] = WindowTabs()
+            windowProfile[id] = profile
             let client = self.client
             windowTasks[id] = Task {
                 do {
@@ -285,6 +348,7 @@ public actor Renderer {
                 }
             }
         }
+        for id in gone { await reconcile(id) }
     }
 
     private func apply(_ event: WindowStreamEvent, to window: String) async {
@@ -292,7 +356,10 @@ public actor Renderer {
         let active = windows[window]!.activeID
         let changed = windows[window]!.apply(event)
         for tab in changed { pages[tab.id]?.send(.model(tab)) }
-        if case .browserClosed = event { windows[window] = nil }
+        if case .browserClosed = event {
+            windows[window] = nil
+            windowProfile[window] = nil
+        }
         await reconcile(window)
         // The model activated a tab: its page comes to the front, as the tab strip's active tab.
         if let now = windows[window]?.activeID, now != active, let target = targetTabs.first(where: { $0.value == now })?.key {
@@ -313,19 +380,29 @@ public actor Renderer {
             for (target, shown) in targetTabs where shown == tab { targetTabs[target] = nil }
             await page.close(closingTarget: true)
         }
-        guard let connection = chromium?.connection, let state = windows[window] else { return }
-        for tab in wanted where pages[tab] == nil {
+        guard let connection = chromium?.connection, windows[window] != nil, let profile = windowProfile[window] else { return }
+        // An incognito window's pages go in its profile's context (made on its first page): once it is
+        // there, what the window wants is looked at again (it may have changed meanwhile).
+        guard case .some(let context) = await browserContext(for: profile, connection: connection),
+            chromium?.connection === connection, popupsUnderWay[window] == nil, let state = windows[window]
+        else { return }
+        let live = state.livePages(extra: options.liveTabs)
+        for tab in live where pages[tab] == nil {
             guard let model = state.tabs[tab] else { continue }
             // A tab moved here from another window keeps its page.
             if pageWindow[tab] != nil { continue }
             let page = LivePage(
-                tab: model, connection: connection, client: client, browserContextID: nil, adopting: adoptions.removeValue(forKey: tab)?.popup,
+                tab: model, connection: connection, client: client, browserContextID: context, adopting: adoptions.removeValue(forKey: tab)?.popup,
                 logger: logger, session: { [weak self] target in await self?.session(for: target) },
                 register: { [weak self] session, target in await self?.register(session, target: target, tab: tab) })
             pages[tab] = page
             pageWindow[tab] = window
         }
-        // A popup whose tab is not live, or is gone (not seen 10 s after it was made): its target goes.
+        await closeUnadopted(in: window, state: state, wanted: live, connection)
+    }
+
+    /// A popup whose tab is not live, or is gone (not seen 10 s after it was made): its target goes.
+    private func closeUnadopted(in window: String, state: WindowTabs, wanted: Set<String>, _ connection: DevToolsConnection) async {
         for (tab, adoption) in adoptions where adoption.window == window {
             let gone = state.tabs[tab] == nil && ContinuousClock.now - adoption.made > .seconds(10)
             guard gone || (state.tabs[tab] != nil && !wanted.contains(tab)) else { continue }
@@ -354,6 +431,20 @@ public actor Renderer {
         guard let connection = chromium?.connection else { return [] }
         let targets = try await connection.call("Target.getTargets")["targetInfos"]?.array ?? []
         return targets.filter { $0["type"]?.string == "page" }.compactMap { $0["url"]?.string }
+    }
+
+    /// The Chromium browser context of the tab's page (nil while it has none).
+    public func browserContext(ofTab tab: String) async throws -> String? {
+        guard pages[tab] != nil, let target = targetTabs.first(where: { $0.value == tab })?.key, let connection = chromium?.connection else {
+            return nil
+        }
+        return try await connection.call("Target.getTargetInfo", ["targetId": .string(target)])["targetInfo"]?["browserContextId"]?.string
+    }
+
+    /// The browser contexts Chromium holds besides its default one (`Target.getBrowserContexts`).
+    public func browserContexts() async throws -> [String] {
+        guard let connection = chromium?.connection else { return [] }
+        return try await connection.call("Target.getBrowserContexts")["browserContextIds"]?.array?.compactMap(\.string) ?? []
     }
 
     /// Crashes the tab's page's renderer (`Page.crash`, as a page that runs out of memory would): for

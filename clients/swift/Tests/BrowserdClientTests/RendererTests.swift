@@ -18,6 +18,7 @@ import Testing
         let server: LiveServer
         let pages: PageServer
         let client: BrowserdClient
+        let profileID: String
         let windowID: String
         let renderer: Renderer
         let run: Task<Void, any Error>
@@ -28,6 +29,7 @@ import Testing
             pages = try PageServer()
             client = BrowserdClient(server: server.url)
             let profile = try await client.api.createProfile(body: .json(.init(name: "rendered"))).created.body.json
+            profileID = profile.id
             windowID = try await client.api.createWindow(body: .json(.init(profileId: profile.id))).created.body.json.id
             state = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-renderer-\(UUID().uuidString)")
             let chromium = try #require(ChromiumLaunch.defaultExecutable(), "Chromium is not installed (make test installs Debian's chromium)")
@@ -273,6 +275,29 @@ import Testing
             return true
         }
         #expect(await setup.renderer.livePages()[setup.windowID] == [tabs[1], tabs[29]])
+
+        // The profile's incognito profile, made now: its windows are followed too, their pages in a
+        // browser context of their own (made again in the restarted Chromium), which shares no storage
+        // with the regular pages and goes with the profile.
+        let incognito = try await api(setup).createIncognitoProfile(path: .init(profileId: setup.profileID)).created.body.json.id
+        let otrWindow = try await api(setup).createWindow(body: .json(.init(profileId: incognito))).created.body.json.id
+        let otrTab = try await api(setup).openTab(path: .init(browserId: otrWindow), body: .json(.init(url: setup.pages.url("/a.html"))))
+            .created.body.json.id
+        _ = try await Self.eventually("the incognito tab's page loaded", state: { await describe(setup, otrTab) }) {
+            try await setup.tab(otrTab).title == "Page A" ? true : nil
+        }
+        let context = try #require(try await setup.renderer.browserContext(ofTab: otrTab))
+        #expect(try await setup.renderer.browserContext(ofTab: tabs[1]) != context, "not the regular pages' context")
+        #expect(try await setup.renderer.evaluate("localStorage.setItem('who', 'incognito'); document.cookie = 'who=incognito'; 'set'", inTab: otrTab) == "set")
+        #expect(try await setup.renderer.evaluate("String(localStorage.getItem('who')) + '|' + document.cookie", inTab: tabs[1]) == "null|")
+        #expect(try await setup.renderer.browserContexts().contains(context))
+        _ = try await api(setup).deleteProfile(path: .init(profileId: incognito)).noContent
+        _ = try await Self.eventually("the incognito pages and their context gone") { () async throws -> Bool? in
+            let live = await setup.renderer.livePages()
+            let contexts = try await setup.renderer.browserContexts()
+            return live[otrWindow] == nil && !contexts.contains(context) ? true : nil
+        }
+        #expect(await setup.renderer.livePages()[setup.windowID] == [tabs[1], tabs[29]], "the regular pages stay")
     }
 
     private func api(_ setup: Setup) -> Client { setup.client.api }

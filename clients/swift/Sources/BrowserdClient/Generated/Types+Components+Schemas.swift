@@ -4663,22 +4663,30 @@ extension Components {
         public struct BrowsersPopulateEvent: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/BrowsersPopulateEvent/profileId`.
             public var profileId: Swift.String
+            /// A regular profile's stream only: its incognito (off-the-record) profile, or null while it has none. A renderer follows that profile's windows too (`profile.incognito` tells when it comes or goes).
+            ///
+            /// - Remark: Generated from `#/components/schemas/BrowsersPopulateEvent/incognitoProfileId`.
+            public var incognitoProfileId: Swift.String?
             /// - Remark: Generated from `#/components/schemas/BrowsersPopulateEvent/browsers`.
             public var browsers: [Components.Schemas.BrowserItem]
             /// Creates a new `BrowsersPopulateEvent`.
             ///
             /// - Parameters:
             ///   - profileId:
+            ///   - incognitoProfileId: A regular profile's stream only: its incognito (off-the-record) profile, or null while it has none. A renderer follows that profile's windows too (`profile.incognito` tells when it comes or goes).
             ///   - browsers:
             public init(
                 profileId: Swift.String,
+                incognitoProfileId: Swift.String? = nil,
                 browsers: [Components.Schemas.BrowserItem]
             ) {
                 self.profileId = profileId
+                self.incognitoProfileId = incognitoProfileId
                 self.browsers = browsers
             }
             public enum CodingKeys: String, CodingKey {
                 case profileId
+                case incognitoProfileId
                 case browsers
             }
         }
@@ -4749,12 +4757,58 @@ extension Components {
                 case profileId
             }
         }
+        /// A regular profile's incognito profile was made or destroyed (regular profiles' streams only).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ProfileIncognitoEvent`.
+        public struct ProfileIncognitoEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProfileIncognitoEvent/profileId`.
+            public var profileId: Swift.String
+            /// The new incognito profile, or null: it was destroyed (its own stream ended with profile.deleted).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProfileIncognitoEvent/incognitoProfileId`.
+            public var incognitoProfileId: Swift.String?
+            /// Creates a new `ProfileIncognitoEvent`.
+            ///
+            /// - Parameters:
+            ///   - profileId:
+            ///   - incognitoProfileId: The new incognito profile, or null: it was destroyed (its own stream ended with profile.deleted).
+            public init(
+                profileId: Swift.String,
+                incognitoProfileId: Swift.String? = nil
+            ) {
+                self.profileId = profileId
+                self.incognitoProfileId = incognitoProfileId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case profileId
+                case incognitoProfileId
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.profileId = try container.decode(
+                    Swift.String.self,
+                    forKey: .profileId
+                )
+                self.incognitoProfileId = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .incognitoProfileId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "profileId",
+                    "incognitoProfileId"
+                ])
+            }
+        }
         /// The client's position is lost: start from this list of windows.
         ///
         /// - Remark: Generated from `#/components/schemas/ProfileResetEvent`.
         public struct ProfileResetEvent: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ProfileResetEvent/profileId`.
             public var profileId: Swift.String
+            /// A regular profile's stream only: its incognito (off-the-record) profile, or null while it has none. A renderer follows that profile's windows too (`profile.incognito` tells when it comes or goes).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProfileResetEvent/incognitoProfileId`.
+            public var incognitoProfileId: Swift.String?
             /// - Remark: Generated from `#/components/schemas/ProfileResetEvent/reason`.
             @frozen public enum ReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case restarted = "restarted"
@@ -4770,19 +4824,23 @@ extension Components {
             ///
             /// - Parameters:
             ///   - profileId:
+            ///   - incognitoProfileId: A regular profile's stream only: its incognito (off-the-record) profile, or null while it has none. A renderer follows that profile's windows too (`profile.incognito` tells when it comes or goes).
             ///   - reason:
             ///   - browsers:
             public init(
                 profileId: Swift.String,
+                incognitoProfileId: Swift.String? = nil,
                 reason: Components.Schemas.ProfileResetEvent.ReasonPayload,
                 browsers: [Components.Schemas.BrowserItem]
             ) {
                 self.profileId = profileId
+                self.incognitoProfileId = incognitoProfileId
                 self.reason = reason
                 self.browsers = browsers
             }
             public enum CodingKeys: String, CodingKey {
                 case profileId
+                case incognitoProfileId
                 case reason
                 case browsers
             }
@@ -6379,25 +6437,25 @@ extension Components {
             case case4(Components.Schemas.ProfileEvent.Case4Payload)
             /// - Remark: Generated from `#/components/schemas/ProfileEvent/case5`.
             public struct Case5Payload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/ProfileEvent/case5/event`.
-                public var event: OpenAPIRuntime.OpenAPIValueContainer
                 /// - Remark: Generated from `#/components/schemas/ProfileEvent/case5/data`.
                 public var data: Swift.String
+                /// - Remark: Generated from `#/components/schemas/ProfileEvent/case5/event`.
+                public var event: OpenAPIRuntime.OpenAPIValueContainer
                 /// Creates a new `Case5Payload`.
                 ///
                 /// - Parameters:
-                ///   - event:
                 ///   - data:
+                ///   - event:
                 public init(
-                    event: OpenAPIRuntime.OpenAPIValueContainer,
-                    data: Swift.String
+                    data: Swift.String,
+                    event: OpenAPIRuntime.OpenAPIValueContainer
                 ) {
-                    self.event = event
                     self.data = data
+                    self.event = event
                 }
                 public enum CodingKeys: String, CodingKey {
-                    case event
                     case data
+                    case event
                 }
             }
             /// - Remark: Generated from `#/components/schemas/ProfileEvent/case5`.
@@ -6502,6 +6560,31 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/ProfileEvent/case9`.
             case case9(Components.Schemas.ProfileEvent.Case9Payload)
+            /// - Remark: Generated from `#/components/schemas/ProfileEvent/case10`.
+            public struct Case10Payload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ProfileEvent/case10/event`.
+                public var event: OpenAPIRuntime.OpenAPIValueContainer
+                /// - Remark: Generated from `#/components/schemas/ProfileEvent/case10/data`.
+                public var data: Swift.String
+                /// Creates a new `Case10Payload`.
+                ///
+                /// - Parameters:
+                ///   - event:
+                ///   - data:
+                public init(
+                    event: OpenAPIRuntime.OpenAPIValueContainer,
+                    data: Swift.String
+                ) {
+                    self.event = event
+                    self.data = data
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case event
+                    case data
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ProfileEvent/case10`.
+            case case10(Components.Schemas.ProfileEvent.Case10Payload)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
@@ -6558,6 +6641,12 @@ extension Components {
                 } catch {
                     errors.append(error)
                 }
+                do {
+                    self = .case10(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
                 throw Swift.DecodingError.failedToDecodeOneOfSchema(
                     type: Self.self,
                     codingPath: decoder.codingPath,
@@ -6583,6 +6672,8 @@ extension Components {
                 case let .case8(value):
                     try value.encode(to: encoder)
                 case let .case9(value):
+                    try value.encode(to: encoder)
+                case let .case10(value):
                     try value.encode(to: encoder)
                 }
             }
