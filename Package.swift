@@ -79,10 +79,15 @@ let package = Package(
         // Firefox's session files (mozLz4 through liblz4, their JSON) read into an ImportedSession.
         .target(name: "FirefoxSession", dependencies: ["CLZ4", "JSONWriter", "BrowserModel", "BrowserServices"], swiftSettings: swiftSettings),
 
+        // The cluster's decisions as values (placement, leases, the owner cache, peer proofs, timing): no
+        // NIO, no PostgreSQL, no sockets, so they build and their tests run in every build.
+        .target(name: "ClusterCore", dependencies: [
+            "BrowserAPI", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: swiftSettings),
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
         .target(name: "BrowserCluster", dependencies: [
-            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "HTTPServer",
+            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "ClusterCore", "HTTPServer",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -118,6 +123,7 @@ let package = Package(
                 "HTTPServer",
                 "BrowserAPI",
                 .target(name: "BrowserCluster", condition: withPostgreSQL),
+                .target(name: "ClusterCore", condition: withPostgreSQL),
                 "BrowserModel",
                 "BrowserServices",
                 "BrowserPersistence",
@@ -176,11 +182,17 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio", condition: withPostgreSQL),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
-        // The cluster's decisions, without PostgreSQL or sockets.
+        // The cluster's decisions, without PostgreSQL or sockets: in every build.
+        .testTarget(
+            name: "ClusterCoreTests",
+            dependencies: ["ClusterCore", "BrowserRecords", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
+        // The cluster's sockets: the relay against scripted owners.
         .testTarget(
             name: "BrowserClusterTests",
             dependencies: [
-                .target(name: "BrowserCluster", condition: withPostgreSQL), "BrowserRecords", "TestSupport",
+                .target(name: "BrowserCluster", condition: withPostgreSQL), .target(name: "ClusterCore", condition: withPostgreSQL),
+                "BrowserRecords", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto", condition: withPostgreSQL),
             ],
             swiftSettings: swiftSettings),

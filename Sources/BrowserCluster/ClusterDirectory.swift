@@ -2,6 +2,7 @@ import BrowserModel
 import BrowserPostgres
 import BrowserRecords
 import BrowserServices
+import ClusterCore
 import Foundation
 import HTTPServer
 import Logging

@@ -2,6 +2,7 @@ public import BrowserAPI
 import BrowserModel
 import BrowserPostgres
 import BrowserRecords
+import ClusterCore
 import Foundation
 public import HTTPServer
 

@@ -3,6 +3,7 @@ public import BrowserModel
 public import BrowserPostgres
 public import BrowserRecords
 public import BrowserServices
+public import ClusterCore
 import Foundation
 public import HTTPServer
 public import Logging

@@ -3,6 +3,7 @@ import BrowserModel
 import BrowserPostgres
 import BrowserRecords
 import BrowserServices
+import ClusterCore
 import Logging
 import Metrics
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import BrowserAPI
 import BrowserRecords
+import ClusterCore
 import Foundation
 import HTTPServer
 import Logging

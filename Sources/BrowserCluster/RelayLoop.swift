@@ -1,4 +1,5 @@
 import CLinuxEvents
+import ClusterCore
 import Foundation
 import HTTPServer
 import Synchronization

@@ -6,8 +6,8 @@ public import HTTPServer
 public import Logging
 
 #if PostgreSQL
-    public import BrowserCluster
     public import BrowserPostgres
+    public import ClusterCore
 #endif
 
 /// Everything browserd is configured with, after command line, environment and defaults are merged.

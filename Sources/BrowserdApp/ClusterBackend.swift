@@ -1,6 +1,7 @@
 #if PostgreSQL
     import BrowserAPI
     import BrowserCluster
+    import ClusterCore
     import BrowserPersistence
     import BrowserPostgres
     import BrowserRecords

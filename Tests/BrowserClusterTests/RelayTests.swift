@@ -6,6 +6,7 @@
     import Testing
 
     @testable import BrowserCluster
+    import ClusterCore
 
     /// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
     /// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.

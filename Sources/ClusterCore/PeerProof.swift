@@ -8,14 +8,14 @@ import Foundation
 /// Someone who reads the traffic between instances learns no secret; a proof is valid for one
 /// request's method, path and body, within ``window`` of its time (so a captured one replays at most
 /// that same request as a peer's, briefly). A pure value: tested apart from the sockets.
-struct PeerProof: @unchecked Sendable {
+public struct PeerProof: @unchecked Sendable {
     // `@unchecked Sendable`: `inner` and `outer` are set once and never mutated; each proof works on
     // copies of them (Crypto's hashers are copy-on-write: a copy takes a context of its own before its
     // first update), so threads never share a mutable state. Crypto's types do not declare `Sendable`.
 
-    static let header = "X-Browserd-Cluster-Proof"
+    public static let header = "X-Browserd-Cluster-Proof"
     /// How far a proof's time may be from the receiver's clock.
-    static let window = 60
+    public static let window = 60
 
     /// HMAC-SHA256 (RFC 2104) keyed once: the hashers with the inner and outer padded keys already
     /// hashed. A proof copies them and hashes only its message, through `update(bufferPointer:)`:
@@ -25,7 +25,7 @@ struct PeerProof: @unchecked Sendable {
     private let inner: SHA256
     private let outer: SHA256
 
-    init(secret: [UInt8]) {
+    public init(secret: [UInt8]) {
         let blockSize = 64
         var key = secret.count > blockSize ? Array(SHA256.hash(data: secret)) : secret
         key += [UInt8](repeating: 0, count: blockSize - key.count)
@@ -38,12 +38,12 @@ struct PeerProof: @unchecked Sendable {
     }
 
     /// The header's value: `t=<unix seconds>,s=<hex HMAC>`.
-    func make(method: String, path: String, body: [UInt8], from instance: String, at seconds: Int) -> String {
+    public func make(method: String, path: String, body: [UInt8], from instance: String, at seconds: Int) -> String {
         "t=\(seconds),s=" + Self.hex(mac(method: method, path: path, body: body, from: instance, at: seconds))
     }
 
     /// Whether `value` proves this request (compared in constant time), made within ``window`` of `now`.
-    func verify(_ value: String, method: String, path: String, body: [UInt8], from instance: String, now: Int) -> Bool {
+    public func verify(_ value: String, method: String, path: String, body: [UInt8], from instance: String, now: Int) -> Bool {
         var value = value
         return value.withUTF8 { text in
             // "t=<digits>,s=<64 hex digits>"

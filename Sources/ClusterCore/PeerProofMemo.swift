@@ -10,19 +10,21 @@ import Synchronization
 /// computed again, and a remembered check is the check's own result at the same clock second.
 /// Only valid proofs are remembered; what is remembered goes when the second changes, and at most
 /// ``capacity`` entries are kept (past it, nothing more is added until the next second).
-final class PeerProofMemo: Sendable {
-    static let capacity = 1024
+public final class PeerProofMemo: Sendable {
+    public init() {}
+
+    public static let capacity = 1024
 
     private let made = Mutex<(second: Int, proofs: [String: String])>((0, [:]))
     private let verified = Mutex<(second: Int, proofs: [String: String])>((0, [:]))
 
     /// The key of a read: its method, path and sender (none holds a line break).
-    static func key(method: String, path: String, from instance: String) -> String {
+    public static func key(method: String, path: String, from instance: String) -> String {
         method + "\n" + path + "\n" + instance
     }
 
     /// The proof made for `key` in `second`, or `make()`'s, remembered.
-    func proof(for key: String, at second: Int, make: () -> String) -> String {
+    public func proof(for key: String, at second: Int, make: () -> String) -> String {
         if let known = made.withLock({ $0.second == second ? $0.proofs[key] : nil }) { return known }
         let value = make()
         Self.remember(value, for: key, at: second, in: made)
@@ -31,7 +33,7 @@ final class PeerProofMemo: Sendable {
 
     /// Whether `value` was found valid for `key` in `second`; else `check()`'s answer, a valid proof
     /// remembered.
-    func isValid(_ value: String, for key: String, at second: Int, check: () -> Bool) -> Bool {
+    public func isValid(_ value: String, for key: String, at second: Int, check: () -> Bool) -> Bool {
         if verified.withLock({ $0.second == second && $0.proofs[value] == key }) { return true }
         guard check() else { return false }
         Self.remember(key, for: value, at: second, in: verified)
