@@ -8,16 +8,19 @@ public import Foundation
 /// in this run, or an off-the-record tab's, which are never stored). A tab read from storage knows
 /// the picture without its bytes (``bytes`` nil): whoever serves them reads them from the store.
 /// Its size counts in its profile's ``ByteBudget``.
-public struct PageSnapshot: Sendable, Equatable {
+///
+/// Immutable, and a class so that a tab without a picture pays one pointer for it (a `WebState`
+/// per loaded tab is what the working set's memory is made of).
+public final class PageSnapshot: Sendable, Equatable {
     /// Names this picture (a digest of its bytes): an HTTP entity tag.
-    public var etag: String
+    public let etag: String
     /// `image/jpeg`, `image/png` or `image/webp`.
-    public var mediaType: String
+    public let mediaType: String
     /// The picture's size in bytes (what it costs its profile's budget).
-    public var byteCount: Int
-    public var capturedAt: Date
+    public let byteCount: Int
+    public let capturedAt: Date
     /// The picture, when this run holds it.
-    public var bytes: [UInt8]?
+    public let bytes: [UInt8]?
 
     public init(etag: String, mediaType: String, byteCount: Int, capturedAt: Date, bytes: [UInt8]? = nil) {
         self.etag = etag
@@ -29,9 +32,12 @@ public struct PageSnapshot: Sendable, Equatable {
 
     /// The same picture without its bytes (what a restored tab knows).
     public var withoutBytes: PageSnapshot {
-        var copy = self
-        copy.bytes = nil
-        return copy
+        bytes == nil ? self : PageSnapshot(etag: etag, mediaType: mediaType, byteCount: byteCount, capturedAt: capturedAt)
+    }
+
+    /// The same picture: its tag names its bytes, so they are not compared.
+    public static func == (a: PageSnapshot, b: PageSnapshot) -> Bool {
+        a === b || (a.etag == b.etag && a.mediaType == b.mediaType && a.byteCount == b.byteCount && a.capturedAt == b.capturedAt)
     }
 }
 

@@ -18,7 +18,7 @@ public struct TabItem: Sendable, Equatable {
     /// history (back, forward, go) from a new entry by these.
     public var historyIndex: Int
     public var historyCount: Int
-    /// The picture of its page its renderer took last (without its bytes), if any.
+    /// The picture of its page its renderer took last, if any (events and lists never carry its bytes).
     public var snapshot: PageSnapshot?
 }
 
