@@ -87,7 +87,7 @@ let package = Package(
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
         .target(name: "BrowserCluster", dependencies: [
-            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "ClusterCore", "HTTPServer",
+            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "ClusterCore", "HTTPServer", "Sockets",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -97,10 +97,12 @@ let package = Package(
         ], swiftSettings: swiftSettings),
 
         // Infrastructure layers: they know nothing of browsers.
+        // A socket that owns its descriptor (closed exactly once) and resolved addresses.
+        .target(name: "Sockets", swiftSettings: swiftSettings),
         .target(
             name: "HTTPServer",
             dependencies: [
-                "CLinuxEvents", "CMicroHTTPD", "JSONWriter",
+                "CLinuxEvents", "CMicroHTTPD", "JSONWriter", "Sockets",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -108,7 +110,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         // A fast JSON writer, shared by the HTTP edge and the event mediators.
         .target(name: "JSONWriter", swiftSettings: swiftSettings),
-        .target(name: "MiniHTTPClient", swiftSettings: swiftSettings),
+        .target(name: "MiniHTTPClient", dependencies: ["Sockets"], swiftSettings: swiftSettings),
 
         // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
         .target(name: "BrowserModel", swiftSettings: swiftSettings),
@@ -192,7 +194,8 @@ let package = Package(
             name: "BrowserClusterTests",
             dependencies: [
                 .target(name: "BrowserCluster", condition: withPostgreSQL), .target(name: "ClusterCore", condition: withPostgreSQL),
-                "BrowserRecords", "TestSupport",
+                .target(name: "Sockets", condition: withPostgreSQL), "BrowserRecords", "HTTPServer", "TestSupport",
+                .product(name: "Logging", package: "swift-log", condition: withPostgreSQL),
                 .product(name: "Crypto", package: "swift-crypto", condition: withPostgreSQL),
             ],
             swiftSettings: swiftSettings),

@@ -7,6 +7,7 @@ import HTTPServer
 import Logging
 import NIOCore
 import NIOHTTP1
+import Sockets
 import Synchronization
 
 #if canImport(Glibc)
@@ -44,6 +45,11 @@ final class Forwarder: Sendable {
     private let relay: Relay
     /// Each owner's address, parsed once.
     private let addresses = Mutex<[String: Address?]>([:])
+    /// Each owner's address resolved (``resolve(_:)``, off every loop): what the relay connects to.
+    private let resolved = Mutex<[String: Sockets.SocketAddress]>([:])
+    /// Resolves an owner's host (blocking: `getaddrinfo`); run on a thread of Dispatch's, never on the
+    /// relay's loop or the server's threads.
+    private let resolver: @Sendable (_ host: String, _ port: Int) throws(SocketError) -> Sockets.SocketAddress
     private let instanceID: InstanceID
     private let proof: PeerProof?
     private let proofs = PeerProofMemo()
@@ -51,7 +57,11 @@ final class Forwarder: Sendable {
 
     private let timing: ClusterTiming
 
-    init(instanceID: InstanceID, secret: String, timing: ClusterTiming, logger: Logger) {
+    init(
+        instanceID: InstanceID, secret: String, timing: ClusterTiming, logger: Logger,
+        resolver: @escaping @Sendable (_ host: String, _ port: Int) throws(SocketError) -> Sockets.SocketAddress = Sockets.SocketAddress.resolve
+    ) {
+        self.resolver = resolver
         self.instanceID = instanceID
         proof = secret.isEmpty ? nil : PeerProof(secret: Array(secret.utf8))
         self.logger = logger
@@ -151,6 +161,38 @@ final class Forwarder: Sendable {
         return port.map { Address(host: String(host), port: $0, authority: authority) }
     }
 
+    /// `base`'s address as last resolved (nil until ``resolve(_:)`` did, or after a connection to it failed).
+    private func resolvedAddress(_ base: String) -> Sockets.SocketAddress? { resolved.withLock { $0[base] } }
+
+    /// Resolves `base`'s host on a Dispatch thread (a slow DNS answer holds up only the requests to that
+    /// owner, never the relay's loop) and keeps the address for the relay.
+    func resolve(_ base: String) async throws -> Sockets.SocketAddress {
+        if let known = resolvedAddress(base) { return known }
+        guard let address = cachedAddress(base) else { throw Relay.Failure.connect("no relay to \(base)") }
+        let resolver = self.resolver
+        let found: Sockets.SocketAddress = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do throws(SocketError) {
+                    continuation.resume(returning: try resolver(address.host, address.port))
+                } catch {
+                    continuation.resume(throwing: Relay.Failure.connect(error.description))
+                }
+            }
+        }
+        resolved.withLock { cache in
+            if cache.count > 1024 { cache.removeAll() }
+            cache[base] = found
+        }
+        return found
+    }
+
+    /// A connection to `base` failed: its address is resolved again next time (an owner that came back
+    /// elsewhere under the same name).
+    private func forgetAddress(_ base: String, after failure: Relay.Failure) {
+        guard case .connect = failure else { return }
+        resolved.withLock { _ = $0.removeValue(forKey: base) }
+    }
+
     private func cachedAddress(_ base: String) -> Address? {
         if let known = addresses.withLock({ $0[base] }) { return known }
         let parsed = Self.address(of: base)
@@ -219,22 +261,26 @@ final class Forwarder: Sendable {
         HTTPResponse(status: answer.status, headers: HTTPHeaders(answer.headers), body: .bytes(answer.body))
     }
 
-    /// Whether the relay carries `request` to `base` (not an event stream, nor an `https` owner:
-    /// ``forward(_:to:)`` takes those to async-http-client).
+    /// Whether the relay carries `request` to `base` now, without waiting: not an event stream, nor an
+    /// `https` owner (``forward(_:to:)`` takes those to async-http-client), and its address resolved.
     func relays(_ request: HTTPRequest, to base: String) -> Bool {
-        !Self.isStream(request) && cachedAddress(base) != nil
+        !Self.isStream(request) && resolvedAddress(base) != nil
     }
 
     /// Starts forwarding `request` to the instance at `base` on the relay, without a task: `completion`
     /// is called once, on a relay thread, with the owner's answer or why it could not be reached.
     /// - Precondition: ``relays(_:to:)``.
     func start(_ request: HTTPRequest, to base: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
-        guard let address = cachedAddress(base) else { return completion(.failure(Relay.Failure.connect("no relay to \(base)"))) }
+        guard let address = cachedAddress(base), let resolved = resolvedAddress(base) else {
+            return completion(.failure(Relay.Failure.connect("no relay to \(base)")))
+        }
         relay.start(
             wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
-            pipelines: Self.pipelines(request), bodyless: request.body.isEmpty, host: address.host, port: address.port,
-            key: address.authority
-        ) { result in completion(result.map(Self.response(of:)).mapError { $0 }) }
+            pipelines: Self.pipelines(request), bodyless: request.body.isEmpty, to: resolved, key: address.authority
+        ) { [self] result in
+            if case .failure(let failure) = result { forgetAddress(base, after: failure) }
+            completion(result.map(Self.response(of:)).mapError { $0 })
+        }
     }
 
     /// Forwards `request` to the instance at `base` (e.g. `http://10.0.0.2:8080`).
@@ -242,10 +288,16 @@ final class Forwarder: Sendable {
     func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
         let isStream = Self.isStream(request)
         if !isStream, let address = cachedAddress(base) {
-            let answer = try await relay.exchange(
-                wire(request, target: Self.target(of: request), authority: address.authority),
-                isHead: request.method == .head, pipelines: Self.pipelines(request), host: address.host, port: address.port)
-            return Self.response(of: answer)
+            let resolved = try await resolve(base)
+            do {
+                let answer = try await relay.exchange(
+                    wire(request, target: Self.target(of: request), authority: address.authority),
+                    isHead: request.method == .head, pipelines: Self.pipelines(request), to: resolved, key: address.authority)
+                return Self.response(of: answer)
+            } catch let failure as Relay.Failure {
+                forgetAddress(base, after: failure)
+                throw failure
+            }
         }
         let target = base + Self.target(of: request)
         var outgoing = HTTPClientRequest(url: target)
@@ -300,23 +352,17 @@ final class Forwarder: Sendable {
     static func refusesConnections(_ base: String, within milliseconds: Int32) -> Bool {
         guard let components = URLComponents(string: base), let host = components.host else { return false }
         let port = components.port ?? (components.scheme == "https" ? 443 : 80)
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &result) == 0, let info = result else { return false }
-        defer { freeaddrinfo(result) }
-        let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return false }
-        if errno == ECONNREFUSED { return true }
-        guard errno == EINPROGRESS else { return false }
-        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard let address = try? Sockets.SocketAddress.resolve(host: host, port: port), let socket = try? Socket.tcp(family: address.family) else {
+            return false
+        }
+        do {
+            if try socket.startConnecting(to: address) { return false }
+        } catch {
+            return error == .system("connect", ECONNREFUSED)
+        }
+        var poller = pollfd(fd: socket.descriptor, events: Int16(POLLOUT), revents: 0)
         guard poll(&poller, 1, milliseconds) == 1 else { return false }
-        var failure: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length)
-        return failure == ECONNREFUSED
+        return socket.pendingError() == ECONNREFUSED
     }
 
     /// An event stream relayed as it comes; when the local client leaves, the upstream request ends.

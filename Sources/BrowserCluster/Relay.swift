@@ -1,5 +1,6 @@
 import ClusterCore
 import Foundation
+import Sockets
 import Synchronization
 
 #if canImport(Glibc)
@@ -24,21 +25,7 @@ final class Relay: Sendable {
         var body: [UInt8]
     }
 
-    enum Failure: Error, CustomStringConvertible, Equatable {
-        case connect(String)
-        case closed
-        case timedOut
-        case malformed(String)
-
-        var description: String {
-            switch self {
-            case .connect(let reason): "cannot connect: \(reason)"
-            case .closed: "the connection closed"
-            case .timedOut: "timed out"
-            case .malformed(let what): "malformed answer: \(what)"
-            }
-        }
-    }
+    typealias Failure = RelayFailure
 
     private let loop: RelayLoop
 
@@ -50,31 +37,34 @@ final class Relay: Sendable {
 
     func shutdown() { loop.stop() }
 
-    /// Sends `request` (a complete HTTP/1.1 request: head and body) to `host:port` and reads the answer,
-    /// on a connection the relay keeps to that owner. A kept connection the owner closed meanwhile is
-    /// retried once on a new one (nothing of the answer was read: the owner had not taken the request).
+    /// Sends `request` (a complete HTTP/1.1 request: head and body) to the owner at `address` (resolved
+    /// by the caller, never on the relay's loop) and reads the answer, on a connection the relay keeps
+    /// to that owner. A kept connection the owner closed meanwhile is retried once on a new one
+    /// (nothing of the answer was read: the owner had not taken the request).
     /// - Parameters:
     ///   - isHead: a `HEAD` request (its answer has no body, whatever its `Content-Length`).
     ///   - pipelines: a `GET` or `HEAD`, which may share a connection with others and be sent again.
-    ///   - bodyless: `request` ends with its head (no body): a pipelined one may be marked as followed by more.
+    ///   - bodyless: `request` ends with its head (no body): a pipelined one may be enclosed, or marked as
+    ///     followed by more.
+    ///   - key: names the owner's connections (its address when nil; a caller that knows its authority
+    ///     passes it, so no string is made per request).
     func exchange(
-        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, host: String, port: Int
+        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, to address: SocketAddress, key: String? = nil
     ) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            start(request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, host: host, port: port) { continuation.resume(with: $0) }
+            start(request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, to: address, key: key) { continuation.resume(with: $0) }
         }
     }
 
-    /// ``exchange(_:isHead:host:port:)`` with a completion, called once on the relay's thread (it must
-    /// not block): no task waits meanwhile. `key` names the owner's connections (`host:port` when nil;
-    /// a caller that knows it passes it, so no string is made per request).
+    /// ``exchange(_:isHead:pipelines:bodyless:to:key:)`` with a completion, called once on the relay's
+    /// thread (it must not block): no task waits meanwhile.
     func start(
-        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, host: String, port: Int,
+        _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, to address: SocketAddress,
         key: String? = nil, completion: @escaping @Sendable (Result<Answer, Failure>) -> Void
     ) {
         loop.submit(
             RelayLoop.Job(
-                request: request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, host: host, port: port,
-                completion: completion, key: key ?? "\(host):\(port)"))
+                request: request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, address: address, key: key ?? address.description,
+                completion: completion))
     }
 }

@@ -2,42 +2,35 @@ import CLinuxEvents
 import ClusterCore
 import Foundation
 import HTTPServer
+import Sockets
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The relay's event loop: every connection to every owner, on one thread, with one epoll set.
+/// The relay's event loop: every connection to every owner, on one thread, with one epoll set — the
+/// thin shell that carries out ``RelayMachine``'s decisions.
 ///
 /// A request is handed over from any thread (``submit(_:)``: a lock and, only when the loop sleeps,
-/// an eventfd write); the loop takes a kept connection to that owner (or opens one, without blocking),
-/// writes the request, reads the answer as it comes (``RelayAnswer``) and calls the request's
-/// completion. Nothing blocks and no thread waits per request: under load one `epoll_wait` returns
-/// many answers, so a forwarded request costs its bytes and a share of a wake-up, not a thread hop.
+/// an eventfd write). Each turn the loop gives the machine the requests that arrived and does what it
+/// says: open a connection (non-blocking, to an address resolved before the request was submitted:
+/// no DNS on this thread), enclose a turn's reads to one owner in one request (``Encloser``), append a
+/// request to a connection's bytes (every request a connection got in one turn written with one
+/// `send`), complete a request with its answer or a failure, close a connection. Answers are read as
+/// they come (``RelayAnswer``), several per `recv`, and each one read whole is told to the machine,
+/// which says whose it is. Nothing blocks and no thread waits per request.
 ///
-/// Reads (`GET`, `HEAD`: ``Job/pipelines``) are pipelined (HTTP/1.1, RFC 9112 §9.3.2): they share a
-/// few connections per owner (``pipelineConnections``, up to ``pipelineDepth`` in flight on each),
-/// every read that arrived in one turn of the loop written with one `send`, their answers read back in
-/// order, several per `recv`. A forwarded read then costs the owner and this instance a share of a
-/// packet and of a wake-up instead of its own (`bench/scale_out.py --hop-only`). Other requests have a
-/// connection to themselves, as a changing request may not be sent twice.
+/// Which connection, when to pipeline, enclose, send again, give up or close: the machine's rules
+/// (unit-tested without sockets, ``RelayMachine``). Only bytes are decided here: a pipelined read
+/// written behind another bodyless read not yet written marks that one as followed by more, so the
+/// owner sends their answers together (`HTTPServer+Coalescing`).
 ///
-/// With an ``Encloser``, the reads to one owner that arrived in one turn go as one request, a pipeline
-/// enclosed in its body (``EnclosedPipeline``, at most ``maxEnclosed`` each): the owner answers them
-/// all in one pass through HTTP and one answer instead of one each. An owner that refuses pipelines
-/// (an older version) gets its reads one by one, and no pipeline for ``unenclosedFor``.
-///
-/// A kept connection that the owner closed meanwhile is retried once on a new one (nothing of the
-/// answer came: the owner had not taken the request; a pipelined read, safe to send again, whatever
-/// came); a request past its deadline fails with ``Relay/Failure/timedOut`` and its connection is
-/// closed.
-///
-/// Thread confinement: `connections`, `idle` and every socket call belong to the loop's thread;
-/// other threads touch `incoming` (under its mutex) and the eventfd.
+/// Thread confinement: `machine`, `pending`, `connections` and every socket belong to the loop's
+/// thread; other threads touch `incoming` (under its mutex) and the eventfd.
 final class RelayLoop: @unchecked Sendable {
-    // `@unchecked Sendable`: `connections`, `idle`, `pipelines` and `unwritten` are confined to the loop's thread
-    // (see above); the rest is immutable or a Mutex.
+    // `@unchecked Sendable`: `machine`, `pending`, `connections`, `addresses` and `unwritten` are
+    // confined to the loop's thread (see above); the rest is immutable or a Mutex.
 
     /// One request to relay.
     struct Job: Sendable {
@@ -45,38 +38,35 @@ final class RelayLoop: @unchecked Sendable {
         var isHead: Bool
         /// Whether it may be pipelined: a `GET` or `HEAD`, which may be sent again.
         var pipelines = false
-        /// Whether `request` ends with its head's blank line (no body): a pipelined one may then be
-        /// marked as followed by more (``RelayLoop/start(_:on:)``).
+        /// Whether `request` ends with its head's blank line (no body): it may be enclosed, or marked as
+        /// followed by more.
         var bodyless = false
-        var host: String
-        var port: Int
-        var completion: @Sendable (Result<Relay.Answer, Relay.Failure>) -> Void
-        /// Set by the loop: when it must have its answer.
-        var deadline = ContinuousClock.Instant.now
-        /// How often it was sent again on a new connection (a changing request once at most, a
-        /// pipelined read up to ``RelayLoop/pipelinedAttempts`` times).
-        var attempts = 0
-
-        /// The owner's connections' key (`host:port`), made once per owner by the caller.
+        /// The owner's address, resolved by the caller (never on the loop).
+        var address: SocketAddress
+        /// The owner's connections' key (its authority), made once per owner by the caller.
         var key: String
-        /// The reads a pipeline encloses (empty for any other request): their completions are called
-        /// with their own answers, `completion` only with a failure of the whole.
-        var members: [Job] = []
+        var completion: @Sendable (Result<Relay.Answer, RelayFailure>) -> Void
     }
 
     /// Makes the head of a pipeline of reads (a `POST` with its `Host`, type, proof and length), given
     /// the owner's key (its authority) and the length of the body that follows.
     typealias Encloser = @Sendable (_ key: String, _ length: Int) -> [UInt8]
 
-    /// One connection to an owner, owned by the loop's thread.
+    /// A request under way, as the shell keeps it: its bytes and completion (an enclosure has no
+    /// completion of its own: its members' are called).
+    private struct Pending {
+        var request: [UInt8]
+        var isHead: Bool
+        var bodyless: Bool
+        var completion: (@Sendable (Result<Relay.Answer, RelayFailure>) -> Void)?
+        var members: [RelayMachine.JobID] = []
+    }
+
+    /// One connection's socket and bytes, owned by the loop's thread.
     private final class Connection {
-        let fd: Int32
-        let key: String
-        var connecting: Bool
-        /// Whether it carries pipelined reads (never a changing request).
+        let id: RelayMachine.ConnectionID
+        let socket: Socket
         let pipelined: Bool
-        /// The exchanges under way, in the order their requests were written (one unless pipelined).
-        var jobs: [Job] = []
         /// Requests not yet written whole, and how much of them was.
         var outgoing: [UInt8] = []
         var sent = 0
@@ -84,67 +74,38 @@ final class RelayLoop: @unchecked Sendable {
         /// next read put behind it marks it as followed by more.
         var markableEnd: Int?
         let received: ReceiveBuffer
-        /// When it last moved: its first exchange began or an answer came. A pipelined connection that
-        /// has not moved for ``RelayLoop/stalledAfter`` takes no more reads.
-        var progressed = ContinuousClock.now
-        /// Whether it carried an exchange before this one (a kept connection).
-        var reused = false
-        /// When it was last given back (kept) or opened.
-        var since = ContinuousClock.now
-        /// When connecting gives up.
-        var connectDeadline: ContinuousClock.Instant
 
-        init(fd: Int32, key: String, connecting: Bool, pipelined: Bool, connectDeadline: ContinuousClock.Instant) {
-            self.fd = fd
-            self.key = key
-            self.connecting = connecting
+        init(id: RelayMachine.ConnectionID, socket: Socket, pipelined: Bool) {
+            self.id = id
+            self.socket = socket
             self.pipelined = pipelined
-            self.connectDeadline = connectDeadline
             received = ReceiveBuffer(capacity: pipelined ? 64 * 1024 : ReceiveBuffer.readSize)
         }
     }
 
-    private let timing: ClusterTiming
-    /// A kept connection older than this is closed rather than used (the owner may have closed it).
-    private let reuseWithin: Duration
-    /// The most connections open at once (to all owners together); past it a request fails at once.
+    /// The header line that marks a pipelined read as followed by more.
+    static let followedByMore = Array("\(HTTPServer.pipelinedHeader): more\r\n".utf8)
+
     let connectionLimit: Int
     private let epoll: Int32
     private let wakeFD: Int32
     private let incoming = Mutex<(jobs: [Job], sleeping: Bool, stopped: Bool)>(([], false, false))
-    private var connections: [Int32: Connection] = [:]
-    /// Kept connections without an exchange, by owner (`host:port`), for changing requests.
-    private var idle: [String: [Connection]] = [:]
-    /// The connections that carry pipelined reads, by owner.
-    private var pipelines: [String: [Connection]] = [:]
-    /// Connections given requests in this turn of the loop: written once the turn's jobs are placed.
+    private var machine: RelayMachine
+    private var pending: [RelayMachine.JobID: Pending] = [:]
+    private var connections: [RelayMachine.ConnectionID: Connection] = [:]
+    /// The last address seen for each owner (what a new connection to it connects to).
+    private var addresses: [String: SocketAddress] = [:]
+    /// Connections given requests since the last write.
     private var unwritten: [Connection] = []
     private let encloser: Encloser?
-    /// Owners that refused a pipeline, and until when their reads go one by one.
-    private var unenclosed: [String: ContinuousClock.Instant] = [:]
-    /// Reads of a refused pipeline, sent again one by one in the loop's next turn.
-    private var again: [Job] = []
-    /// At most this many pipelined connections per owner (the owner's worker threads each take some).
-    static let pipelineConnections = 4
-    /// At most this many reads in flight on one connection (past it, a read takes a connection of its own).
-    static let pipelineDepth = 16
-    /// The header line that marks a pipelined read as followed by more.
-    static let followedByMore = Array("\(HTTPServer.pipelinedHeader): more\r\n".utf8)
-    /// A pipelined read lost with its connection is sent again at most this many times (within its deadline).
-    static let pipelinedAttempts = 3
-    /// A pipelined connection whose first read has waited this long takes no more reads: one slow
-    /// answer (a cold profile's load on the owner) must not hold up other tenants' reads behind it.
-    static let stalledAfter = Duration.milliseconds(5)
-    /// At most this many reads in one pipeline.
-    static let maxEnclosed = 16
-    /// How long an owner that refused a pipeline gets its reads one by one.
-    static let unenclosedFor = Duration.seconds(60)
 
     init(timing: ClusterTiming, connectionLimit: Int = 4096, name: String = "bd-relay", encloser: Encloser? = nil) {
-        self.timing = timing
         self.encloser = encloser
         self.connectionLimit = connectionLimit
-        reuseWithin = min(timing.forwardIdleTimeout, .seconds(20))
+        machine = RelayMachine(
+            settings: .init(
+                connectionLimit: connectionLimit, reuseWithin: min(timing.forwardIdleTimeout, .seconds(20)), deadline: timing.forwardDeadline,
+                connectTimeout: timing.forwardConnectTimeout, encloses: encloser != nil))
         var wake: Int32 = -1
         epoll = CLinuxEvents_create_loop(&wake)
         wakeFD = wake
@@ -156,7 +117,7 @@ final class RelayLoop: @unchecked Sendable {
     }
 
     /// Hands `job` to the loop; its completion is called once, on the loop's thread (it must not
-    /// block), or at once with ``Relay/Failure/closed`` once the loop has stopped.
+    /// block), or at once with ``RelayFailure/closed`` once the loop has stopped.
     func submit(_ job: Job) {
         let (accepted, sleeping) = incoming.withLock { incoming -> (Bool, Bool) in
             guard !incoming.stopped else { return (false, false) }
@@ -168,7 +129,7 @@ final class RelayLoop: @unchecked Sendable {
         if sleeping { wake() }
     }
 
-    /// Stops the loop: requests waiting or under way fail with ``Relay/Failure/closed``, every
+    /// Stops the loop: requests waiting or under way fail with ``RelayFailure/closed``, every
     /// connection is closed. Safe to call twice.
     func stop() {
         let first = incoming.withLock { incoming -> Bool in
@@ -182,6 +143,11 @@ final class RelayLoop: @unchecked Sendable {
 
     // MARK: The loop's thread
 
+    /// An epoll registration's tag: the connection's id in the high half, a low half that is never a
+    /// descriptor (negative as an `Int32`), so that it is never taken for the eventfd and a late event
+    /// of a closed connection finds no connection.
+    private static func tag(_ id: RelayMachine.ConnectionID) -> UInt64 { UInt64(id) << 32 | 0x8000_0000 }
+
     private func run() {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
@@ -191,19 +157,25 @@ final class RelayLoop: @unchecked Sendable {
         while true {
             let (stopped, waitMs) = incoming.withLock { incoming -> (Bool, Int32) in
                 swap(&batch, &incoming.jobs)
-                if !batch.isEmpty || !again.isEmpty || incoming.stopped { return (incoming.stopped, 0) }
+                if !batch.isEmpty || machine.hasWaitingReads || incoming.stopped { return (incoming.stopped, 0) }
                 incoming.sleeping = true
                 // Deadlines are checked every 100 ms while any connection is open.
-                return (false, connections.isEmpty ? 1000 : 100)
+                return (false, machine.connectionCount == 0 ? 1000 : 100)
             }
             if stopped { break }
-            if !again.isEmpty {
-                let retried = again
-                again.removeAll()
-                for job in retried { begin(job) }
+            var requests: [RelayMachine.Request] = []
+            requests.reserveCapacity(batch.count)
+            for job in batch {
+                let id = machine.makeJobID()
+                pending[id] = Pending(request: job.request, isHead: job.isHead, bodyless: job.bodyless, completion: job.completion)
+                if addresses[job.key] != job.address {
+                    if addresses.count >= 4096 { addresses.removeAll() }
+                    addresses[job.key] = job.address
+                }
+                requests.append(.init(id: id, key: job.key, pipelines: job.pipelines, bodyless: job.bodyless))
             }
-            place(batch)
             batch.removeAll(keepingCapacity: true)
+            perform(machine.turn(requests, now: .now))
             flushWrites()
             let count = epoll_wait(epoll, events, Int32(capacity), waitMs)
             incoming.withLock { $0.sleeping = false }
@@ -214,15 +186,15 @@ final class RelayLoop: @unchecked Sendable {
                         CLinuxEvents_drain(wakeFD)
                         continue
                     }
-                    guard let connection = connections[event.data.fd] else { continue }
+                    guard let connection = connections[Int(event.data.u64 >> 32)] else { continue }
                     handle(connection, events: event.events)
                 }
-                // Reads retried on new connections meanwhile.
+                // Reads sent again on new connections meanwhile.
                 flushWrites()
             }
             let now = ContinuousClock.now
             if now >= nextSweep {
-                sweep(now: now)
+                perform(machine.tick(now: now))
                 nextSweep = now + .milliseconds(100)
             }
         }
@@ -231,128 +203,73 @@ final class RelayLoop: @unchecked Sendable {
             defer { incoming.jobs = [] }
             return incoming.jobs
         }
-        for job in batch + left + again { job.completion(.failure(.closed)) }
-        for connection in Array(connections.values) { close(connection, failing: .closed) }
+        for job in batch + left { job.completion(.failure(.closed)) }
+        perform(machine.stop())
         Glibc.close(wakeFD)
         Glibc.close(epoll)
     }
 
-    /// Starts a turn's jobs: the reads to one owner as pipelines of up to ``maxEnclosed`` when there
-    /// are several and the owner takes pipelines, the rest one by one.
-    private func place(_ jobs: [Job]) {
-        guard encloser != nil, jobs.count > 1 else {
-            for job in jobs { begin(job) }
-            return
-        }
-        var runs: [String: [Job]] = [:]
-        for job in jobs {
-            if job.pipelines, job.bodyless, job.members.isEmpty {
-                runs[job.key, default: []].append(job)
-            } else {
-                begin(job)
-            }
-        }
-        let now = ContinuousClock.now
-        for (key, run) in runs {
-            if let until = unenclosed[key] {
-                if now < until {
-                    for job in run { begin(job) }
-                    continue
+    /// Carries the machine's actions out, in order. `answer` and `frame`: the answer just read (and its
+    /// bytes), for ``RelayMachine/Action/answer(_:)``.
+    private func perform(_ actions: [RelayMachine.Action], answer: Relay.Answer? = nil, frame: UnsafeBufferPointer<UInt8>? = nil) {
+        for action in actions {
+            switch action {
+            case .open(let id, let key, let pipelined):
+                open(id, key: key, pipelined: pipelined)
+            case .enclose(let id, let members, let key):
+                let length = members.reduce(0) { $0 + (pending[$1]?.request.count ?? 0) }
+                var request = encloser!(key, length)
+                request.reserveCapacity(request.count + length)
+                for member in members { request.append(contentsOf: pending[member]?.request ?? []) }
+                pending[id] = Pending(request: request, isHead: false, bodyless: false, completion: nil, members: members)
+            case .send(let id, let connectionID):
+                guard let connection = connections[connectionID], let job = pending[id] else { continue }
+                append(job, to: connection)
+            case .discard(let id):
+                pending[id] = nil
+            case .answer(let id):
+                guard let job = pending.removeValue(forKey: id), let answer else { continue }
+                if job.members.isEmpty {
+                    job.completion?(.success(answer))
+                } else {
+                    answerMembers(job.members, frame: frame)
                 }
-                unenclosed[key] = nil
+            case .fail(let id, let failure):
+                guard let job = pending.removeValue(forKey: id) else { continue }
+                job.completion?(.failure(failure))
+                for member in job.members { pending.removeValue(forKey: member)?.completion?(.failure(failure)) }
+            case .close(let id):
+                guard let connection = connections.removeValue(forKey: id) else { continue }
+                // Unregistered first, so its number is never used after another socket takes it.
+                _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.socket.descriptor, nil)
+                connection.socket.close()
             }
-            var start = 0
-            while start < run.count {
-                let end = min(start + Self.maxEnclosed, run.count)
-                begin(end - start == 1 ? run[start] : enclosing(Array(run[start..<end])))
-                start = end
-            }
         }
     }
 
-    /// One request that carries `members` (reads to one owner) as a pipeline. It is a read itself:
-    /// sent again, like one, when its connection breaks.
-    private func enclosing(_ members: [Job]) -> Job {
-        let first = members[0]
-        let length = members.reduce(0) { $0 + $1.request.count }
-        var request = encloser!(first.key, length)
-        request.reserveCapacity(request.count + length)
-        for member in members { request.append(contentsOf: member.request) }
-        var job = Job(
-            request: request, isHead: false, pipelines: true, host: first.host, port: first.port,
-            completion: { result in
-                guard case .failure(let failure) = result else { return }
-                for member in members { member.completion(.failure(failure)) }
-            }, key: first.key)
-        job.members = members
-        return job
-    }
-
-    /// Starts `job` on a kept connection to its owner, or a new one; a read joins a pipelined one.
-    private func begin(_ job: Job) {
-        var job = job
-        if job.attempts == 0 { job.deadline = .now + timing.forwardDeadline }
-        let key = job.key
-        if job.pipelines, let connection = pipelinedConnection(to: key, host: job.host, port: job.port) {
-            return start(job, on: connection)
-        }
-        while var kept = idle[key], let connection = kept.popLast() {
-            idle[key] = kept.isEmpty ? nil : kept
-            guard ContinuousClock.now - connection.since < reuseWithin else {
-                close(connection, failing: nil)
-                continue
-            }
-            connection.reused = true
-            start(job, on: connection)
-            return
-        }
-        guard connections.count < connectionLimit else {
-            return job.completion(.failure(.connect("the relay holds \(connectionLimit) connections already")))
-        }
-        do {
-            let connection = try open(job.host, job.port, key: key, pipelined: false)
-            start(job, on: connection)
-        } catch {
-            job.completion(.failure(error))
-        }
-    }
-
-    /// The pipelined connection to `key` a read goes on: an unused one, else a new one while there are
-    /// fewer than ``pipelineConnections``, else the least busy one under ``pipelineDepth`` that is not
-    /// stalled (``stalledAfter``); nil when none will do (the read then takes a connection of its own).
-    private func pipelinedConnection(to key: String, host: String, port: Int) -> Connection? {
-        let open = pipelines[key] ?? []
-        let now = ContinuousClock.now
-        var least: Connection?
-        for connection in open where connection.jobs.isEmpty || now - connection.progressed < Self.stalledAfter {
-            if least == nil || connection.jobs.count < least!.jobs.count { least = connection }
-        }
-        if let least, least.jobs.isEmpty { return least }
-        if open.count < Self.pipelineConnections, connections.count < connectionLimit,
-            let connection = try? self.open(host, port, key: key, pipelined: true)
-        {
-            pipelines[key, default: []].append(connection)
-            return connection
-        }
-        if let least, least.jobs.count < Self.pipelineDepth { return least }
-        return nil
-    }
-
-    private func start(_ job: Job, on connection: Connection) {
-        if connection.jobs.isEmpty {
-            connection.received.clear()
-            connection.progressed = .now
-        }
-        connection.jobs.append(job)
+    /// A request's bytes behind what the connection has to write.
+    private func append(_ job: Pending, to connection: Connection) {
         if let end = connection.markableEnd, end == connection.outgoing.count, end - 2 >= connection.sent {
             // The read before this one says more follow, so the owner sends their answers together
             // (`HTTPServer+Coalescing`): the header goes before its head's blank line.
             connection.outgoing.insert(contentsOf: Self.followedByMore, at: end - 2)
         }
         connection.outgoing.append(contentsOf: job.request)
-        connection.markableEnd = connection.pipelined && job.bodyless ? connection.outgoing.count : nil
-        connection.since = .now
+        connection.markableEnd = connection.pipelined && job.bodyless && job.members.isEmpty ? connection.outgoing.count : nil
         if connection.outgoing.count == job.request.count { unwritten.append(connection) }
+    }
+
+    /// Completes an enclosure's members with the answers enclosed in its answer (`frame`: the whole
+    /// answer as received).
+    private func answerMembers(_ members: [RelayMachine.JobID], frame: UnsafeBufferPointer<UInt8>?) {
+        let jobs = members.map { pending.removeValue(forKey: $0) }
+        do {
+            guard let frame, let bodyStart = RelayAnswer.bodyStart(in: frame) else { throw RelayFailure.malformed("an enclosure without a body") }
+            let answers = try RelayAnswer.enclosed(UnsafeBufferPointer(rebasing: frame[bodyStart...]), heads: jobs.map { $0?.isHead ?? false })
+            for (job, answer) in zip(jobs, answers) { job?.completion?(.success(answer)) }
+        } catch {
+            for job in jobs { job?.completion?(.failure(error as? RelayFailure ?? .malformed("\(error)"))) }
+        }
     }
 
     /// Writes every connection given requests since the last time: one `send` for all the reads a
@@ -361,62 +278,41 @@ final class RelayLoop: @unchecked Sendable {
         guard !unwritten.isEmpty else { return }
         let due = unwritten
         unwritten.removeAll(keepingCapacity: true)
-        for connection in due where !connection.connecting && connections[connection.fd] === connection { write(connection) }
+        for connection in due where !machine.isConnecting(connection.id) && connections[connection.id] === connection { write(connection) }
     }
 
-    /// A non-blocking socket connecting to `host:port`, watched for reads, writes and hang-ups
-    /// (edge-triggered: it is registered once and read and written until the kernel says wait).
-    private func open(_ host: String, _ port: Int, key: String, pipelined: Bool) throws(Relay.Failure) -> Connection {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &result) == 0, let info = result else {
-            throw .connect("cannot resolve \(host)")
+    /// A non-blocking socket connecting to the owner of `key`, watched for reads, writes and hang-ups
+    /// (edge-triggered: it is registered once and read and written until the kernel says wait). A
+    /// failure is told to the machine at once.
+    private func open(_ id: RelayMachine.ConnectionID, key: String, pipelined: Bool) {
+        do throws(SocketError) {
+            guard let address = addresses[key] else { throw .resolve("no address for \(key)") }
+            let socket = try Socket.tcp(family: address.family)
+            let connected = try socket.startConnecting(to: address)
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+            event.data.u64 = Self.tag(id)
+            guard epoll_ctl(epoll, EPOLL_CTL_ADD, socket.descriptor, &event) == 0 else { throw .system("epoll_ctl", errno) }
+            connections[id] = Connection(id: id, socket: socket, pipelined: pipelined)
+            if connected { machine.connected(id) }
+        } catch {
+            perform(machine.connectFailed(id, reason: error.description))
         }
-        defer { freeaddrinfo(result) }
-        let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .connect(String(cString: strerror(errno))) }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var connecting = false
-        if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 {
-            guard errno == EINPROGRESS else {
-                let reason = String(cString: strerror(errno))
-                Glibc.close(fd)
-                throw .connect(reason)
-            }
-            connecting = true
-        }
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-        event.data.fd = fd
-        guard epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw .connect(reason)
-        }
-        let connection = Connection(
-            fd: fd, key: key, connecting: connecting, pipelined: pipelined, connectDeadline: .now + timing.forwardConnectTimeout)
-        connections[fd] = connection
-        return connection
     }
 
     private func handle(_ connection: Connection, events: UInt32) {
-        if connection.connecting {
+        if machine.isConnecting(connection.id) {
             guard events & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 else { return }
-            var failure: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            if getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &failure, &length) != 0 || failure != 0 {
-                return close(connection, failing: .connect(String(cString: strerror(failure != 0 ? failure : errno))))
-            }
-            connection.connecting = false
+            let failure = connection.socket.pendingError()
+            if failure != 0 { return perform(machine.connectFailed(connection.id, reason: String(cString: strerror(failure)))) }
+            machine.connected(connection.id)
             write(connection)
             return
         }
         if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
             read(connection, hungUp: events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0)
         }
-        if events & EPOLLOUT.rawValue != 0, connections[connection.fd] === connection, connection.sent < connection.outgoing.count {
+        if events & EPOLLOUT.rawValue != 0, connections[connection.id] === connection, connection.sent < connection.outgoing.count {
             write(connection)
         }
     }
@@ -426,7 +322,7 @@ final class RelayLoop: @unchecked Sendable {
     private func write(_ connection: Connection) {
         while connection.sent < connection.outgoing.count {
             let n = connection.outgoing.withUnsafeBytes { bytes in
-                Glibc.send(connection.fd, bytes.baseAddress! + connection.sent, bytes.count - connection.sent, Int32(MSG_NOSIGNAL))
+                connection.socket.send(UnsafeRawBufferPointer(rebasing: bytes[connection.sent...]))
             }
             if n > 0 {
                 connection.sent += n
@@ -435,7 +331,7 @@ final class RelayLoop: @unchecked Sendable {
             } else if n < 0, errno == EINTR {
                 continue
             } else {
-                return lost(connection)
+                return perform(machine.lost(connection.id, receivedNothing: connection.received.isEmpty, now: .now))
             }
         }
         connection.outgoing.removeAll(keepingCapacity: true)
@@ -450,9 +346,8 @@ final class RelayLoop: @unchecked Sendable {
     /// nothing more buffered, and its next data raises a new edge) or says wait; after a hang-up it
     /// is read to its end, which raises no further edge.
     private func read(_ connection: Connection, hungUp: Bool) {
-        var answered = false
         while true {
-            let (n, full) = connection.received.receive(from: connection.fd)
+            let (n, full) = connection.received.receive(from: connection.socket.descriptor)
             var ended = false
             if n == 0 {
                 ended = true
@@ -460,139 +355,54 @@ final class RelayLoop: @unchecked Sendable {
                 if errno == EINTR { continue }
                 ended = errno != EAGAIN && errno != EWOULDBLOCK
             }
-            guard answer(connection, ended: ended, answered: &answered) else { return }
+            guard answer(connection, ended: ended) else { return }
             if n <= 0 || (!full && !hungUp) { break }
         }
-        if connection.jobs.isEmpty {
-            // Bytes nobody asked for: the connection is not used again.
-            if !connection.received.isEmpty { return close(connection, failing: nil) }
-            guard answered else { return }
-            connection.since = .now
-            connection.reused = true
-            if !connection.pipelined { idle[connection.key, default: []].append(connection) }
-        }
+        // Bytes nobody asked for: the connection is not used again.
+        if machine.head(of: connection.id) == nil, !connection.received.isEmpty { perform(machine.failed(connection.id, .closed)) }
     }
 
     /// Completes the exchanges whose answers are whole in what was received; false when the
     /// connection is gone (the owner closed it, or its answer was malformed).
-    private func answer(_ connection: Connection, ended: Bool, answered: inout Bool) -> Bool {
+    private func answer(_ connection: Connection, ended: Bool) -> Bool {
         var consumed = 0
         defer {
-            if consumed > 0, connections[connection.fd] === connection { connection.received.consume(consumed) }
+            if consumed > 0, connections[connection.id] === connection { connection.received.consume(consumed) }
         }
-        while let job = connection.jobs.first, consumed < connection.received.count {
+        while let id = machine.head(of: connection.id), consumed < connection.received.count {
+            guard let job = pending[id] else {
+                perform(machine.failed(connection.id, .malformed("an answer for a request not under way")))
+                return false
+            }
             let reading: RelayAnswer.Reading
             let bytes = UnsafeBufferPointer(rebasing: connection.received.bytes[consumed...])
             do {
                 reading = try RelayAnswer.read(bytes, isHead: job.isHead, ended: ended, takingBody: job.members.isEmpty)
             } catch .closed {
-                lost(connection)
+                perform(machine.lost(connection.id, receivedNothing: false, now: .now))
                 return false
             } catch {
-                close(connection, failing: error)
+                perform(machine.failed(connection.id, error))
                 return false
             }
             guard case .complete(let answer, let keepAlive, let length) = reading else { break }
             consumed += length
-            connection.jobs.removeFirst()
-            connection.progressed = .now
-            answered = true
-            if job.members.isEmpty {
-                job.completion(.success(answer))
-            } else {
-                answerMembers(of: job, status: answer.status, frame: UnsafeBufferPointer(rebasing: bytes[..<length]))
-            }
+            perform(
+                machine.answered(connection.id, status: answer.status, keepAlive: keepAlive, now: .now), answer: answer,
+                frame: UnsafeBufferPointer(rebasing: bytes[..<length]))
             if !keepAlive {
-                // The owner closes after this answer: what was sent behind it is sent again elsewhere.
-                connection.received.clear()
+                // The owner closes after this answer: the machine sent what was behind it elsewhere.
                 consumed = 0
-                lost(connection)
                 return false
             }
         }
         guard ended else { return true }
         // The owner closed: a connection without exchanges just closes; exchanges under way are lost.
-        if connection.jobs.isEmpty { close(connection, failing: nil) } else { lost(connection) }
+        if machine.head(of: connection.id) == nil {
+            perform(machine.failed(connection.id, .closed))
+        } else {
+            perform(machine.lost(connection.id, receivedNothing: connection.received.count == consumed, now: .now))
+        }
         return false
-    }
-
-    /// Completes the reads of a pipeline with the answers enclosed in its answer (`frame`: the whole
-    /// answer as received). An answer other than 200 says the owner refused the pipeline: its reads
-    /// go again one by one (next turn), and so do the owner's reads for ``unenclosedFor``.
-    private func answerMembers(of job: Job, status: Int, frame: UnsafeBufferPointer<UInt8>) {
-        guard status == 200, let bodyStart = RelayAnswer.bodyStart(in: frame) else {
-            unenclosed[job.key] = .now + Self.unenclosedFor
-            again.append(contentsOf: job.members)
-            return
-        }
-        do {
-            let answers = try RelayAnswer.enclosed(UnsafeBufferPointer(rebasing: frame[bodyStart...]), heads: job.members.map(\.isHead))
-            for (member, answer) in zip(job.members, answers) { member.completion(.success(answer)) }
-        } catch {
-            for member in job.members { member.completion(.failure(error)) }
-        }
-    }
-
-    /// The connection broke under its exchanges: a pipelined read is sent again on another connection
-    /// (up to ``pipelinedAttempts`` times, within its deadline); another request once, when it was on a
-    /// kept connection and nothing of its answer came (the owner closed it before taking the request);
-    /// the rest fail.
-    private func lost(_ connection: Connection) {
-        let jobs = connection.jobs
-        connection.jobs = []
-        close(connection, failing: nil)
-        for (index, job) in jobs.enumerated() {
-            let again =
-                job.pipelines
-                ? job.attempts < Self.pipelinedAttempts && ContinuousClock.now < job.deadline
-                : index == 0 && connection.reused && connection.received.isEmpty && job.attempts == 0
-            if again {
-                var job = job
-                job.attempts += 1
-                begin(job)
-            } else {
-                job.completion(.failure(.closed))
-            }
-        }
-    }
-
-    /// Closes `connection` (unregistered first, so its number is never used after another socket
-    /// takes it) and fails its exchange, if any, with `failure`.
-    private func close(_ connection: Connection, failing failure: Relay.Failure?) {
-        // This very connection: once closed, its number may already be another connection's.
-        guard connections[connection.fd] === connection else { return }
-        connections.removeValue(forKey: connection.fd)
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.fd, nil)
-        Glibc.close(connection.fd)
-        if var kept = idle[connection.key], let index = kept.firstIndex(where: { $0 === connection }) {
-            kept.remove(at: index)
-            idle[connection.key] = kept.isEmpty ? nil : kept
-        }
-        if connection.pipelined, var open = pipelines[connection.key], let index = open.firstIndex(where: { $0 === connection }) {
-            open.remove(at: index)
-            pipelines[connection.key] = open.isEmpty ? nil : open
-        }
-        let jobs = connection.jobs
-        connection.jobs = []
-        for job in jobs { job.completion(.failure(failure ?? .closed)) }
-    }
-
-    /// Fails what is past its deadline (or still connecting past the connect timeout); closes kept
-    /// connections unused too long.
-    private func sweep(now: ContinuousClock.Instant) {
-        for connection in Array(connections.values) {
-            if let job = connection.jobs.first {
-                if connection.connecting, now >= connection.connectDeadline {
-                    close(connection, failing: .connect("no answer within \(timing.forwardConnectTimeout)"))
-                } else if now >= job.deadline {
-                    // The first one is late: it fails; reads pipelined behind it go again elsewhere.
-                    connection.jobs.removeFirst()
-                    job.completion(.failure(.timedOut))
-                    lost(connection)
-                }
-            } else if now - connection.since >= reuseWithin {
-                close(connection, failing: nil)
-            }
-        }
     }
 }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Logging
+import Sockets
 
 #if canImport(Glibc)
     import Glibc
@@ -417,7 +418,7 @@ extension HTTPServer {
         for field in headers { head += "\(field.name): \(field.value)\r\n" }
         head += Self.dateHeader() + "\r\n"
         let writer = StreamWriter(
-            id: id, fd: own, loop: loops[id % loops.count], head: Array(head.utf8), chunked: !context.http10,
+            id: id, socket: Socket(adopting: own), loop: loops[id % loops.count], head: Array(head.utf8), chunked: !context.http10,
             body: body)
         streams.withLock { $0[writer.id] = writer }
         observer?.streamCountChanged(by: 1)
@@ -440,8 +441,9 @@ extension HTTPServer {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(writer.fd, $0, &length) }
         }
         guard named == 0 else { return false }
+        let handed = writer.socket.release()
         let added = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(daemon.raw, writer.fd, $0, length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(daemon.raw, handed, $0, length) }
         }
         if added != .YES { logger.debug("a finished stream's connection could not be kept", metadata: ["errno": "\(errno)"]) }
         return true  // libmicrohttpd owns the socket now, and closed it if it could not take it

@@ -125,7 +125,7 @@ final class StreamLoop: @unchecked Sendable {
             event.data.fd = writer.fd
             guard epoll_ctl(epoll, EPOLL_CTL_ADD, writer.fd, &event) == 0 else {
                 writer.markClosed()
-                if !ended(writer, false) { close(writer.fd) }
+                if !ended(writer, false) { writer.socket.close() }
                 return
             }
             registered[writer.fd] = Registration(writer: writer)
@@ -161,6 +161,6 @@ final class StreamLoop: @unchecked Sendable {
         guard registered.removeValue(forKey: writer.fd) != nil else { return }
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, writer.fd, nil)
         writer.markClosed()
-        if !ended(writer, clean) { close(writer.fd) }
+        if !ended(writer, clean) { writer.socket.close() }
     }
 }

@@ -1,3 +1,4 @@
+import Sockets
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,8 +55,11 @@ public final class StreamWriter: Sendable {
 
     /// A server-unique number for this stream.
     public let id: Int
-    /// The socket, owned by the stream from the hand-over until it closes or gives it back.
-    let fd: Int32
+    /// The socket, owned by the stream from the hand-over until it closes or gives it back (closed
+    /// exactly once, or released to libmicrohttpd).
+    let socket: Socket
+    /// Its descriptor (-1 once closed or given back); used on the stream loop's thread only.
+    var fd: Int32 { socket.descriptor }
     /// HTTP/1.1 chunk framing; without it (an HTTP/1.0 client) the data goes as it is and the stream
     /// ends by closing the connection.
     let chunked: Bool
@@ -64,9 +68,9 @@ public final class StreamWriter: Sendable {
     let heartbeat: [UInt8]?
     let state: Mutex<State>
 
-    init(id: Int, fd: Int32, loop: StreamLoop, head: [UInt8], chunked: Bool = true, body: StreamBody) {
+    init(id: Int, socket: Socket, loop: StreamLoop, head: [UInt8], chunked: Bool = true, body: StreamBody) {
         self.id = id
-        self.fd = fd
+        self.socket = socket
         self.chunked = chunked
         self.loop = loop
         self.maxBufferedBytes = body.maxBufferedBytes

@@ -1,3 +1,5 @@
+import Sockets
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -41,15 +43,16 @@ public final class HTTPClientConnection {
         }
     }
 
-    /// The socket, or -1 once closed: a closed connection never uses its old descriptor number
-    /// again, which by then may belong to another thread's socket (reading it would steal that
+    /// The socket, closed exactly once (``Socket``): a closed connection never uses its old descriptor
+    /// number again, which by then may belong to another thread's socket (reading it would steal that
     /// socket's data; writing it would corrupt that socket's stream).
-    private var fd: Int32
+    private let socket: Socket
+    private var fd: Int32 { socket.descriptor }
     /// The socket (for tests that poke it directly); -1 once closed.
     public var descriptor: Int32 { fd }
     private var buffer: [UInt8] = []
     private var isChunkedStream = false
-    public private(set) var isOpen = true
+    public var isOpen: Bool { socket.isOpen }
 
     /// Connects to `host:port` (an IPv4 or IPv6 literal).
     /// - Parameters:
@@ -61,16 +64,14 @@ public final class HTTPClientConnection {
         sourceAddress: String? = nil
     ) throws {
         let isIPv6 = host.contains(":")
-        fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else {
-            isOpen = false
-            throw ClientError.connectFailed(String(cString: strerror(errno)))
+        do {
+            socket = try Socket.tcp(family: isIPv6 ? AF_INET6 : AF_INET, blocking: true)
+        } catch {
+            throw ClientError.connectFailed(error.description)
         }
         var tv = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         if let receiveBufferSize {
             var size = Int32(receiveBufferSize)
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -79,7 +80,6 @@ public final class HTTPClientConnection {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
             guard inet_pton(AF_INET, sourceAddress, &local.sin_addr) == 1 else {
-                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("bad source address \(sourceAddress)")
             }
             let bound = withUnsafePointer(to: &local) {
@@ -87,7 +87,6 @@ public final class HTTPClientConnection {
             }
             guard bound == 0 else {
                 let reason = String(cString: strerror(errno))
-                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("cannot bind \(sourceAddress): \(reason)")
             }
         }
@@ -102,7 +101,6 @@ public final class HTTPClientConnection {
                 return inet_pton(AF_INET6, host, &a.pointee.sin6_addr) == 1
             }
             guard ok else {
-                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("bad address \(host)")
             }
         } else {
@@ -114,7 +112,6 @@ public final class HTTPClientConnection {
                 return inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &a.pointee.sin_addr) == 1
             }
             guard ok else {
-                close()  // once: the deinit of a throwing init closes nothing more
                 throw ClientError.connectFailed("bad address \(host)")
             }
         }
@@ -123,21 +120,12 @@ public final class HTTPClientConnection {
         }
         guard result == 0 else {
             let reason = String(cString: strerror(errno))
-            close()  // once: the deinit of a throwing init closes nothing more
             throw ClientError.connectFailed(reason)
         }
     }
 
-    deinit { if isOpen { _ = Glibc.close(fd) } }
-
     /// Closes the connection; later sends and reads throw ``ClientError/closed``.
-    public func close() {
-        if isOpen {
-            isOpen = false
-            _ = Glibc.close(fd)
-            fd = -1
-        }
-    }
+    public func close() { socket.close() }
 
     /// Sends a request and reads the whole response.
     public func request(

@@ -7,6 +7,9 @@
 
     @testable import BrowserCluster
     import ClusterCore
+    import HTTPServer
+    import Logging
+    import Sockets
 
     /// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
     /// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
@@ -214,6 +217,45 @@
             release.signal()
             try await slow.value
             #expect(finished.withLock { $0 } == ["the others", "/slow"])
+        }
+
+        /// Owners' addresses are resolved off the relay's loop, per owner: one whose name does not resolve
+        /// (held until the others are answered, 20 s at most) holds up its own first request only, never
+        /// the requests to another owner meanwhile.
+        @Test func aSlowResolverHoldsUpOnlyItsOwnersRequests() async throws {
+            let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
+            defer { owner.stop() }
+            let port = owner.port
+            let resolving = Mutex<[String]>([])
+            let release = DispatchSemaphore(value: 0)
+            let forwarder = Forwarder(
+                instanceID: "i-test", secret: "", timing: Self.timing, logger: Logger(label: "relay-test"),
+                resolver: { host, port throws(SocketError) in
+                    resolving.withLock { $0.append(host) }
+                    if host == "slow.invalid" { _ = release.wait(timeout: .now() + 20) }
+                    return try SocketAddress.resolve(host: "127.0.0.1", port: port)
+                })
+            defer { Task { await forwarder.shutdown() } }
+            func get(_ path: String) -> HTTPRequest { HTTPRequest(method: .get, path: path, headers: HTTPHeaders()) }
+            let slowBase = "http://slow.invalid:\(port)"
+            #expect(!forwarder.relays(get("/x"), to: slowBase), "not resolved yet: the relay does not take it at once")
+            let finished = Mutex<[String]>([])
+            let slow = Task {
+                let answer = try await forwarder.forward(get("/slow"), to: slowBase)
+                finished.withLock { $0.append("slow") }
+                return answer
+            }
+            while !resolving.withLock({ $0.contains("slow.invalid") }) { try await Task.sleep(for: .milliseconds(5)) }
+            for index in 0..<20 {
+                let answer = try await forwarder.forward(get("/fast/\(index)"), to: "http://fast.invalid:\(port)")
+                #expect(answer.status == 200)
+            }
+            finished.withLock { $0.append("fast") }
+            release.signal()
+            #expect(try await slow.value.status == 200)
+            #expect(finished.withLock { $0 } == ["fast", "slow"], "the other owner's 20 forwards went on while one name resolved")
+            #expect(forwarder.relays(get("/x"), to: slowBase), "resolved once: kept")
+            #expect(resolving.withLock { $0.filter { $0 == "fast.invalid" }.count } == 1, "resolved once per owner")
         }
 
         /// Reads written together say that more follow (`X-Browserd-Pipelined: more`, just before the
@@ -476,7 +518,7 @@
             let seen = try await Self.readsAtOnce(toAnOwnerRefusingPipelines: false)
             let sizes = seen.pipelines.withLock { $0 }
             #expect(!sizes.isEmpty, "\(Self.concurrent) reads at once: some arrive together")
-            #expect(sizes.allSatisfy { (2...RelayLoop.maxEnclosed).contains($0) }, "\(sizes)")
+            #expect(sizes.allSatisfy { (2...RelayMachine.maxEnclosed).contains($0) }, "\(sizes)")
             #expect(sizes.reduce(0, +) + seen.single.load(ordering: .relaxed) == Self.concurrent)
         }
 
@@ -506,6 +548,15 @@
             #expect(throws: Relay.Failure.self) { try enclosed(answers, heads: [false, false, false]) }
             #expect(throws: Relay.Failure.self) { try enclosed(answers, heads: [false, true]) }
             #expect(throws: Relay.Failure.self) { try enclosed(String(answers.dropLast()), heads: [false, true, false]) }
+        }
+    }
+
+    extension Relay {
+        /// A test's exchange with `host:port` (resolved here, on the test's thread: the relay never resolves).
+        func exchange(
+            _ request: [UInt8], isHead: Bool = false, pipelines: Bool = false, bodyless: Bool = false, host: String, port: Int
+        ) async throws -> Answer {
+            try await exchange(request, isHead: isHead, pipelines: pipelines, bodyless: bodyless, to: SocketAddress.resolve(host: host, port: port))
         }
     }
 #endif

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A socket's file descriptor, owned: closed exactly once, by ``close()`` or when the last reference
+/// goes. After a close, ``descriptor`` is -1, so a call made through a closed socket fails with
+/// `EBADF` instead of reaching whatever socket took its number meanwhile (three double-close fixes
+/// in the relay and the stream loops came from raw `Int32`s shared by two owners).
+///
+/// `@unchecked Sendable`: a socket is confined to one thread at a time (its loop's, or its caller's);
+/// handing it to another thread is a transfer of ownership, never shared use.
+public final class Socket: @unchecked Sendable {
+    /// The descriptor while open, -1 once closed.
+    public private(set) var descriptor: Int32
+
+    /// Owns `descriptor` from now on (an accepted connection, one made elsewhere).
+    public init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit { close() }
+
+    public var isOpen: Bool { descriptor >= 0 }
+
+    /// A new close-on-exec TCP socket of `family` with `TCP_NODELAY` set, non-blocking unless `blocking`.
+    public static func tcp(family: Int32, blocking: Bool = false) throws(SocketError) -> Socket {
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (blocking ? 0 : Int32(SOCK_NONBLOCK.rawValue))
+        let fd = socket(family, flags, 0)
+        guard fd >= 0 else { throw .system("socket", errno) }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return Socket(adopting: fd)
+    }
+
+    /// Starts connecting to `address` without blocking: true when connected at once, false while in
+    /// progress (writable once done; ``pendingError()`` then says how it went).
+    public func startConnecting(to address: SocketAddress) throws(SocketError) -> Bool {
+        let result = address.withSockaddr { connect(descriptor, $0, $1) }
+        if result == 0 { return true }
+        guard errno == EINPROGRESS else { throw .system("connect", errno) }
+        return false
+    }
+
+    /// The socket's pending error (`SO_ERROR`): 0 when a connect in progress succeeded.
+    public func pendingError() -> Int32 {
+        var failure: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length) != 0 { return errno }
+        return failure
+    }
+
+    /// `send` with `MSG_NOSIGNAL`: the count written, or -1 with `errno`.
+    public func send(_ bytes: UnsafeRawBufferPointer) -> Int {
+        Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+    }
+
+    /// `recv` into `buffer`: the count read, 0 at the peer's end, or -1 with `errno`.
+    public func receive(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        recv(descriptor, buffer, count, 0)
+    }
+
+    /// Gives the descriptor up without closing it (handed to another owner, e.g. libmicrohttpd): the
+    /// socket is closed from then on, as far as this object is concerned.
+    public func release() -> Int32 {
+        let fd = descriptor
+        descriptor = -1
+        return fd
+    }
+
+    /// Closes it (once; later calls do nothing).
+    public func close() {
+        guard descriptor >= 0 else { return }
+        let fd = descriptor
+        descriptor = -1
+        _ = Glibc.close(fd)
+    }
+}
+
+/// Why a socket call failed: the call's name and `errno`.
+public enum SocketError: Error, Equatable, CustomStringConvertible, Sendable {
+    case system(String, Int32)
+    case resolve(String)
+
+    public var description: String {
+        switch self {
+        case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
+        case .resolve(let what): what
+        }
+    }
+}
