@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -7,15 +9,17 @@
 /// `EBADF` instead of reaching whatever socket took its number meanwhile (three double-close fixes
 /// in the relay and the stream loops came from raw `Int32`s shared by two owners).
 ///
-/// `@unchecked Sendable`: a socket is confined to one thread at a time (its loop's, or its caller's);
-/// handing it to another thread is a transfer of ownership, never shared use.
-public final class Socket: @unchecked Sendable {
-    /// The descriptor while open, -1 once closed.
-    public private(set) var descriptor: Int32
+/// The descriptor is atomic: a close from one thread while another still reads it (a client's reader
+/// and the test that ends it) closes it once, and the reader then sees -1.
+public final class Socket: Sendable {
+    private let state: Atomic<Int32>
+
+    /// The descriptor while open, -1 once closed or released.
+    public var descriptor: Int32 { state.load(ordering: .acquiring) }
 
     /// Owns `descriptor` from now on (an accepted connection, one made elsewhere).
     public init(adopting descriptor: Int32) {
-        self.descriptor = descriptor
+        state = Atomic(descriptor)
     }
 
     deinit { close() }
@@ -62,17 +66,13 @@ public final class Socket: @unchecked Sendable {
     /// Gives the descriptor up without closing it (handed to another owner, e.g. libmicrohttpd): the
     /// socket is closed from then on, as far as this object is concerned.
     public func release() -> Int32 {
-        let fd = descriptor
-        descriptor = -1
-        return fd
+        state.exchange(-1, ordering: .acquiringAndReleasing)
     }
 
     /// Closes it (once; later calls do nothing).
     public func close() {
-        guard descriptor >= 0 else { return }
-        let fd = descriptor
-        descriptor = -1
-        _ = Glibc.close(fd)
+        let fd = state.exchange(-1, ordering: .acquiringAndReleasing)
+        if fd >= 0 { _ = Glibc.close(fd) }
     }
 }
 

@@ -10,6 +10,10 @@ final class BrowserdProcess: @unchecked Sendable {
     // collected output is behind a Mutex.
     let process = Process()
     private let output = OutputBuffer()
+    /// The child's output and errors (read by a thread of its own until their end).
+    private let pipe = Pipe()
+    /// Signalled once the reader has read everything (the child and its descendants have exited).
+    private let drained = DispatchSemaphore(value: 0)
 
     /// The executable next to the test bundle (both are products of the same build).
     static var executable: URL {
@@ -25,15 +29,26 @@ final class BrowserdProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BROWSERD_") }
         env.merge(environment) { $1 }
         process.environment = env
-        let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe
         let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
         try process.run()
+        // Read on a thread of its own with blocking reads until the end: no Dispatch source (a
+        // `readabilityHandler`), whose registration in libdispatch's epoll set could outlive the
+        // descriptor (libdispatch crashed in `_dispatch_event_loop_drain` twice in suite runs).
+        let reader = pipe.fileHandleForReading.fileDescriptor
+        let (pipe, drained) = (self.pipe, self.drained)
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 16_384)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { break }
+                output.text.withLock { $0 += String(decoding: buffer[..<n], as: UTF8.self) }
+            }
+            withExtendedLifetime(pipe) {}
+            drained.signal()
+        }.start()
     }
 
     var log: String { output.text.withLock { $0 } }
@@ -104,6 +119,8 @@ final class BrowserdProcess: @unchecked Sendable {
             process.terminate()
             return nil
         }
+        // What it printed last is read before this returns (its log is whole).
+        if drained.wait(timeout: .now() + 5) == .success { drained.signal() }
         return process.terminationStatus
     }
 }
