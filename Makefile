@@ -49,13 +49,16 @@ run: release
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
 ## length of the tests only (scripts/with-postgres.sh).
-# The packages install (mostly waiting on the network and dpkg) while the Swift packages resolve and the
-# code's format is checked (scripts/beside.sh): neither needs what apt brings, and the build needs both.
+# The build's few C headers install first; then the test packages install (mostly waiting on the network
+# and dpkg) while the Swift packages resolve and the one test build runs, the code's format checked beside
+# it (scripts/beside.sh, twice): none of them needs what apt brings for the tests. A failed build there
+# does not stop make: test-steps builds again (a no-op once built) and shows why in full.
 LINT := $(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 test:
 	@mkdir -p .build-test
+	@scripts/install-deps.sh run
 	@scripts/beside.sh .build-test/prepare.log \
-	  "echo '== $$(date +%T) beside it: the Swift packages resolve, the format is checked' && BROWSERD_CLIENT_TESTS=1 $(SWIFT) package resolve --scratch-path .build-test && $(LINT)" \
+	  "scripts/prepare-tests.sh '$(SWIFT)' '$(TEST_BUILD)' '$(LINT)'" \
 	  $(MAKE) --no-print-directory test-deps
 	BROWSERD_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(MAKE) --no-print-directory test-steps
 
@@ -82,7 +85,7 @@ test-steps:
 	@echo "== $$(date +%T) the quick checks (the format was checked beside the packages' install)"
 	$(PYTHON) scripts/validate-openapi.py
 	scripts/check-client-generated.sh
-	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included)"
+	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included; built beside the packages' install)"
 	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
 	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
 	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --skip RendererTests

@@ -40,7 +40,13 @@ if printf '%s\n' "${missing[@]}" | grep -qx postgresql && [ ! -e /etc/postgresql
   echo "create_main_cluster = false" | $sudo tee /etc/postgresql-common/createcluster.conf >/dev/null
 fi
 echo "installing with apt: ${missing[*]}"
-$sudo apt-get update -qq
+# The package lists, unless fetched in the last half hour (make test installs the build's packages, then
+# the tests', and fetches them once).
+stamp=/var/lib/apt/lists/.browserd-updated
+if [ -z "$(find "$stamp" -mmin -30 2>/dev/null)" ]; then
+  $sudo apt-get update -qq
+  $sudo touch "$stamp"
+fi
 # dpkg without an fsync per file (as Debian's own image builds install): a crash mid-install is re-run.
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 # Debian starts nginx as a service on install; the benchmark runs its own instance.

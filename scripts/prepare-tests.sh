@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# make test's preparation, beside the test packages' install (scripts/beside.sh in the Makefile): the
+# Swift packages resolve, then the one test build (the PostgreSQL build with every test target, the
+# Swift client's and browserd-renderer's included) with the code's format check beside it. The format
+# check failing fails make test; the build failing does not stop it here: test-steps builds again (a
+# no-op once built) and shows why in full.
+#   scripts/prepare-tests.sh SWIFT "TEST BUILD FLAGS" "LINT COMMAND"
+set -uo pipefail
+swift=${1:?swift}
+flags=${2:?test build flags}
+lint=${3:?lint command}
+cd "$(dirname "$0")/.."
+echo "== $(date +%T) beside it: the Swift packages resolve, then the test build with the format check beside it"
+BROWSERD_CLIENT_TESTS=1 $swift package resolve --scratch-path .build-test || exit 1
+scripts/beside.sh .build-test/build.log \
+  "BROWSERD_CLIENT_TESTS=1 $swift build --build-tests $flags --traits PostgreSQL || echo 'the test build failed: test-steps builds again and shows why'" \
+  bash -c "$lint"
