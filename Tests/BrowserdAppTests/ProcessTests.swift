@@ -10,10 +10,8 @@ final class BrowserdProcess: @unchecked Sendable {
     // collected output is behind a Mutex.
     let process = Process()
     private let output = OutputBuffer()
-    /// The child's output and errors (read by a thread of its own until their end).
+    /// The child's output and errors (read by a Dispatch source until their end).
     private let pipe = Pipe()
-    /// Signalled once the reader has read everything (the child and its descendants have exited).
-    private let drained = DispatchSemaphore(value: 0)
 
     /// The executable next to the test bundle (both are products of the same build).
     static var executable: URL {
@@ -32,24 +30,21 @@ final class BrowserdProcess: @unchecked Sendable {
         process.standardError = pipe
         process.standardOutput = pipe
         let output = self.output
-        try process.run()
-        // Read on a thread of its own with blocking reads until the end: no Dispatch source (a
-        // `readabilityHandler`), whose registration in libdispatch's epoll set could outlive the
-        // descriptor (libdispatch crashed in `_dispatch_event_loop_drain` twice in suite runs).
-        let reader = pipe.fileHandleForReading.fileDescriptor
-        let (pipe, drained) = (self.pipe, self.drained)
-        Thread {
-            var buffer = [UInt8](repeating: 0, count: 16_384)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { break }
-                output.text.withLock { $0 += String(decoding: buffer[..<n], as: UTF8.self) }
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            // At its end the handler is taken off (its Dispatch source cancelled), and at the latest when
+            // this object goes: a source must not outlive its descriptor (swift-subprocess#47: libdispatch
+            // crashes in `_dispatch_event_loop_drain`, as two suite runs here did).
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
             }
-            withExtendedLifetime(pipe) {}
-            drained.signal()
-        }.start()
+            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
     }
+
+    deinit { pipe.fileHandleForReading.readabilityHandler = nil }
 
     var log: String { output.text.withLock { $0 } }
 
@@ -119,8 +114,6 @@ final class BrowserdProcess: @unchecked Sendable {
             process.terminate()
             return nil
         }
-        // What it printed last is read before this returns (its log is whole).
-        if drained.wait(timeout: .now() + 5) == .success { drained.signal() }
         return process.terminationStatus
     }
 }
