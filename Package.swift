@@ -82,7 +82,8 @@ let package = Package(
         // The cluster's decisions as values (placement, leases, the owner cache, peer proofs, timing): no
         // NIO, no PostgreSQL, no sockets, so they build and their tests run in every build.
         .target(name: "ClusterCore", dependencies: [
-            "BrowserAPI", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
+            "BrowserAPI", "BrowserModel", "BrowserRecords", "HTTPServer", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
@@ -184,10 +185,19 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio", condition: withPostgreSQL),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
+        // BrowserPostgres by itself (the URL, lookups, notifications) against a real PostgreSQL; leases
+        // and fencing are in the store conformance suite, beside the stores they fence.
+        .testTarget(name: "BrowserPostgresTests", dependencies: [
+            .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserRecords", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: swiftSettings),
         // The cluster's decisions, without PostgreSQL or sockets: in every build.
         .testTarget(
             name: "ClusterCoreTests",
-            dependencies: ["ClusterCore", "BrowserRecords", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "ClusterCore", "BrowserAPI", "BrowserModel", "BrowserRecords", "HTTPServer", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
         // The cluster's sockets: the relay against scripted owners.
         .testTarget(

@@ -151,6 +151,11 @@ public struct APIRoutes: Sendable {
                             Task { complete(await Self.answering(request, here)) }
                         }
                     }
+                case .continuing(let rest):
+                    return .later {
+                        if let answer = await Principal.$current.withValue(principal, operation: { await rest() }) { return answer }
+                        return try await here()
+                    }
                 case .undecided:
                     return .later {
                         let placed = await Principal.$current.withValue(principal) { await placement.current?.place(request) }
@@ -193,6 +198,11 @@ public struct APIRoutes: Sendable {
                 case .underway(let start):
                     return .started { complete in
                         start { answer in complete(answer ?? Self.answering(request) { try serve(request, principal, token) }) }
+                    }
+                case .continuing(let rest):
+                    return .later {
+                        if let answer = await Principal.$current.withValue(principal, operation: { await rest() }) { return answer }
+                        return try serve(request, principal, token)
                     }
                 case .undecided:
                     return .later {

@@ -25,6 +25,10 @@ public enum PlacedAtOnce: Sendable {
     /// out to be this instance's to serve (it took the profile of a gone owner over). `start` must
     /// not block.
     case underway(@Sendable (_ complete: @escaping @Sendable (HTTPResponse?) -> Void) -> Void)
+    /// Placement began and needs waiting (a query, a takeover): the closure goes on from where it
+    /// stopped, in a task, with the same answer as ``RequestPlacement/place(_:)`` (nil: served here).
+    /// `Principal.current` must be the caller when it runs.
+    case continuing(@Sendable () async -> HTTPResponse?)
     /// Only ``RequestPlacement/place(_:)`` can tell (it may ask the database).
     case undecided
 }

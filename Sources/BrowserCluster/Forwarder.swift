@@ -55,7 +55,7 @@ final class Forwarder: Sendable {
     private let proofs = PeerProofMemo()
     private let logger: Logger
 
-    private let timing: ClusterTiming
+    let timing: ClusterTiming
 
     init(
         instanceID: InstanceID, secret: String, timing: ClusterTiming, logger: Logger,

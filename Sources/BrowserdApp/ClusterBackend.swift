@@ -52,7 +52,7 @@
         var storedProfiles: (@Sendable () async throws -> [ProfileSnapshot])? {
             { [membership] in
                 guard let cluster = membership.current else { return [] }
-                return try await cluster.lookups.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
+                return try await cluster.stored.storedProfiles().map { ProfileSnapshot(stored: $0.record, windowCount: $0.windowCount) }
             }
         }
 
@@ -119,7 +119,7 @@
             membership.set(cluster)
             placementSlot.set(cluster)
             // Tabs' pictures stored by an earlier run (or another instance), read when one is asked for.
-            app.service.readSnapshots { [lookups = cluster.lookups] id in try await lookups.snapshot(ofTab: id) }
+            app.service.readSnapshots { [lookups = cluster.stored] id in try await lookups.snapshot(ofTab: id) }
             app.sink.attach(StoreWriter(store: store))
             // /readyz says whether the database answers (probed every ClusterTiming.databaseProbeEvery).
             let (readiness, logger) = (app.readiness, app.logger)

@@ -1,0 +1,94 @@
+import BrowserAPI
+import BrowserModel
+public import BrowserPostgres
+import BrowserRecords
+import BrowserServices
+public import ClusterCore
+import HTTPServer
+import Logging
+import Metrics
+import Synchronization
+
+/// This instance's side of placement: which profiles it holds (the ``ProfileResidency``), taking one
+/// over, dropping one it no longer holds, and whether the database answers. It is placement's
+/// ``PlacementHolding`` and the lease follower's ``ProfileDropping``.
+final class ClusterHolding: PlacementHolding, ProfileDropping {
+    let residency: ProfileResidency
+    let leases: ProfileLeases
+    let lookups: ClusterLookups
+    let offTheRecord: OffTheRecordSearch
+    let lost: Counter
+    let logger: Logger
+    private let answers = Atomic(true)
+
+    var service: BrowserService { residency.service }
+
+    init(residency: ProfileResidency, leases: ProfileLeases, lookups: ClusterLookups, offTheRecord: OffTheRecordSearch, lost: Counter, logger: Logger) {
+        self.residency = residency
+        self.leases = leases
+        self.lookups = lookups
+        self.offTheRecord = offTheRecord
+        self.lost = lost
+        self.logger = logger
+    }
+
+    func holdsHere(_ subject: Placement.Subject) -> Bool { residency.root(of: subject).map { residency.touch($0) } ?? false }
+
+    /// Whether the database answered its last probe: while it does not, a request this instance cannot
+    /// serve from memory gets its 503 at once instead of after a query's deadline.
+    var databaseAnswers: Bool {
+        get { answers.load(ordering: .relaxed) }
+        set { answers.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Takes `profile` and restores it here, once even if many requests ask at the same time (the
+    /// ``ProfileResidency``'s single flight; a profile being dropped for idleness is waited for).
+    func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover {
+        let id = ProfileID(rawValue: profile)
+        do {
+            try await residency.bringIn(id, replacing: unreachable)
+            // Its old owner is no longer asked.
+            lookups.forgetOwner(of: profile)
+            // Deleted meanwhile: nothing to hold (the request is answered 404 here).
+            if !service.holdsProfile(id) { lookups.forgetProfile(profile) }
+            return .here
+        } catch let moved as ClusterResidencyBackend.MovedElsewhere {
+            return .elsewhere(moved.owner)
+        } catch {
+            logger.warning("takeover failed", metadata: ["profile": "\(profile)", "error": "\(PostgresStore.describe(error))"])
+            return .failed
+        }
+    }
+
+    func placeOffTheRecord(_ subject: Placement.Subject, _ request: HTTPRequest) async throws -> HTTPResponse? {
+        try await offTheRecord.place(subject, request)
+    }
+
+    /// Makes sure `profile` lives somewhere: here already, elsewhere (a live owner), or here after
+    /// taking it over. For lists, which gather every profile's windows.
+    func ensureHeld(_ profile: String) async throws {
+        if try await lookups.liveOwner(of: profile) != nil { return }
+        _ = await takeOver(profile, replacing: nil)
+    }
+
+    /// Drops a profile this instance no longer holds (lost at renewal, fenced, refused, or memory may
+    /// be ahead of the database after a failed commit).
+    func drop(_ profile: String, reason: LeaseKeeper.Reason) async {
+        leases.forget(profile)
+        lookups.forgetOwner(of: profile)
+        let id = ProfileID(rawValue: profile)
+        guard service.holdsProfile(id) else { return }
+        await service.unloadProfile(id).releaseOnAThreadOfItsOwn()
+        residency.forget(id)
+        lost.increment()
+        logger.warning("dropped a profile", metadata: ["profile": "\(profile)", "reason": "\(reason)"])
+    }
+}
+
+/// The database's lease renewal, as the ``LeaseFollower`` asks it.
+extension ProfileLeases: LeaseRenewing {
+    public var heldProfiles: [String] { Array(held.all.keys) }
+}
+
+/// The stored tokens, as the ``TokenFollower`` reads them.
+extension StoredLookups: StoredTokenReading {}

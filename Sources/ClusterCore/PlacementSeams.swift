@@ -1,0 +1,69 @@
+public import BrowserRecords
+public import HTTPServer
+
+// What ``PlacementInterpreter`` asks of the world, as three seams: the cluster's classes carry them
+// out (the owner cache and the database, the forwarder, this instance's residency), the interpreter's
+// tests fake them. None of them decides anything: ``Placement`` does.
+
+/// Who holds what: the owner cache in front of the database.
+public protocol PlacementLookups: Sendable {
+    /// The stored regular profile known to hold `subject` without asking the database (nil: unknown).
+    func knownProfile(holding subject: Placement.Subject) -> String?
+
+    /// The owner known to hold `profile`'s lease without asking the database, when it is another
+    /// instance (nil: unknown, or this instance).
+    func knownOwner(of profile: String) -> Placement.Owner?
+
+    /// The stored regular profile that holds `subject`, as the database says (remembered).
+    /// - Throws: the database could not be read.
+    func storedProfile(holding subject: Placement.Subject) async throws -> String?
+
+    /// Who holds `profile`'s lease: the known owner elsewhere, else the database's word (a live owner
+    /// elsewhere is remembered). Nil: nobody ever held it.
+    /// - Throws: the database could not be read.
+    func owner(of profile: String) async throws -> Placement.Owner?
+
+    /// The owner of `profile` is stale (it said 503, or did not answer): ask the database next time.
+    func forgetOwner(of profile: String)
+
+    /// `profile` holds `subject` (an owner's 201 said so): no query next time.
+    func remember(profile: String, holding subject: Placement.Subject)
+}
+
+/// Sending a request on to the instance that holds its profile.
+public protocol PlacementForwarding: Sendable {
+    /// Whether another instance of this cluster sent `request` (its peer proof holds).
+    func isFromPeer(_ request: HTTPRequest) -> Bool
+
+    /// Whether `request` can be relayed to `url` without a task (its address is known and it is a
+    /// kind the relay carries). Must not block.
+    func relaysAtOnce(_ request: HTTPRequest, to url: String) -> Bool
+
+    /// Relays `request` to `url`; `completion` is called once, from any thread. Must not block.
+    func start(_ request: HTTPRequest, to url: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void)
+
+    /// Sends `request` to `url` and returns its answer.
+    /// - Throws: the instance could not be reached, or did not answer in time.
+    func forward(_ request: HTTPRequest, to url: String) async throws -> HTTPResponse
+
+    /// Whether `url`'s address refuses connections (nothing listens there: its instance is gone).
+    func refusesConnections(_ url: String) async -> Bool
+}
+
+/// This instance's side: what it holds, taking a profile over, finding an off-the-record subject.
+public protocol PlacementHolding: Sendable {
+    /// Whether the profile that holds `subject` is in memory here (and, if so, marks it used).
+    func holdsHere(_ subject: Placement.Subject) -> Bool
+
+    /// Whether the database answered its last probe.
+    var databaseAnswers: Bool { get }
+
+    /// Takes `profile`'s lease (replacing an owner found gone) and restores it here, once however
+    /// many requests ask.
+    func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover
+
+    /// The answer of the instance that holds off-the-record `subject` (which only its owner's memory
+    /// has), or nil when none does (the handler here answers 404).
+    /// - Throws: the database could not be read.
+    func placeOffTheRecord(_ subject: Placement.Subject, _ request: HTTPRequest) async throws -> HTTPResponse?
+}
