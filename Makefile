@@ -52,7 +52,8 @@ run: release
 # The build's few C headers install first; then the test packages install (mostly waiting on the network
 # and dpkg) while the Swift packages resolve and the one test build runs, the code's format checked beside
 # it (scripts/beside.sh, twice): none of them needs what apt brings for the tests. A failed build there
-# does not stop make: test-steps builds again (a no-op once built) and shows why in full.
+# does not stop make: test-steps builds again and shows why in full (when it built, test-steps does not
+# build again: .build-test/prepared).
 LINT := $(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 test:
 	@mkdir -p .build-test
@@ -72,6 +73,9 @@ test:
 TEST_BUILD := --scratch-path .build-test -debug-info-format none
 TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd
 POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path)
+# The suites run from the test bundle itself (every suite is swift-testing's): `swift test` would plan
+# the build again first (~20 s: make's environment here is not the preparation's).
+TEST_BUNDLE = $(POSTGRES_TEST_BIN)/browserdPackageTests.xctest --testing-library swift-testing
 
 # The order: the quick checks first; then the one build; then the suites, one at a time (the timing of
 # live-server tests never shares the machine with a compiler): every Swift suite once, on both stores
@@ -86,11 +90,12 @@ test-steps:
 	$(PYTHON) scripts/validate-openapi.py
 	scripts/check-client-generated.sh
 	@echo "== $$(date +%T) the PostgreSQL build with every test target (the Swift client and browserd-renderer included; built beside the packages' install)"
-	$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL
+	@if [ -f .build-test/prepared ]; then rm -f .build-test/prepared; echo "made by the preparation"; \
+	  else echo "$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL"; $(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL; fi
 	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
-	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --skip RendererTests
+	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(TEST_BUNDLE) --skip RendererTests
 	@echo "== $$(date +%T) browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"
-	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(SWIFT) test --skip-build $(TEST_BUILD) --traits PostgreSQL --filter RendererTests
+	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(TEST_BUNDLE) --filter RendererTests
 	@echo "== $$(date +%T) several instances on one PostgreSQL"
 	$(PYTHON) tests/cluster_test.py $(POSTGRES_TEST_BIN)/browserd
 	@echo "== $$(date +%T) schemathesis against a live server (the PostgreSQL build's browserd, on SQLite), beside the embedded build"

@@ -11,7 +11,10 @@ flags=${2:?test build flags}
 lint=${3:?lint command}
 cd "$(dirname "$0")/.."
 echo "== $(date +%T) beside it: the Swift packages resolve, then the test build with the format check beside it"
+# .build-test/prepared says the test build is made and nothing changed since (test-steps takes it and
+# skips its own build, which would cost a planning of every manifest: its environment differs).
+rm -f .build-test/prepared
 BROWSERD_CLIENT_TESTS=1 $swift package resolve --scratch-path .build-test || exit 1
 scripts/beside.sh .build-test/build.log \
-  "BROWSERD_CLIENT_TESTS=1 $swift build --build-tests $flags --traits PostgreSQL || echo 'the test build failed: test-steps builds again and shows why'" \
+  "if BROWSERD_CLIENT_TESTS=1 $swift build --build-tests $flags --traits PostgreSQL; then touch .build-test/prepared; else echo 'the test build failed: test-steps builds again and shows why'; fi" \
   bash -c "$lint"
