@@ -5,13 +5,9 @@ import TestSupport
 import Testing
 
 /// A `browserd` process started from the built executable, its stderr collected.
-final class BrowserdProcess: @unchecked Sendable {
-    // @unchecked Sendable: `process` is configured before launch and only read afterwards; the
-    // collected output is behind a Mutex.
-    let process = Process()
+final class BrowserdProcess: Sendable {
+    let process: ChildProcess
     private let output = OutputBuffer()
-    /// The child's output and errors (read by a Dispatch source until their end).
-    private let pipe = Pipe()
 
     /// The executable next to the test bundle (both are products of the same build).
     static var executable: URL {
@@ -21,30 +17,24 @@ final class BrowserdProcess: @unchecked Sendable {
         return directory.appendingPathComponent("browserd")
     }
 
+    /// Starts browserd with `arguments`, this process's environment (without its `BROWSERD_` settings)
+    /// and `environment`; its output (standard output and error) is collected (``log``).
     init(arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BROWSERD_") }
         env.merge(environment) { $1 }
-        process.environment = env
-        process.standardError = pipe
-        process.standardOutput = pipe
         let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            // At its end the handler is taken off (its Dispatch source cancelled), and at the latest when
-            // this object goes: a source must not outlive its descriptor (swift-subprocess#47: libdispatch
-            // crashes in `_dispatch_event_loop_drain`, as two suite runs here did).
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
-            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        try process.run()
+        process = try ChildProcess(
+            executable: Self.executable.path, arguments: arguments, environment: env,
+            output: .pipe { bytes in output.text.withLock { $0 += String(decoding: bytes, as: UTF8.self) } })
     }
 
-    deinit { pipe.fileHandleForReading.readabilityHandler = nil }
+    /// Runs browserd with `arguments` and `environment` (exactly) to its end, its output discarded.
+    /// - Returns: its exit status.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Int32 {
+        let child = try ChildProcess(executable: executable.path, arguments: arguments, environment: environment, output: .discarded)
+        child.waitUntilExit()
+        return child.terminationStatus
+    }
 
     var log: String { output.text.withLock { $0 } }
 
@@ -69,7 +59,7 @@ final class BrowserdProcess: @unchecked Sendable {
         return Int(port)
     }
 
-    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    func signal(_ signal: Int32) { process.signal(signal) }
 
     /// Whether `/readyz` answers 200 within `seconds` (e.g. once storage has recovered).
     func waitUntilReady(port: Int, within seconds: TimeInterval) -> Bool {
@@ -84,10 +74,8 @@ final class BrowserdProcess: @unchecked Sendable {
     /// Sets the process's file-size limit (`prlimit --fsize`, e.g. "1048576:unlimited"): a soft limit
     /// makes its writes past that size fail, as a full disk would, and can be lifted again.
     func limitFileSize(_ value: String) throws {
-        let tool = Process()
-        tool.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        tool.arguments = ["--pid", String(process.processIdentifier), "--fsize=\(value)"]
-        try tool.run()
+        let tool = try ChildProcess(
+            executable: "/usr/bin/prlimit", arguments: ["--pid", String(process.pid), "--fsize=\(value)"], environment: [:], output: .discarded)
         tool.waitUntilExit()
     }
 
@@ -111,7 +99,7 @@ final class BrowserdProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
         if process.isRunning {
-            process.terminate()
+            process.signal(SIGTERM)
             return nil
         }
         return process.terminationStatus
@@ -153,14 +141,7 @@ final class OutputBuffer: Sendable {
             let index = try HTTPClientConnection(host: "127.0.0.1", port: port).request("GET", "/v1")
             #expect((jsonObject(index.body)?["limits"] as? [String: Any])?["maxBodyBytes"] as? Int == 2048)
             #expect(FileManager.default.fileExists(atPath: data))
-            let healthcheck = Process()
-            healthcheck.executableURL = BrowserdProcess.executable
-            healthcheck.arguments = ["healthcheck"]
-            healthcheck.environment = ["BROWSERD_HOST": "0.0.0.0", "BROWSERD_PORT": String(port)]
-            healthcheck.standardOutput = FileHandle.nullDevice
-            try healthcheck.run()
-            healthcheck.waitUntilExit()
-            #expect(healthcheck.terminationStatus == 0)
+            #expect(try BrowserdProcess.run(["healthcheck"], environment: ["BROWSERD_HOST": "0.0.0.0", "BROWSERD_PORT": String(port)]) == 0)
         }
         server.signal(SIGINT)
         #expect(server.waitForExit() == 0)
@@ -174,12 +155,6 @@ final class OutputBuffer: Sendable {
     }
 
     @Test func healthcheckFailsWhenNothingListens() throws {
-        let probe = Process()
-        probe.executableURL = BrowserdProcess.executable
-        probe.arguments = ["healthcheck", "--port", "1", "--timeout", "1"]
-        probe.standardOutput = FileHandle.nullDevice
-        try probe.run()
-        probe.waitUntilExit()
-        #expect(probe.terminationStatus != 0)
+        #expect(try BrowserdProcess.run(["healthcheck", "--port", "1", "--timeout", "1"]) != 0)
     }
 }

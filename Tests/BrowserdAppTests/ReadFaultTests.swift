@@ -59,10 +59,9 @@ import Testing
         let source = folder + "/readfault.c"
         let library = folder + "/readfault.so"
         try shimSource.write(toFile: source, atomically: true, encoding: .utf8)
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        compiler.arguments = ["clang", "-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"]
-        try compiler.run()
+        let compiler = try ChildProcess(
+            executable: "/usr/bin/env", arguments: ["clang", "-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"],
+            environment: ProcessInfo.processInfo.environment, output: .discarded)
         compiler.waitUntilExit()
         guard compiler.terminationStatus == 0 else { throw CancellationError() }
         return library

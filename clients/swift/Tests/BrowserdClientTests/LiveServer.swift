@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserdClient
@@ -15,7 +16,8 @@ final class LiveServer: @unchecked Sendable {
     let port: Int
     let dataDirectory: URL
     let binary: String
-    private(set) var process: Process
+    /// Spawned without Foundation's `Process` (TestSupport's `ChildProcess` says why).
+    private(set) var process: ChildProcess?
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     static var binaryPath: String {
@@ -33,7 +35,6 @@ final class LiveServer: @unchecked Sendable {
         port = try Self.freePort()
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        process = Process()
         self.arguments = arguments
         try await start()
     }
@@ -41,11 +42,10 @@ final class LiveServer: @unchecked Sendable {
     private let arguments: [String]
 
     private func start() async throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "\(port)", "--data-dir", dataDirectory.path, "--log-level", "warning"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            executable: binary, arguments: ["--port", "\(port)", "--data-dir", dataDirectory.path, "--log-level", "warning"] + arguments,
+            environment: ProcessInfo.processInfo.environment, output: .errorsShown)
+        self.process = process
         for _ in 0..<400 {
             if try await Self.isReady(url) { return }
             guard process.isRunning else { throw Failure("browserd exited (\(process.terminationStatus)) before it was ready") }
@@ -61,8 +61,8 @@ final class LiveServer: @unchecked Sendable {
     }
 
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
+        guard let process, process.isRunning else { return }
+        process.signal(SIGTERM)
         process.waitUntilExit()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -6,10 +7,10 @@ import Foundation
 
 /// Test pages on loopback (python3's http.server, the standard library only): links, a late title, a
 /// favicon, a server redirect, pushState, a popup and window.close().
-final class PageServer: @unchecked Sendable {
-    // `@unchecked Sendable`: `process` is set in `init` and only stopped after.
+final class PageServer: Sendable {
     let port: Int
-    private let process: Process
+    /// Spawned without Foundation's `Process` (TestSupport's `ChildProcess` says why).
+    private let process: ChildProcess
     var origin: String { "http://127.0.0.1:\(port)" }
 
     static let script = #"""
@@ -58,15 +59,19 @@ final class PageServer: @unchecked Sendable {
         """#
 
     init() throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let line = output.fileHandleForReading.availableData
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
+        let printed = CollectedOutput()
+        process = try ChildProcess(
+            executable: "/usr/bin/env", arguments: ["python3", "-c", Self.script], environment: ProcessInfo.processInfo.environment,
+            output: .pipe { printed.append($0) })
+        // Its first line is its port.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var line: String?
+        while line == nil, process.isRunning, ContinuousClock.now < deadline {
+            line = printed.firstLine
+            if line == nil { usleep(10_000) }
+        }
+        guard let line, let port = Int(line.trimmingCharacters(in: .whitespaces)) else {
+            process.signal(SIGKILL)
             throw Failure("the page server did not start")
         }
         self.port = port
@@ -76,7 +81,7 @@ final class PageServer: @unchecked Sendable {
 
     deinit {
         // SIGKILL: a test process may pass SIGTERM on as ignored, and python then never ends.
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { process.signal(SIGKILL) }
         process.waitUntilExit()
     }
 }
