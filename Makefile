@@ -49,15 +49,16 @@ run: release
 ## SIGSTOP and a PostgreSQL restart), and schemathesis against a live server, streams and stateful phase
 ## included (SCHEMATHESIS_SECONDS per phase). Python tools run from ./.venv; PostgreSQL runs for the
 ## length of the tests only (scripts/with-postgres.sh).
-# The build's few C headers install first; then the test packages install (mostly waiting on the network
-# and dpkg) while the Swift packages resolve and the one test build runs, the code's format checked beside
-# it (scripts/beside.sh, twice): none of them needs what apt brings for the tests. A failed build there
+# The Swift packages resolve while the build's few C headers install; then the test packages install
+# (mostly waiting on the network and dpkg) while the one test build runs, the code's format checked beside
+# it (scripts/beside.sh, three times): none of them needs what apt brings for the tests. A failed build there
 # does not stop make: test-steps builds again and shows why in full (when it built, test-steps does not
 # build again: .build-test/prepared).
 LINT := $(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
 test:
 	@mkdir -p .build-test
-	@scripts/install-deps.sh run
+	@scripts/beside.sh .build-test/resolve.log "BROWSERD_CLIENT_TESTS=1 $(SWIFT) package resolve --scratch-path .build-test" \
+	  scripts/install-deps.sh run
 	@scripts/beside.sh .build-test/prepare.log \
 	  "scripts/prepare-tests.sh '$(SWIFT)' '$(TEST_BUILD)' '$(LINT)'" \
 	  $(MAKE) --no-print-directory test-deps
@@ -71,18 +72,30 @@ test:
 # then the embedded browserd (which compiles only browserd's own modules again: the dependencies are the
 # same). The builds of `make build`, `make run` and `make build-postgres` are left alone.
 TEST_BUILD := --scratch-path .build-test -debug-info-format none
-TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --show-bin-path)/browserd
-POSTGRES_TEST_BIN = $$($(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path)
+TEST_BIN = $(POSTGRES_TEST_BIN)/browserd
+# The PostgreSQL build's browserd and browserd-tabs, copied out before the embedded build replaces
+# browserd in the same folder.
+POSTGRES_BROWSERD = $(CURDIR)/.build-test/browserd-postgresql
+BROWSERD_TABS = $(CURDIR)/.build-test/browserd-tabs
+# Asked once (make's "evaluate once" idiom): while the embedded build runs beside the suites it holds
+# .build-test's lock, which `--show-bin-path` would wait for. Both builds put their products there.
+POSTGRES_TEST_BIN = $(eval POSTGRES_TEST_BIN := $$(shell $(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path))$(POSTGRES_TEST_BIN)
 # The suites run from the test bundle itself (every suite is swift-testing's): `swift test` would plan
 # the build again first (~20 s: make's environment here is not the preparation's).
 TEST_BUNDLE = $(POSTGRES_TEST_BIN)/browserdPackageTests.xctest --testing-library swift-testing
 
 # The order: the quick checks first; then the one build; then the suites, one at a time (the timing of
-# live-server tests never shares the machine with a compiler): every Swift suite once, on both stores
-# (SQLite included), the client's and the renderer's against that build's browserd, and the cluster; the
-# embedded browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
-# The embedded build (and browserd-tabs) compile beside schemathesis (scripts/beside.sh), which runs for a
-# fixed time against the PostgreSQL build's browserd on SQLite and has no deadline a busy machine could miss.
+# live-server tests never shares the machine with a compiler that may take CPU from them): every Swift
+# suite once, on both stores (SQLite included), the client's and the renderer's against that build's
+# browserd, and the cluster; schemathesis, which runs for a fixed time and has no deadline; the embedded
+# browserd, and what drives it (tests/embedded_build_test.py: nothing of PostgreSQL or NIO in it).
+# The embedded build (and browserd-tabs) start after the Swift suites on idle CPU only
+# (scripts/idle-build.sh: SCHED_IDLE, which the kernel runs only when nothing else wants the CPU): it
+# advances while the renderer's suite and the cluster's scenarios wait (they mostly do: the cluster's
+# 59 s use 40 s of CPU of two cores) and never takes CPU from them; what is left of it runs beside
+# schemathesis. They run the PostgreSQL build's browserd from a copy, since the embedded build replaces
+# it in the build folder (the Swift suites' process tests take the one beside the test bundle: they
+# run before).
 # The Swift client's and browserd-renderer's suites join the test build (Package.swift).
 test-steps: export BROWSERD_CLIENT_TESTS = 1
 test-steps:
@@ -93,16 +106,18 @@ test-steps:
 	@if [ -f .build-test/prepared ]; then rm -f .build-test/prepared; echo "made by the preparation"; \
 	  else echo "$(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL"; $(SWIFT) build --build-tests $(TEST_BUILD) --traits PostgreSQL; fi
 	@echo "== $$(date +%T) every Swift suite on both stores (the client's and the renderer's against this build's browserd), and the cluster"
-	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(TEST_BUNDLE) --skip RendererTests
+	cp "$(POSTGRES_TEST_BIN)/browserd" $(POSTGRES_BROWSERD)
+	BROWSERD_BIN=$(POSTGRES_BROWSERD) $(TEST_BUNDLE) --skip RendererTests
+	@echo "== $$(date +%T) the embedded build (and browserd-tabs) start, on idle CPU only"
+	@scripts/idle-build.sh start .build-test/embedded-build.log \
+	  "$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs && cp $(POSTGRES_TEST_BIN)/browserd-tabs $(BROWSERD_TABS) && $(SWIFT) build $(TEST_BUILD) --product browserd"
 	@echo "== $$(date +%T) browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"
-	BROWSERD_BIN=$(POSTGRES_TEST_BIN)/browserd $(TEST_BUNDLE) --filter RendererTests
+	BROWSERD_BIN=$(POSTGRES_BROWSERD) $(TEST_BUNDLE) --filter RendererTests
 	@echo "== $$(date +%T) several instances on one PostgreSQL"
-	$(PYTHON) tests/cluster_test.py $(POSTGRES_TEST_BIN)/browserd
-	@echo "== $$(date +%T) schemathesis against a live server (the PostgreSQL build's browserd, on SQLite), beside the embedded build"
-	cp "$(POSTGRES_TEST_BIN)/browserd" .build-test/browserd-postgresql
-	scripts/beside.sh .build-test/embedded-build.log \
-	  "$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs && $(SWIFT) build $(TEST_BUILD) --product browserd" \
-	  scripts/schemathesis.sh .build-test/browserd-postgresql
+	$(PYTHON) tests/cluster_test.py $(POSTGRES_BROWSERD)
+	@echo "== $$(date +%T) schemathesis against a live server (the PostgreSQL build's browserd, on SQLite), beside what is left of the embedded build"
+	scripts/schemathesis.sh $(POSTGRES_BROWSERD)
+	@scripts/idle-build.sh wait .build-test/embedded-build.log
 	@echo "== $$(date +%T) the embedded build's checks against a live server"
 	$(PYTHON) tests/embedded_build_test.py $(TEST_BIN)
 	$(PYTHON) tests/quickstart_test.py $(TEST_BIN)
@@ -113,7 +128,7 @@ test-steps:
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
 	@echo "== $$(date +%T) the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"
-	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(POSTGRES_TEST_BIN)/browserd-tabs
+	$(PYTHON) tests/tabs_tui_test.py $(TEST_BIN) $(BROWSERD_TABS)
 
 ## Regenerates the Swift client's code from openapi.yaml (after changing the contract; make test checks it).
 client-generate:

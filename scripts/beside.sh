@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs a command beside another, so that it costs no wall time of its own: make test's last build (the
-# embedded browserd, ~80 s on two cores) beside schemathesis, which runs for a fixed time whatever the
-# machine's load (it only makes fewer cases) and checks no deadline; and the Swift packages' resolution
-# and the format check beside the system packages' install. Timed suites never run beside a build.
+# Runs a command beside another, so that it costs no wall time of its own: make test's Swift packages'
+# resolution beside the build's C headers' install, and its test build and the format check beside the
+# test packages' install. Timed suites never run beside a build (scripts/idle-build.sh runs one on idle
+# CPU only).
 #   scripts/beside.sh LOG "BUILD COMMAND" TEST COMMAND...
 # The build's output goes to LOG and is printed when both have ended; the exit status is the test's,
 # or the build's when the test passed.
