@@ -43,10 +43,9 @@ final class Forwarder: Sendable {
     private let client: HTTPClient
     /// Everything else: the thin keep-alive relay.
     private let relay: Relay
-    /// Each owner's address, parsed once.
-    private let addresses = Mutex<[String: Address?]>([:])
-    /// Each owner's address resolved (``resolve(_:)``, off every loop): what the relay connects to.
-    private let resolved = Mutex<[String: Sockets.SocketAddress]>([:])
+    /// Each owner's address, parsed once (nil: not one the relay carries) and, once ``resolve(_:)`` did
+    /// it off every loop, resolved: what the relay connects to. One entry per owner, one lock.
+    private let owners = Mutex<[String: OwnerAddress]>([:])
     /// Resolves an owner's host (blocking: `getaddrinfo`); run on a thread of Dispatch's, never on the
     /// relay's loop or the server's threads.
     private let resolver: @Sendable (_ host: String, _ port: Int) throws(SocketError) -> Sockets.SocketAddress
@@ -144,6 +143,14 @@ final class Forwarder: Sendable {
         let authority: String
     }
 
+    /// What the forwarder knows of an owner's address.
+    struct OwnerAddress: Sendable {
+        /// Parsed from its URL; nil for one the relay does not carry (`https`, a path).
+        let parsed: Address?
+        /// Resolved (nil until ``Forwarder/resolve(_:)`` did, or after a connection to it failed).
+        var resolved: Sockets.SocketAddress?
+    }
+
     static func address(of base: String) -> Address? {
         guard base.hasPrefix("http://") else { return nil }
         let authority = String(base.dropFirst(7))
@@ -161,14 +168,23 @@ final class Forwarder: Sendable {
         return port.map { Address(host: String(host), port: $0, authority: authority) }
     }
 
-    /// `base`'s address as last resolved (nil until ``resolve(_:)`` did, or after a connection to it failed).
-    private func resolvedAddress(_ base: String) -> Sockets.SocketAddress? { resolved.withLock { $0[base] } }
+    /// `base`'s address as parsed and last resolved (parsed now if it is new).
+    private func ownerAddress(_ base: String) -> OwnerAddress {
+        if let known = owners.withLock({ $0[base] }) { return known }
+        let entry = OwnerAddress(parsed: Self.address(of: base), resolved: nil)
+        owners.withLock { cache in
+            if cache.count > 1024 { cache.removeAll() }
+            if cache[base] == nil { cache[base] = entry }
+        }
+        return entry
+    }
 
     /// Resolves `base`'s host on a Dispatch thread (a slow DNS answer holds up only the requests to that
     /// owner, never the relay's loop) and keeps the address for the relay.
     func resolve(_ base: String) async throws -> Sockets.SocketAddress {
-        if let known = resolvedAddress(base) { return known }
-        guard let address = cachedAddress(base) else { throw Relay.Failure.connect("no relay to \(base)") }
+        let owner = ownerAddress(base)
+        if let known = owner.resolved { return known }
+        guard let address = owner.parsed else { throw Relay.Failure.connect("no relay to \(base)") }
         let resolver = self.resolver
         let found: Sockets.SocketAddress = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
@@ -179,28 +195,17 @@ final class Forwarder: Sendable {
                 }
             }
         }
-        resolved.withLock { cache in
+        owners.withLock { cache in
             if cache.count > 1024 { cache.removeAll() }
-            cache[base] = found
+            cache[base] = OwnerAddress(parsed: address, resolved: found)
         }
         return found
     }
 
-    /// A connection to `base` failed: its address is resolved again next time (an owner that came back
-    /// elsewhere under the same name).
+    /// A request to `base` failed: if that says its address may be stale, it is resolved again next time.
     private func forgetAddress(_ base: String, after failure: Relay.Failure) {
-        guard case .connect = failure else { return }
-        resolved.withLock { _ = $0.removeValue(forKey: base) }
-    }
-
-    private func cachedAddress(_ base: String) -> Address? {
-        if let known = addresses.withLock({ $0[base] }) { return known }
-        let parsed = Self.address(of: base)
-        addresses.withLock { cache in
-            if cache.count > 1024 { cache.removeAll() }
-            cache[base] = .some(parsed)
-        }
-        return parsed
+        guard failure.addressMayBeStale else { return }
+        owners.withLock { $0[base]?.resolved = nil }
     }
 
     /// The request as bytes for the owner: its method and target as the client sent them, the headers
@@ -264,14 +269,15 @@ final class Forwarder: Sendable {
     /// Whether the relay carries `request` to `base` now, without waiting: not an event stream, nor an
     /// `https` owner (``forward(_:to:)`` takes those to async-http-client), and its address resolved.
     func relays(_ request: HTTPRequest, to base: String) -> Bool {
-        !Self.isStream(request) && resolvedAddress(base) != nil
+        !Self.isStream(request) && ownerAddress(base).resolved != nil
     }
 
     /// Starts forwarding `request` to the instance at `base` on the relay, without a task: `completion`
     /// is called once, on a relay thread, with the owner's answer or why it could not be reached.
     /// - Precondition: ``relays(_:to:)``.
     func start(_ request: HTTPRequest, to base: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
-        guard let address = cachedAddress(base), let resolved = resolvedAddress(base) else {
+        let owner = ownerAddress(base)
+        guard let address = owner.parsed, let resolved = owner.resolved else {
             return completion(.failure(Relay.Failure.connect("no relay to \(base)")))
         }
         relay.start(
@@ -287,7 +293,7 @@ final class Forwarder: Sendable {
     /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
     func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
         let isStream = Self.isStream(request)
-        if !isStream, let address = cachedAddress(base) {
+        if !isStream, let address = ownerAddress(base).parsed {
             let resolved = try await resolve(base)
             do {
                 let answer = try await relay.exchange(

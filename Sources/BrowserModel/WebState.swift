@@ -305,16 +305,17 @@ public final class WebState {
         return changes
     }
 
-    /// Sets the picture of the tab's page (replacing the one it had), or removes it (nil). Works on an
-    /// unrealized tab too (the picture is not its history).
+    /// Sets the picture of the tab's page, replacing the one it had. Works on an unrealized tab too (the
+    /// picture is not its history). A picture is never removed but with its tab (closing it deletes its
+    /// row and the picture with it), so there is no removal for storage to miss.
     /// - Throws: ``ModelError/profileFull(used:adding:limit:)`` when the larger picture would pass its
     ///   profile's budget (nothing changed).
     /// - Returns: whether anything changed; when it did, tells `.snapshot`.
     @discardableResult
-    public func setSnapshot(_ snapshot: PageSnapshot?) throws(ModelError) -> Bool {
+    public func setSnapshot(_ snapshot: PageSnapshot) throws(ModelError) -> Bool {
         // The same picture again (its tag names its bytes) changes nothing, not even when it was taken.
-        guard snapshot?.etag != self.snapshot?.etag || snapshot?.mediaType != self.snapshot?.mediaType else { return false }
-        let delta = (snapshot?.byteCount ?? 0) - (self.snapshot?.byteCount ?? 0)
+        guard snapshot.etag != self.snapshot?.etag || snapshot.mediaType != self.snapshot?.mediaType else { return false }
+        let delta = snapshot.byteCount - (self.snapshot?.byteCount ?? 0)
         try budget?.check(adding: delta)
         self.snapshot = snapshot
         budget?.charge(delta)

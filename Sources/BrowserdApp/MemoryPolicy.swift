@@ -49,6 +49,27 @@ public struct MemoryPolicy: Sendable, Equatable {
     public static let followsWorkingSet = MemoryPolicy(
         mmapThreshold: 128 * 1024, trimThreshold: 512 * 1024, returnsFreedMemoryDuringEvictions: true, trimsAfterLoads: true)
 
+    /// The names of the settings, as ``turningOff(_:)`` takes them.
+    public static let settingNames = ["mmap-threshold", "trim-threshold", "evictions", "trim-after-loads"]
+
+    /// This policy with the named settings off (a comma-separated list of ``settingNames``, or `all`):
+    /// how `bench/memory_policy.py` measures what each setting earns, through the executable's
+    /// `BROWSERD_MEMORY_POLICY_OFF`. Nil when a name is unknown.
+    public func turningOff(_ list: String) -> MemoryPolicy? {
+        var policy = self
+        for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            switch name {
+            case "all": policy = .untouched
+            case "mmap-threshold": policy.mmapThreshold = nil
+            case "trim-threshold": policy.trimThreshold = nil
+            case "evictions": policy.returnsFreedMemoryDuringEvictions = false
+            case "trim-after-loads": policy.trimsAfterLoads = false
+            default: return nil
+            }
+        }
+        return policy
+    }
+
     /// Sets the thresholds (once per process: the first application's policy that sets any wins).
     func applyAtStart() {
         guard mmapThreshold != nil || trimThreshold != nil else { return }

@@ -1,6 +1,9 @@
 /// Why a relayed request got no answer.
 public enum RelayFailure: Error, CustomStringConvertible, Equatable, Sendable {
+    /// No connection to the owner could be made (refused, unreachable, no answer to the connect).
     case connect(String)
+    /// The relay holds as many connections as it may: the owner was not tried.
+    case busy(String)
     case closed
     case timedOut
     case malformed(String)
@@ -8,10 +11,19 @@ public enum RelayFailure: Error, CustomStringConvertible, Equatable, Sendable {
     public var description: String {
         switch self {
         case .connect(let reason): "cannot connect: \(reason)"
+        case .busy(let reason): "busy: \(reason)"
         case .closed: "the connection closed"
         case .timedOut: "timed out"
         case .malformed(let what): "malformed answer: \(what)"
         }
+    }
+
+    /// Whether the owner's address may be stale (a connection to it could not be made: it may have come
+    /// back elsewhere under the same name), so it is resolved again before the next request to it. A
+    /// busy relay, a broken connection or a bad answer say nothing of the address.
+    public var addressMayBeStale: Bool {
+        if case .connect = self { return true }
+        return false
     }
 }
 
@@ -341,7 +353,7 @@ public struct RelayMachine: Sendable {
             return start(id, on: connection, now: now, into: &actions)
         }
         guard connections.count < settings.connectionLimit else {
-            return fail(id, .connect("the relay holds \(settings.connectionLimit) connections already"), into: &actions)
+            return fail(id, .busy("the relay holds \(settings.connectionLimit) connections already"), into: &actions)
         }
         start(id, on: open(job.key, pipelined: false, now: now, into: &actions), now: now, into: &actions)
     }

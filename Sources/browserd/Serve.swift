@@ -297,8 +297,16 @@ struct Serve: AsyncParsableCommand {
             adminToken = text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         var configuration = BrowserdConfiguration(server: server, dataDirectory: dataDirectory, logLevel: level, adminToken: adminToken)
-        // The server's memory follows its working set down (process-wide allocator settings).
+        // The server's memory follows its working set down (process-wide allocator settings). A
+        // benchmark may turn settings off to measure what each earns (bench/memory_policy.py).
         configuration.memoryPolicy = .followsWorkingSet
+        if let off = Environment.value("BROWSERD_MEMORY_POLICY_OFF") {
+            guard let policy = MemoryPolicy.followsWorkingSet.turningOff(off) else {
+                throw ValidationError(
+                    "BROWSERD_MEMORY_POLICY_OFF: \(off) (expected a comma-separated list of \(MemoryPolicy.settingNames.joined(separator: ", ")), or all)")
+            }
+            configuration.memoryPolicy = policy
+        }
         if let text = databaseUrl ?? Environment.value("BROWSERD_DATABASE_URL") {
             #if !PostgreSQL
                 _ = text

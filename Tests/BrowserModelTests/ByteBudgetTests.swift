@@ -55,7 +55,7 @@ import Testing
         #expect(s.browserState.budget.used == text + 1_000)
         try browser.webStateList.close(at: 0, flags: .userAction)
         #expect(s.browserState.budget.used == recount(s))
-        #expect(try tab.setSnapshot(nil) && spy.changes == [.snapshot, .snapshot, .snapshot])
+        #expect(try tab.setSnapshot(picture("d", 10)) && spy.changes == [.snapshot, .snapshot, .snapshot])
     }
 
     @Test func everyChangeIsCountedIncrementally() throws {

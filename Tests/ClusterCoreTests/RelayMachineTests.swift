@@ -116,7 +116,8 @@ import Testing
         let changes = requests(&m, 3, pipelines: false, bodyless: false)
         let actions = m.turn(changes, now: at(0))
         #expect(opened(actions).count == 2)
-        #expect(actions.last == .fail(changes[2].id, .connect("the relay holds 2 connections already")))
+        #expect(actions.last == .fail(changes[2].id, .busy("the relay holds 2 connections already")))
+        #expect(!RelayFailure.busy("").addressMayBeStale && RelayFailure.connect("").addressMayBeStale)
     }
 
     @Test func deadlinesAndConnectTimeouts() {

@@ -31,14 +31,14 @@ final class LivePage: Sendable {
     ///     come through ``send(_:)``).
     init(
         tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, browserContextID: String?, adopting: Adopted? = nil,
-        logger: Logger, session: @escaping @Sendable (_ target: String) async -> String?,
+        policy: RendererPolicy = .standard, logger: Logger, session: @escaping @Sendable (_ target: String) async -> String?,
         register: @escaping @Sendable (_ session: String, _ target: String) async -> Void
     ) {
         tabID = tab.id
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
         self.continuation = continuation
         task = Task {
-            var worker = Worker(tab: tab, adopting: adopting != nil, connection: connection, client: client, logger: logger)
+            var worker = Worker(tab: tab, adopting: adopting != nil, connection: connection, client: client, policy: policy, logger: logger)
             await worker.run(inputs: inputs, browserContextID: browserContextID, adopting: adopting, session: session, register: register)
         }
     }
@@ -76,6 +76,7 @@ private struct Worker {
     var sync: PageSync
     let connection: DevToolsConnection
     let client: BrowserdClient
+    let policy: RendererPolicy
     let logger: Logger
     var targetID: String?
     var sessionID: String?
@@ -92,10 +93,11 @@ private struct Worker {
     let clock = ContinuousClock()
     let started = ContinuousClock.now
 
-    init(tab: ModelTab, adopting: Bool, connection: DevToolsConnection, client: BrowserdClient, logger: Logger) {
+    init(tab: ModelTab, adopting: Bool, connection: DevToolsConnection, client: BrowserdClient, policy: RendererPolicy, logger: Logger) {
         sync = adopting ? PageSync(adopting: tab) : PageSync(model: tab)
         self.connection = connection
         self.client = client
+        self.policy = policy
         self.logger = logger
     }
 
@@ -169,11 +171,12 @@ private struct Worker {
     /// `Target.closeTarget` of a page in the middle of a load and keeps the page (seen for about one
     /// page in ten while a window's tabs open quickly); a second close, once the load went on, ends it.
     func closeTarget(_ targetID: String) async {
-        for attempt in 0..<10 {
-            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(targetID)], timeout: .seconds(2))
-            try? await Task.sleep(for: .milliseconds(100))
+        for attempt in 0..<policy.closeAttempts {
+            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(targetID)], timeout: policy.quickCommandTimeout)
+            try? await Task.sleep(for: policy.closeRetryInterval)
             // Gone: getTargetInfo fails with "No target with given id found".
-            guard (try? await connection.call("Target.getTargetInfo", ["targetId": .string(targetID)], timeout: .seconds(2))) != nil else {
+            guard (try? await connection.call("Target.getTargetInfo", ["targetId": .string(targetID)], timeout: policy.quickCommandTimeout)) != nil
+            else {
                 return
             }
             logger.debug("page for tab \(sync.model.id): its target is still open after a close (attempt \(attempt + 1))")
@@ -188,16 +191,16 @@ private struct Worker {
         // blank document is no picture of it (and a popup is mid-navigation then).
         guard documentCommitted, !sync.model.crashed, sessionID != nil else { return }
         do {
-            let metrics = try await call("Page.getLayoutMetrics", timeout: .seconds(2))
+            let metrics = try await call("Page.getLayoutMetrics", timeout: policy.quickCommandTimeout)
             let viewport = metrics["cssLayoutViewport"]
             let width = viewport?["clientWidth"]?.double ?? 800
             let height = viewport?["clientHeight"]?.double ?? 600
             let shot = try await call(
                 "Page.captureScreenshot",
                 [
-                    "format": "jpeg", "quality": .number(Double(Self.snapshotQuality)), "optimizeForSpeed": true,
-                    "clip": ["x": 0, "y": 0, "width": .number(width), "height": .number(height), "scale": .number(Self.snapshotScale)],
-                ], timeout: .seconds(5))
+                    "format": "jpeg", "quality": .number(Double(policy.snapshotQuality)), "optimizeForSpeed": true,
+                    "clip": ["x": 0, "y": 0, "width": .number(width), "height": .number(height), "scale": .number(policy.snapshotScale)],
+                ], timeout: policy.snapshotTimeout)
             guard let base64 = shot["data"]?.string, let bytes = Data(base64Encoded: base64), bytes.starts(with: [0xFF, 0xD8, 0xFF]) else {
                 return
             }
@@ -211,13 +214,9 @@ private struct Worker {
         }
     }
 
-    /// A picture's scale (0.316² ≈ a tenth of the page's pixels: 253×190 of an 800×600 page) and JPEG quality.
-    static let snapshotScale = 0.316
-    static let snapshotQuality = 60
-
     @discardableResult
-    func call(_ method: String, _ params: JSONValue = [:], timeout: Duration = .seconds(10)) async throws -> JSONValue {
-        try await connection.call(method, params, session: sessionID, timeout: timeout)
+    func call(_ method: String, _ params: JSONValue = [:], timeout: Duration? = nil) async throws -> JSONValue {
+        try await connection.call(method, params, session: sessionID, timeout: timeout ?? policy.commandTimeout)
     }
 
     mutating func handle(_ event: DevToolsEvent) async {
@@ -271,7 +270,7 @@ private struct Worker {
 
     mutating func historyChanged(loaderID: String?, url: String?) async {
         var answer: PageHistory?
-        for attempt in 0..<20 {
+        for attempt in 0..<policy.historyAttempts {
             do {
                 let history = PageHistory(try await call("Page.getNavigationHistory"))
                 answer = history
@@ -283,7 +282,7 @@ private struct Worker {
             } catch {
                 logger.debug("tab \(sync.model.id): no navigation history (attempt \(attempt)): \(error)")
             }
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await Task.sleep(for: policy.historyRetryInterval)
         }
         guard var history = answer else { return }
         if let url, PageSync.pageCanShow(url), !history.holds(url), history.current?.url == "" { history.entries[history.currentIndex].url = url }

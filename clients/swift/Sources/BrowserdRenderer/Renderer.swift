@@ -26,12 +26,15 @@ public actor Renderer {
         /// Told of each main-frame commit as its DevTools event arrives (the tab, the URL): for
         /// measuring the path from Chromium's commit to browserd's watchers (bench/renderer.py).
         public var commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)?
+        /// Timing and picture settings.
+        public var policy: RendererPolicy
 
         public init(
             profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [],
-            commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)? = nil
+            commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)? = nil, policy: RendererPolicy = .standard
         ) {
             self.commitObserver = commitObserver
+            self.policy = policy
             self.profileID = profileID
             self.liveTabs = liveTabs
             self.chromium = chromium
@@ -110,7 +113,7 @@ public actor Renderer {
     // MARK: Chromium
 
     private func superviseChromium() async {
-        var delay = Duration.milliseconds(250)
+        var backoff = RestartBackoff(policy: options.policy)
         let launch = ChromiumLaunch(
             executable: options.chromium,
             userDataDirectory: URL(fileURLWithPath: options.stateDirectory).appendingPathComponent("chromium-\(options.profileID)").path)
@@ -119,15 +122,14 @@ public actor Renderer {
             do {
                 process = try ChromiumProcess(launch)
                 // The pipe answers once the browser is up.
-                _ = try await process.connection.call("Browser.getVersion", timeout: .seconds(30))
+                _ = try await process.connection.call("Browser.getVersion", timeout: options.policy.startTimeout)
                 // Every new target is attached and waits for the debugger: a page's popup gets the
                 // loopback policy before its first request, and becomes a tab (``popupOpened(_:)``).
                 _ = try await process.connection.call(
                     "Target.setAutoAttach", ["autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true])
             } catch {
                 logger.error("Chromium did not start: \(error)")
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(10))
+                try? await Task.sleep(for: backoff.failed())
                 continue
             }
             chromium = process
@@ -159,9 +161,7 @@ public actor Renderer {
             chromium = nil
             await dropPages(closingTargets: false)
             await process.stop(gracefully: false)
-            if ContinuousClock.now - up > .seconds(30) { delay = .milliseconds(250) }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(10))
+            try? await Task.sleep(for: backoff.failed(afterRunning: ContinuousClock.now - up))
         }
     }
 
@@ -220,7 +220,7 @@ public actor Renderer {
     func session(for target: String) async -> String? {
         if let session = attachedSessions.removeValue(forKey: target) { return session }
         let timeout = Task {
-            try? await Task.sleep(for: .seconds(10))
+            try? await Task.sleep(for: self.options.policy.attachTimeout)
             self.sessionWaiters.removeValue(forKey: target)?.resume(returning: nil)
         }
         defer { timeout.cancel() }
@@ -297,7 +297,7 @@ public actor Renderer {
             incognito = nil
             await follow([], of: gone.profileID)
             if let context = await contexts.removeValue(forKey: gone.profileID)?.value {
-                _ = try? await chromium?.connection.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: .seconds(5))
+                _ = try? await chromium?.connection.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.policy.commandTimeout)
             }
         }
         guard let id else { return }
@@ -363,7 +363,7 @@ public actor Renderer {
         await reconcile(window)
         // The model activated a tab: its page comes to the front, as the tab strip's active tab.
         if let now = windows[window]?.activeID, now != active, let target = targetTabs.first(where: { $0.value == now })?.key {
-            _ = try? await chromium?.connection.call("Target.activateTarget", ["targetId": .string(target)], timeout: .seconds(2))
+            _ = try? await chromium?.connection.call("Target.activateTarget", ["targetId": .string(target)], timeout: options.policy.quickCommandTimeout)
         }
     }
 
@@ -393,7 +393,7 @@ public actor Renderer {
             if pageWindow[tab] != nil { continue }
             let page = LivePage(
                 tab: model, connection: connection, client: client, browserContextID: context, adopting: adoptions.removeValue(forKey: tab)?.popup,
-                logger: logger, session: { [weak self] target in await self?.session(for: target) },
+                policy: options.policy, logger: logger, session: { [weak self] target in await self?.session(for: target) },
                 register: { [weak self] session, target in await self?.register(session, target: target, tab: tab) })
             pages[tab] = page
             pageWindow[tab] = window
@@ -404,10 +404,10 @@ public actor Renderer {
     /// A popup whose tab is not live, or is gone (not seen 10 s after it was made): its target goes.
     private func closeUnadopted(in window: String, state: WindowTabs, wanted: Set<String>, _ connection: DevToolsConnection) async {
         for (tab, adoption) in adoptions where adoption.window == window {
-            let gone = state.tabs[tab] == nil && ContinuousClock.now - adoption.made > .seconds(10)
+            let gone = state.tabs[tab] == nil && ContinuousClock.now - adoption.made > options.policy.attachTimeout
             guard gone || (state.tabs[tab] != nil && !wanted.contains(tab)) else { continue }
             adoptions[tab] = nil
-            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(adoption.popup.targetID)], timeout: .seconds(2))
+            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(adoption.popup.targetID)], timeout: options.policy.quickCommandTimeout)
         }
     }
 
@@ -452,7 +452,7 @@ public actor Renderer {
     public func crashPage(ofTab tab: String) async -> Bool {
         guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return false }
         // It answers no more once the renderer is gone.
-        _ = try? await connection.call("Page.crash", session: session, timeout: .seconds(2))
+        _ = try? await connection.call("Page.crash", session: session, timeout: options.policy.quickCommandTimeout)
         return true
     }
 
