@@ -58,6 +58,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
+        // The files browserd serves from its binary: the contract (a link to the top-level openapi.yaml,
+        // one source of truth) and the inspector page, compiled in by C23 `#embed` (no build step, no CDN).
+        .target(name: "CEmbeddedFiles", exclude: ["openapi.yaml", "inspector"]),
+
         // The durable form of the model as plain values: what mediators emit and persistence stores.
         .target(name: "BrowserRecords", swiftSettings: swiftSettings),
         // SQLite persistence of the records: schema, migrations, group-committing writer.
@@ -122,6 +126,7 @@ let package = Package(
         .target(
             name: "BrowserdApp",
             dependencies: [
+                "CEmbeddedFiles",
                 "CLinuxEvents",
                 "HTTPServer",
                 "BrowserAPI",
@@ -137,15 +142,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            // The contract is compiled in from the top-level openapi.yaml (a link to it): one source of truth.
-            // The inspector page's files are compiled in the same way (no build step, no CDN).
-            resources: [
-                .embedInCode("Resources/openapi.yaml"),
-                .embedInCode("Resources/inspector/index.html"),
-                .embedInCode("Resources/inspector/inspector.js"),
-                .embedInCode("Resources/inspector/inspector.css"),
-                .embedInCode("Resources/inspector/favicon.svg"),
             ],
             swiftSettings: swiftSettings
         ),

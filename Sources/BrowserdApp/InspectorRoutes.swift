@@ -26,11 +26,11 @@ struct InspectorRoutes {
         }
     }
 
-    static let page = Asset("text/html; charset=utf-8", PackageResources.index_html)
+    static let page = Asset("text/html; charset=utf-8", EmbeddedFiles.inspectorPage)
     static let assets: [String: Asset] = [
-        "inspector.js": Asset("text/javascript; charset=utf-8", PackageResources.inspector_js),
-        "inspector.css": Asset("text/css; charset=utf-8", PackageResources.inspector_css),
-        "favicon.svg": Asset("image/svg+xml", PackageResources.favicon_svg),
+        "inspector.js": Asset("text/javascript; charset=utf-8", EmbeddedFiles.inspectorScript),
+        "inspector.css": Asset("text/css; charset=utf-8", EmbeddedFiles.inspectorStyle),
+        "favicon.svg": Asset("image/svg+xml", EmbeddedFiles.favicon),
     ]
 
     func register(in router: inout Router) {

@@ -37,7 +37,7 @@ struct OperationsRoutes {
                 headers: ["Cache-Control": "no-store"])
         }
 
-        let contract = HTTPResponse(status: 200, contentType: "application/yaml", body: PackageResources.openapi_yaml)
+        let contract = HTTPResponse(status: 200, contentType: "application/yaml", body: EmbeddedFiles.openapiYAML)
         router.get("/openapi.yaml") { _ in contract }
 
         let index = HTTPResponse.json(APIIndex(configuration: configuration).jsonBytes)
