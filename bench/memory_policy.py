@@ -26,8 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from big_session import anon_kib, get, stop, timed_get, window  # noqa: E402
 from common import free_port, rss_kib  # noqa: E402
 
-VARIANTS = [("followsWorkingSet (the server's)", ""), ("without mmap-threshold", "mmap-threshold"),
-            ("without trim-threshold", "trim-threshold"), ("without evictions", "evictions"),
+VARIANTS = [("followsWorkingSet (the server's)", ""), ("without trim-threshold", "trim-threshold"), ("without evictions", "evictions"),
             ("without trim-after-loads", "trim-after-loads"), ("untouched (all off)", "all")]
 WINDOWS, TABS = 10, 1000
 

@@ -14,6 +14,8 @@ final class ClusterLookups: PlacementLookups {
     /// The database could not be read (its error, described without secrets).
     struct Failure: Error, CustomStringConvertible {
         let description: String
+
+        init(_ error: any Error) { description = PostgresStore.describe(error) }
     }
 
     init(leases: ProfileLeases, stored: StoredLookups) {
@@ -69,6 +71,6 @@ final class ClusterLookups: PlacementLookups {
     func remember(profile: String, holding subject: Placement.Subject) { cache.withLock { $0.remember(profile: profile, holding: subject) } }
 
     private func described<T>(_ query: () async throws -> T) async throws -> T {
-        do { return try await query() } catch { throw Failure(description: PostgresStore.describe(error)) }
+        do { return try await query() } catch { throw Failure(error) }
     }
 }

@@ -8,13 +8,9 @@ import Foundation
 import HTTPServer
 import Metrics
 
-/// Finds the instance that holds an off-the-record profile, or a window, tab or group of one: the
-/// database never has them, only their owner's memory does.
-///
-/// The owners of the incognito profiles the directory announced are asked first (for a profile: its
-/// regular profile's owner), then every other live instance (the directory may not have heard of a
-/// profile made a moment ago); each is asked with a read of the subject (`GET`, as the client), and the
-/// request goes to the one that has it.
+/// Finds the instance that holds an off-the-record profile, or a window, tab or group of one: asks the
+/// candidates ``OffTheRecordCandidates`` orders with a read of the subject (`GET`, as the client), and
+/// the request goes to the first that has it.
 struct OffTheRecordSearch: Sendable {
     let service: BrowserService
     let leases: ProfileLeases
@@ -27,20 +23,18 @@ struct OffTheRecordSearch: Sendable {
     /// - Throws: the database could not be read.
     func place(_ subject: Placement.Subject, _ request: HTTPRequest) async throws -> HTTPResponse? {
         guard !forwarder.isFromPeer(request) else { return nil }
-        let elsewhere = service.directoryProfiles().filter { $0.incognito && !service.holdsProfile($0.parentID ?? $0.id) }
-        let parents: [ProfileID]
-        if case .profile(let id) = subject {
-            parents = elsewhere.first(where: { $0.id.rawValue == id })?.parentID.map { [$0] } ?? []
-        } else {
-            parents = Array(Set(elsewhere.compactMap(\.parentID)))
+        var announced: [OffTheRecordCandidates.Announced] = []
+        for profile in service.directoryProfiles() where profile.incognito {
+            guard let parent = profile.parentID, !service.holdsProfile(parent) else { continue }
+            announced.append(OffTheRecordCandidates.Announced(id: profile.id.rawValue, parentID: parent.rawValue))
         }
-        var candidates: [String] = []
-        for parent in parents {
-            if let owner = try await lookups.liveOwner(of: parent.rawValue), !candidates.contains(owner.url) { candidates.append(owner.url) }
+        var parentOwners: [String] = []
+        for parent in OffTheRecordCandidates.parents(of: subject, announced: announced) {
+            if let owner = try await lookups.liveOwner(of: parent) { parentOwners.append(owner.url) }
         }
         let others: [(instanceID: InstanceID, url: String)]
-        do { others = try await leases.otherLiveInstances() } catch { throw ClusterLookups.Failure(description: PostgresStore.describe(error)) }
-        for other in others where !candidates.contains(other.url) { candidates.append(other.url) }
+        do { others = try await leases.otherLiveInstances() } catch { throw ClusterLookups.Failure(error) }
+        let candidates = OffTheRecordCandidates.order(parentOwners: parentOwners, otherInstances: others.map(\.url))
         let probe = Self.readPath(of: subject)
         for url in candidates {
             guard let found = try? await forwarder.get(probe, from: url, for: request), found.status == 200 else { continue }

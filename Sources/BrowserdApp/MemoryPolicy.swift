@@ -10,11 +10,14 @@ import Synchronization
 ///
 /// The settings and what each earned when it was added (`bench/big_session.py`, 100,000 tabs loaded
 /// then evicted, RSS after idle over the empty server's):
-/// - ``mmapThreshold`` fixed at 128 KiB: big blocks are mapped on their own and unmapped when freed
-///   (1.34× without, 1.07× with), instead of glibc's threshold rising to the largest block freed.
-/// - ``trimThreshold`` 512 KiB: fixing the mmap threshold keeps glibc from raising this one from
-///   128 KiB, where every free reaching a heap's top gave pages back that the next allocations
-///   faulted in again (~0.4 page faults per forwarded read, `bench/scale_out.py --hop-only`).
+/// - ``trimThreshold`` 512 KiB. Any threshold set through `mallopt` also ends glibc's sliding rule (the
+///   mmap threshold rising to the largest block freed, the trim threshold to twice that), so big blocks
+///   stay mapped on their own from 128 KiB and go back to the system when freed (1.34× after idle
+///   under the sliding rule, 1.07× with it ended, before evictions returned memory). 512 KiB because at
+///   glibc's 128 KiB, equal to the top pad, every free reaching a heap's top gave pages back that the
+///   next allocations faulted in again (~0.4 page faults per forwarded read,
+///   `bench/scale_out.py --hop-only`). (A fixed `M_MMAP_THRESHOLD` of 128 KiB was set too, until
+///   `bench/memory_policy.py` showed it changed nothing: the trim threshold had already frozen it there.)
 /// - ``returnsFreedMemoryDuringEvictions``: while idle profiles are freed, no top pad, no fast bins,
 ///   every free trims (1.08× at 1,000,000 stored tabs, 1.13× before); glibc's settings come back after
 ///   (kept on, a mutation of a 1,000-window profile cost 35% more CPU, `bench/flat_cost.py`).
@@ -25,17 +28,15 @@ import Synchronization
 /// `ProfileRemains.releaseOnAThreadOfItsOwn`, so the allocator's per-thread caches go back with them; that is
 /// structure, not a setting, and stays whatever the policy.)
 public struct MemoryPolicy: Sendable, Equatable {
-    /// `M_MMAP_THRESHOLD`, fixed; nil leaves glibc's sliding default.
-    public var mmapThreshold: Int32?
-    /// `M_TRIM_THRESHOLD`; nil leaves glibc's.
+    /// `M_TRIM_THRESHOLD` (which also freezes the mmap threshold at 128 KiB); nil leaves glibc's sliding
+    /// thresholds.
     public var trimThreshold: Int32?
     /// Whether evictions switch the allocator to giving freed memory back at once while they free.
     public var returnsFreedMemoryDuringEvictions: Bool
     /// Whether free heap pages are given back after a profile's load and the start-up check.
     public var trimsAfterLoads: Bool
 
-    public init(mmapThreshold: Int32?, trimThreshold: Int32?, returnsFreedMemoryDuringEvictions: Bool, trimsAfterLoads: Bool) {
-        self.mmapThreshold = mmapThreshold
+    public init(trimThreshold: Int32?, returnsFreedMemoryDuringEvictions: Bool, trimsAfterLoads: Bool) {
         self.trimThreshold = trimThreshold
         self.returnsFreedMemoryDuringEvictions = returnsFreedMemoryDuringEvictions
         self.trimsAfterLoads = trimsAfterLoads
@@ -43,14 +44,14 @@ public struct MemoryPolicy: Sendable, Equatable {
 
     /// glibc as it comes: nothing set, nothing trimmed.
     public static let untouched = MemoryPolicy(
-        mmapThreshold: nil, trimThreshold: nil, returnsFreedMemoryDuringEvictions: false, trimsAfterLoads: false)
+        trimThreshold: nil, returnsFreedMemoryDuringEvictions: false, trimsAfterLoads: false)
 
     /// The server's: memory follows the working set down.
     public static let followsWorkingSet = MemoryPolicy(
-        mmapThreshold: 128 * 1024, trimThreshold: 512 * 1024, returnsFreedMemoryDuringEvictions: true, trimsAfterLoads: true)
+        trimThreshold: 512 * 1024, returnsFreedMemoryDuringEvictions: true, trimsAfterLoads: true)
 
     /// The names of the settings, as ``turningOff(_:)`` takes them.
-    public static let settingNames = ["mmap-threshold", "trim-threshold", "evictions", "trim-after-loads"]
+    public static let settingNames = ["trim-threshold", "evictions", "trim-after-loads"]
 
     /// This policy with the named settings off (a comma-separated list of ``settingNames``, or `all`):
     /// how `bench/memory_policy.py` measures what each setting earns, through the executable's
@@ -60,7 +61,6 @@ public struct MemoryPolicy: Sendable, Equatable {
         for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
             switch name {
             case "all": policy = .untouched
-            case "mmap-threshold": policy.mmapThreshold = nil
             case "trim-threshold": policy.trimThreshold = nil
             case "evictions": policy.returnsFreedMemoryDuringEvictions = false
             case "trim-after-loads": policy.trimsAfterLoads = false
@@ -70,14 +70,13 @@ public struct MemoryPolicy: Sendable, Equatable {
         return policy
     }
 
-    /// Sets the thresholds (once per process: the first application's policy that sets any wins).
+    /// Sets the threshold (once per process: the first application's policy that sets one wins).
     func applyAtStart() {
-        guard mmapThreshold != nil || trimThreshold != nil else { return }
+        guard let trimThreshold else { return }
         Self.applied.withLock { applied in
             guard !applied else { return }
             applied = true
-            if let mmapThreshold { _ = CLinuxEvents_fix_mmap_threshold(mmapThreshold) }
-            if let trimThreshold { _ = CLinuxEvents_set_trim_threshold(trimThreshold) }
+            _ = CLinuxEvents_set_trim_threshold(trimThreshold)
         }
     }
 

@@ -41,18 +41,10 @@ static inline int CLinuxEvents_trim_heap(void)
     return malloc_trim(0);
 }
 
-/// Fixes the size from which the allocator maps a block of its own (`M_MMAP_THRESHOLD`), instead of
-/// glibc's default that rises to the largest block freed so far: large buffers (a window's tab arrays,
-/// the indexes' tables as they grow, big answers) then leave memory when freed, rather than staying
-/// in the heap among small objects that keep their pages resident. Returns whether it was set.
-static inline int CLinuxEvents_fix_mmap_threshold(int bytes)
-{
-    return mallopt(M_MMAP_THRESHOLD, bytes);
-}
-
 /// How much free memory the top of a heap may hold before a free gives it back (`M_TRIM_THRESHOLD`).
-/// Fixing the mmap threshold (above) also stops glibc raising this one from its 128 KiB start, which
-/// equals the top pad: every free that merged into a heap's top then gave its pages back
+/// Setting it also ends glibc's sliding thresholds: the mmap threshold stays at 128 KiB (big blocks are
+/// mapped on their own and unmapped when freed, instead of the threshold rising to the largest block
+/// freed so far), and this one is no longer raised from its 128 KiB start, which equals the top pad: every free that merged into a heap's top then gave its pages back
 /// (`madvise`) and the next allocations faulted them in again, ~0.4 page faults per forwarded read
 /// on the relay's thread (`bench/scale_out.py --hop-only`, `perf stat -e page-faults`). Above the pad,
 /// it gives the top room to breathe. Returns whether it was set.

@@ -64,24 +64,23 @@ import Testing
             #expect((events[0].json["item"] as? [String: Any])?["title"] as? String == "Hello")
             #expect(events[1].json["progress"] as? Double == 0.5)
 
-            try api.post("/v1/tabs/\(b)/activate")
+            #expect(try api.post("/v1/tabs/\(b)/activate").status == 200)
             events = try stream.until("location.update")
             #expect(names(events).suffix(3) == ["tabs.select", "toolbar.update", "location.update"])
             #expect(events.first { $0.name == "tabs.select" }?.json["tabId"] as? String == b)
 
-            try api.post("/v1/tabs/\(b)/move", ["index": 0])
+            #expect(try api.post("/v1/tabs/\(b)/move", ["index": 0]).status == 200)
             events = try stream.take(1)
             #expect(names(events) == ["tabs.move"])
             #expect(events[0].json["tabId"] as? String == b && events[0].json["index"] as? Int == 0)
 
-            try api.post("/v1/tabs/\(a)/pin")
+            #expect(try api.post("/v1/tabs/\(a)/pin").status == 200)
             events = try stream.take(2)
             #expect(names(events) == ["tabs.move", "tabs.update"], "\(events)")
             #expect((events[1].json["item"] as? [String: Any])?["pinned"] as? Bool == true)
 
-            try api.post("/v1/tabs/\(b)/navigate", ["url": "https://b.example/next"])
+            #expect(try api.post("/v1/tabs/\(b)/navigate", ["url": "https://b.example/next"]).status == 200)
             events = try stream.until("location.update")
-            if ProcessInfo.processInfo.environment["DBG"] != nil { print("DBG", events) }
             #expect(names(events) == ["tabs.update", "toolbar.update", "location.update"], "\(names(events))")
             #expect(events[1].json["canGoBack"] as? Bool == true)
             #expect(events[2].json["displayUrl"] as? String == "https://b.example/next")

@@ -134,9 +134,12 @@ public final class ChildProcess: Sendable {
     }
 
     deinit {
-        // Never leave a zombie: a child still running is left to end by itself, then reaped by nobody
-        // (the test process ends soon after); one that ended is reaped here.
-        _ = status()
+        // A test never leaves a process behind, nor a zombie: a child still running when its handle
+        // goes (a test that failed before stopping it) is killed, and every child is reaped here.
+        guard status() == nil else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     }
 }
 
