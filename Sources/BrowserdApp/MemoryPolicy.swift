@@ -13,7 +13,8 @@ import Synchronization
 /// - ``trimThreshold`` 512 KiB. Any threshold set through `mallopt` also ends glibc's sliding rule (the
 ///   mmap threshold rising to the largest block freed, the trim threshold to twice that), so big blocks
 ///   stay mapped on their own from 128 KiB and go back to the system when freed (1.34× after idle
-///   under the sliding rule, 1.07× with it ended, before evictions returned memory). 512 KiB because at
+///   under the sliding rule, 1.07× with it ended, before evictions returned memory; 1.11× against 1.04×
+///   in `bench/memory_policy.py` now). 512 KiB because at
 ///   glibc's 128 KiB, equal to the top pad, every free reaching a heap's top gave pages back that the
 ///   next allocations faulted in again (~0.4 page faults per forwarded read,
 ///   `bench/scale_out.py --hop-only`). (A fixed `M_MMAP_THRESHOLD` of 128 KiB was set too, until

@@ -1,5 +1,9 @@
 #include "CEmbeddedFiles.h"
 
+#ifndef __has_embed
+#error "CEmbeddedFiles needs C23 #embed (clang 19 or later): build with the Swift toolchain's own clang (Swift 6.3 has clang 21)"
+#endif
+
 // `#embed` is C23; clang accepts it in every C mode and says so, which is all this file asks of it.
 #pragma clang diagnostic ignored "-Wc23-extensions"
 
