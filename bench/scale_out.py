@@ -10,7 +10,8 @@ PostgreSQL together (from /proc). Then the cost of a forwarded request beside a 
 window read (GET) and changed (open/close pairs) through its owner and through another instance.
 
 Run it under a PostgreSQL cluster: scripts/with-postgres.sh .venv/bin/python bench/scale_out.py --browserd PATH
-(bench/run.sh does). Writes bench/out/scale_out.json.
+(bench/run.sh does). Writes bench/out/scale_out.json. With --hop-only --forward-through
+relay,async-http-client the hop is measured through both ways of forwarding, one after the other in one run.
 
 Every instance runs without the per-profile write quota (--profile-write-bytes-per-second 0): it caps
 one profile at 1 MiB/s of stored changes on purpose (bench/hostile.py measures it), and with it on
@@ -55,7 +56,7 @@ def postgres_pids():
 
 
 class Setup:
-    def __init__(self, binary, store, count, admin):
+    def __init__(self, binary, store, count, admin, forward_through="relay"):
         self.processes = []
         self.bases = []
         self.temp = tempfile.mkdtemp(prefix="browserd-scale-")
@@ -74,6 +75,7 @@ class Setup:
             args += ["--database-url", url] if store == "postgres" else ["--data-dir", os.path.join(self.temp, "data")]
             env = {k: v for k, v in os.environ.items() if not k.startswith("BROWSERD_")}
             env["BROWSERD_CLUSTER_SECRET_FILE"] = self.secret
+            env["BROWSERD_FORWARD_THROUGH"] = forward_through
             self.processes.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
             wait_http(port, "/readyz")
             self.bases.append("http://127.0.0.1:%d" % port)
@@ -123,6 +125,9 @@ def main():
     parser.add_argument("--browserd", required=True)
     parser.add_argument("--duration", default="6s")
     parser.add_argument("--hop-only", action="store_true", help="only the forwarding hop (two instances), with its floors")
+    parser.add_argument("--forward-through", default="relay",
+                        help="with --hop-only: the forwarding paths to measure side by side, comma-separated "
+                             "(relay, async-http-client); the floors hold for the relay")
     args = parser.parse_args()
     admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
     if not admin:
@@ -130,9 +135,14 @@ def main():
     pairs = os.path.join(ROOT, "bench", "spread_pairs.lua")
     rows = []
     failed = []
-    setups = (("postgres", 2),) if args.hop_only else (("sqlite", 1), ("postgres", 1), ("postgres", 2), ("postgres", 3))
-    for store, count in setups:
-        setup = Setup(args.browserd, store, count, admin)
+    if args.hop_only:
+        setups = [("postgres", 2, path) for path in args.forward_through.split(",")]
+    else:
+        setups = [("sqlite", 1, "relay"), ("postgres", 1, "relay"), ("postgres", 2, "relay"), ("postgres", 3, "relay")]
+    for store, count, path in setups:
+        if args.hop_only:
+            print("forwarding through %s:" % path, flush=True)
+        setup = Setup(args.browserd, store, count, admin, path)
         try:
             if not args.hop_only:
                 result = measure(setup, setup.bases, pairs, {"WINDOWS": ",".join(setup.windows)}, args.duration)
@@ -165,7 +175,7 @@ def main():
                     print("  %-9s GET window (%d bytes): %7.0f/s (median of %s) p50 %5.2f ms p99 %5.2f ms, %.0f us CPU/request; open/close: %6.0f/s p50 %5.2f ms p99 %5.2f ms" % (
                         name, size, read["rps"], "/".join(str(r) for r in read["rounds"]), read["p50"], read["p99"], read["cpu_us"],
                         write["rps"], write["p50"], write["p99"]), flush=True)
-                rows.append({"hop": hop})
+                rows.append({"hop": hop, "forward_through": path})
                 # Floors (issue 24): a forwarded read at >= 50% of the direct rate, open/close pairs at >= 70%.
                 read_share = hop["forwarded"]["read"]["rps"] / max(1, hop["direct"]["read"]["rps"])
                 write_share = hop["forwarded"]["write"]["rps"] / max(1, hop["direct"]["write"]["rps"])
@@ -173,6 +183,8 @@ def main():
                     100 * read_share, 100 * write_share,
                     hop["forwarded"]["read"]["cpu_us"] - hop["direct"]["read"]["cpu_us"]), flush=True)
                 errors = sum(hop[name][kind]["non2xx"] for name in hop for kind in ("read", "write"))
+                if path != "relay":
+                    continue  # the comparison: the floors are the relay's
                 if errors:
                     failed.append("%d non-2xx answers in the hop runs (the figures measure errors)" % errors)
                 if read_share < 0.5:

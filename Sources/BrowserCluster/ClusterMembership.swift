@@ -65,7 +65,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
 
     public init(
         leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
-        webDriverBasePath: String?, secret: String, timing: ClusterTiming, idle: Duration? = nil,
+        webDriverBasePath: String?, secret: String, timing: ClusterTiming, forwarding: ForwardingPath = .relay, idle: Duration? = nil,
         hasWebDriverSessions: @escaping @Sendable (ProfileID) -> Bool = { _ in false },
         flush: @escaping @Sendable () async throws -> Void = {}, memory: ResidencyMemoryHooks = .none, factory: any MetricsFactory,
         logger: Logger
@@ -80,7 +80,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         stored = StoredLookups(store: store, logger: logger)
         lookups = ClusterLookups(leases: leases, stored: stored)
         notifications = ClusterNotifications(store: store, logger: logger)
-        forwarder = Forwarder(instanceID: leases.held.instanceID, secret: secret, timing: timing, logger: logger)
+        forwarder = Forwarder(instanceID: leases.held.instanceID, secret: secret, timing: timing, path: forwarding, logger: logger)
         directory = ClusterDirectory(
             instanceID: leases.held.instanceID, notifications: notifications, lookups: stored,
             service: service, logger: logger)

@@ -53,14 +53,17 @@ final class Forwarder: Sendable {
     private let proof: PeerProof?
     private let proofs = PeerProofMemo()
     private let logger: Logger
+    /// Whether requests go on the relay (else all through async-http-client, for the benchmark).
+    private let usesRelay: Bool
 
     let timing: ClusterTiming
 
     init(
-        instanceID: InstanceID, secret: String, timing: ClusterTiming, logger: Logger,
+        instanceID: InstanceID, secret: String, timing: ClusterTiming, path: ForwardingPath = .relay, logger: Logger,
         resolver: @escaping @Sendable (_ host: String, _ port: Int) throws(SocketError) -> Sockets.SocketAddress = Sockets.SocketAddress.resolve
     ) {
         self.resolver = resolver
+        usesRelay = path == .relay
         self.instanceID = instanceID
         proof = secret.isEmpty ? nil : PeerProof(secret: Array(secret.utf8))
         self.logger = logger
@@ -269,7 +272,7 @@ final class Forwarder: Sendable {
     /// Whether the relay carries `request` to `base` now, without waiting: not an event stream, nor an
     /// `https` owner (``forward(_:to:)`` takes those to async-http-client), and its address resolved.
     func relays(_ request: HTTPRequest, to base: String) -> Bool {
-        !Self.isStream(request) && ownerAddress(base).resolved != nil
+        usesRelay && !Self.isStream(request) && ownerAddress(base).resolved != nil
     }
 
     /// Starts forwarding `request` to the instance at `base` on the relay, without a task: `completion`
@@ -293,7 +296,7 @@ final class Forwarder: Sendable {
     /// - Throws: when the owner cannot be reached (the caller answers 503: retry).
     func forward(_ request: HTTPRequest, to base: String) async throws -> HTTPResponse {
         let isStream = Self.isStream(request)
-        if !isStream, let address = ownerAddress(base).parsed {
+        if usesRelay, !isStream, let address = ownerAddress(base).parsed {
             let resolved = try await resolve(base)
             do {
                 let answer = try await relay.exchange(

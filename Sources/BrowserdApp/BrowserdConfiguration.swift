@@ -21,6 +21,16 @@ public struct BrowserdConfiguration: Sendable {
         public var database: DatabaseURL?
         /// Every duration of the cluster, from ``leaseSeconds``.
         public var clusterTiming: ClusterTiming { ClusterTiming(leaseSeconds: leaseSeconds) }
+        /// How requests reach the instance that holds their profile (the relay; async-http-client for
+        /// the benchmark that compares them, `BROWSERD_FORWARD_THROUGH`).
+        public var forwardingPath: ForwardingPath = .relay
+
+        /// Sets ``forwardingPath`` by its name (`relay`, `async-http-client`); false when it is unknown.
+        public mutating func forward(through name: String) -> Bool {
+            guard let path = ForwardingPath(rawValue: name) else { return false }
+            forwardingPath = path
+            return true
+        }
     #endif
     /// Whether the state lives in PostgreSQL (always false in a build without the `PostgreSQL` trait).
     public var usesDatabase: Bool {

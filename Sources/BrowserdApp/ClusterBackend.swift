@@ -112,7 +112,7 @@
                 leases: ProfileLeases(store: store, held: held, logger: app.logger), store: store,
                 service: app.service, tokens: app.tokens, idempotency: app.idempotency,
                 webDriverBasePath: configuration.webDriverBasePath, secret: configuration.clusterSecret ?? "",
-                timing: timing, idle: configuration.profileIdle,
+                timing: timing, forwarding: configuration.forwardingPath, idle: configuration.profileIdle,
                 hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
                 flush: { [sink = app.sink] in try await sink.commit(ChangeSet()) }, memory: configuration.memoryPolicy.residencyHooks,
                 factory: app.metricsFactory, logger: app.logger)

@@ -333,6 +333,13 @@ struct Serve: AsyncParsableCommand {
         } else if databasePasswordFile != nil {
             throw ValidationError("--database-password-file needs --database-url")
         }
+        #if PostgreSQL
+            // A benchmark may send every forwarded request through async-http-client, to compare it
+            // with the relay in one run (bench/scale_out.py --hop-only).
+            if let path = Environment.value("BROWSERD_FORWARD_THROUGH"), !configuration.forward(through: path) {
+                throw ValidationError("BROWSERD_FORWARD_THROUGH: \(path) (expected relay or async-http-client)")
+            }
+        #endif
         configuration.advertiseURL = advertiseUrl ?? Environment.value("BROWSERD_ADVERTISE_URL")
         if let path = clusterSecretFile ?? Environment.value("BROWSERD_CLUSTER_SECRET_FILE") {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {

@@ -258,6 +258,28 @@
             #expect(resolving.withLock { $0.filter { $0 == "fast.invalid" }.count } == 1, "resolved once per owner")
         }
 
+        /// The benchmark's other way (`BROWSERD_FORWARD_THROUGH=async-http-client`): every request goes
+        /// through async-http-client, the relay never takes one, and the owner answers as through it.
+        @Test func throughAsyncHTTPClientTheRelayTakesNothing() async throws {
+            let owner = try Owner(answers: { request in Self.ok(String(request.split(separator: " ")[1])) })
+            defer { owner.stop() }
+            let forwarder = Forwarder(
+                instanceID: "i-test", secret: "", timing: Self.timing, path: .asyncHTTPClient, logger: Logger(label: "relay-test"))
+            defer { Task { await forwarder.shutdown() } }
+            let base = "http://127.0.0.1:\(owner.port)"
+            let request = HTTPRequest(method: .get, path: "/v1/browsers/w1", headers: HTTPHeaders())
+            for _ in 0..<3 {
+                let answer = try await forwarder.forward(request, to: base)
+                #expect(answer.status == 200)
+                guard case .bytes(let body) = answer.body else {
+                    Issue.record("a whole answer expected")
+                    return
+                }
+                #expect(String(decoding: body, as: UTF8.self) == "/v1/browsers/w1")
+                #expect(!forwarder.relays(request, to: base), "the relay takes nothing on this path")
+            }
+        }
+
         /// Reads written together say that more follow (`X-Browserd-Pipelined: more`, just before the
         /// head's blank line) on all but the last, so the owner sends their answers together; a
         /// request with a body is never marked; every read still gets its own answer.
