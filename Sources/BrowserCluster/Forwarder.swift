@@ -269,26 +269,21 @@ final class Forwarder: Sendable {
         HTTPResponse(status: answer.status, headers: HTTPHeaders(answer.headers), body: .bytes(answer.body))
     }
 
-    /// Whether the relay carries `request` to `base` now, without waiting: not an event stream, nor an
-    /// `https` owner (``forward(_:to:)`` takes those to async-http-client), and its address resolved.
-    func relays(_ request: HTTPRequest, to base: String) -> Bool {
-        usesRelay && !Self.isStream(request) && ownerAddress(base).resolved != nil
-    }
-
-    /// Starts forwarding `request` to the instance at `base` on the relay, without a task: `completion`
-    /// is called once, on a relay thread, with the owner's answer or why it could not be reached.
-    /// - Precondition: ``relays(_:to:)``.
-    func start(_ request: HTTPRequest, to base: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
+    /// The relay of `request` to `base`, ready to start without waiting (its owner's address looked up
+    /// once, here), or nil when it is not one: an event stream or an `https` owner (``forward(_:to:)``
+    /// takes those to async-http-client), or an address not resolved yet. Starting it calls its
+    /// completion once, on a relay thread, with the owner's answer or why it could not be reached.
+    func relayAtOnce(_ request: HTTPRequest, to base: String) -> PlacementRelay? {
+        guard usesRelay, !Self.isStream(request) else { return nil }
         let owner = ownerAddress(base)
-        guard let address = owner.parsed, let resolved = owner.resolved else {
-            return completion(.failure(Relay.Failure.connect("no relay to \(base)")))
-        }
-        relay.start(
-            wire(request, target: Self.target(of: request), authority: address.authority), isHead: request.method == .head,
-            pipelines: Self.pipelines(request), bodyless: request.body.isEmpty, to: resolved, key: address.authority
-        ) { [self] result in
-            if case .failure(let failure) = result { forgetAddress(base, after: failure) }
-            completion(result.map(Self.response(of:)).mapError { $0 })
+        guard let address = owner.parsed, let resolved = owner.resolved else { return nil }
+        let bytes = wire(request, target: Self.target(of: request), authority: address.authority)
+        let (isHead, pipelines, bodyless) = (request.method == .head, Self.pipelines(request), request.body.isEmpty)
+        return { [self] completion in
+            relay.start(bytes, isHead: isHead, pipelines: pipelines, bodyless: bodyless, to: resolved, key: address.authority) { result in
+                if case .failure(let failure) = result { self.forgetAddress(base, after: failure) }
+                completion(result.map(Self.response(of:)).mapError { $0 })
+            }
         }
     }
 

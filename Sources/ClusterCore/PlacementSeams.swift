@@ -30,17 +30,19 @@ public protocol PlacementLookups: Sendable {
     func remember(profile: String, holding subject: Placement.Subject)
 }
 
+/// A relay of one request to its owner, ready to start: `start` sends it, and calls its completion
+/// once, from any thread, with the owner's answer or why it could not be reached. Must not block.
+public typealias PlacementRelay = @Sendable (_ completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) -> Void
+
 /// Sending a request on to the instance that holds its profile.
 public protocol PlacementForwarding: Sendable {
     /// Whether another instance of this cluster sent `request` (its peer proof holds).
     func isFromPeer(_ request: HTTPRequest) -> Bool
 
-    /// Whether `request` can be relayed to `url` without a task (its address is known and it is a
-    /// kind the relay carries). Must not block.
-    func relaysAtOnce(_ request: HTTPRequest, to url: String) -> Bool
-
-    /// Relays `request` to `url`; `completion` is called once, from any thread. Must not block.
-    func start(_ request: HTTPRequest, to url: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void)
+    /// The relay of `request` to `url` without a task, ready to start, or nil when it cannot be
+    /// relayed so (its owner's address is not resolved yet, or it is a kind the relay does not carry).
+    /// Starting it calls its completion once, from any thread. Must not block.
+    func relayAtOnce(_ request: HTTPRequest, to url: String) -> PlacementRelay?
 
     /// Sends `request` to `url` and returns its answer.
     /// - Throws: the instance could not be reached, or did not answer in time.

@@ -70,16 +70,18 @@ import Testing
         let state = Mutex(State())
 
         func isFromPeer(_ request: HTTPRequest) -> Bool { request.headers["X-Test-Peer"] != nil }
-        func relaysAtOnce(_ request: HTTPRequest, to url: String) -> Bool { state.withLock { $0.atOnce } }
+        func relayAtOnce(_ request: HTTPRequest, to url: String) -> PlacementRelay? {
+            guard state.withLock({ $0.atOnce }) else { return nil }
+            return { completion in
+                self.state.withLock { $0.started += 1 }
+                completion(self.answer())
+            }
+        }
         private func answer() -> Result<HTTPResponse, any Error> {
             let (answer, location) = state.withLock { ($0.answer, $0.location) }
             var headers = HTTPHeaders()
             if let location { headers.add("Location", location) }
             return answer.map { HTTPResponse(status: $0, headers: headers) }.mapError { $0 }
-        }
-        func start(_ request: HTTPRequest, to url: String, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
-            state.withLock { $0.started += 1 }
-            completion(answer())
         }
         func forward(_ request: HTTPRequest, to url: String) async throws -> HTTPResponse {
             state.withLock { $0.forwarded += 1 }
