@@ -46,9 +46,9 @@ public struct PlacementInterpreter: Sendable {
             case .done(let answer):
                 return answer.map(PlacedAtOnce.answered) ?? .here
             case .waits:
-                if case .forward(let owner, let profile) = action, let relay = forwarding.relayAtOnce(request, to: owner.url) {
+                if case .forward(let owner, let profile) = action, let start = forwarding.relayAtOnce(request, to: owner.url) {
                     let machine = placement
-                    return .underway { complete in self.relay(relay, request, to: owner, profile: profile, machine, complete) }
+                    return .underway { complete in self.relay(start, request, to: owner, profile: profile, machine, complete) }
                 }
                 let machine = placement
                 let pending = action
@@ -171,14 +171,14 @@ public struct PlacementInterpreter: Sendable {
         }
     }
 
-    /// Relays `request` to `owner` without a task; what is left after a failure (a probe, a takeover)
-    /// goes on in a task.
+    /// Relays `request` to `owner` without a task (`start`: the forwarder's relay of it, ready); what is
+    /// left after a failure (a probe, a takeover) goes on in a task.
     func relay(
-        _ relay: PlacementRelay, _ request: HTTPRequest, to owner: Placement.Owner, profile: String, _ machine: Placement,
+        _ start: PlacementRelay, _ request: HTTPRequest, to owner: Placement.Owner, profile: String, _ machine: Placement,
         _ complete: @escaping @Sendable (HTTPResponse?) -> Void
     ) {
         forwardedOne()
-        relay { result in
+        start { result in
             var placement = machine
             switch result {
             case .success(let answer):

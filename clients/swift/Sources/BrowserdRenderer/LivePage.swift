@@ -87,9 +87,8 @@ private struct Worker {
     var committedOnce = false
     /// Whether a document of the page's own has committed (a picture is taken only then).
     var documentCommitted = false
-    /// The picture put last (the same picture is not put twice), and how many were put.
+    /// The picture put last (the same picture is not put twice).
     var lastSnapshot: Data?
-    var snapshotsTaken = 0
     let clock = ContinuousClock()
     let started = ContinuousClock.now
 
@@ -207,7 +206,6 @@ private struct Worker {
             guard bytes != lastSnapshot else { return }
             _ = try await client.api.putTabSnapshot(path: .init(tabId: sync.model.id), body: .jpeg(.init(bytes))).ok
             lastSnapshot = bytes
-            snapshotsTaken += 1
             logger.debug("tab \(sync.model.id): snapshot put (\(bytes.count) bytes)")
         } catch {
             logger.debug("tab \(sync.model.id): no snapshot: \(error)")
