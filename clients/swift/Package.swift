@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // browserd-renderer's fence (FencingProxy): already in the tree through async-http-client.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -52,7 +54,11 @@ let package = Package(
         .target(name: "CRendererSupport"),
         .target(
             name: "BrowserdRenderer",
-            dependencies: ["BrowserdClient", "CRendererSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "BrowserdClient", "CRendererSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "browserd-renderer",
             dependencies: [

@@ -1,5 +1,6 @@
 import CRendererSupport
 import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -11,15 +12,16 @@ public struct ChromiumLaunch: Sendable, Equatable {
     public var executable: String
     /// Its profile directory: one Chromium per directory (a second one on it exits 21).
     public var userDataDirectory: String
-    /// Hosts pages may reach on loopback (besides nothing): `--allow-origin`'s, as host:port.
-    public var allowedLoopbackHosts: [String]
+    /// The fence's port on 127.0.0.1 (``FencingProxy``): every request of Chromium's goes through it,
+    /// loopback's too. Nil only for a Chromium that loads nothing of the network (tests of the process).
+    public var proxyPort: Int?
     /// `--no-sandbox` (Chromium refuses to start as root without it; never otherwise).
     public var runsAsRoot: Bool
 
-    public init(executable: String, userDataDirectory: String, allowedLoopbackHosts: [String] = [], runsAsRoot: Bool = getuid() == 0) {
+    public init(executable: String, userDataDirectory: String, proxyPort: Int?, runsAsRoot: Bool = getuid() == 0) {
         self.executable = executable
         self.userDataDirectory = userDataDirectory
-        self.allowedLoopbackHosts = allowedLoopbackHosts
+        self.proxyPort = proxyPort
         self.runsAsRoot = runsAsRoot
     }
 
@@ -62,6 +64,16 @@ public struct ChromiumLaunch: Sendable, Equatable {
             // from it swapped its DevTools session away in tests).
             "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,Translate,MediaRouter,OptimizationHints,BackForwardCache",
         ]
+        if let proxyPort {
+            arguments += [
+                // Every request through the fence, loopback's included (Chromium bypasses the proxy for
+                // loopback unless told `<-loopback>`); no DNS of Chromium's own: the fence resolves.
+                "--proxy-server=http://127.0.0.1:\(proxyPort)",
+                "--proxy-bypass-list=<-loopback>",
+                // WebRTC's UDP goes around any HTTP proxy: none but what the proxy carries.
+                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+            ]
+        }
         if runsAsRoot { arguments.append("--no-sandbox") }
         arguments.append("about:blank")
         return arguments
@@ -107,6 +119,7 @@ public final class ChromiumProcess: @unchecked Sendable {
             throw POSIXError(POSIXErrorCode(rawValue: -spawned) ?? .ENOENT)
         }
         pid = spawned
+        Self.running.withLockedValue { _ = $0.insert(spawned) }
         connection = DevToolsConnection(commandFD: commands[1], eventFD: events[0])
     }
 
@@ -124,15 +137,31 @@ public final class ChromiumProcess: @unchecked Sendable {
 
     /// Ends it: `Browser.close` (a clean exit: its profile is written) when `gracefully`, then SIGKILL to
     /// the whole group (the helpers linger otherwise) unless it exited within `grace`; reaps it.
-    public func stop(gracefully: Bool, grace: Duration = .seconds(3)) async {
+    /// The whole stop takes at most `grace` and a moment (a renderer told SIGTERM ends within 5 s).
+    public func stop(gracefully: Bool, grace: Duration = .seconds(2)) async {
         if gracefully, !hasExited {
-            _ = try? await connection.call("Browser.close", timeout: .seconds(2))
             let deadline = ContinuousClock.now + grace
-            while !hasExited, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+            // Not the stopping task's cancellation: the close is asked for because it ends.
+            _ = await Task { try? await connection.call("Browser.close", timeout: grace) }.value
+            while !hasExited, ContinuousClock.now < deadline { await Self.pause(.milliseconds(20)) }
         }
         killpg(pid, SIGKILL)
         connection.close()
-        while !hasExited { try? await Task.sleep(for: .milliseconds(10)) }
+        while !hasExited { await Self.pause(.milliseconds(10)) }
+        Self.running.withLockedValue { _ = $0.remove(pid) }
+    }
+
+    /// A wait that a cancelled task (a renderer told to stop) still waits out.
+    private static func pause(_ duration: Duration) async {
+        await Task { try? await Task.sleep(for: duration) }.value
+    }
+
+    /// The process groups of every Chromium this process started and has not reaped.
+    private static let running = NIOLockedValueBox(Set<pid_t>())
+
+    /// Kills every Chromium this process started (a last resort: a stop that overran its deadline).
+    public static func killAll() {
+        for pid in running.withLockedValue({ $0 }) { killpg(pid, SIGKILL) }
     }
 
     private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {

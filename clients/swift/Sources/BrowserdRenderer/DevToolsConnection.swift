@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
     import Glibc
@@ -50,6 +51,8 @@ public final class DevToolsConnection: @unchecked Sendable {
     private let continuation: AsyncStream<DevToolsEvent>.Continuation
     /// Every event, in the order the browser sent them; finishes when the pipe ends.
     public let events: AsyncStream<DevToolsEvent>
+    /// Messages skipped for their size (``DevToolsFraming/maximumMessageBytes``).
+    public let oversizedMessages = LockedCounter()
 
     /// Takes ownership of both descriptors (closed by ``close()`` or when the pipe ends).
     public init(commandFD: Int32, eventFD: Int32) {
@@ -62,11 +65,13 @@ public final class DevToolsConnection: @unchecked Sendable {
     }
 
     /// Sends `method` and waits for its answer's `result`.
-    /// - Throws: ``DevToolsError``: the browser's error, no answer within `timeout`, or the pipe closed.
+    /// - Throws: ``DevToolsError``: the browser's error, no answer within `timeout`, or the pipe closed;
+    ///   `CancellationError` at once when the calling task is cancelled (before or while it waits).
     @discardableResult
     public func call(
         _ method: String, _ params: JSONValue = [:], session: String? = nil, timeout: Duration = .seconds(10)
     ) async throws -> JSONValue {
+        try Task.checkCancellation()
         let id: Int = try lock.withLock {
             guard !closed else { throw DevToolsError.closed }
             defer { nextID += 1 }
@@ -80,15 +85,21 @@ public final class DevToolsConnection: @unchecked Sendable {
             self?.resume(id, with: .failure(DevToolsError.timedOut(method: method)))
         }
         defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            let accepted = lock.withLock {
-                guard !closed else { return false }
-                waiters[id] = continuation
-                methods[id] = method
-                return true
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let accepted = lock.withLock {
+                    guard !closed else { return false }
+                    waiters[id] = continuation
+                    methods[id] = method
+                    return true
+                }
+                guard accepted else { return continuation.resume(throwing: DevToolsError.closed) }
+                // Cancelled before the waiter was in place: the handler found nothing to fail.
+                guard !Task.isCancelled else { return resume(id, with: .failure(CancellationError())) }
+                guard write(bytes) else { return resume(id, with: .failure(DevToolsError.closed)) }
             }
-            guard accepted else { return continuation.resume(throwing: DevToolsError.closed) }
-            guard write(bytes) else { return resume(id, with: .failure(DevToolsError.closed)) }
+        } onCancel: {
+            resume(id, with: .failure(CancellationError()))
         }
     }
 
@@ -152,12 +163,13 @@ public final class DevToolsConnection: @unchecked Sendable {
         var framing = DevToolsFraming()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         let decoder = JSONDecoder()
-        reading: while true {
+        while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(eventFD, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
-            let messages: [[UInt8]]
-            do { messages = try framing.append(buffer[0..<count]) } catch { break reading }
+            let skipped = framing.skippedMessages
+            let messages = framing.append(buffer[0..<count])
+            if framing.skippedMessages > skipped { oversizedMessages.add(framing.skippedMessages - skipped) }
             for message in messages {
                 guard let value = try? decoder.decode(JSONValue.self, from: Data(message)) else { continue }
                 if let id = value["id"]?.int {
@@ -184,4 +196,12 @@ public final class DevToolsConnection: @unchecked Sendable {
         failAll()
         continuation.finish()
     }
+}
+
+/// A count read and added to from any thread.
+public final class LockedCounter: Sendable {
+    private let value = NIOLockedValueBox(0)
+    public init() {}
+    public func add(_ amount: Int) { value.withLockedValue { $0 += amount } }
+    public var count: Int { value.withLockedValue { $0 } }
 }

@@ -1,19 +1,24 @@
 import BrowserdClient
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// One live tab's page in Chromium (a target in a Chromium window of its own, so that it renders as
 /// a visible tab): made when the tab becomes live, closed when it stops being live. Its inputs (the
-/// model's states of the tab, the page's DevTools events) are handled one at a time, in order, by
-/// its own task, through ``PageSync``; this type only carries the actions out.
+/// model's states of the tab, the page's DevTools events) wait in a bounded inbox (``PageInbox``:
+/// stale news coalesced) and are handled one at a time, in order, by its own task, through
+/// ``PageSync``; this type only carries the actions out. One page's work delays only itself.
 final class LivePage: Sendable {
     enum Input: Sendable {
         case model(ModelTab)
         case devtools(DevToolsEvent)
+        /// The inbox overflowed: commits were dropped; the page's list is asked for once
+        /// (`loaderID`: the latest document's loader among them).
+        case resync(loaderID: String?)
     }
 
     let tabID: String
-    private let continuation: AsyncStream<Input>.Continuation
+    private let mailbox = PageMailbox()
     private let task: Task<Void, Never>
 
     /// A target Chromium made by itself (a popup), attached and waiting for the debugger: the page
@@ -35,23 +40,88 @@ final class LivePage: Sendable {
         register: @escaping @Sendable (_ session: String, _ target: String) async -> Void
     ) {
         tabID = tab.id
-        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
-        self.continuation = continuation
+        let mailbox = mailbox
         task = Task {
-            var worker = Worker(tab: tab, adopting: adopting != nil, connection: connection, client: client, policy: policy, logger: logger)
-            await worker.run(inputs: inputs, browserContextID: browserContextID, adopting: adopting, session: session, register: register)
+            var worker = Worker(
+                tab: tab, adopting: adopting != nil, mailbox: mailbox, connection: connection, client: client, policy: policy, logger: logger)
+            await worker.run(browserContextID: browserContextID, adopting: adopting, session: session, register: register)
         }
     }
 
-    func send(_ input: Input) { continuation.yield(input) }
+    func send(_ input: Input) { mailbox.send(input) }
 
-    /// Ends it: its target is closed (unless the browser is gone) and its task ends.
+    /// Ends it at once: what waits is dropped; its picture is taken and its target closed (unless the
+    /// browser is gone: then its task is cancelled, and every call under way fails at once).
     func close(closingTarget: Bool) async {
-        continuation.finish()
+        mailbox.finish()
         if !closingTarget { task.cancel() }
         await task.value
     }
 }
+
+/// A page's inbox between the renderer (which sends) and the page's task (which waits for the next
+/// input): ``PageInbox`` under a lock, and the task's wait.
+final class PageMailbox: Sendable {
+    private struct State {
+        var inbox = PageInbox()
+        var finished = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = NIOLockedValueBox(State())
+
+    func send(_ input: LivePage.Input) {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard !state.finished else { return nil }
+            state.inbox.push(input)
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// No more inputs: what waits is dropped, and ``next()`` answers nil.
+    func finish() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            state.finished = true
+            state.inbox.removeAll()
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Whether a newer commit waits (a list being read now is stale already).
+    var hasPendingCommit: Bool { state.withLockedValue { $0.inbox.hasPendingCommit } }
+
+    /// The next input; nil once finished or when the task is cancelled.
+    func next() async -> LivePage.Input? {
+        while !Task.isCancelled {
+            let (input, finished) = state.withLockedValue { ($0.inbox.pop(), $0.finished) }
+            if let input { return input }
+            if finished { return nil }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLockedValue { state in
+                        guard state.inbox.isEmpty, !state.finished, !Task.isCancelled else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            } onCancel: {
+                let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
+            }
+        }
+        return nil
+    }
+}
+
+/// The binding the page's script reports through.
+let pageStateBinding = "__browserdPageState"
 
 /// The page's script: reports the top document's title and favicon through a binding whenever
 /// they change (`document.title` set late, a `<link rel=icon>` added), as Chromium's tab strip sees them.
@@ -61,10 +131,14 @@ let pageStateScript = """
       let last = null;
       const report = () => {
         const icon = document.querySelector('link[rel~="icon"]');
-        const state = JSON.stringify({ url: location.href, title: document.title, favicon: icon ? icon.href : null });
+        // What the model keeps, no more (PageSync fits it again: a page may call the binding itself).
+        const full = document.title;
+        const title = Array.from(full.length > 4096 ? full.slice(0, 4096) : full).slice(0, 1024).join('');
+        const favicon = icon && icon.href.length <= 65536 ? icon.href : null;
+        const state = JSON.stringify({ url: location.href, title, favicon });
         if (state === last) return;
         last = state;
-        try { globalThis.__browserdPageState(state); } catch (e) {}
+        try { globalThis.\(pageStateBinding)(state); } catch (e) {}
       };
       new MutationObserver(report).observe(document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['href', 'rel'] });
       document.addEventListener('DOMContentLoaded', report);
@@ -74,6 +148,7 @@ let pageStateScript = """
 
 private struct Worker {
     var sync: PageSync
+    let mailbox: PageMailbox
     let connection: DevToolsConnection
     let client: BrowserdClient
     let policy: RendererPolicy
@@ -87,13 +162,24 @@ private struct Worker {
     var committedOnce = false
     /// Whether a document of the page's own has committed (a picture is taken only then).
     var documentCommitted = false
-    /// The picture put last (the same picture is not put twice).
+    /// The picture put last (the same picture is not put twice), and when a picture was last taken.
     var lastSnapshot: Data?
+    var lastSnapshotAt: ContinuousClock.Instant?
+    /// A new document committed since the last picture: the next stop of loading takes one. A
+    /// same-document commit (pushState: a page may push thousands) takes one at most every
+    /// ``RendererPolicy/sameDocumentSnapshotInterval``.
+    var pictureDue = false
+    /// The members of a report browserd refused, logged once each for this page.
+    var refusalsLogged: Set<String> = []
     let clock = ContinuousClock()
     let started = ContinuousClock.now
 
-    init(tab: ModelTab, adopting: Bool, connection: DevToolsConnection, client: BrowserdClient, policy: RendererPolicy, logger: Logger) {
+    init(
+        tab: ModelTab, adopting: Bool, mailbox: PageMailbox, connection: DevToolsConnection, client: BrowserdClient, policy: RendererPolicy,
+        logger: Logger
+    ) {
         sync = adopting ? PageSync(adopting: tab) : PageSync(model: tab)
+        self.mailbox = mailbox
         self.connection = connection
         self.client = client
         self.policy = policy
@@ -106,7 +192,7 @@ private struct Worker {
     }
 
     mutating func run(
-        inputs: AsyncStream<LivePage.Input>, browserContextID: String?, adopting: LivePage.Adopted?,
+        browserContextID: String?, adopting: LivePage.Adopted?,
         session attachedSession: @Sendable (String) async -> String?, register: @Sendable (String, String) async -> Void
     ) async {
         do {
@@ -124,10 +210,7 @@ private struct Worker {
             }
             guard let targetID, let sessionID else { return }
             await register(sessionID, targetID)
-            // Requests to loopback wait for a decision (LoopbackPolicy, taken by the renderer as each
-            // arrives, never behind this page's own work): browserd's API and other local services are out
-            // of a page's reach unless their origin is allowed.
-            try await call("Fetch.enable", ["patterns": .array(LoopbackPolicy.patterns.map { ["urlPattern": .string($0)] })])
+            // What the page may reach is the fence's (``FencingProxy``), for every request Chromium sends.
             // The page's own domains, its binding and script: sent in order, answered once the target
             // runs (a popup's renderer answers only after `runIfWaitingForDebugger`, which goes last,
             // so Chromium takes them all before the page's first document).
@@ -135,7 +218,7 @@ private struct Worker {
             async let page = connection.call("Page.enable", session: session)
             async let lifecycle = connection.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: session)
             async let runtime = connection.call("Runtime.enable", session: session)
-            async let binding = connection.call("Runtime.addBinding", ["name": "__browserdPageState"], session: session)
+            async let binding = connection.call("Runtime.addBinding", ["name": .string(pageStateBinding)], session: session)
             async let script = connection.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)], session: session)
             async let tree = connection.call("Page.getFrameTree", session: session)
             async let inspector = connection.call("Inspector.enable", session: session)
@@ -152,10 +235,11 @@ private struct Worker {
         } catch {
             logger.warning("page for tab \(sync.model.id) not made: \(error)")
         }
-        for await input in inputs {
+        while let input = await mailbox.next() {
             switch input {
             case .model(let tab): await perform(sync.event(.model(tab), now: now))
             case .devtools(let event): await handle(event)
+            case .resync(let loaderID): await historyChanged(loaderID: loaderID, url: nil)
             }
         }
         // Closed: its picture as it leaves (what the tab switcher shows of it from now on), then the
@@ -189,6 +273,7 @@ private struct Worker {
         // Not before the page's own first document has committed: a new page's or a popup's initial
         // blank document is no picture of it (and a popup is mid-navigation then).
         guard documentCommitted, !sync.model.crashed, sessionID != nil else { return }
+        lastSnapshotAt = .now
         do {
             let metrics = try await call("Page.getLayoutMetrics", timeout: policy.quickCommandTimeout)
             let viewport = metrics["cssLayoutViewport"]
@@ -224,6 +309,7 @@ private struct Worker {
             guard event.params["frame"]?["parentId"] == nil else { return }
             mainFrameID = event.params["frame"]?["id"]?.string ?? mainFrameID
             let frame = event.params["frame"]
+            pictureDue = true
             let url = frame?["url"]?.string.map { $0 + (frame?["urlFragment"]?.string ?? "") }
             await historyChanged(loaderID: frame?["loaderId"]?.string, url: url)
         case "Page.navigatedWithinDocument":
@@ -239,7 +325,10 @@ private struct Worker {
             guard event.params["frameId"]?.string == mainFrameID else { return }
             await perform(sync.event(.loading(false, progress: 1), now: now))
             // The page has loaded: its picture, for a tab switcher (Chrome's tab grid).
-            await takeSnapshot()
+            if pictureDue || lastSnapshotAt.map({ ContinuousClock.now - $0 > policy.sameDocumentSnapshotInterval }) ?? true {
+                pictureDue = false
+                await takeSnapshot()
+            }
         case "Target.detachedFromTarget", "Inspector.detached":
             // The page closed itself (`window.close()`, which Chromium allows a page with one history
             // entry or opened by script): its tab closes, as Chromium's `WebStateDelegate::CloseWebState`.
@@ -255,7 +344,7 @@ private struct Worker {
         case "Inspector.targetCrashed":
             await perform(sync.event(.crashed, now: now))
         case "Runtime.bindingCalled":
-            guard event.params["name"]?.string == "__browserdPageState", let payload = event.params["payload"]?.string,
+            guard event.params["name"]?.string == pageStateBinding, let payload = event.params["payload"]?.string,
                 let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
             else { return }
             await perform(
@@ -268,14 +357,15 @@ private struct Worker {
 
     mutating func historyChanged(loaderID: String?, url: String?) async {
         var answer: PageHistory?
-        for attempt in 0..<policy.historyAttempts {
+        for attempt in 0..<policy.historyAttempts where !Task.isCancelled {
             do {
                 let history = PageHistory(try await call("Page.getNavigationHistory"))
                 answer = history
                 // Asked while the commit is under way, Chromium may answer with the entry not filled
                 // in yet (a popup's first entry with an empty URL, seen about once in ten popups): asked
                 // again, it shows the URL that committed.
-                guard let history, let url, PageSync.pageCanShow(url), !history.holds(url) else { break }
+                // A newer commit waits: this one is stale, and the next list is the one that counts.
+                guard let history, let url, PageSync.pageCanShow(url), !history.holds(url), !mailbox.hasPendingCommit else { break }
                 logger.debug("tab \(sync.model.id): navigation history without \(url) yet (attempt \(attempt))")
             } catch {
                 logger.debug("tab \(sync.model.id): no navigation history (attempt \(attempt)): \(error)")
@@ -333,13 +423,54 @@ private struct Worker {
                     ).ok.body.json
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportPageState(let title, let loading, let progress, let favicon):
-                    let body = Components.Schemas.PatchTab(
-                        title: title, loading: loading, progress: progress, faviconUrl: favicon ?? nil)
-                    let tab = try await client.api.updateTab(path: .init(tabId: sync.model.id), body: .json(body)).ok.body.json
-                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                    await reportPageState(action, title: title, loading: loading, progress: progress, favicon: favicon)
                 }
             } catch {
+                if Task.isCancelled { return }
                 logger.warning("tab \(sync.model.id): \(action): \(error)")
+            }
+        }
+    }
+
+    /// `PATCH` of the page's state; a refused one (4xx) is sent again member by member, so that the
+    /// title, the favicon and the loading state never go with a sibling browserd refused. A refusal is
+    /// logged once per member for the page, with the value's length (never the value).
+    mutating func reportPageState(_ action: PageSync.Action, title: String?, loading: Bool?, progress: Double?, favicon: String??) async {
+        func patch(_ body: Components.Schemas.PatchTab) async throws -> Components.Schemas.Tab {
+            try await client.api.updateTab(path: .init(tabId: sync.model.id), body: .json(body)).ok.body.json
+        }
+        do {
+            let tab = try await patch(.init(title: title, loading: loading, progress: progress, faviconUrl: favicon ?? nil))
+            await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+            return
+        } catch {
+            guard let status = BrowserdProblem.from(error)?.status, (400..<500).contains(status) else {
+                if !Task.isCancelled { logger.warning("tab \(sync.model.id): \(action): \(error)") }
+                return
+            }
+        }
+        var members: [(name: String, length: Int, body: Components.Schemas.PatchTab, alone: PageSync.Action)] = []
+        if let title {
+            members.append(("title", title.unicodeScalars.count, .init(title: title), .reportPageState(title: title, loading: nil, progress: nil, faviconURL: nil)))
+        }
+        if loading != nil || progress != nil {
+            members.append(
+                ("loading", 0, .init(loading: loading, progress: progress), .reportPageState(title: nil, loading: loading, progress: progress, faviconURL: nil)))
+        }
+        if let favicon {
+            members.append(
+                ("faviconUrl", favicon?.utf8.count ?? 0, .init(faviconUrl: favicon), .reportPageState(title: nil, loading: nil, progress: nil, faviconURL: favicon)))
+        }
+        for member in members {
+            do {
+                let tab = try await patch(member.body)
+                await perform(sync.reported(member.alone, answer: ModelTab(tab), now: now))
+            } catch {
+                if Task.isCancelled { return }
+                if refusalsLogged.insert(member.name).inserted {
+                    let problem = BrowserdProblem.from(error).map { "\($0.status) \($0.title)" } ?? "\(error)"
+                    logger.warning("tab \(sync.model.id): browserd refused the page's \(member.name) (length \(member.length)): \(problem)")
+                }
             }
         }
     }

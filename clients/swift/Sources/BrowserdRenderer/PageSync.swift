@@ -105,15 +105,50 @@ public struct PageSync: Sendable {
     /// An adopted page has not committed yet.
     private var adoptedFirstCommit = false
 
-    /// URLs a page cannot load (browserd's own pages, an empty tab): the page stays blank and
-    /// nothing of it is reported.
+    /// Whether the renderer loads `url`: `http:` and `https:` only. A tab's URL of any other scheme
+    /// (`file:`, `chrome:`, `devtools:`, `view-source:`, `data:`, `javascript:`, …) is never loaded: the
+    /// page shows ``placeholder(for:)`` and nothing of it is reported (no title, favicon or picture of
+    /// this machine's files). browserd holds such URLs all the same (sessions import them).
     public static func pageCanShow(_ url: String) -> Bool {
-        url.hasPrefix("http://") || url.hasPrefix("https://") || url.hasPrefix("file:") || url.hasPrefix("data:")
+        let scheme = url.prefix { $0 != ":" }.lowercased()
+        return (scheme == "http" || scheme == "https") && url.count > scheme.count + 1
     }
 
-    /// What the page does first: load the tab's current entry.
+    /// What the page shows for a URL it does not load: blank for an empty tab (`about:`) and browserd's
+    /// own pages (`browserd:`: the UI draws them), else an error page of the renderer's own that names
+    /// no part of the URL.
+    public static func placeholder(for url: String) -> String {
+        let lowered = url.lowercased()
+        return url.isEmpty || lowered.hasPrefix("about:") || lowered.hasPrefix("browserd:") ? "about:blank" : notLoadedPage
+    }
+
+    /// The error page (a `data:` document the renderer navigates to; a page cannot).
+    public static let notLoadedPage =
+        "data:text/html;charset=utf-8,%3C!doctype%20html%3E%3Ctitle%3ENot%20loaded%3C/title%3E"
+        + "%3Cp%20style=%22font:16px%20sans-serif;margin:2em%22%3EThis%20tab%27s%20address%20is%20not%20loaded:%20"
+        + "browserd-renderer%20loads%20http%20and%20https%20pages%20only.%3C/p%3E"
+
+    /// The model's limits on what a page reports: a title's first 1,024 characters (Unicode code
+    /// points, as browserd counts them; Chromium truncates a long title too), and a favicon URL of at
+    /// most 64 KiB (`data:` favicons included; a longer one is not sent: the tab shows none).
+    public static let maximumTitleLength = 1_024
+    public static let maximumFaviconURLBytes = 64 * 1024
+
+    static func fitted(title: String) -> String {
+        title.unicodeScalars.count <= maximumTitleLength ? title : String(String.UnicodeScalarView(title.unicodeScalars.prefix(maximumTitleLength)))
+    }
+
+    static func fitted(favicon: String?) -> String? {
+        guard let favicon, favicon.utf8.count <= maximumFaviconURLBytes else { return nil }
+        return favicon
+    }
+
+    /// What the page does first: load the tab's current entry (or the placeholder of one it does not load).
     public mutating func start() -> [Action] {
-        guard Self.pageCanShow(model.url) else { return [] }
+        guard Self.pageCanShow(model.url) else {
+            let placeholder = Self.placeholder(for: model.url)
+            return placeholder == "about:blank" ? [] : [.load(url: placeholder)]
+        }
         ownLoad = OwnLoad(kind: .navigate(url: model.url), serves: model)
         return [.load(url: model.url)]
     }
@@ -131,7 +166,7 @@ public struct PageSync: Sendable {
             }
             return committed(history, loaderID: loaderID)
         case .pageState(let title, let favicon, let url):
-            shown = (url, title, favicon)
+            shown = (url, Self.fitted(title: title), Self.fitted(favicon: favicon))
             return tellShown()
         case .loading(let loading, let progress): return loadingChanged(loading, progress: progress)
         case .crashed:
@@ -204,7 +239,8 @@ public struct PageSync: Sendable {
     private mutating func nextLoad() -> [Action] {
         guard Self.pageCanShow(model.url) else {
             ownLoad = nil
-            return page?.current?.url == "about:blank" ? [] : [.load(url: "about:blank")]
+            let placeholder = Self.placeholder(for: model.url)
+            return page?.current?.url == placeholder ? [] : [.load(url: placeholder)]
         }
         if let page, let anchor, anchor.count == model.historyCount {
             let target = anchor.page + (model.historyIndex - anchor.model)
@@ -271,7 +307,24 @@ public struct PageSync: Sendable {
             return current.url == previous.url || current.url == model.url
                 ? [] : [.reportNavigation(url: current.url, transition: current.modelTransition, replace: true)]
         }
-        // A new entry: in the current one's place (location.replace), or after it.
+        // New entries (several when commits were coalesced: a pushState storm), each reported in order:
+        // after the entry shown before, or the first in its place (location.replace: it is gone).
+        if let at = history.index(of: previous.id), at < history.currentIndex {
+            return history.entries[(at + 1)...history.currentIndex].filter { Self.pageCanShow($0.url) }.map {
+                .reportNavigation(url: $0.url, transition: $0.modelTransition, replace: false)
+            }
+        }
+        if history.index(of: previous.id) == nil {
+            // Replaced, or (a storm past Chromium's 50 entries) pruned with every entry known before:
+            // then every entry up to the current one is new.
+            let known = Set(before.entries.map(\.id))
+            let lastKnown = history.entries[..<history.currentIndex].lastIndex { known.contains($0.id) }
+            let replaces = lastKnown != nil || before.entries.count == 1
+            let fresh = history.entries[((lastKnown ?? -1) + 1)...history.currentIndex].filter { Self.pageCanShow($0.url) }
+            return fresh.enumerated().map { index, entry in
+                .reportNavigation(url: entry.url, transition: entry.modelTransition, replace: index == 0 && replaces)
+            }
+        }
         let replaced = history.entries.count == before.entries.count && history.currentIndex == before.currentIndex
         return [.reportNavigation(url: current.url, transition: current.modelTransition, replace: replaced)]
     }
@@ -298,5 +351,23 @@ public struct PageSync: Sendable {
         let progress = loading ? min(max(progress, 0.1), 0.9) : 1
         guard loading != model.loading || progress != model.progress else { return [] }
         return [.reportPageState(title: nil, loading: loading, progress: progress, faviconURL: nil)]
+    }
+}
+
+extension PageSync.Action: CustomStringConvertible {
+    /// The action without the page's values (a title or favicon may be megabytes a page chose): their
+    /// lengths only, for logs.
+    public var description: String {
+        switch self {
+        case .load(let url): "load (\(url.utf8.count)-byte URL)"
+        case .traverse(let entryID): "traverse to entry \(entryID)"
+        case .reload: "reload"
+        case .reportNavigation(let url, let transition, let replace): "report a navigation (\(url.utf8.count)-byte URL, \(transition), replace: \(replace))"
+        case .reportMove(let offset): "report a move by \(offset)"
+        case .reportPageState(let title, let loading, let progress, let favicon):
+            "report page state (title: \(title.map { "\($0.unicodeScalars.count) characters" } ?? "-"), loading: \(loading.map(String.init) ?? "-"), "
+                + "progress: \(progress.map { String($0) } ?? "-"), favicon: \(favicon.map { $0.map { "\($0.utf8.count) bytes" } ?? "none" } ?? "-"))"
+        case .reportCrash: "report a crash"
+        }
     }
 }

@@ -22,7 +22,10 @@ public actor Renderer {
         public var chromium: String
         /// Chromium's profile directory is made under it (one Chromium per profile).
         public var stateDirectory: String
+        /// Origins on this machine or a private network that pages may reach (`--allow-origin`), and
+        /// ranges (`--allow-network`): everything else there is fenced (``NetworkPolicy``).
         public var allowedOrigins: [String]
+        public var allowedNetworks: [IPNetwork]
         /// Told of each main-frame commit as its DevTools event arrives (the tab, the URL): for
         /// measuring the path from Chromium's commit to browserd's watchers (bench/renderer.py).
         public var commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)?
@@ -30,7 +33,7 @@ public actor Renderer {
         public var policy: RendererPolicy
 
         public init(
-            profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [],
+            profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [], allowedNetworks: [IPNetwork] = [],
             commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)? = nil, policy: RendererPolicy = .standard
         ) {
             self.commitObserver = commitObserver
@@ -40,13 +43,16 @@ public actor Renderer {
             self.chromium = chromium
             self.stateDirectory = stateDirectory
             self.allowedOrigins = allowedOrigins
+            self.allowedNetworks = allowedNetworks
         }
     }
 
     let options: Options
     let client: BrowserdClient
     let logger: Logger
-    let loopback: LoopbackPolicy
+    let policy: NetworkPolicy
+    /// The fence Chromium's requests go through (while ``run()`` runs).
+    private var proxy: FencingProxy?
     private var windows: [String: WindowTabs] = [:]
     private var windowTasks: [String: Task<Void, Never>] = [:]
     /// The profile each followed window belongs to (the renderer's, or its incognito profile).
@@ -80,11 +86,14 @@ public actor Renderer {
         self.options = options
         self.client = client
         self.logger = logger
-        loopback = LoopbackPolicy(allowedOrigins: options.allowedOrigins)
+        policy = NetworkPolicy(allowedOrigins: options.allowedOrigins, allowedNetworks: options.allowedNetworks)
     }
 
     /// Runs until cancelled (or the profile is deleted); Chromium is closed cleanly at the end.
+    /// - Throws: when the fence cannot start (no page may load without it).
     public func run() async throws {
+        let proxy = try await FencingProxy.start(policy: policy, logger: logger)
+        self.proxy = proxy
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.superviseChromium() }
             group.addTask {
@@ -98,7 +107,12 @@ public actor Renderer {
         await dropPages(closingTargets: false)
         await chromium?.stop(gracefully: true)
         chromium = nil
+        await proxy.stop()
+        self.proxy = nil
     }
+
+    /// How many requests the fence refused (nil while not running).
+    public var refusedRequests: Int? { proxy?.refusals }
 
     /// The tabs with a live page now, by window (for tests and the status line).
     public func livePages() -> [String: Set<String>] {
@@ -116,15 +130,16 @@ public actor Renderer {
         var backoff = RestartBackoff(policy: options.policy)
         let launch = ChromiumLaunch(
             executable: options.chromium,
-            userDataDirectory: URL(fileURLWithPath: options.stateDirectory).appendingPathComponent("chromium-\(options.profileID)").path)
+            userDataDirectory: URL(fileURLWithPath: options.stateDirectory).appendingPathComponent("chromium-\(options.profileID)").path,
+            proxyPort: proxy?.port)
         while !Task.isCancelled {
             let process: ChromiumProcess
             do {
                 process = try ChromiumProcess(launch)
                 // The pipe answers once the browser is up.
                 _ = try await process.connection.call("Browser.getVersion", timeout: options.policy.startTimeout)
-                // Every new target is attached and waits for the debugger: a page's popup gets the
-                // loopback policy before its first request, and becomes a tab (``popupOpened(_:)``).
+                // Every new target is attached and waits for the debugger: a page's popup gets its
+                // script before its first document, and becomes a tab (``popupOpened(_:)``).
                 _ = try await process.connection.call(
                     "Target.setAutoAttach", ["autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true])
             } catch {
@@ -139,9 +154,7 @@ public actor Renderer {
             for window in windows.keys { await reconcile(window) }
             for await event in process.connection.events {
                 logger.trace("devtools event", metadata: ["method": "\(event.method)", "session": "\(event.sessionID ?? "-")"])
-                if event.method == "Fetch.requestPaused", let session = event.sessionID {
-                    decide(event, session: session, connection: process.connection)
-                } else if let session = event.sessionID {
+                if let session = event.sessionID {
                     if let observer = options.commitObserver, event.method == "Page.frameNavigated", event.params["frame"]?["parentId"] == nil,
                         let page = sessions[session], let url = event.params["frame"]?["url"]?.string
                     {
@@ -162,23 +175,6 @@ public actor Renderer {
             await dropPages(closingTargets: false)
             await process.stop(gracefully: false)
             try? await Task.sleep(for: backoff.failed(afterRunning: ContinuousClock.now - up))
-        }
-    }
-
-    /// A page's request to loopback: continued at an allowed origin, refused otherwise (at once, in
-    /// a task of its own: the page may be waiting for it in the middle of its own work).
-    private func decide(_ event: DevToolsEvent, session: String, connection: DevToolsConnection) {
-        guard let request = event.params["requestId"]?.string else { return }
-        let url = event.params["request"]?["url"]?.string ?? ""
-        let allowed = loopback.allows(url)
-        if !allowed { logger.notice("a page's request to \(url) refused: loopback, not an --allow-origin") }
-        Task {
-            if allowed {
-                _ = try? await connection.call("Fetch.continueRequest", ["requestId": .string(request)], session: session)
-            } else {
-                _ = try? await connection.call(
-                    "Fetch.failRequest", ["requestId": .string(request), "errorReason": "BlockedByClient"], session: session)
-            }
         }
     }
 

@@ -27,12 +27,21 @@ struct RendererCommand: AsyncParsableCommand {
     @Option(help: "Tabs per window besides the active one that keep a live page.") var liveTabs = 3
     @Option(help: "The Chromium binary (default: Debian's /usr/lib/chromium/chromium).") var chromium: String?
     @Option(help: "Where Chromium's profile directory is kept.") var stateDir = "./renderer-state"
-    @Option(help: "An origin pages may reach on loopback (repeatable).") var allowOrigin: [String] = []
+    @Option(help: "An origin on this machine or a private network that pages may reach, e.g. http://127.0.0.1:9000 (repeatable).")
+    var allowOrigin: [String] = []
+    @Option(help: "A range of private addresses pages may reach, e.g. 10.20.0.0/16 or fd00::/8 (repeatable).")
+    var allowNetwork: [String] = []
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func validate() throws {
         guard URL(string: server)?.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
         guard (0...64).contains(liveTabs) else { throw ValidationError("--live-tabs must be within 0...64") }
+        for network in allowNetwork where IPNetwork(network) == nil {
+            throw ValidationError("--allow-network \(network) is not a range such as 10.20.0.0/16 or fd00::/8")
+        }
+        for origin in allowOrigin where NetworkPolicy(allowedOrigins: [origin]).allowedDestinations.isEmpty {
+            throw ValidationError("--allow-origin \(origin) is not an origin such as http://127.0.0.1:9000")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard chromium ?? ChromiumLaunch.defaultExecutable() != nil else {
             throw ValidationError("no Chromium found: install Debian's chromium or give --chromium PATH")
@@ -46,7 +55,7 @@ struct RendererCommand: AsyncParsableCommand {
         let renderer = Renderer(
             options: .init(
                 profileID: profile, liveTabs: liveTabs, chromium: chromium ?? ChromiumLaunch.defaultExecutable()!,
-                stateDirectory: stateDir, allowedOrigins: allowOrigin),
+                stateDirectory: stateDir, allowedOrigins: allowOrigin, allowedNetworks: allowNetwork.compactMap(IPNetwork.init)),
             client: client, logger: logger)
         let run = Task { try await renderer.run() }
         // SIGTERM and SIGINT end the run: Chromium is closed cleanly (its profile written), then the process exits.
@@ -54,7 +63,14 @@ struct RendererCommand: AsyncParsableCommand {
         signal(SIGINT, SIG_IGN)
         let signals = [SIGTERM, SIGINT].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { run.cancel() }
+            source.setEventHandler {
+                run.cancel()
+                // Within 5 s whatever the pages do: past 4.5 s, Chromium is killed and the process exits.
+                DispatchQueue.global().asyncAfter(deadline: .now() + 4.5) {
+                    ChromiumProcess.killAll()
+                    exit(1)
+                }
+            }
             source.resume()
             return source
         }

@@ -16,6 +16,21 @@ final class PageServer: Sendable {
     static let script = #"""
         import http.server, sys
 
+        # A worker script (dedicated, shared or service) and a frame try each URL they are given.
+        ATTEMPT = ("async function attempt(urls) { const r = []; for (const u of urls) {"
+            " try { await fetch(u, {mode: 'no-cors', cache: 'no-store'}); r.push('reached'); } catch (e) { r.push('refused'); } } return r; }")
+        WORKER = ATTEMPT + """
+        if (typeof ServiceWorkerGlobalScope !== 'undefined' && self instanceof ServiceWorkerGlobalScope) {
+          self.addEventListener('install', () => self.skipWaiting());
+          self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+          self.addEventListener('message', e => e.waitUntil(attempt(e.data).then(r => e.source.postMessage(r))));
+        } else if (typeof SharedWorkerGlobalScope !== 'undefined' && self instanceof SharedWorkerGlobalScope) {
+          self.onconnect = e => { const port = e.ports[0]; port.onmessage = m => attempt(m.data).then(r => port.postMessage(r)); };
+        } else {
+          self.onmessage = m => attempt(m.data).then(r => postMessage(r));
+        }
+        """
+
         PAGES = {
             "/a.html": "<!doctype html><title>Page A</title><link rel=icon href=/icon.png><a id=l href=/b.html>to b</a>",
             "/b.html": "<!doctype html><title>B early</title><script>setTimeout(() => document.title = 'B late', 300)</script>",
@@ -24,6 +39,18 @@ final class PageServer: Sendable {
             "/opener.html": "<!doctype html><title>Opener</title><a id=p href=/popup.html target=_blank>popup</a>",
             "/popup.html": "<!doctype html><title>Popup</title>",
             "/closes.html": "<!doctype html><title>Closes</title>",
+            # Hostile pages (RendererTests+Hostile.swift).
+            "/fence.html": "<!doctype html><title>Fence</title><body>",
+            "/frame.html": "<!doctype html><title>Frame</title><script>" + ATTEMPT
+                + "attempt(JSON.parse(decodeURIComponent(location.hash.slice(1)))).then(r => parent.postMessage(r, '*'))</script>",
+            "/storm.html": "<!doctype html><title>Storm</title><script>addEventListener('load', () => setTimeout(() => {"
+                + " window.stormStarted = Date.now(); for (let i = 0; i < 2000; i++) history.pushState({}, '', '/storm.html#' + i);"
+                + " window.stormEnded = Date.now(); document.title = 'Storm done'; }, 50))</script>",
+            "/endless-storm.html": "<!doctype html><title>Endless</title><script>let i = 0;"
+                + " setInterval(() => { for (let j = 0; j < 50; j++) history.pushState({}, '', '/endless-storm.html#' + i++);"
+                + " document.title = 'Endless ' + i; }, 10)</script>",
+            "/long-title.html": "<!doctype html><title>" + "L" * 3000 + "</title>",
+            "/big-icon.html": "<!doctype html><title>Big icon</title><link rel=icon href='data:image/png;base64," + "A" * 1500000 + "'>",
         }
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -34,7 +61,10 @@ final class PageServer: Sendable {
                     self.send_header("Location", "/c.html?from=redirect")
                     self.end_headers()
                     return
-                if path == "/icon.png":
+                if path == "/worker.js":
+                    body = WORKER.encode()
+                    kind = "text/javascript"
+                elif path == "/icon.png":
                     body = b"\x89PNG\r\n\x1a\n"
                     kind = "image/png"
                 elif path in PAGES:
@@ -59,22 +89,26 @@ final class PageServer: Sendable {
         """#
 
     init() throws {
-        let printed = CollectedOutput()
-        process = try ChildProcess(
-            executable: "/usr/bin/env", arguments: ["python3", "-c", Self.script], environment: ProcessInfo.processInfo.environment,
-            output: .pipe { printed.append($0) })
-        // Its first line is its port.
+        (process, port) = try Self.startPython(Self.script, output: CollectedOutput(), name: "the page server")
+    }
+
+    /// Runs a python3 script whose first line printed is the port it listens on; all it prints goes
+    /// to `output`.
+    static func startPython(_ script: String, output: CollectedOutput, name: String) throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(
+            executable: "/usr/bin/env", arguments: ["python3", "-c", script], environment: ProcessInfo.processInfo.environment,
+            output: .pipe { output.append($0) })
         let deadline = ContinuousClock.now + .seconds(10)
         var line: String?
         while line == nil, process.isRunning, ContinuousClock.now < deadline {
-            line = printed.firstLine
+            line = output.firstLine
             if line == nil { usleep(10_000) }
         }
         guard let line, let port = Int(line.trimmingCharacters(in: .whitespaces)) else {
             process.signal(SIGKILL)
-            throw Failure("the page server did not start")
+            throw Failure("\(name) did not start: \(output.text)")
         }
-        self.port = port
+        return (process, port)
     }
 
     func url(_ path: String) -> String { origin + path }

@@ -27,9 +27,12 @@ import Testing
 
     @Test func framingSplitsOnNULAcrossReads() throws {
         var framing = DevToolsFraming(maximumMessageBytes: 16)
-        #expect(try framing.append(Array(#"{"id":1}"#.utf8) + [0] + Array(#"{"a"#.utf8)).map { String(decoding: $0, as: UTF8.self) } == [#"{"id":1}"#])
-        #expect(try framing.append(Array(#":2}"#.utf8) + [0, 0]).map { String(decoding: $0, as: UTF8.self) } == [#"{"a:2}"#, ""])
-        #expect(throws: DevToolsFraming.Failure.messageTooLarge(17)) { try framing.append([UInt8](repeating: 65, count: 17)) }
+        #expect(framing.append(Array(#"{"id":1}"#.utf8) + [0] + Array(#"{"a"#.utf8)).map { String(decoding: $0, as: UTF8.self) } == [#"{"id":1}"#])
+        #expect(framing.append(Array(#":2}"#.utf8) + [0, 0]).map { String(decoding: $0, as: UTF8.self) } == [#"{"a:2}"#, ""])
+        // A message past the limit (a page's own making) is skipped to its end; the next comes whole.
+        #expect(framing.append([UInt8](repeating: 65, count: 17)).isEmpty)
+        #expect(framing.append([UInt8](repeating: 65, count: 100) + [0] + Array(#"{"b":3}"#.utf8) + [0]).map { String(decoding: $0, as: UTF8.self) } == [#"{"b":3}"#])
+        #expect(framing.skippedMessages == 1)
         #expect(DevToolsFraming.frame(Array("x".utf8)) == [120, 0])
     }
 
@@ -270,22 +273,6 @@ extension PageSyncTests {
 }
 
 extension PageSyncTests {
-    @Test func loopbackIsReachableOnlyAtAnAllowedOrigin() {
-        let policy = LoopbackPolicy(allowedOrigins: ["http://127.0.0.1:8000", "https://localhost"])
-        #expect(policy.allows("http://127.0.0.1:8000/page.html"))
-        #expect(!policy.allows("http://127.0.0.1:8080/v1/profiles"))
-        #expect(!policy.allows("http://127.1.2.3:8000/"))
-        #expect(policy.allows("https://localhost:443/x"))
-        #expect(!policy.allows("http://localhost/x"))
-        #expect(!policy.allows("http://[::1]:8000/"))
-        #expect(!policy.allows("ws://0.0.0.0:5432/"))
-        #expect(policy.allows("https://example.com/"))
-        #expect(policy.allows("http://localhost.example.com/"))
-        #expect(LoopbackPolicy.patterns.contains("http://127.*"))
-    }
-}
-
-extension PageSyncTests {
     /// A new document's title may come before its commit: it waits for it, and the old document's
     /// never lands on the new entry.
     @Test func aTitleWaitsForItsDocumentsCommit() {
@@ -312,5 +299,211 @@ extension PageSyncTests {
         #expect(
             sync.reported(report, answer: Self.tab("http://a.test/#p", index: 1, count: 2, loading: true, progress: 0), now: 2)
                 == [.reportPageState(title: "A", loading: nil, progress: nil, faviconURL: nil)])
+    }
+}
+
+extension PageSyncTests {
+    /// The renderer loads http and https only; any other tab URL shows the renderer's own error page
+    /// (browserd's pages and an empty tab stay blank), and nothing of it is reported.
+    @Test func onlyHTTPAndHTTPSLoad() {
+        for url in [
+            "file:///etc/passwd", "FILE:///etc/", "data:text/html,<title>x</title>", "javascript:alert(1)", "view-source:http://a.test/",
+            "chrome://settings", "devtools://devtools/bundled/inspector.html", "ftp://a.test/", "http:", "httpx://a.test/",
+        ] {
+            #expect(!PageSync.pageCanShow(url), "\(url)")
+            var sync = PageSync(model: Self.tab(url, index: 0, count: 1))
+            #expect(sync.start() == [.load(url: PageSync.notLoadedPage)], "\(url)")
+            // Its document commits: no report, no title.
+            #expect(sync.event(.committed(Self.history([PageSync.notLoadedPage], current: 0), loaderID: nil), now: 0) == [])
+            #expect(sync.event(.pageState(title: "Not loaded", faviconURL: nil, url: PageSync.notLoadedPage), now: 0) == [])
+        }
+        for url in ["http://a.test/", "HTTPS://a.test/x"] { #expect(PageSync.pageCanShow(url)) }
+        var blank = PageSync(model: Self.tab("about:blank", index: 0, count: 1))
+        #expect(blank.start() == [])
+        // A loaded page whose tab the model moves to a file: URL leaves for the error page.
+        var sync = Self.loaded()
+        #expect(sync.event(.model(Self.tab("file:///etc/passwd", index: 1, count: 2, loading: true, progress: 0)), now: 1) == [.load(url: PageSync.notLoadedPage)])
+    }
+
+    /// What a page reports fits the model: a title's first 1,024 characters (never refused), a
+    /// favicon URL over 64 KiB not sent (the tab shows none).
+    @Test func reportsFitBeforeTheyAreSent() {
+        var sync = Self.loaded()
+        let long = String(repeating: "é", count: 1_500) + "🙂"
+        let huge = "data:image/png;base64," + String(repeating: "A", count: 1_500_000)
+        let actions = sync.event(.pageState(title: long, faviconURL: huge, url: "http://a.test/"), now: 1)
+        #expect(actions == [.reportPageState(title: String(repeating: "é", count: 1_024), loading: nil, progress: nil, faviconURL: nil)])
+        // A favicon within the limit goes as it is.
+        let small = "data:image/png;base64," + String(repeating: "A", count: 1_000)
+        #expect(
+            sync.event(.pageState(title: long, faviconURL: small, url: "http://a.test/"), now: 2)
+                == [.reportPageState(title: nil, loading: nil, progress: nil, faviconURL: .some(small))])
+        // Logs see lengths, never the values.
+        let logged = PageSync.Action.reportPageState(title: long, loading: nil, progress: nil, faviconURL: .some(huge)).description
+        #expect(logged.count < 200 && logged.contains("1501 characters") && logged.contains("1500022 bytes"), "\(logged)")
+    }
+
+    /// Commits coalesced during a storm (one list, several new entries): each new entry is reported in
+    /// order, so the model holds what the page holds.
+    @Test func coalescedCommitsReportEveryNewEntry() {
+        var sync = Self.loaded()
+        let urls = ["about:blank", "http://a.test/", "http://a.test/#1", "http://a.test/#2", "http://a.test/#3"]
+        #expect(
+            sync.event(.committed(Self.history(urls, current: 4), loaderID: nil, url: "http://a.test/#3"), now: 1)
+                == (2...4).map { .reportNavigation(url: urls[$0], transition: "link", replace: false) })
+        // location.replace followed by a pushState: the first replaces the entry shown, the next follows it.
+        var replaced = Self.loaded()
+        #expect(
+            replaced.event(
+                .committed(Self.history(["about:blank", "http://r.test/", "http://r.test/#p"], current: 2, ids: [1, 7, 8]), loaderID: nil), now: 1)
+                == [
+                    .reportNavigation(url: "http://r.test/", transition: "link", replace: true),
+                    .reportNavigation(url: "http://r.test/#p", transition: "link", replace: false),
+                ])
+    }
+}
+
+/// A page's inbox: bounded, stale news coalesced, nothing the page's task ignores kept.
+@Suite(.computing) struct PageInboxTests {
+    static func event(_ method: String, _ params: JSONValue = [:]) -> LivePage.Input {
+        .devtools(DevToolsEvent(method: method, params: params, sessionID: "s"))
+    }
+
+    static func methods(_ inbox: inout PageInbox) -> [String] {
+        var seen: [String] = []
+        while let input = inbox.pop() {
+            switch input {
+            case .model(let tab): seen.append("model \(tab.url)")
+            case .devtools(let event): seen.append("\(event.method) \(event.params["url"]?.string ?? event.params["payload"]?.string ?? "")")
+            case .resync(let loader): seen.append("resync \(loader ?? "-")")
+            }
+        }
+        return seen
+    }
+
+    @Test func aPushStateStormWaitsAsOneCommit() {
+        var inbox = PageInbox()
+        inbox.push(Self.event("Page.frameNavigated", ["frame": ["id": "F", "loaderId": "L1", "url": "http://a.test/"]]))
+        for index in 0..<2_000 {
+            inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": .string("http://a.test/#\(index)")]))
+            inbox.push(Self.event("Runtime.bindingCalled", ["name": .string(pageStateBinding), "payload": .string("t\(index)")]))
+            inbox.push(Self.event("Runtime.consoleAPICalled", ["type": "log"]))
+            inbox.push(.model(PageSyncTests.tab("http://m.test/\(index)", index: 0, count: 1)))
+        }
+        #expect(inbox.count == 4)
+        #expect(inbox.hasPendingCommit)
+        #expect(
+            Self.methods(&inbox) == [
+                "Page.frameNavigated ", "Page.navigatedWithinDocument http://a.test/#1999", "Runtime.bindingCalled t1999", "model http://m.test/1999",
+            ])
+        #expect(!inbox.hasPendingCommit)
+    }
+
+    /// A command (a state that asks for a load) followed by an echo of a report applied on top of it:
+    /// both wait, so the page still loads; a later command replaces both.
+    @Test func aCommandIsNeverCoalescedIntoAnEcho() {
+        var inbox = PageInbox()
+        inbox.push(.model(PageSyncTests.tab("http://a.test/", index: 0, count: 2, loading: true, progress: 0)))
+        inbox.push(.model(PageSyncTests.tab("http://a.test/", index: 0, count: 2, loading: false, progress: 1, title: "A")))
+        inbox.push(.model(PageSyncTests.tab("http://a.test/", index: 0, count: 2, loading: false, progress: 1, title: "A2")))
+        #expect(inbox.count == 2)
+        inbox.push(.model(PageSyncTests.tab("http://b.test/", index: 1, count: 2, loading: true, progress: 0)))
+        #expect(Self.methods(&inbox) == ["model http://b.test/"])
+    }
+
+    @Test func aNewDocumentIsNeverCoalescedAway() {
+        var inbox = PageInbox()
+        inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": "http://a.test/#1"]))
+        inbox.push(Self.event("Page.frameNavigated", ["frame": ["id": "F", "loaderId": "L2"]]))
+        inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": "http://b.test/#1"]))
+        inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "S", "url": "http://sub.test/#1"]))
+        inbox.push(Self.event("Page.lifecycleEvent", ["name": "load"]))
+        inbox.push(Self.event("Page.lifecycleEvent", ["name": "DOMContentLoaded"]))
+        #expect(
+            Self.methods(&inbox) == [
+                "Page.navigatedWithinDocument http://a.test/#1", "Page.frameNavigated ", "Page.navigatedWithinDocument http://b.test/#1",
+                "Page.navigatedWithinDocument http://sub.test/#1", "Page.lifecycleEvent ",
+            ])
+    }
+
+    /// A page loading documents in a loop: past the capacity, its commits become one resync that
+    /// carries the latest document's loader; a crash and the model's state stay.
+    @Test func anOverflowBecomesOneResync() {
+        var inbox = PageInbox()
+        inbox.push(.model(PageSyncTests.tab("http://m.test/", index: 0, count: 1)))
+        inbox.push(Self.event("Inspector.targetCrashed"))
+        for index in 0..<(PageInbox.capacity * 4) {
+            inbox.push(Self.event("Page.frameNavigated", ["frame": ["id": "F", "loaderId": .string("L\(index)")]]))
+            inbox.push(Self.event("Page.frameStoppedLoading", ["frameId": "F"]))
+        }
+        #expect(inbox.count <= PageInbox.capacity)
+        let seen = Self.methods(&inbox)
+        #expect(seen.prefix(2) == ["model http://m.test/", "Inspector.targetCrashed "])
+        #expect(seen.filter { $0.hasPrefix("resync L") }.count == 1 && seen[2].hasPrefix("resync L"), "\(seen.prefix(4))")
+        // What came after the last overflow waits as it came: the latest document last.
+        #expect(seen.last == "Page.frameStoppedLoading ")
+    }
+}
+
+/// The fence's decisions: on the address a request really goes to.
+@Suite(.computing) struct NetworkPolicyTests {
+    static func addresses(_ texts: String...) -> [IPAddress] { texts.compactMap(IPAddress.init) }
+
+    @Test func thisMachineAndPrivateNetworksAreFencedInEveryForm() {
+        let fenced = [
+            "127.0.0.1", "127.0.0.2", "127.255.255.254", "0.0.0.0", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+            "100.64.0.1", "224.0.0.1", "255.255.255.255", "::1", "::", "[::1]", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "::ffff:10.0.0.1",
+            "::127.0.0.1", "64:ff9b::a00:1", "2002:7f00:1::", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1", "fec0::1",
+        ]
+        for text in fenced {
+            let address = IPAddress(text)
+            #expect(address != nil, "\(text) parses")
+            if let address { #expect(NetworkPolicy.isFenced(address), "\(text)") }
+        }
+        for text in ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "192.169.0.1"] {
+            #expect(!NetworkPolicy.isFenced(IPAddress(text)!), "\(text)")
+        }
+        // Forms inet_pton does not take are no address (Chromium turns them into dotted quads first).
+        for text in ["2130706433", "0x7f.1", "127.1", "localhost", ""] { #expect(IPAddress(text) == nil, "\(text)") }
+    }
+
+    @Test func anAllowedOriginOrNetworkLetsItsDestinationThrough() {
+        let policy = NetworkPolicy(
+            allowedOrigins: ["http://127.0.0.1:8000", "https://localhost", "http://[::1]:9000", "http://Service.Internal.:81"],
+            allowedNetworks: ["10.20.0.0/16", "fd00::/8"].compactMap(IPNetwork.init))
+        let loopback = Self.addresses("127.0.0.1")
+        #expect(policy.decide(host: "127.0.0.1", port: 8000, addresses: loopback) == .connect(Self.addresses("127.0.0.1")))
+        #expect(policy.decide(host: "localhost", port: 8000, addresses: loopback) == .connect(Self.addresses("127.0.0.1")), "the same destination")
+        #expect(policy.decide(host: "127.0.0.1", port: 8080, addresses: loopback) != .connect(Self.addresses("127.0.0.1")), "another port")
+        #expect(policy.decide(host: "localhost", port: 443, addresses: Self.addresses("::1", "127.0.0.1")) == .connect(Self.addresses("::1", "127.0.0.1")))
+        #expect(policy.decide(host: "LOCALHOST.", port: 443, addresses: loopback) == .connect(Self.addresses("127.0.0.1")))
+        #expect(policy.decide(host: "::1", port: 9000, addresses: Self.addresses("::1")) == .connect(Self.addresses("::1")))
+        #expect(policy.decide(host: "service.internal", port: 81, addresses: Self.addresses("10.9.9.9")) == .connect(Self.addresses("10.9.9.9")))
+        #expect(policy.decide(host: "db", port: 5432, addresses: Self.addresses("10.20.3.4")) == .connect(Self.addresses("10.20.3.4")))
+        #expect(policy.decide(host: "db", port: 5432, addresses: Self.addresses("10.21.3.4")) != .connect(Self.addresses("10.21.3.4")))
+        #expect(policy.decide(host: "fd01::5", port: 80, addresses: Self.addresses("fd01::5")) == .connect(Self.addresses("fd01::5")))
+        // A name resolving to a public and a private address reaches only the public one.
+        #expect(policy.decide(host: "rebind.test", port: 80, addresses: Self.addresses("192.168.0.9", "93.184.216.34")) == .connect(Self.addresses("93.184.216.34")))
+        if case .refuse = policy.decide(host: "localhost.", port: 8001, addresses: loopback) {} else { Issue.record("localhost. refused") }
+        if case .refuse = policy.decide(host: "nowhere", port: 80, addresses: []) {} else { Issue.record("no address refused") }
+        #expect(IPNetwork("10.0.0.0/33") == nil && IPNetwork("bogus/8") == nil && IPNetwork("10.0.0.1")?.prefixLength == 32)
+    }
+
+    @Test func proxyRequestsParseAsTunnelsOrAbsoluteForms() throws {
+        let tunnel = try ProxyRequest.parse(Array("CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\nhello".utf8))
+        #expect(tunnel.request == ProxyRequest(kind: .tunnel, host: "::1", port: 443) && tunnel.headLength == 47)
+        let plain = try ProxyRequest.parse(
+            Array("GET http://Localhost.:8080/a?b=1 HTTP/1.1\r\nHost: localhost.:8080\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n".utf8))
+        #expect(plain.request.host == "Localhost." && plain.request.port == 8080)
+        #expect(plain.request.kind == .forward(head: Array("GET /a?b=1 HTTP/1.1\r\nHost: localhost.:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n".utf8)))
+        #expect(try ProxyRequest.parse(Array("GET http://a.test HTTP/1.1\r\n\r\n".utf8)).request.port == 80)
+        #expect(throws: ProxyRequest.ParseError.incomplete) { try ProxyRequest.parse(Array("GET http://a.test/ HTTP/1.1\r\n".utf8)) }
+        #expect(throws: ProxyRequest.ParseError.tooLarge) { try ProxyRequest.parse([UInt8](repeating: 65, count: ProxyRequest.maximumHeadBytes + 1)) }
+        for bad in [
+            "GET /relative HTTP/1.1\r\n\r\n", "GET https://a.test/ HTTP/1.1\r\n\r\n", "CONNECT a.test HTTP/1.1\r\n\r\n",
+            "CONNECT a.test:99999 HTTP/1.1\r\n\r\n", "GET http://user@a.test/ HTTP/1.1\r\n\r\n", "GET http://a.test/ SPDY/3\r\n\r\n",
+        ] {
+            #expect(throws: ProxyRequest.ParseError.self, "\(bad)") { try ProxyRequest.parse(Array(bad.utf8)) }
+        }
     }
 }

@@ -24,7 +24,8 @@ import Testing
         let run: Task<Void, any Error>
         let state: URL
 
-        init(liveTabs: Int = 3) async throws {
+        /// - Parameter extraOrigins: origins pages may reach besides the page server's (given it).
+        init(liveTabs: Int = 3, extraOrigins: (PageServer) -> [String] = { _ in [] }) async throws {
             server = try await LiveServer()
             pages = try PageServer()
             client = BrowserdClient(server: server.url)
@@ -38,7 +39,8 @@ import Testing
             logger.logLevel = ProcessInfo.processInfo.environment["BROWSERD_RENDERER_TRACE"] == "1" ? .trace : .info
             renderer = Renderer(
                 options: .init(
-                    profileID: profile.id, liveTabs: liveTabs, chromium: chromium, stateDirectory: state.path, allowedOrigins: [pages.origin]),
+                    profileID: profile.id, liveTabs: liveTabs, chromium: chromium, stateDirectory: state.path,
+                    allowedOrigins: [pages.origin] + extraOrigins(pages)),
                 client: client, logger: logger)
             let renderer = self.renderer
             run = Task { try await renderer.run() }
@@ -53,8 +55,10 @@ import Testing
         }
 
         /// Runs `body` with a setup, and stops it (Chromium closed) however `body` ends.
-        static func with(liveTabs: Int = 3, _ body: (Setup) async throws -> Void) async throws {
-            let setup = try await Setup(liveTabs: liveTabs)
+        static func with(
+            liveTabs: Int = 3, extraOrigins: (PageServer) -> [String] = { _ in [] }, _ body: (Setup) async throws -> Void
+        ) async throws {
+            let setup = try await Setup(liveTabs: liveTabs, extraOrigins: extraOrigins)
             do {
                 try await body(setup)
             } catch {
@@ -74,9 +78,9 @@ import Testing
 
     /// Waits (up to 20 s) until `condition` gives a value; `state` says what was seen, for a failure.
     static func eventually<T>(
-        _ what: String, state: (() async -> String)? = nil, _ condition: () async throws -> T?
+        _ what: String, within limit: Duration = .seconds(20), state: (() async -> String)? = nil, _ condition: () async throws -> T?
     ) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + limit
         var lastError: (any Error)?
         while ContinuousClock.now < deadline {
             do {
@@ -87,7 +91,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         let seen = await state?() ?? ""
-        throw Failure("not within 20 s: \(what)\(lastError.map { " (last error: \($0))" } ?? "")\(seen.isEmpty ? "" : "; seen: \(seen)")")
+        throw Failure("not within \(limit): \(what)\(lastError.map { " (last error: \($0))" } ?? "")\(seen.isEmpty ? "" : "; seen: \(seen)")")
     }
 
     @Test func theModelDrivesThePagesAndThePagesDriveTheModel() async throws {

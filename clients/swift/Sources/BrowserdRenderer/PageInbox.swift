@@ -1,0 +1,140 @@
+/// A live page's waiting inputs, bounded whatever the page does (a value: ``PageMailbox`` carries it
+/// between the renderer, which sends, and the page's task, which takes them one at a time).
+///
+/// - Only what the page's task acts on is kept: other DevTools events (a console storm, frames
+///   attached, lifecycle events other than `DOMContentLoaded`) are dropped as they come.
+/// - Stale news is coalesced as it arrives: only the latest state of the tab in the model (and the
+///   latest command among them: a state that asks for a load), a frame's latest loading news, the
+///   latest page state (title, favicon), and of same-document commits in a row (pushState, fragments:
+///   the page's task asks Chromium for the whole list anyway) only the latest.
+/// - Past ``capacity`` (a page that loads documents in a loop), the waiting commits and loading news
+///   go, and one ``LivePage/Input/resync(loaderID:)`` takes their place: the page's list is asked for
+///   once, with the loader of the latest document dropped (a load of the renderer's own is matched by it).
+struct PageInbox: Sendable {
+    static let capacity = 256
+
+    private(set) var items: [LivePage.Input] = []
+    private var head = 0
+
+    init() {}
+
+    var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
+
+    /// Whether a commit (or a resync) waits: a newer list than the one being read is coming.
+    var hasPendingCommit: Bool {
+        items[head...].contains {
+            switch $0 {
+            case .resync: return true
+            case .devtools(let event): return event.method == "Page.frameNavigated" || event.method == "Page.navigatedWithinDocument"
+            case .model: return false
+            }
+        }
+    }
+
+    mutating func push(_ input: LivePage.Input) {
+        switch input {
+        case .model(let tab):
+            // The latest state stands for those before it, but a command (a state that asks for a load)
+            // is kept until a later command: an echo that follows it must not hide it.
+            removeAll {
+                guard case .model(let pending) = $0 else { return false }
+                return tab.asksForALoad || !pending.asksForALoad
+            }
+        case .resync:
+            break
+        case .devtools(let event):
+            guard Self.kept(event) else { return }
+            switch event.method {
+            case "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent":
+                // A frame's loading is a state: its latest news stands for what came before (a
+                // pushState storm starts and stops loading with each entry).
+                let frame = event.params["frameId"]?.string
+                removeAll {
+                    guard case .devtools(let other) = $0, Self.loadingNews.contains(other.method) else { return false }
+                    return other.params["frameId"]?.string == frame
+                }
+            case "Runtime.bindingCalled":
+                remove { if case .devtools(let other) = $0 { return other.method == "Runtime.bindingCalled" } else { return false } }
+            case "Page.navigatedWithinDocument":
+                // The previous same-document commit of this frame, unless a new document came between.
+                let frame = event.params["frameId"]?.string
+                if let last = items[head...].lastIndex(where: {
+                    if case .devtools(let other) = $0 { return other.method == "Page.navigatedWithinDocument" || other.method == "Page.frameNavigated" }
+                    return false
+                }),
+                    case .devtools(let other) = items[last], other.method == "Page.navigatedWithinDocument", other.params["frameId"]?.string == frame
+                {
+                    items.remove(at: last)
+                }
+            default:
+                break
+            }
+        }
+        items.append(input)
+        if count > Self.capacity { overflow() }
+    }
+
+    mutating func pop() -> LivePage.Input? {
+        guard !isEmpty else { return nil }
+        let item = items[head]
+        head += 1
+        if head > 64, head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return item
+    }
+
+    /// Drops everything waiting (the page is closing).
+    mutating func removeAll() {
+        items = []
+        head = 0
+    }
+
+    static let loadingNews: Set<String> = ["Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent"]
+
+    /// The events a page's task acts on (``LivePage``): anything else is dropped as it comes.
+    static func kept(_ event: DevToolsEvent) -> Bool {
+        switch event.method {
+        case "Page.frameNavigated", "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading",
+            "Target.detachedFromTarget", "Inspector.detached", "Inspector.targetCrashed":
+            return true
+        case "Page.lifecycleEvent": return event.params["name"]?.string == "DOMContentLoaded"
+        case "Runtime.bindingCalled": return event.params["name"]?.string == pageStateBinding
+        default: return false
+        }
+    }
+
+    private mutating func removeAll(where matches: (LivePage.Input) -> Bool) {
+        let pending = items[head...].filter { !matches($0) }
+        items = Array(pending)
+        head = 0
+    }
+
+    private mutating func remove(where matches: (LivePage.Input) -> Bool) {
+        if let index = items[head...].lastIndex(where: matches) { items.remove(at: index) }
+    }
+
+    /// Too much waits: commits and loading news go (their latest document's loader is kept for a
+    /// resync); the model's state, the page state and a detach or crash stay.
+    private mutating func overflow() {
+        var loaderID: String?
+        var kept: [LivePage.Input] = []
+        for item in items[head...] {
+            switch item {
+            case .model: kept.append(item)
+            case .resync(let loader): loaderID = loader ?? loaderID
+            case .devtools(let event):
+                switch event.method {
+                case "Page.frameNavigated":
+                    if event.params["frame"]?["parentId"] == nil { loaderID = event.params["frame"]?["loaderId"]?.string ?? loaderID }
+                case "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent": break
+                default: kept.append(item)
+                }
+            }
+        }
+        items = kept + [.resync(loaderID: loaderID)]
+        head = 0
+    }
+}
