@@ -89,6 +89,7 @@ final class ProxyState: Sendable {
         var open = 0
         var refusals = 0
         var logged: Set<String> = []
+        var local: (addresses: Set<IPAddress>, read: ContinuousClock.Instant)?
     }
     private let counts = NIOLockedValueBox(Counts())
     static let loggedLimit = 256
@@ -100,6 +101,27 @@ final class ProxyState: Sendable {
     }
 
     var refusals: Int { counts.withLockedValue { $0.refusals } }
+
+    /// This machine's interface addresses (`getifaddrs`), read again when a second old.
+    func localAddresses() -> Set<IPAddress> {
+        if let cached = counts.withLockedValue({ $0.local }), ContinuousClock.now - cached.read < .seconds(1) { return cached.addresses }
+        let addresses = Self.interfaceAddresses()
+        counts.withLockedValue { $0.local = (addresses, .now) }
+        return addresses
+    }
+
+    static func interfaceAddresses() -> Set<IPAddress> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(first) }
+        var addresses = Set<IPAddress>()
+        var next: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = next {
+            if let address = entry.pointee.ifa_addr, let ip = IPAddress(socketAddress: address) { addresses.insert(ip) }
+            next = entry.pointee.ifa_next
+        }
+        return addresses
+    }
 
     /// A connection opens: false when the proxy holds its limit already (the connection is closed).
     func opened() -> Bool {
@@ -207,7 +229,7 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
         resolved.assumeIsolated().whenComplete { [self] result in
             guard case .deciding = phase else { return }
             let addresses = (try? result.get()) ?? []
-            switch state.policy.decide(host: host, port: request.port, addresses: addresses) {
+            switch state.policy.decide(host: host, port: request.port, addresses: addresses, localAddresses: state.localAddresses()) {
             case .refuse(let reason):
                 state.refused("\(NetworkPolicy.normalised(host: host)):\(request.port)", reason: reason)
                 phase = .done
@@ -289,17 +311,7 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
         var addresses: [IPAddress] = []
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let info = next {
-            if let address = info.pointee.ai_addr {
-                switch Int32(address.pointee.sa_family) {
-                case AF_INET:
-                    let v4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
-                    addresses.append(.v4(UInt32(bigEndian: v4)))
-                case AF_INET6:
-                    var v6 = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
-                    addresses.append(.v6(withUnsafeBytes(of: &v6) { Array($0) }))
-                default: break
-                }
-            }
+            if let address = info.pointee.ai_addr, let ip = IPAddress(socketAddress: address) { addresses.append(ip) }
             next = info.pointee.ai_next
         }
         var seen = Set<IPAddress>()
@@ -368,6 +380,20 @@ private final class GlueHandler: ChannelDuplexHandler {
 }
 
 extension IPAddress {
+    /// An IPv4 or IPv6 socket address's IP (nil for another family).
+    init?(socketAddress address: UnsafeMutablePointer<sockaddr>) {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            let v4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+            self = .v4(UInt32(bigEndian: v4))
+        case AF_INET6:
+            var v6 = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+            self = .v6(withUnsafeBytes(of: &v6) { Array($0) })
+        default:
+            return nil
+        }
+    }
+
     /// The address without brackets (as `SocketAddress` takes it).
     var plainText: String {
         let text = description

@@ -139,13 +139,15 @@ public struct NetworkPolicy: Sendable, Equatable {
     /// order): the addresses the page may reach. An allowed origin lets every address of its host
     /// through; otherwise a fenced address is skipped (a name that resolves to a public and a private
     /// address reaches only the public one: no rebinding to the private one later).
-    public func decide(host: String, port: Int, addresses: [IPAddress]) -> Decision {
+    /// `localAddresses`: this machine's own interface addresses (a public one too: a service bound to
+    /// every address is this machine's), fenced as loopback is.
+    public func decide(host: String, port: Int, addresses: [IPAddress], localAddresses: Set<IPAddress> = []) -> Decision {
         guard (1...65535).contains(port) else { return .refuse(reason: "port \(port)") }
         guard !addresses.isEmpty else { return .refuse(reason: "\(host) did not resolve") }
         let name = Self.normalised(host: host)
         if allowedDestinations.contains("\(name):\(port)") { return .connect(addresses) }
         let reachable = addresses.filter { address in
-            !Self.isFenced(address) || allowedNetworks.contains(where: { $0.contains(address) })
+            !(Self.isFenced(address) || localAddresses.contains(address)) || allowedNetworks.contains(where: { $0.contains(address) })
                 || allowedDestinations.contains("\(Self.bracketed(address)):\(port)")
         }
         if !reachable.isEmpty { return .connect(reachable) }

@@ -312,7 +312,15 @@ public actor Renderer {
     private func browserContext(for profile: String, connection: DevToolsConnection) async -> String?? {
         guard profile != options.profileID else { return .some(nil) }
         if let made = contexts[profile] { return await made.value.map { .some($0) } }
-        let making = Task { try? await connection.call("Target.createBrowserContext", ["disposeOnDetach": true])["browserContextId"]?.string }
+        // Its requests go through the fence too (named here, not left to Chromium's default).
+        var params: [String: JSONValue] = ["disposeOnDetach": true]
+        if let port = proxy?.port {
+            params["proxyServer"] = .string("http://127.0.0.1:\(port)")
+            params["proxyBypassList"] = "<-loopback>"
+        }
+        let making = Task { [params] in
+            try? await connection.call("Target.createBrowserContext", .object(params))["browserContextId"]?.string
+        }
         contexts[profile] = making
         guard let id = await making.value else {
             logger.warning("no browser context for incognito profile \(profile): its pages wait")

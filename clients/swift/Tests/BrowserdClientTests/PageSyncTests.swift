@@ -485,6 +485,10 @@ extension PageSyncTests {
         // A name resolving to a public and a private address reaches only the public one.
         #expect(policy.decide(host: "rebind.test", port: 80, addresses: Self.addresses("192.168.0.9", "93.184.216.34")) == .connect(Self.addresses("93.184.216.34")))
         if case .refuse = policy.decide(host: "localhost.", port: 8001, addresses: loopback) {} else { Issue.record("localhost. refused") }
+        // This machine's own public address is this machine.
+        let own = Self.addresses("93.184.216.34")
+        if case .refuse = policy.decide(host: "me.test", port: 80, addresses: own, localAddresses: Set(own)) {} else { Issue.record("own address") }
+        #expect(ProxyState.interfaceAddresses().contains(IPAddress("127.0.0.1")!), "getifaddrs reads lo")
         if case .refuse = policy.decide(host: "nowhere", port: 80, addresses: []) {} else { Issue.record("no address refused") }
         #expect(IPNetwork("10.0.0.0/33") == nil && IPNetwork("bogus/8") == nil && IPNetwork("10.0.0.1")?.prefixLength == 32)
     }

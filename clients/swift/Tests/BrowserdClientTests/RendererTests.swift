@@ -290,6 +290,9 @@ import Testing
         _ = try await Self.eventually("the incognito tab's page loaded", state: { await describe(setup, otrTab) }) {
             try await setup.tab(otrTab).title == "Page A" ? true : nil
         }
+        // Its context is fenced as the regular pages are.
+        let healthz = "fetch('\(setup.server.url.absoluteString)/healthz').then(() => 'reached', () => 'refused')"
+        #expect(try await setup.renderer.evaluate(healthz, inTab: otrTab)?.string == "refused")
         let context = try #require(try await setup.renderer.browserContext(ofTab: otrTab))
         #expect(try await setup.renderer.browserContext(ofTab: tabs[1]) != context, "not the regular pages' context")
         #expect(try await setup.renderer.evaluate("localStorage.setItem('who', 'incognito'); document.cookie = 'who=incognito'; 'set'", inTab: otrTab) == "set")
