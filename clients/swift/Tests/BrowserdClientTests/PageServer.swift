@@ -14,7 +14,7 @@ final class PageServer: Sendable {
     var origin: String { "http://127.0.0.1:\(port)" }
 
     static let script = #"""
-        import http.server, sys
+        import base64, hashlib, http.server, sys, time
 
         # A worker script (dedicated, shared or service) and a frame try each URL they are given.
         ATTEMPT = ("async function attempt(urls) { const r = []; for (const u of urls) {"
@@ -60,6 +60,16 @@ final class PageServer: Sendable {
                     self.send_response(302)
                     self.send_header("Location", "/c.html?from=redirect")
                     self.end_headers()
+                    return
+                if path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
+                    # A WebSocket's handshake (RFC 6455), then the connection is held a moment.
+                    key = self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+                    accept = base64.b64encode(hashlib.sha1(key.encode()).digest()).decode()
+                    self.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        "Sec-WebSocket-Accept: %s\r\n\r\n" % accept).encode())
+                    self.wfile.flush()
+                    time.sleep(1)
+                    self.close_connection = True
                     return
                 if path == "/worker.js":
                     body = WORKER.encode()

@@ -102,7 +102,7 @@ extension RendererTests {
                   if (worker.state !== 'activated') await new Promise(res => worker.addEventListener('statechange', () => worker.state === 'activated' && res()));
                   out.service = await new Promise(res => { navigator.serviceWorker.onmessage = m => res(m.data); worker.postMessage(urls); });
                   out.frame = await new Promise(res => { addEventListener('message', m => res(m.data)); const f = document.createElement('iframe'); f.src = \(String(reflecting: frameURL)); document.body.appendChild(f); });
-                  out.sockets = await Promise.all(['ws://127.0.0.1:\(port)/', 'ws://localhost.:\(port)/', 'wss://[::1]:\(port)/'].map(u => new Promise(res => {
+                  out.sockets = await Promise.all(['ws://127.0.0.1:\(port)/', 'ws://localhost.:\(port)/', 'wss://[::1]:\(port)/', 'ws://127.0.0.1:\(setup.pages.port)/ws'].map(u => new Promise(res => {
                     const s = new WebSocket(u); s.onopen = () => res('reached'); s.onerror = () => res('refused'); })));
                   return JSON.stringify(out);
                 })()
@@ -112,7 +112,8 @@ extension RendererTests {
             for kind in ["page", "dedicated", "shared", "service", "frame"] {
                 #expect(results[kind] == expected, "\(kind): \(zip(urls, results[kind] ?? []).map { "\($0) \($1)" })")
             }
-            #expect(results["sockets"] == ["refused", "refused", "refused"])
+            // The allowed origin's WebSocket opens (through the fence's tunnel).
+            #expect(results["sockets"] == ["refused", "refused", "refused", "reached"])
 
             // Tabs the model drives there (a tenant's URLs): refused too; nothing of the canary reaches the tab.
             var tabs: [String] = []
