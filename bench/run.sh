@@ -38,4 +38,6 @@ scripts/with-postgres.sh "$PY" bench/scale_out.py --browserd "$pgbin/browserd" -
 bash bench/slow_disk.sh "$bin"
 # browserd-renderer with a real Chromium: its commit to a watcher's event, CPU and memory per page.
 "$PY" bench/renderer.py
+# The renderer's fence: a page's loads and fetches through it beside none, in the same run.
+"$PY" bench/fence.py
 if [ "$floors" != 0 ]; then echo "bench: scale_out missed a forwarding floor (see above)"; exit 1; fi

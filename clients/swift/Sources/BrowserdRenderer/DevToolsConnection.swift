@@ -20,12 +20,15 @@ public enum DevToolsError: Error, Equatable, CustomStringConvertible {
     case timedOut(method: String)
     /// The browser answered with an error.
     case failed(method: String, code: Int, message: String)
+    /// The session's target detached (closed, crashed away, or its session ended) before it answered.
+    case detached(method: String)
 
     public var description: String {
         switch self {
         case .closed: "the browser's DevTools pipe is closed"
         case .timedOut(let method): "\(method): no answer in time"
         case .failed(let method, let code, let message): "\(method): \(message) (\(code))"
+        case .detached(let method): "\(method): the target detached"
         }
     }
 }
@@ -45,11 +48,17 @@ public final class DevToolsConnection: @unchecked Sendable {
     private let writeLock = NSLock()
     private var waiters: [Int: CheckedContinuation<JSONValue, any Error>] = [:]
     private var methods: [Int: String] = [:]
+    /// The sessions whose events go to a handler of their own (``DevToolsSession``), and their calls
+    /// still waiting.
+    private var sessionRoutes: [String: (deliver: @Sendable (DevToolsEvent) -> Void, pending: Set<Int>)] = [:]
+    /// The session of each waiting call that has one.
+    private var callSessions: [Int: String] = [:]
     private var nextID = 1
     private var closed = false
     private var commandOpen = true
     private let continuation: AsyncStream<DevToolsEvent>.Continuation
-    /// Every event, in the order the browser sent them; finishes when the pipe ends.
+    /// Every event of the browser and of sessions without a ``DevToolsSession``, in the order the
+    /// browser sent them; finishes when the pipe ends.
     public let events: AsyncStream<DevToolsEvent>
     /// Messages skipped for their size (``DevToolsFraming/maximumMessageBytes``).
     public let oversizedMessages = LockedCounter()
@@ -91,6 +100,10 @@ public final class DevToolsConnection: @unchecked Sendable {
                     guard !closed else { return false }
                     waiters[id] = continuation
                     methods[id] = method
+                    if let session {
+                        callSessions[id] = session
+                        sessionRoutes[session]?.pending.insert(id)
+                    }
                     return true
                 }
                 guard accepted else { return continuation.resume(throwing: DevToolsError.closed) }
@@ -101,6 +114,28 @@ public final class DevToolsConnection: @unchecked Sendable {
         } onCancel: {
             resume(id, with: .failure(CancellationError()))
         }
+    }
+
+    /// Routes the session's events to `deliver` (called on the reader thread, in order: keep it
+    /// short) from now on, until its target detaches or ``DevToolsSession/end()``.
+    public func session(_ id: String, deliver: @escaping @Sendable (DevToolsEvent) -> Void) -> DevToolsSession {
+        lock.withLock { sessionRoutes[id] = (deliver, []) }
+        return DevToolsSession(id: id, connection: self)
+    }
+
+    func routes(_ session: String) -> Bool { lock.withLock { sessionRoutes[session] != nil } }
+
+    func endSession(_ id: String) {
+        let pending = lock.withLock { sessionRoutes.removeValue(forKey: id)?.pending ?? [] }
+        for call in pending { failDetached(call) }
+    }
+
+    private func failDetached(_ id: Int) {
+        let (waiter, method) = lock.withLock { () -> (CheckedContinuation<JSONValue, any Error>?, String?) in
+            callSessions[id] = nil
+            return (waiters.removeValue(forKey: id), methods.removeValue(forKey: id))
+        }
+        waiter?.resume(throwing: DevToolsError.detached(method: method ?? "?"))
     }
 
     /// Closes both pipes: waiting calls fail, ``events`` ends.
@@ -119,9 +154,25 @@ public final class DevToolsConnection: @unchecked Sendable {
     private func resume(_ id: Int, with result: Result<JSONValue, any Error>) {
         let waiter = lock.withLock { () -> CheckedContinuation<JSONValue, any Error>? in
             methods[id] = nil
+            if let session = callSessions.removeValue(forKey: id) { sessionRoutes[session]?.pending.remove(id) }
             return waiters.removeValue(forKey: id)
         }
         waiter?.resume(with: result)
+    }
+
+    /// An event: to its session's handler if it has one (a detach ends that session: its waiting calls
+    /// fail first), else to ``events``.
+    private func dispatch(_ event: DevToolsEvent) {
+        if let session = event.sessionID, let deliver = lock.withLock({ sessionRoutes[session]?.deliver }) {
+            return deliver(event)
+        }
+        if event.method == "Target.detachedFromTarget", let session = event.params["sessionId"]?.string,
+            let route = lock.withLock({ sessionRoutes.removeValue(forKey: session) })
+        {
+            for call in route.pending { failDetached(call) }
+            return route.deliver(event)
+        }
+        continuation.yield(event)
     }
 
     private func failAll() {
@@ -129,6 +180,8 @@ public final class DevToolsConnection: @unchecked Sendable {
             defer {
                 waiters = [:]
                 methods = [:]
+                sessionRoutes = [:]
+                callSessions = [:]
             }
             return waiters
         }
@@ -183,7 +236,7 @@ public final class DevToolsConnection: @unchecked Sendable {
                         resume(id, with: .success(value["result"] ?? [:]))
                     }
                 } else if let method = value["method"]?.string {
-                    continuation.yield(DevToolsEvent(method: method, params: value["params"] ?? [:], sessionID: value["sessionId"]?.string))
+                    dispatch(DevToolsEvent(method: method, params: value["params"] ?? [:], sessionID: value["sessionId"]?.string))
                 }
             }
         }

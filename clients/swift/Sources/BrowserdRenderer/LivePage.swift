@@ -36,7 +36,8 @@ final class LivePage: Sendable {
     ///     come through ``send(_:)``).
     init(
         tab: ModelTab, connection: DevToolsConnection, client: BrowserdClient, browserContextID: String?, adopting: Adopted? = nil,
-        policy: RendererPolicy = .standard, logger: Logger, session: @escaping @Sendable (_ target: String) async -> String?,
+        policy: RendererPolicy = .standard, logger: Logger, commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)? = nil,
+        session: @escaping @Sendable (_ target: String) async -> String?,
         register: @escaping @Sendable (_ session: String, _ target: String) async -> Void
     ) {
         tabID = tab.id
@@ -44,7 +45,8 @@ final class LivePage: Sendable {
         task = Task {
             var worker = Worker(
                 tab: tab, adopting: adopting != nil, mailbox: mailbox, connection: connection, client: client, policy: policy, logger: logger)
-            await worker.run(browserContextID: browserContextID, adopting: adopting, session: session, register: register)
+            await worker.run(
+                browserContextID: browserContextID, adopting: adopting, commitObserver: commitObserver, session: session, register: register)
         }
     }
 
@@ -155,6 +157,8 @@ private struct Worker {
     let logger: Logger
     var targetID: String?
     var sessionID: String?
+    /// The page's session, once attached: its events, its calls.
+    var devtools: DevToolsSession?
     var mainFrameID: String?
     /// The page closed itself (`window.close()`): its target is gone already.
     var closedByPage = false
@@ -192,7 +196,7 @@ private struct Worker {
     }
 
     mutating func run(
-        browserContextID: String?, adopting: LivePage.Adopted?,
+        browserContextID: String?, adopting: LivePage.Adopted?, commitObserver: (@Sendable (String, String) -> Void)?,
         session attachedSession: @Sendable (String) async -> String?, register: @Sendable (String, String) async -> Void
     ) async {
         do {
@@ -210,6 +214,17 @@ private struct Worker {
             }
             guard let targetID, let sessionID else { return }
             await register(sessionID, targetID)
+            // The page's events come straight from the connection's reader into its inbox (its
+            // ``DevToolsSession``): no other page's work stands between.
+            let (tabID, mailbox) = (sync.model.id, mailbox)
+            devtools = connection.session(sessionID) { event in
+                if let commitObserver, event.method == "Page.frameNavigated", event.params["frame"]?["parentId"] == nil,
+                    let url = event.params["frame"]?["url"]?.string
+                {
+                    commitObserver(tabID, url)
+                }
+                mailbox.send(.devtools(event))
+            }
             // What the page may reach is the fence's (``FencingProxy``), for every request Chromium sends.
             // The page's own domains, its binding and script: sent in order, answered once the target
             // runs (a popup's renderer answers only after `runIfWaitingForDebugger`, which goes last,
@@ -248,6 +263,7 @@ private struct Worker {
             await takeSnapshot()
             await closeTarget(targetID)
         }
+        devtools?.end()
     }
 
     /// Closes the page's target, and closes it again while it is still there: Chromium answers

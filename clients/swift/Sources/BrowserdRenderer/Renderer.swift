@@ -64,7 +64,6 @@ public actor Renderer {
     private var contexts: [String: Task<String?, Never>] = [:]
     private var pages: [String: LivePage] = [:]
     private var pageWindow: [String: String] = [:]
-    private var sessions: [String: LivePage] = [:]
     private var tabSessions: [String: String] = [:]
     /// Each live page's target, for the tab it shows (a popup names its opener's target).
     private var targetTabs: [String: String] = [:]
@@ -154,18 +153,10 @@ public actor Renderer {
             for window in windows.keys { await reconcile(window) }
             for await event in process.connection.events {
                 logger.trace("devtools event", metadata: ["method": "\(event.method)", "session": "\(event.sessionID ?? "-")"])
-                if let session = event.sessionID {
-                    if let observer = options.commitObserver, event.method == "Page.frameNavigated", event.params["frame"]?["parentId"] == nil,
-                        let page = sessions[session], let url = event.params["frame"]?["url"]?.string
-                    {
-                        observer(page.tabID, url)
-                    }
-                    sessions[session]?.send(.devtools(event))
-                } else if event.method == "Target.attachedToTarget" {
+                // A live page's events go to it straight from the connection (its `DevToolsSession`, a
+                // target that detaches included); here: the browser's own, and other targets'.
+                if event.method == "Target.attachedToTarget" {
                     attached(event.params, connection: process.connection)
-                } else if event.method == "Target.detachedFromTarget", let session = event.params["sessionId"]?.string {
-                    // A page's target went without being asked to (`window.close()`): its page is told.
-                    sessions[session]?.send(.devtools(event))
                 }
             }
             // EOF on its pipe: it exited or was killed. Its pages are gone with it.
@@ -246,7 +237,6 @@ public actor Renderer {
         let all = pages.values
         pages = [:]
         pageWindow = [:]
-        sessions = [:]
         tabSessions = [:]
         targetTabs = [:]
         adoptions = [:]
@@ -379,7 +369,6 @@ public actor Renderer {
         for (tab, owner) in pageWindow where owner == window && !wanted.contains(tab) {
             guard let page = pages.removeValue(forKey: tab) else { continue }
             pageWindow[tab] = nil
-            for (session, candidate) in sessions where candidate === page { sessions[session] = nil }
             tabSessions[tab] = nil
             for (target, shown) in targetTabs where shown == tab { targetTabs[target] = nil }
             await page.close(closingTarget: true)
@@ -397,7 +386,7 @@ public actor Renderer {
             if pageWindow[tab] != nil { continue }
             let page = LivePage(
                 tab: model, connection: connection, client: client, browserContextID: context, adopting: adoptions.removeValue(forKey: tab)?.popup,
-                policy: options.policy, logger: logger, session: { [weak self] target in await self?.session(for: target) },
+                policy: options.policy, logger: logger, commitObserver: options.commitObserver, session: { [weak self] target in await self?.session(for: target) },
                 register: { [weak self] session, target in await self?.register(session, target: target, tab: tab) })
             pages[tab] = page
             pageWindow[tab] = window
@@ -416,8 +405,7 @@ public actor Renderer {
     }
 
     private func register(_ session: String, target: String, tab: String) {
-        guard let page = pages[tab] else { return }
-        sessions[session] = page
+        guard pages[tab] != nil else { return }
         tabSessions[tab] = session
         targetTabs[target] = tab
     }

@@ -17,10 +17,15 @@ import Synchronization
 /// - Chromium's memory per live page (its process group's RSS with 1 and with `--live-pages` pages).
 ///
 ///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH]
+///     renderer-bench --fence ORIGIN      (the fence alone: bench/fence.py)
 @main
 struct RendererBench {
     static func main() async throws {
         let arguments = Arguments(CommandLine.arguments.dropFirst())
+        if let origin = arguments["--fence"] {
+            try await fence(allowing: origin)
+            return
+        }
         guard let server = arguments["--server"].flatMap(URL.init(string:)), let pages = arguments["--pages"] else {
             FileHandle.standardError.write(Data("usage: renderer-bench --server URL --pages URL [--navigations N] [--live-pages N]\n".utf8))
             exit(2)
@@ -231,6 +236,20 @@ struct BenchFailure: Error, CustomStringConvertible {
 }
 
 /// `--name value` pairs.
+/// `renderer-bench --fence ORIGIN`: the renderer's fence alone (``FencingProxy``, `ORIGIN` allowed),
+/// for bench/fence.py to run a bare Chromium through it beside one without it. Prints its port;
+/// runs until its standard input ends.
+func fence(allowing origin: String) async throws {
+    var logger = Logger(label: "renderer-bench")
+    logger.logLevel = .warning
+    let proxy = try await FencingProxy.start(policy: NetworkPolicy(allowedOrigins: [origin]), logger: logger)
+    print(proxy.port)
+    fflush(stdout)
+    await Task.detached { while let line = readLine(), !line.isEmpty {} }.value
+    print("refused \(proxy.refusals)")
+    await proxy.stop()
+}
+
 struct Arguments {
     private var values: [String: String] = [:]
     init(_ list: ArraySlice<String>) {

@@ -1,8 +1,13 @@
 import BrowserdClient
+import Foundation
 import TestSupport
 import Testing
 
 @testable import BrowserdRenderer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The renderer's decisions, without Chromium or a server: the pipe's framing, which tabs are live,
 /// and how a page and its tab keep in step (`PageSync`).
@@ -509,5 +514,51 @@ extension PageSyncTests {
         ] {
             #expect(throws: ProxyRequest.ParseError.self, "\(bad)") { try ProxyRequest.parse(Array(bad.utf8)) }
         }
+    }
+}
+
+/// A page's DevTools session over a real pipe pair (the browser's side played here): its events go
+/// to its own handler, and its target's detach fails its waiting calls at once.
+@Suite(.computing) struct DevToolsSessionTests {
+    final class Seen: @unchecked Sendable {
+        private let lock = NSLock()
+        private var methods: [String] = []
+        func add(_ method: String) { lock.withLock { methods.append(method) } }
+        var all: [String] { lock.withLock { methods } }
+    }
+
+    @Test func aSessionOwnsItsEventsAndItsEnd() async throws {
+        var commands: [Int32] = [-1, -1]
+        var events: [Int32] = [-1, -1]
+        #expect(pipe(&commands) == 0 && pipe(&events) == 0)
+        defer {
+            close(commands[0])
+            close(events[1])
+        }
+        let connection = DevToolsConnection(commandFD: commands[1], eventFD: events[0])
+        defer { connection.close() }
+        let seen = Seen()
+        let session = connection.session("S1") { seen.add($0.method) }
+        func send(_ json: String) { _ = (json.utf8 + [0]).withContiguousStorageIfAvailable { write(events[1], $0.baseAddress, $0.count) } }
+        let call = Task { try await session.call("Page.navigate", ["url": "http://a.test/"]) }
+        // The command reached the browser's side, with the session's id.
+        var written: [UInt8] = []
+        while !written.contains(0) {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(commands[0], &buffer, buffer.count)
+            #expect(count > 0)
+            written += buffer[0..<max(count, 0)]
+        }
+        #expect(String(decoding: written, as: UTF8.self).contains(#""sessionId":"S1""#))
+        send(#"{"method":"Page.frameNavigated","params":{},"sessionId":"S1"}"#)
+        send(#"{"method":"Page.frameNavigated","params":{},"sessionId":"S2"}"#)
+        send(#"{"method":"Target.detachedFromTarget","params":{"sessionId":"S1"}}"#)
+        await #expect(throws: DevToolsError.detached(method: "Page.navigate")) { try await call.value }
+        #expect(seen.all == ["Page.frameNavigated", "Target.detachedFromTarget"])
+        #expect(!session.isAttached)
+        // Another session's event, unrouted, is the connection's.
+        var iterator = connection.events.makeAsyncIterator()
+        let other = await iterator.next()
+        #expect(other?.method == "Page.frameNavigated" && other?.sessionID == "S2")
     }
 }
