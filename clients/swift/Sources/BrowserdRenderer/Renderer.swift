@@ -62,11 +62,16 @@ public actor Renderer {
     /// The Chromium browser context of each incognito profile's pages (made on its first page, per
     /// Chromium process: an in-memory context, as Chromium's off-the-record profile).
     private var contexts: [String: Task<String?, Never>] = [:]
-    private var pages: [String: LivePage] = [:]
-    private var pageWindow: [String: String] = [:]
-    private var tabSessions: [String: String] = [:]
-    /// Each live page's target, for the tab it shows (a popup names its opener's target).
-    private var targetTabs: [String: String] = [:]
+    /// The live pages: each tab's page, window, target and session (a popup names its opener's target).
+    private var table = PageTable<LivePage>()
+    /// The sweep of pages whose tab left its window (``PageTable/moveGrace``), while one is due.
+    private var sweeping: Task<Void, Never>?
+    private let started = ContinuousClock.now
+    /// Seconds since the renderer was made (the table's clock).
+    private var clock: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
     /// Popups waiting for their tab's page: by the tab made for each, the target it adopts, the tab's
     /// window, and when the tab was made (its window's stream may not have shown it yet).
     private var adoptions: [String: (popup: LivePage.Adopted, window: String, made: ContinuousClock.Instant)] = [:]
@@ -116,7 +121,7 @@ public actor Renderer {
     /// The tabs with a live page now, by window (for tests and the status line).
     public func livePages() -> [String: Set<String>] {
         var live: [String: Set<String>] = [:]
-        for (tab, window) in pageWindow { live[window, default: []].insert(tab) }
+        for (window, tabs) in table.liveTabs { live[window, default: []].formUnion(tabs) }
         return live
     }
 
@@ -175,8 +180,8 @@ public actor Renderer {
     private func attached(_ params: JSONValue, connection: DevToolsConnection) {
         guard let session = params["sessionId"]?.string, let target = params["targetInfo"]?["targetId"]?.string else { return }
         let info = params["targetInfo"]
-        if info?["type"]?.string == "page", let opener = info?["openerId"]?.string, let openerTab = targetTabs[opener],
-            let window = pageWindow[openerTab]
+        if info?["type"]?.string == "page", let opener = info?["openerId"]?.string, let openerTab = table.tab(ofTarget: opener),
+            let window = table.entries[openerTab]?.window
         {
             popupsUnderWay[window, default: 0] += 1
             Task { await self.popupOpened(.init(targetID: target, sessionID: session), url: info?["url"]?.string ?? "", opener: openerTab, in: window) }
@@ -234,11 +239,9 @@ public actor Renderer {
     }
 
     private func dropPages(closingTargets: Bool) async {
-        let all = pages.values
-        pages = [:]
-        pageWindow = [:]
-        tabSessions = [:]
-        targetTabs = [:]
+        let all = table.removeAll()
+        sweeping?.cancel()
+        sweeping = nil
         adoptions = [:]
         popupsUnderWay = [:]
         contexts = [:]
@@ -349,30 +352,28 @@ public actor Renderer {
         guard windows[window] != nil else { return }
         let active = windows[window]!.activeID
         let changed = windows[window]!.apply(event)
-        for tab in changed { pages[tab.id]?.send(.model(tab)) }
+        for tab in changed { table.page(ofTab: tab.id)?.send(.model(tab)) }
         if case .browserClosed = event {
             windows[window] = nil
             windowProfile[window] = nil
         }
         await reconcile(window)
         // The model activated a tab: its page comes to the front, as the tab strip's active tab.
-        if let now = windows[window]?.activeID, now != active, let target = targetTabs.first(where: { $0.value == now })?.key {
+        if let now = windows[window]?.activeID, now != active, let target = table.target(ofTab: now) {
             _ = try? await chromium?.connection.call("Target.activateTarget", ["targetId": .string(target)], timeout: options.policy.quickCommandTimeout)
         }
     }
 
-    /// Makes and closes pages so that exactly the window's live tabs have one.
+    /// Makes and closes pages so that exactly the window's live tabs have one (``PageTable``: a tab
+    /// that left the window keeps its page a moment, for the window it moved to).
     private func reconcile(_ window: String) async {
         // A popup's tab is being made: its page must adopt the popup's target (reconciled after).
         guard popupsUnderWay[window] == nil else { return }
-        let wanted = windows[window]?.livePages(extra: options.liveTabs) ?? []
-        for (tab, owner) in pageWindow where owner == window && !wanted.contains(tab) {
-            guard let page = pages.removeValue(forKey: tab) else { continue }
-            pageWindow[tab] = nil
-            tabSessions[tab] = nil
-            for (target, shown) in targetTabs where shown == tab { targetTabs[target] = nil }
-            await page.close(closingTarget: true)
-        }
+        let before = windows[window]
+        await carryOut(
+            table.reconcile(
+                window: window, wanted: before?.livePages(extra: options.liveTabs) ?? [], present: Set(before?.tabs.keys.map { $0 } ?? []),
+                now: clock))
         guard let connection = chromium?.connection, windows[window] != nil, let profile = windowProfile[window] else { return }
         // An incognito window's pages go in its profile's context (made on its first page): once it is
         // there, what the window wants is looked at again (it may have changed meanwhile).
@@ -380,18 +381,37 @@ public actor Renderer {
             chromium?.connection === connection, popupsUnderWay[window] == nil, let state = windows[window]
         else { return }
         let live = state.livePages(extra: options.liveTabs)
-        for tab in live where pages[tab] == nil {
-            guard let model = state.tabs[tab] else { continue }
-            // A tab moved here from another window keeps its page.
-            if pageWindow[tab] != nil { continue }
-            let page = LivePage(
-                tab: model, connection: connection, client: client, browserContextID: context, adopting: adoptions.removeValue(forKey: tab)?.popup,
-                policy: options.policy, logger: logger, commitObserver: options.commitObserver, session: { [weak self] target in await self?.session(for: target) },
-                register: { [weak self] session, target in await self?.register(session, target: target, tab: tab) })
-            pages[tab] = page
-            pageWindow[tab] = window
+        var closing: [LivePage] = []
+        for action in table.reconcile(window: window, wanted: live, present: Set(state.tabs.keys.map { $0 }), now: clock) {
+            switch action {
+            case .close(_, let page): closing.append(page)
+            case .open(let tab, _):
+                guard let model = state.tabs[tab] else { continue }
+                let page = LivePage(
+                    tab: model, connection: connection, client: client, browserContextID: context,
+                    adopting: adoptions.removeValue(forKey: tab)?.popup, policy: options.policy, logger: logger,
+                    commitObserver: options.commitObserver, session: { [weak self] target in await self?.session(for: target) },
+                    register: { [weak self] session, target in await self?.register(session, target: target, tab: tab) })
+                table.added(tab, page: page, window: window)
+            }
         }
+        for page in closing { await page.close(closingTarget: true) }
         await closeUnadopted(in: window, state: state, wanted: live, connection)
+    }
+
+    /// Closes the pages the table gave up; schedules the sweep of pages whose tab left its window.
+    private func carryOut(_ actions: [PageTable<LivePage>.Action]) async {
+        for case .close(_, let page) in actions { await page.close(closingTarget: true) }
+        guard sweeping == nil, table.entries.values.contains(where: { $0.leftAt != nil }) else { return }
+        sweeping = Task {
+            try? await Task.sleep(for: .seconds(PageTable<LivePage>.moveGrace))
+            await self.sweep()
+        }
+    }
+
+    private func sweep() async {
+        sweeping = nil
+        await carryOut(table.sweep(now: clock, windows: Set(windows.keys)))
     }
 
     /// A popup whose tab is not live, or is gone (not seen 10 s after it was made): its target goes.
@@ -405,16 +425,14 @@ public actor Renderer {
     }
 
     private func register(_ session: String, target: String, tab: String) {
-        guard pages[tab] != nil else { return }
-        tabSessions[tab] = session
-        targetTabs[target] = tab
+        table.attached(tab, session: session, target: target)
     }
 
     // MARK: Looking at a page (status and tests)
 
     /// The page's back/forward list as Chromium holds it; nil while the tab has no live page.
     public func pageHistory(ofTab tab: String) async throws -> PageHistory? {
-        guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return nil }
+        guard let session = table.session(ofTab: tab), let connection = chromium?.connection else { return nil }
         return PageHistory(try await connection.call("Page.getNavigationHistory", session: session))
     }
 
@@ -427,7 +445,7 @@ public actor Renderer {
 
     /// The Chromium browser context of the tab's page (nil while it has none).
     public func browserContext(ofTab tab: String) async throws -> String? {
-        guard pages[tab] != nil, let target = targetTabs.first(where: { $0.value == tab })?.key, let connection = chromium?.connection else {
+        guard let target = table.target(ofTab: tab), let connection = chromium?.connection else {
             return nil
         }
         return try await connection.call("Target.getTargetInfo", ["targetId": .string(target)])["targetInfo"]?["browserContextId"]?.string
@@ -442,7 +460,7 @@ public actor Renderer {
     /// Crashes the tab's page's renderer (`Page.crash`, as a page that runs out of memory would): for
     /// tests of the crashed state. False when the tab has no live page.
     public func crashPage(ofTab tab: String) async -> Bool {
-        guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return false }
+        guard let session = table.session(ofTab: tab), let connection = chromium?.connection else { return false }
         // It answers no more once the renderer is gone.
         _ = try? await connection.call("Page.crash", session: session, timeout: options.policy.quickCommandTimeout)
         return true
@@ -452,7 +470,7 @@ public actor Renderer {
     /// would (`Input.dispatchMouseEvent`: a gesture, so a popup it opens is not blocked). False when
     /// the tab has no live page or the element is not there.
     public func click(_ selector: String, inTab tab: String) async throws -> Bool {
-        guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return false }
+        guard let session = table.session(ofTab: tab), let connection = chromium?.connection else { return false }
         let place = try await connection.call(
             "Runtime.evaluate",
             [
@@ -475,7 +493,7 @@ public actor Renderer {
     /// Runs `expression` in the tab's page, as a user's action would (`userGesture`: a popup it opens is
     /// not blocked); its value by JSON.
     public func evaluate(_ expression: String, inTab tab: String) async throws -> JSONValue? {
-        guard let session = tabSessions[tab], pages[tab] != nil, let connection = chromium?.connection else { return nil }
+        guard let session = table.session(ofTab: tab), let connection = chromium?.connection else { return nil }
         let result = try await connection.call(
             "Runtime.evaluate", ["expression": .string(expression), "userGesture": true, "returnByValue": true, "awaitPromise": true],
             session: session)

@@ -562,3 +562,48 @@ extension PageSyncTests {
         #expect(other?.method == "Page.frameNavigated" && other?.sessionID == "S2")
     }
 }
+
+/// Which tab has a page where: a value, driven here without Chromium.
+@Suite(.computing) struct PageTableTests {
+    static func opened(_ actions: [PageTable<String>.Action]) -> [String] {
+        actions.compactMap { if case .open(let tab, _) = $0 { tab } else { nil } }.sorted()
+    }
+
+    static func closed(_ actions: [PageTable<String>.Action]) -> [String] {
+        actions.compactMap { if case .close(let tab, _) = $0 { tab } else { nil } }.sorted()
+    }
+
+    @Test func wantedTabsGetPagesAndOthersClose() {
+        var table = PageTable<String>()
+        let first = table.reconcile(window: "w1", wanted: ["a", "b"], present: ["a", "b", "c"], now: 0)
+        #expect(Self.opened(first) == ["a", "b"] && Self.closed(first).isEmpty)
+        table.added("a", page: "page a", window: "w1")
+        table.added("b", page: "page b", window: "w1")
+        table.attached("a", session: "S1", target: "T1")
+        #expect(table.tab(ofTarget: "T1") == "a" && table.session(ofTab: "a") == "S1" && table.target(ofTab: "a") == "T1")
+        // b is still in the window but no longer live: its page closes at once.
+        let next = table.reconcile(window: "w1", wanted: ["a", "c"], present: ["a", "b", "c"], now: 1)
+        #expect(Self.opened(next) == ["c"] && Self.closed(next) == ["b"])
+        #expect(table.liveTabs == ["w1": ["a"]])
+        #expect(table.removeAll().sorted() == ["page a"] && table.tab(ofTarget: "T1") == nil)
+    }
+
+    /// A tab that leaves its window keeps its page for the window that wants it next; one that went
+    /// for good (closed) loses it after the grace.
+    @Test func aMovedTabKeepsItsPage() {
+        var table = PageTable<String>()
+        _ = table.reconcile(window: "w1", wanted: ["a", "b"], present: ["a", "b"], now: 0)
+        table.added("a", page: "page a", window: "w1")
+        table.added("b", page: "page b", window: "w1")
+        // Both leave w1 (a moved, b closed: the stream says only that they left).
+        #expect(table.reconcile(window: "w1", wanted: [], present: [], now: 1).isEmpty)
+        #expect(table.liveTabs.isEmpty)
+        // w2 wants a: it takes a's page as it is, no new one.
+        #expect(table.reconcile(window: "w2", wanted: ["a"], present: ["a"], now: 1.5).isEmpty)
+        #expect(table.liveTabs == ["w2": ["a"]] && table.page(ofTab: "a") == "page a")
+        #expect(table.sweep(now: 2, windows: ["w1", "w2"]).isEmpty, "within the grace")
+        #expect(Self.closed(table.sweep(now: 1 + PageTable<String>.moveGrace, windows: ["w1", "w2"])) == ["b"])
+        // A window no longer followed: its pages close.
+        #expect(Self.closed(table.sweep(now: 10, windows: ["w1"])) == ["a"])
+    }
+}

@@ -241,6 +241,24 @@ extension RendererTests {
         }
     }
 
+    /// A tab moved to another window keeps its page (not made again: what the page holds stays).
+    @Test func aTabMovedToAnotherWindowKeepsItsPage() async throws {
+        try await Setup.with { setup in
+            let api = setup.client.api
+            let tab = try await setup.open("/a.html")
+            _ = try await Self.eventually("A loaded", state: { await describe(setup, tab) }) { try await setup.tab(tab).title == "Page A" ? true : nil }
+            #expect(try await setup.renderer.evaluate("window.marker = 42", inTab: tab)?.int == 42)
+            let other = try await api.createWindow(body: .json(.init(profileId: setup.profileID))).created.body.json.id
+            _ = try await api.moveTab(path: .init(tabId: tab), body: .json(.init(index: 0, browserId: other))).ok
+            _ = try await Self.eventually("the page in the other window", state: { "\(await setup.renderer.livePages())" }) {
+                await setup.renderer.livePages()[other]?.contains(tab) == true ? true : nil
+            }
+            try await Task.sleep(for: .seconds(PageTable<LivePage>.moveGrace + 0.5))
+            #expect(try await setup.renderer.evaluate("window.marker", inTab: tab)?.int == 42, "the same page")
+            #expect(await setup.renderer.livePages()[setup.windowID]?.contains(tab) != true)
+        }
+    }
+
     private var attemptScript: String {
         "async function attempt(urls) { const r = []; for (const u of urls) {"
             + " try { await fetch(u, {mode: 'no-cors', cache: 'no-store'}); r.push('reached'); } catch (e) { r.push('refused'); } } return r; }"
