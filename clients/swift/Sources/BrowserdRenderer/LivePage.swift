@@ -160,19 +160,12 @@ private struct Worker {
     /// The page's session, once attached: its events, its calls.
     var devtools: DevToolsSession?
     var mainFrameID: String?
-    /// The page closed itself (`window.close()`): its target is gone already.
-    var closedByPage = false
     /// Whether a document committed yet (the first one drops the initial about:blank entry).
     var committedOnce = false
     /// Whether a document of the page's own has committed (a picture is taken only then).
     var documentCommitted = false
-    /// The picture put last (the same picture is not put twice), and when a picture was last taken.
+    /// The picture put last (the same picture is not put twice).
     var lastSnapshot: Data?
-    var lastSnapshotAt: ContinuousClock.Instant?
-    /// A new document committed since the last picture: the next stop of loading takes one. A
-    /// same-document commit (pushState: a page may push thousands) takes one at most every
-    /// ``RendererPolicy/sameDocumentSnapshotInterval``.
-    var pictureDue = false
     /// The members of a report browserd refused, logged once each for this page.
     var refusalsLogged: Set<String> = []
     let clock = ContinuousClock()
@@ -259,7 +252,7 @@ private struct Worker {
         }
         // Closed: its picture as it leaves (what the tab switcher shows of it from now on), then the
         // target goes too, unless the browser is gone (then the task was cancelled).
-        if !Task.isCancelled, !closedByPage, let targetID {
+        if !Task.isCancelled, !sync.closedByPage, let targetID {
             await takeSnapshot()
             await closeTarget(targetID)
         }
@@ -289,7 +282,6 @@ private struct Worker {
         // Not before the page's own first document has committed: a new page's or a popup's initial
         // blank document is no picture of it (and a popup is mid-navigation then).
         guard documentCommitted, !sync.model.crashed, sessionID != nil else { return }
-        lastSnapshotAt = .now
         do {
             let metrics = try await call("Page.getLayoutMetrics", timeout: policy.quickCommandTimeout)
             let viewport = metrics["cssLayoutViewport"]
@@ -325,7 +317,6 @@ private struct Worker {
             guard event.params["frame"]?["parentId"] == nil else { return }
             mainFrameID = event.params["frame"]?["id"]?.string ?? mainFrameID
             let frame = event.params["frame"]
-            pictureDue = true
             let url = frame?["url"]?.string.map { $0 + (frame?["urlFragment"]?.string ?? "") }
             await historyChanged(loaderID: frame?["loaderId"]?.string, url: url)
         case "Page.navigatedWithinDocument":
@@ -339,24 +330,14 @@ private struct Worker {
             await perform(sync.event(.loading(true, progress: 0.7), now: now))
         case "Page.frameStoppedLoading":
             guard event.params["frameId"]?.string == mainFrameID else { return }
+            // The page has loaded: its picture too, for a tab switcher (Chrome's tab grid), when due.
             await perform(sync.event(.loading(false, progress: 1), now: now))
-            // The page has loaded: its picture, for a tab switcher (Chrome's tab grid).
-            if pictureDue || lastSnapshotAt.map({ ContinuousClock.now - $0 > policy.sameDocumentSnapshotInterval }) ?? true {
-                pictureDue = false
-                await takeSnapshot()
-            }
         case "Target.detachedFromTarget", "Inspector.detached":
             // The page closed itself (`window.close()`, which Chromium allows a page with one history
             // entry or opened by script): its tab closes, as Chromium's `WebStateDelegate::CloseWebState`.
             // (A target the renderer closes is no longer followed by then.)
-            guard event.method == "Target.detachedFromTarget" || event.params["reason"]?.string == "target_closed", !closedByPage
-            else { return }
-            closedByPage = true
-            do {
-                _ = try await client.api.closeTab(path: .init(tabId: sync.model.id)).noContent
-            } catch {
-                logger.warning("tab \(sync.model.id): the page closed itself, but its tab could not be closed: \(error)")
-            }
+            guard event.method == "Target.detachedFromTarget" || event.params["reason"]?.string == "target_closed" else { return }
+            await perform(sync.event(.closedByPage, now: now))
         case "Inspector.targetCrashed":
             await perform(sync.event(.crashed, now: now))
         case "Runtime.bindingCalled":
@@ -440,6 +421,10 @@ private struct Worker {
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportPageState(let title, let loading, let progress, let favicon):
                     await reportPageState(action, title: title, loading: loading, progress: progress, favicon: favicon)
+                case .reportClosed:
+                    _ = try await client.api.closeTab(path: .init(tabId: sync.model.id)).noContent
+                case .takePicture:
+                    await takeSnapshot()
                 }
             } catch {
                 if Task.isCancelled { return }

@@ -30,6 +30,9 @@ public struct PageSync: Sendable {
         case loadFailed
         /// The page's renderer crashed (`Inspector.targetCrashed`): a sad tab until a load.
         case crashed
+        /// The page's target went without the renderer asking (`window.close()`, which Chromium allows
+        /// a page with one history entry or opened by script).
+        case closedByPage
     }
 
     public enum Action: Sendable, Equatable {
@@ -47,7 +50,21 @@ public struct PageSync: Sendable {
         case reportPageState(title: String?, loading: Bool?, progress: Double?, faviconURL: String??)
         /// `PATCH /v1/tabs/{id}` with `crashed: true` (loading ends with it).
         case reportCrash
+        /// `DELETE /v1/tabs/{id}`: the page closed itself, and its tab closes with it, as Chromium's
+        /// `WebStateDelegate::CloseWebState`.
+        case reportClosed
+        /// Take the page's picture (a tab switcher's): a new document has loaded, or a same-document
+        /// one (pushState) and the last picture is ``pictureInterval`` old.
+        case takePicture
     }
+
+    /// How often a page whose document stays (pushState) gets a new picture at most (seconds).
+    public static let pictureInterval: Double = 2
+    /// Whether the page closed itself (its target is gone: nothing more is sent to it).
+    public private(set) var closedByPage = false
+    /// A new document committed since the last picture.
+    private var pictureDue = false
+    private var lastPictureAt: Double?
 
     /// How long a state a report produced is awaited on the stream.
     public static let expectationLifetime: Double = 10
@@ -168,7 +185,16 @@ public struct PageSync: Sendable {
         case .pageState(let title, let favicon, let url):
             shown = (url, Self.fitted(title: title), Self.fitted(favicon: favicon))
             return tellShown()
-        case .loading(let loading, let progress): return loadingChanged(loading, progress: progress)
+        case .loading(let loading, let progress):
+            let reports = loadingChanged(loading, progress: progress)
+            guard !loading, pictureDue || lastPictureAt.map({ now - $0 > Self.pictureInterval }) ?? true else { return reports }
+            pictureDue = false
+            lastPictureAt = now
+            return reports + [.takePicture]
+        case .closedByPage:
+            guard !closedByPage else { return [] }
+            closedByPage = true
+            return [.reportClosed]
         case .crashed:
             // Nothing of ours loads in a renderer that is gone; the model's next load (a reload) brings
             // a new one, from the page's list as Chromium still holds it.
@@ -259,6 +285,7 @@ public struct PageSync: Sendable {
 
     private mutating func committed(_ history: PageHistory, loaderID: String?) -> [Action] {
         let before = page
+        if loaderID != nil { pictureDue = true }
         page = history
         guard let current = history.current else { return [] }
         // The same document under a new URL (pushState, a fragment): what it shows is the new entry's too.
@@ -368,6 +395,8 @@ extension PageSync.Action: CustomStringConvertible {
             "report page state (title: \(title.map { "\($0.unicodeScalars.count) characters" } ?? "-"), loading: \(loading.map(String.init) ?? "-"), "
                 + "progress: \(progress.map { String($0) } ?? "-"), favicon: \(favicon.map { $0.map { "\($0.utf8.count) bytes" } ?? "none" } ?? "-"))"
         case .reportCrash: "report a crash"
+        case .reportClosed: "report the page closed itself"
+        case .takePicture: "take a picture"
         }
     }
 }

@@ -27,9 +27,6 @@ public struct RendererPolicy: Sendable, Equatable {
     /// JPEG quality.
     public var snapshotScale = 0.316
     public var snapshotQuality = 60
-    /// A page's picture is taken when a new document has loaded; after a same-document commit
-    /// (pushState) at most this often.
-    public var sameDocumentSnapshotInterval: Duration = .seconds(2)
 
     public init() {}
 

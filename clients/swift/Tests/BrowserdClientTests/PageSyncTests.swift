@@ -175,7 +175,8 @@ import Testing
         // The stream shows what the report produced: no load.
         #expect(sync.event(.model(produced), now: 1.1) == [])
         // The page finished loading.
-        #expect(sync.event(.loading(false, progress: 1), now: 1.2) == [.reportPageState(title: nil, loading: false, progress: 1, faviconURL: nil)])
+        #expect(
+            sync.event(.loading(false, progress: 1), now: 1.2) == [.reportPageState(title: nil, loading: false, progress: 1, faviconURL: nil), .takePicture])
         _ = sync.reported(.reportPageState(title: nil, loading: nil, progress: nil, faviconURL: nil), answer: Self.tab("http://b.test/", index: 1, count: 2), now: 1.2)
         #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 2)), now: 1.3) == [])
         // A client's reload later produces the same position as the echo did: it is a command.
@@ -605,5 +606,30 @@ extension PageSyncTests {
         #expect(Self.closed(table.sweep(now: 1 + PageTable<String>.moveGrace, windows: ["w1", "w2"])) == ["b"])
         // A window no longer followed: its pages close.
         #expect(Self.closed(table.sweep(now: 10, windows: ["w1"])) == ["a"])
+    }
+}
+
+extension PageSyncTests {
+    /// A picture when a new document has loaded; a document that stays (pushState) gets one at most
+    /// every two seconds.
+    @Test func picturesAreTakenWhenDue() {
+        var sync = Self.loaded()
+        // The first stop of loading: no picture yet, so one is due.
+        #expect(sync.event(.loading(false, progress: 1), now: 0).contains(.takePicture))
+        #expect(!sync.event(.loading(false, progress: 1), now: 1).contains(.takePicture), "a stop right after, same document")
+        #expect(sync.event(.loading(false, progress: 1), now: 3.5).contains(.takePicture), "the interval passed")
+        _ = sync.event(.model(Self.tab("http://b.test/", index: 1, count: 2, loading: true, progress: 0)), now: 4)
+        sync.loadStarted(loaderID: "Lb")
+        _ = sync.event(.committed(Self.history(["about:blank", "http://a.test/", "http://b.test/"], current: 2), loaderID: "Lb"), now: 4)
+        #expect(sync.event(.loading(false, progress: 1), now: 4.1).contains(.takePicture), "a new document")
+        #expect(!sync.event(.loading(true, progress: 0.1), now: 4.2).contains(.takePicture), "never while loading")
+    }
+
+    /// A page that closes itself closes its tab, once.
+    @Test func aPageThatClosesItselfClosesItsTabOnce() {
+        var sync = Self.loaded()
+        #expect(sync.event(.closedByPage, now: 1) == [.reportClosed])
+        #expect(sync.event(.closedByPage, now: 1) == [])
+        #expect(sync.closedByPage)
     }
 }
