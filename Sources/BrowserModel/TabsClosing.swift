@@ -53,19 +53,13 @@ extension ProfileSession {
     /// destroyed). Regular windows' remembered tabs are parked in ``recentlyClosed`` until
     /// ``confirmClosing(_:)``, which records them as recently closed.
     /// - Precondition: every browser is a window of this session (the caller checked).
-    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` naming every unrealized tab it would remember
-    ///   (nothing changes then).
+    /// - Throws: what ``requireClosable(_:policy:)`` throws (nothing changes then).
     /// - Returns: the closing (also kept in ``closings`` until confirmed or undone, unless it closed
     ///   nothing: then there is nothing to undo, and it is not kept).
     /// - Observers: per window a batch with a `detach` per tab; `didRecord(parked: true)` on the recently-closed list.
     @discardableResult
     public func closeTabs(in browsers: [Browser], policy: TabsClosePolicy, id: ClosedTabID = .make(), closedAt: Date = Date()) throws -> TabsClosing {
-        // The closed tabs are remembered with their histories: every one must be here before any window changes.
-        for browser in browsers where !browser.isIncognito {
-            let list = browser.webStateList
-            let first = policy == .allTabs ? 0 : list.pinnedCount
-            try WebState.requireHistories(of: (min(first, list.count)..<list.count).lazy.map { list.webState(at: $0)! })
-        }
+        try requireClosable(browsers, policy: policy)
         var parts: [TabsClosing.Part] = []
         var remembered: [ClosedTab] = []
         for browser in browsers {
@@ -99,6 +93,23 @@ extension ProfileSession {
         closings[id] = closing
         if !remembered.isEmpty { recentlyClosed.park(ClosedEntry(id: id, kind: .window, tabs: remembered)) }
         return closing
+    }
+
+    /// Checks that a close-all of `policy` over `browsers` has in memory all it must keep: the
+    /// histories of the tabs of regular windows (they are remembered), and the bytes of their pictures
+    /// (their rows leave storage with the close, and an undo writes them again). A caller that changes
+    /// something before closing (confirming older close-alls) asks this first.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` naming every unrealized tab, else
+    ///   ``ModelError/snapshotsNotLoaded(_:)`` naming every tab whose picture's bytes only storage holds.
+    public func requireClosable(_ browsers: [Browser], policy: TabsClosePolicy) throws(ModelError) {
+        let closed = browsers.filter { !$0.isIncognito }.flatMap { browser in
+            let list = browser.webStateList
+            let first = policy == .allTabs ? 0 : list.pinnedCount
+            return (min(first, list.count)..<list.count).map { list.webState(at: $0)! }
+        }
+        try WebState.requireHistories(of: closed)
+        let pictures = closed.filter(\.snapshotBytesAreStored).map(\.id)
+        if !pictures.isEmpty { throw .snapshotsNotLoaded(pictures) }
     }
 
     /// Brings back every tab of a close-all: into its window when it is still open (else a new window

@@ -330,6 +330,23 @@ public final class WebState {
         budget?.charge(delta)
     }
 
+    /// Gives the tab the bytes of its picture, as storage holds them (read by the service when an
+    /// operation asked for them: ``ModelError/snapshotsNotLoaded(_:)``), so that the tab keeps its
+    /// picture where storage will not (a close-all deletes its row; its undo writes it again).
+    /// `stored` nil (storage holds none, though the tab knew one) drops the picture: memory follows
+    /// the disk. No notification: what a watcher sees of the picture (its tag, size) is unchanged,
+    /// or the tab is about to leave its window.
+    public func holdSnapshotBytes(_ stored: PageSnapshot?) {
+        guard snapshot != nil, snapshot?.bytes == nil else { return }
+        let kept = stored?.bytes == nil ? nil : stored
+        let delta = (kept?.byteCount ?? 0) - (snapshot?.byteCount ?? 0)
+        snapshot = kept
+        budget?.charge(delta)
+    }
+
+    /// Whether the tab knows a picture whose bytes only storage holds.
+    public var snapshotBytesAreStored: Bool { snapshot != nil && snapshot?.bytes == nil }
+
     /// Records that the tab became the active one.
     public func markActive(at time: Date = Date()) { lastActiveAt = time }
 

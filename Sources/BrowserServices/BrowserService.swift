@@ -53,7 +53,8 @@ public final class BrowserService: Sendable {
     ///
     /// Realization happens here, before the command: when `body` needs the histories of unrealized
     /// tabs, the model throws ``ModelError/historiesNotLoaded(_:)`` before changing anything; they are
-    /// read from storage (``realize(_:on:)``) and `body` runs again. A read that fails fails the request
+    /// read from storage (``realize(_:on:)``) and `body` runs again. The same for the bytes of stored
+    /// pictures it must keep (``ModelError/snapshotsNotLoaded(_:)``, ``holdSnapshotBytes(of:on:)``). A read that fails fails the request
     /// with ``ServiceError/storageUnreadable(_:)``: nothing changed, nothing made up.
     /// - Throws: `body`'s error, ``ServiceError/storageFailed(_:)`` when the change could not be saved,
     ///   or ``ServiceError/storageUnreadable(_:)``.
@@ -68,6 +69,8 @@ public final class BrowserService: Sendable {
                 return try await runOnce(executor, mutating: mutating, body)
             } catch ModelError.historiesNotLoaded(let ids) {
                 try await realize(ids, on: executor)
+            } catch ModelError.snapshotsNotLoaded(let ids) {
+                try await holdSnapshotBytes(of: ids, on: executor)
             }
         }
         return try await runOnce(executor, mutating: mutating, body)

@@ -39,6 +39,11 @@ extension WindowMediator {
             guard let closing = m.session.closings[id] else { throw ModelError.closingNotFound(id) }
             let profileID = m.profileID(of: closing)
             let back = try m.session.undoClosing(id)
+            // Their rows were deleted by the close, their pictures' rows with them: written again.
+            for (browser, tabs) in back {
+                guard let window = browser.userData.get(WindowMediator.self) else { continue }
+                for tab in tabs where tab.snapshot != nil { window.persistence.markSnapshot(tab) }
+            }
             return TabsClosingSnapshot(
                 id: id, profileID: profileID, policy: closing.policy, state: .undone,
                 tabIDs: back.flatMap { $0.tabs.map(\.id) }, browserIDs: back.map(\.browser.id))
@@ -288,6 +293,8 @@ extension WindowMediator {
             }
             return window
         }
+        // Everything the close must keep is in memory before anything changes (confirming included).
+        try session.requireClosable(browsers, policy: request.policy)
         let ids = Set(request.windows)
         for closing in session.closings.values.sorted(by: { $0.closedAt < $1.closedAt })
         where closing.parts.contains(where: { ids.contains($0.browserID) }) {
