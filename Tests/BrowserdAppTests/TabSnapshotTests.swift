@@ -37,6 +37,8 @@ import Testing
             let got = try api.get("/v1/tabs/\(tab)/snapshot")
             #expect(got.status == 200 && got.body == picture && got.header("content-type") == "image/jpeg")
             #expect(got.header("etag") == "\"\(etag)\"" && got.header("cache-control") == "private, no-cache")
+            // A tenant's bytes: never sniffed, never a document that runs or loads anything.
+            #expect(got.header("x-content-type-options") == "nosniff" && got.header("content-security-policy") == "default-src 'none'")
             let unchanged = try api.send("GET", "/v1/tabs/\(tab)/snapshot", headers: [("If-None-Match", "\"\(etag)\"")])
             #expect(unchanged.status == 304 && unchanged.body.isEmpty)
             #expect(try api.send("GET", "/v1/tabs/\(tab)/snapshot", headers: [("If-None-Match", "\"other\"")]).status == 200)
