@@ -12,6 +12,10 @@ public enum TabsClosePolicy: String, Sendable, CaseIterable {
 /// window, with everything one call needs to bring them back as they were — order, pinned state,
 /// groups, openers and the active tab. Until it is confirmed (or undone), the tabs of regular windows
 /// are parked in the recently-closed list under ``id`` (saved, not listed).
+///
+/// Its tabs stay charged to their profile's ``ByteBudget`` while it is pending — histories, pictures
+/// and favicons, incognito ones too — as they are still held: closing and undoing can never take a
+/// profile past its budget. Confirming (or forgetting) it gives their bytes back.
 public final class TabsClosing {
     /// A tab taken out, and where it was.
     public struct Parked {
@@ -90,6 +94,8 @@ extension ProfileSession {
         }
         let closing = TabsClosing(id: id, policy: policy, parts: parts, closedAt: closedAt)
         guard !parts.isEmpty else { return closing }
+        // Left their windows (which gave their bytes back), still held: charged until confirmed or undone.
+        for tab in closing.tabs { tab.budget = browserState.budget }
         closings[id] = closing
         if !remembered.isEmpty { recentlyClosed.park(ClosedEntry(id: id, kind: .window, tabs: remembered)) }
         return closing
@@ -134,6 +140,8 @@ extension ProfileSession {
             }
         }
         closings[id] = nil
+        // Their windows charge them again as they join (a part whose incognito profile is gone stays out).
+        for tab in closing.tabs { tab.budget = nil }
         var result: [(browser: Browser, tabs: [WebState])] = []
         for (part, browser) in targets {
             let list = browser.webStateList
@@ -166,12 +174,17 @@ extension ProfileSession {
     }
 
     /// Confirms a close-all: its remembered tabs become recently-closed tab entries and the tabs are
-    /// released. Nothing happens for an unknown id.
+    /// released (their bytes given back to the budget). Nothing happens for an unknown id.
     public func confirmClosing(_ id: ClosedTabID) {
-        guard closings.removeValue(forKey: id) != nil else { return }
+        guard let closing = closings.removeValue(forKey: id) else { return }
+        for tab in closing.tabs { tab.budget = nil }
         recentlyClosed.confirm(id)
     }
 
-    /// Forgets every close-all without undoing or confirming it (what is stored is being reloaded).
-    public func forgetClosings() { closings = [:] }
+    /// Forgets every close-all without undoing or confirming it (what is stored is being reloaded); their
+    /// tabs' bytes are given back.
+    public func forgetClosings() {
+        for tab in closings.values.flatMap(\.tabs) { tab.budget = nil }
+        closings = [:]
+    }
 }

@@ -98,10 +98,12 @@ public final class BrowserService: Sendable {
             mediator.publishWindows()
             mediator.publishProfiles()
             var change = mediator.collectChanges()
-            if case .failure(ModelError.historiesNotLoaded(let ids)) = result, !change.isEmpty {
+            // Incognito changes are never stored, but bounded as the regular profile's writes are.
+            if mediator.offTheRecordBytes > 0 { quota?.charge(mediator.offTheRecordBytes, profile: session.browserState.id.rawValue) }
+            if case .failure(let error as ModelError) = result, let ids = error.notLoaded, !change.isEmpty {
                 // The model's rule is that an operation asks before it changes anything: a body that
                 // changed something first must not run again (its change stands; it is saved below).
-                result = .failure(ServiceError.storageUnreadable("a command asked for \(ids.count) tab histories after changing the model"))
+                result = .failure(ServiceError.storageUnreadable("a command asked for what storage holds of \(ids.count) tabs after changing the model"))
             }
             guard !change.isEmpty, let sink else { return (result, nil) }
             change.profileID = session.browserState.id.rawValue

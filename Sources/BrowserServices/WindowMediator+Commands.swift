@@ -239,12 +239,16 @@ extension WindowMediator {
     func updatePageState(_ update: PageStateUpdate) throws -> TabSnapshot {
         let index = try index(of: update.tabID)
         let tab = list.webState(at: index)!
-        let title = try update.title.map { try InputValidation.title($0, limits: limits) }
+        // A renderer's title is cut as Chromium cuts it, never refused.
+        let title = update.title.map { InputValidation.truncatedTitle($0, limits: limits) }
         // A new title goes into the current history entry: the history must be here before anything changes.
         if let title, title != tab.title { try WebState.requireHistories(of: [tab]) }
-        if let title { try browser.browserState.budget.check(adding: title.utf8.count - tab.title.utf8.count) }
         let progress = try update.progress.map(InputValidation.progress)
-        let favicon: String?? = try update.faviconURL.map { try $0.map(url) }
+        let favicon: String?? = try update.faviconURL.map { try $0.map { try url(InputValidation.faviconURL($0, limits: limits)) } }
+        // The title and the favicon URL are charged to the profile's budget together, before anything changes.
+        let titleGrowth = title.map { $0.utf8.count - tab.title.utf8.count } ?? 0
+        let faviconGrowth = favicon.map { ($0?.utf8.count ?? 0) - (tab.faviconURL?.utf8.count ?? 0) } ?? 0
+        try browser.browserState.budget.check(adding: titleGrowth + faviconGrowth)
         let opener: WebState?? = try update.openerID.map { id in
             try id.map { id in
                 let openerIndex = list.index(ofTabWithID: id)
