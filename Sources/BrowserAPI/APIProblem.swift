@@ -120,9 +120,9 @@ enum APIProblem {
         case .crossProfile: return HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation", detail: detail)
         case .limitReached: return HTTPError(409, kind: "limit-reached", title: "Limit Reached", detail: detail)
         case .noWindowToRestoreInto: return HTTPError(409, kind: "no-window", title: "No Window", detail: detail)
-        case .historiesNotLoaded:
+        case .historiesNotLoaded, .snapshotsNotLoaded:
             // The service realizes every tab a request needs before running it again; this reaching
-            // the edge means the histories could not be had (never answered with a made-up one).
+            // the edge means the histories (or pictures) could not be had (never answered with a made-up one).
             return storageUnreadable
         case .profileFull:
             return HTTPError(507, kind: "profile-storage-full", title: "Profile Storage Full", detail: detail)

@@ -65,6 +65,10 @@ extension APIRoutes {
         headers.set("ETag", tag)
         // Each use asks again (a new picture replaces it at any time); an unchanged one costs a 304.
         headers.set("Cache-Control", "private, no-cache")
+        // The bytes are a tenant's: never sniffed as anything but the image type checked at PUT, and
+        // nothing they might hold runs or loads if they are opened as a document.
+        headers.set("X-Content-Type-Options", "nosniff")
+        headers.set("Content-Security-Policy", "default-src 'none'")
         let held = request.headers["If-None-Match"]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
         if held.contains(where: { $0 == tag || $0 == "W/" + tag || $0 == "*" }) {
             return HTTPResponse(status: 304, headers: headers)

@@ -55,14 +55,23 @@ extension APIRoutes {
         let window = try windowOf(tab: id)
         let body = try RequestBody(request, allowed: ["title", "loading", "progress", "faviconUrl", "openerTabId", "crashed"])
         var update = PageStateUpdate(tabID: TabID(rawValue: id))
-        update.title = try body.string("title", maxLength: 1024)
+        // A title longer than the model's limit is truncated by the model, never refused (the body's
+        // own limit bounds it).
+        update.title = try body.string("title", maxLength: .max)
         update.loading = try body.bool("loading")
         update.progress = try body.double("progress", range: 0...1)
         update.crashed = try body.bool("crashed")
         if body.isNull("faviconUrl") {
             update.faviconURL = .some(nil)
         } else if body.has("faviconUrl") {
-            update.faviconURL = .some(try body.string("faviconUrl", maxLength: 2 * 1024 * 1024))
+            let favicon = try body.string("faviconUrl", maxLength: .max) ?? ""
+            let limit = service.limits.faviconURLBytes
+            guard favicon.utf8.count <= limit else {
+                // Named by its length and the limit, never repeated.
+                throw APIProblem.invalidField(
+                    "faviconUrl", "has \(favicon.utf8.count) bytes; the limit is \(limit) bytes (\(limit / 1024) KiB), data: URLs included")
+            }
+            update.faviconURL = .some(favicon)
         }
         if body.has("openerTabId") {
             if body.isNull("openerTabId") {

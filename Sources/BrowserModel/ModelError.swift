@@ -37,6 +37,19 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The operation needs the histories of these unrealized tabs; nothing was changed. The service
     /// reads them from storage, realizes the tabs and runs the operation again (see ``WebState``).
     case historiesNotLoaded([TabID])
+    /// The operation must keep the pictures of these tabs, whose bytes only storage holds (a tab read
+    /// from storage knows its picture without them); nothing was changed. The service reads them,
+    /// gives each to its tab (``WebState/holdSnapshotBytes(_:)``) and runs the operation again.
+    case snapshotsNotLoaded([TabID])
+
+    /// The tabs whose stored history or picture the operation asked for (``historiesNotLoaded(_:)``,
+    /// ``snapshotsNotLoaded(_:)``), or nil.
+    public var notLoaded: [TabID]? {
+        switch self {
+        case .historiesNotLoaded(let ids), .snapshotsNotLoaded(let ids): ids
+        default: nil
+        }
+    }
 
     public var description: String {
         switch self {
@@ -71,6 +84,7 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closingNotFound(let id): "close-all \(id) cannot be undone: it was confirmed or undone, or does not exist"
         case .notOffTheRecordCapable(let what): what
         case .historiesNotLoaded(let ids): "the histories of \(ids.count) tab(s) are not loaded: \(ids.prefix(5).map(\.rawValue))"
+        case .snapshotsNotLoaded(let ids): "the pictures of \(ids.count) tab(s) are not loaded: \(ids.prefix(5).map(\.rawValue))"
         }
     }
 }

@@ -6,15 +6,19 @@ public struct ModelLimits: Sendable, Equatable {
     public var windowsPerProfile: Int
     /// Longest URL, in UTF-8 bytes (Chromium's 2 MiB).
     public var urlBytes: Int
-    /// Longest title, in characters (1,024).
+    /// Longest title, in characters (Unicode code points, 1,024); a longer one a renderer reports is
+    /// truncated to its first 1,024, as Chromium truncates titles.
     public var titleCharacters: Int
+    /// Longest favicon URL a renderer may report, in UTF-8 bytes (64 KiB), `data:` URLs included; the
+    /// favicon URLs count in ``profileBytes`` too.
+    public var faviconURLBytes = 64 * 1024
     /// Entries kept in the recently-closed list of a regular profile (25).
     public var recentlyClosedEntries: Int
     /// Close-alls of a profile awaiting undo or confirmation at once (16); past it the oldest is confirmed.
     public var pendingClosingsPerProfile = 16
     /// Most navigation entries kept in memory per tab (older ones are dropped from the front).
     public var historyEntries: Int
-    /// Most bytes of text (history URLs and titles, recently closed tabs) and tab pictures one profile holds, its
+    /// Most bytes of text (history URLs and titles, favicon URLs, recently closed tabs) and tab pictures one profile holds, its
     /// off-the-record profile included (default 64 MiB); growth past it is refused.
     public var profileBytes: Int
     /// Largest picture of a tab's page (`PUT /v1/tabs/{id}/snapshot`), in bytes (256 KiB); the

@@ -60,7 +60,7 @@ public struct ClosedEntry: Sendable {
     /// The window the entry was closed in.
     public var browserID: BrowserID { tabs[0].browserID }
     public var closedAt: Date { tabs[0].closedAt }
-    /// The bytes of text the entry's histories hold.
+    /// The bytes of text the entry's histories and favicon URLs hold.
     public let byteCount: Int
 
     /// A tab entry.
@@ -75,7 +75,7 @@ public struct ClosedEntry: Sendable {
         self.id = id
         self.kind = kind
         self.tabs = tabs.sorted { $0.index < $1.index }
-        self.byteCount = tabs.reduce(0) { $0 + $1.history.byteCount }
+        self.byteCount = tabs.reduce(0) { $0 + $1.history.byteCount + ($1.faviconURL?.utf8.count ?? 0) }
     }
 
     /// The tab a restore leads with: a window's active tab (else its first), a group's first tab.
@@ -99,7 +99,9 @@ public final class RecentlyClosedTabs {
         didSet { recount() }
     }
     public let capacity: Int
-    /// The bytes of text the entries' histories hold (parked ones included).
+    /// The bytes of text the entries' histories hold. Parked ones are not counted here: the close-all
+    /// that parked them keeps its tabs charged whole (histories, pictures, favicons) until it is
+    /// confirmed (they become entries, counted here) or undone (``TabsClosing``).
     public private(set) var byteCount = 0
     /// The budget of the profile the list belongs to, charged with what it holds.
     public internal(set) weak var budget: ByteBudget? {
@@ -113,7 +115,7 @@ public final class RecentlyClosedTabs {
     public init(capacity: Int = ModelLimits().recentlyClosedEntries) { self.capacity = capacity }
 
     private func recount() {
-        let now = entries.reduce(0) { $0 + $1.byteCount } + parked.values.reduce(0) { $0 + $1.byteCount }
+        let now = entries.reduce(0) { $0 + $1.byteCount }
         budget?.charge(now - byteCount)
         byteCount = now
     }

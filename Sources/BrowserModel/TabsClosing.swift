@@ -12,6 +12,10 @@ public enum TabsClosePolicy: String, Sendable, CaseIterable {
 /// window, with everything one call needs to bring them back as they were — order, pinned state,
 /// groups, openers and the active tab. Until it is confirmed (or undone), the tabs of regular windows
 /// are parked in the recently-closed list under ``id`` (saved, not listed).
+///
+/// Its tabs stay charged to their profile's ``ByteBudget`` while it is pending — histories, pictures
+/// and favicons, incognito ones too — as they are still held: closing and undoing can never take a
+/// profile past its budget. Confirming (or forgetting) it gives their bytes back.
 public final class TabsClosing {
     /// A tab taken out, and where it was.
     public struct Parked {
@@ -53,19 +57,13 @@ extension ProfileSession {
     /// destroyed). Regular windows' remembered tabs are parked in ``recentlyClosed`` until
     /// ``confirmClosing(_:)``, which records them as recently closed.
     /// - Precondition: every browser is a window of this session (the caller checked).
-    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` naming every unrealized tab it would remember
-    ///   (nothing changes then).
+    /// - Throws: what ``requireClosable(_:policy:)`` throws (nothing changes then).
     /// - Returns: the closing (also kept in ``closings`` until confirmed or undone, unless it closed
     ///   nothing: then there is nothing to undo, and it is not kept).
     /// - Observers: per window a batch with a `detach` per tab; `didRecord(parked: true)` on the recently-closed list.
     @discardableResult
     public func closeTabs(in browsers: [Browser], policy: TabsClosePolicy, id: ClosedTabID = .make(), closedAt: Date = Date()) throws -> TabsClosing {
-        // The closed tabs are remembered with their histories: every one must be here before any window changes.
-        for browser in browsers where !browser.isIncognito {
-            let list = browser.webStateList
-            let first = policy == .allTabs ? 0 : list.pinnedCount
-            try WebState.requireHistories(of: (min(first, list.count)..<list.count).lazy.map { list.webState(at: $0)! })
-        }
+        try requireClosable(browsers, policy: policy)
         var parts: [TabsClosing.Part] = []
         var remembered: [ClosedTab] = []
         for browser in browsers {
@@ -96,9 +94,28 @@ extension ProfileSession {
         }
         let closing = TabsClosing(id: id, policy: policy, parts: parts, closedAt: closedAt)
         guard !parts.isEmpty else { return closing }
+        // Left their windows (which gave their bytes back), still held: charged until confirmed or undone.
+        for tab in closing.tabs { tab.budget = browserState.budget }
         closings[id] = closing
         if !remembered.isEmpty { recentlyClosed.park(ClosedEntry(id: id, kind: .window, tabs: remembered)) }
         return closing
+    }
+
+    /// Checks that a close-all of `policy` over `browsers` has in memory all it must keep: the
+    /// histories of the tabs of regular windows (they are remembered), and the bytes of their pictures
+    /// (their rows leave storage with the close, and an undo writes them again). A caller that changes
+    /// something before closing (confirming older close-alls) asks this first.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` naming every unrealized tab, else
+    ///   ``ModelError/snapshotsNotLoaded(_:)`` naming every tab whose picture's bytes only storage holds.
+    public func requireClosable(_ browsers: [Browser], policy: TabsClosePolicy) throws(ModelError) {
+        let closed = browsers.filter { !$0.isIncognito }.flatMap { browser in
+            let list = browser.webStateList
+            let first = policy == .allTabs ? 0 : list.pinnedCount
+            return (min(first, list.count)..<list.count).map { list.webState(at: $0)! }
+        }
+        try WebState.requireHistories(of: closed)
+        let pictures = closed.filter(\.snapshotBytesAreStored).map(\.id)
+        if !pictures.isEmpty { throw .snapshotsNotLoaded(pictures) }
     }
 
     /// Brings back every tab of a close-all: into its window when it is still open (else a new window
@@ -123,6 +140,8 @@ extension ProfileSession {
             }
         }
         closings[id] = nil
+        // Their windows charge them again as they join (a part whose incognito profile is gone stays out).
+        for tab in closing.tabs { tab.budget = nil }
         var result: [(browser: Browser, tabs: [WebState])] = []
         for (part, browser) in targets {
             let list = browser.webStateList
@@ -155,12 +174,17 @@ extension ProfileSession {
     }
 
     /// Confirms a close-all: its remembered tabs become recently-closed tab entries and the tabs are
-    /// released. Nothing happens for an unknown id.
+    /// released (their bytes given back to the budget). Nothing happens for an unknown id.
     public func confirmClosing(_ id: ClosedTabID) {
-        guard closings.removeValue(forKey: id) != nil else { return }
+        guard let closing = closings.removeValue(forKey: id) else { return }
+        for tab in closing.tabs { tab.budget = nil }
         recentlyClosed.confirm(id)
     }
 
-    /// Forgets every close-all without undoing or confirming it (what is stored is being reloaded).
-    public func forgetClosings() { closings = [:] }
+    /// Forgets every close-all without undoing or confirming it (what is stored is being reloaded); their
+    /// tabs' bytes are given back.
+    public func forgetClosings() {
+        for tab in closings.values.flatMap(\.tabs) { tab.budget = nil }
+        closings = [:]
+    }
 }

@@ -48,8 +48,8 @@ public final class WebState {
     private var observers: [WeakWebStateObserver] = []
     /// The list holding this tab (set and cleared by the list as the tab joins and leaves it).
     weak var list: WebStateList?
-    /// The budget of the profile whose window holds the tab (set while it is in one): each change of
-    /// the history's size is charged to it.
+    /// The budget of the profile whose window holds the tab (set while it is in one, or parked by a
+    /// pending close-all): each change of its size is charged to it.
     public internal(set) weak var budget: ByteBudget? {
         didSet {
             oldValue?.charge(-byteCount)
@@ -57,15 +57,15 @@ public final class WebState {
         }
     }
 
-    /// What the tab costs its profile's budget: the bytes of text its history holds, and its
-    /// snapshot's.
+    /// What the tab costs its profile's budget: the bytes of text its history holds, its favicon
+    /// URL's (UTF-8; a `data:` favicon is its picture) and its snapshot's.
     public var byteCount: Int {
         let text =
             switch storage {
             case .realized(let history): history.byteCount
             case .unrealized(let metadata): metadata.byteCount
             }
-        return text + (snapshot?.byteCount ?? 0)
+        return text + (faviconURL?.utf8.count ?? 0) + (snapshot?.byteCount ?? 0)
     }
 
     /// Whether its history is in memory (a tab made in this run always is).
@@ -190,12 +190,12 @@ public final class WebState {
     public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) throws(ModelError) {
         let before = byteCount
         try mutateHistory { $0.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems) }
+        faviconURL = nil
         budget?.charge(byteCount - before)
         title = ""
         isLoading = true
         progress = 0
         isCrashed = false
-        faviconURL = nil
         notify(.navigation)
     }
 
@@ -212,11 +212,11 @@ public final class WebState {
             if keepsTitle { item.title = history.currentItem?.title ?? "" }
             history.replaceCurrent(with: item)
         }
-        budget?.charge(byteCount - before)
         if !keepsTitle {
             title = ""
             faviconURL = nil
         }
+        budget?.charge(byteCount - before)
         isLoading = true
         progress = 0
         isCrashed = false
@@ -298,7 +298,9 @@ public final class WebState {
             changes.insert(.progress)
         }
         if let faviconURL, faviconURL != self.faviconURL {
+            let before = byteCount
             self.faviconURL = faviconURL
+            budget?.charge(byteCount - before)
             changes.insert(.favicon)
         }
         for change in changes.sorted(by: { $0.rawValue < $1.rawValue }) { notify(change) }
@@ -329,6 +331,23 @@ public final class WebState {
         self.snapshot = snapshot
         budget?.charge(delta)
     }
+
+    /// Gives the tab the bytes of its picture, as storage holds them (read by the service when an
+    /// operation asked for them: ``ModelError/snapshotsNotLoaded(_:)``), so that the tab keeps its
+    /// picture where storage will not (a close-all deletes its row; its undo writes it again).
+    /// `stored` nil (storage holds none, though the tab knew one) drops the picture: memory follows
+    /// the disk. No notification: what a watcher sees of the picture (its tag, size) is unchanged,
+    /// or the tab is about to leave its window.
+    public func holdSnapshotBytes(_ stored: PageSnapshot?) {
+        guard snapshot != nil, snapshot?.bytes == nil else { return }
+        let kept = stored?.bytes == nil ? nil : stored
+        let delta = (kept?.byteCount ?? 0) - (snapshot?.byteCount ?? 0)
+        snapshot = kept
+        budget?.charge(delta)
+    }
+
+    /// Whether the tab knows a picture whose bytes only storage holds.
+    public var snapshotBytesAreStored: Bool { snapshot != nil && snapshot?.bytes == nil }
 
     /// Records that the tab became the active one.
     public func markActive(at time: Date = Date()) { lastActiveAt = time }

@@ -36,4 +36,32 @@ extension BrowserService {
         return PageSnapshot(
             etag: stored.etag, mediaType: stored.mediaType, byteCount: stored.byteCount, capturedAt: stored.capturedAt, bytes: bytes)
     }
+
+    /// Reads the stored pictures of `ids` and gives each tab its bytes (``WebState/holdSnapshotBytes(_:)``),
+    /// so that an operation that deletes their rows (a close-all) keeps them for its undo.
+    /// - Throws: ``ServiceError/storageUnreadable(_:)`` when a read fails (the tabs stay as they were).
+    func holdSnapshotBytes(of ids: [TabID], on executor: ProfileExecutor) async throws {
+        guard let reader = snapshotReader.withLock({ $0 }) else {
+            throw ServiceError.storageUnreadable("no store is attached to read the pictures of tabs")
+        }
+        var stored: [TabID: PageSnapshot?] = [:]
+        for id in ids {
+            do {
+                stored[id] = try await reader(id.rawValue).flatMap { record in
+                    record.bytes.map {
+                        PageSnapshot(etag: record.etag, mediaType: record.mediaType, byteCount: record.byteCount, capturedAt: record.capturedAt, bytes: $0)
+                    }
+                }
+            } catch {
+                throw ServiceError.storageUnreadable("the picture of tab \(id) could not be read: \(error)")
+            }
+        }
+        let read = stored
+        await executor.perform { session in
+            for (id, picture) in read {
+                guard let (browser, index) = session.locate(id), let tab = browser.webStateList.webState(at: index) else { continue }
+                tab.holdSnapshotBytes(picture)
+            }
+        }
+    }
 }

@@ -53,7 +53,8 @@ public final class BrowserService: Sendable {
     ///
     /// Realization happens here, before the command: when `body` needs the histories of unrealized
     /// tabs, the model throws ``ModelError/historiesNotLoaded(_:)`` before changing anything; they are
-    /// read from storage (``realize(_:on:)``) and `body` runs again. A read that fails fails the request
+    /// read from storage (``realize(_:on:)``) and `body` runs again. The same for the bytes of stored
+    /// pictures it must keep (``ModelError/snapshotsNotLoaded(_:)``, ``holdSnapshotBytes(of:on:)``). A read that fails fails the request
     /// with ``ServiceError/storageUnreadable(_:)``: nothing changed, nothing made up.
     /// - Throws: `body`'s error, ``ServiceError/storageFailed(_:)`` when the change could not be saved,
     ///   or ``ServiceError/storageUnreadable(_:)``.
@@ -68,6 +69,8 @@ public final class BrowserService: Sendable {
                 return try await runOnce(executor, mutating: mutating, body)
             } catch ModelError.historiesNotLoaded(let ids) {
                 try await realize(ids, on: executor)
+            } catch ModelError.snapshotsNotLoaded(let ids) {
+                try await holdSnapshotBytes(of: ids, on: executor)
             }
         }
         return try await runOnce(executor, mutating: mutating, body)
@@ -95,10 +98,12 @@ public final class BrowserService: Sendable {
             mediator.publishWindows()
             mediator.publishProfiles()
             var change = mediator.collectChanges()
-            if case .failure(ModelError.historiesNotLoaded(let ids)) = result, !change.isEmpty {
+            // Incognito changes are never stored, but bounded as the regular profile's writes are.
+            if mediator.offTheRecordBytes > 0 { quota?.charge(mediator.offTheRecordBytes, profile: session.browserState.id.rawValue) }
+            if case .failure(let error as ModelError) = result, let ids = error.notLoaded, !change.isEmpty {
                 // The model's rule is that an operation asks before it changes anything: a body that
                 // changed something first must not run again (its change stands; it is saved below).
-                result = .failure(ServiceError.storageUnreadable("a command asked for \(ids.count) tab histories after changing the model"))
+                result = .failure(ServiceError.storageUnreadable("a command asked for what storage holds of \(ids.count) tabs after changing the model"))
             }
             guard !change.isEmpty, let sink else { return (result, nil) }
             change.profileID = session.browserState.id.rawValue

@@ -16,6 +16,10 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
     var closedRemoved: [ClosedTabID] = []
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
+    /// What the incognito windows' changes in the last change set would have written, were they stored
+    /// (they never are): charged to the profile's write quota like its regular windows' changes, so an
+    /// off-the-record profile's updates (and the events each one sends) are bounded per second alike.
+    private(set) var offTheRecordBytes = 0
     /// While set, new windows get only their tab mediator; ``attachConsumers(to:)`` follows.
     var isRestoring = false
     /// The windows the current operation touched: the only ones published, flushed and collected.
@@ -184,6 +188,7 @@ extension ProfileMediator {
         var change = ChangeSet()
         let state = session.browserState
         defer { touches.removeAll() }
+        offTheRecordBytes = 0
         if deleted {
             change.deletedProfiles = [state.id.rawValue]
             return change
@@ -197,6 +202,11 @@ extension ProfileMediator {
         for browser in touches.browsers where !browser.isIncognito {
             browser.userData.get(WindowMediator.self)?.collectChanges(into: &change)
         }
+        var unstored = ChangeSet()
+        for browser in touches.browsers where browser.isIncognito {
+            browser.userData.get(WindowMediator.self)?.collectChanges(into: &unstored, offTheRecord: true)
+        }
+        offTheRecordBytes = unstored.isEmpty ? 0 : unstored.approximateBytes
         if !closedRemoved.isEmpty {
             change.closedRemoved = closedRemoved.map(\.rawValue)
             closedRemoved = []

@@ -39,6 +39,11 @@ extension WindowMediator {
             guard let closing = m.session.closings[id] else { throw ModelError.closingNotFound(id) }
             let profileID = m.profileID(of: closing)
             let back = try m.session.undoClosing(id)
+            // Their rows were deleted by the close, their pictures' rows with them: written again.
+            for (browser, tabs) in back {
+                guard let window = browser.userData.get(WindowMediator.self) else { continue }
+                for tab in tabs where tab.snapshot != nil { window.persistence.markSnapshot(tab) }
+            }
             return TabsClosingSnapshot(
                 id: id, profileID: profileID, policy: closing.policy, state: .undone,
                 tabIDs: back.flatMap { $0.tabs.map(\.id) }, browserIDs: back.map(\.browser.id))
@@ -234,12 +239,16 @@ extension WindowMediator {
     func updatePageState(_ update: PageStateUpdate) throws -> TabSnapshot {
         let index = try index(of: update.tabID)
         let tab = list.webState(at: index)!
-        let title = try update.title.map { try InputValidation.title($0, limits: limits) }
+        // A renderer's title is cut as Chromium cuts it, never refused.
+        let title = update.title.map { InputValidation.truncatedTitle($0, limits: limits) }
         // A new title goes into the current history entry: the history must be here before anything changes.
         if let title, title != tab.title { try WebState.requireHistories(of: [tab]) }
-        if let title { try browser.browserState.budget.check(adding: title.utf8.count - tab.title.utf8.count) }
         let progress = try update.progress.map(InputValidation.progress)
-        let favicon: String?? = try update.faviconURL.map { try $0.map(url) }
+        let favicon: String?? = try update.faviconURL.map { try $0.map { try url(InputValidation.faviconURL($0, limits: limits)) } }
+        // The title and the favicon URL are charged to the profile's budget together, before anything changes.
+        let titleGrowth = title.map { $0.utf8.count - tab.title.utf8.count } ?? 0
+        let faviconGrowth = favicon.map { ($0?.utf8.count ?? 0) - (tab.faviconURL?.utf8.count ?? 0) } ?? 0
+        try browser.browserState.budget.check(adding: titleGrowth + faviconGrowth)
         let opener: WebState?? = try update.openerID.map { id in
             try id.map { id in
                 let openerIndex = list.index(ofTabWithID: id)
@@ -288,6 +297,8 @@ extension WindowMediator {
             }
             return window
         }
+        // Everything the close must keep is in memory before anything changes (confirming included).
+        try session.requireClosable(browsers, policy: request.policy)
         let ids = Set(request.windows)
         for closing in session.closings.values.sorted(by: { $0.closedAt < $1.closedAt })
         where closing.parts.contains(where: { ids.contains($0.browserID) }) {

@@ -32,9 +32,10 @@ extension WindowMediator {
     }
 
     /// Adds this window's pending writes to `change` and starts clean: O(tabs written), plus the
-    /// window row (its tab order).
-    func collectChanges(into change: inout ChangeSet) {
-        guard !browser.isIncognito else { return }
+    /// window row (its tab order). An incognito window adds nothing, unless `offTheRecord`: then what it
+    /// would write, to be measured and never stored (``ProfileMediator/offTheRecordBytes``).
+    func collectChanges(into change: inout ChangeSet, offTheRecord: Bool = false) {
+        guard !browser.isIncognito || offTheRecord else { return }
         let state = persistence
         // A window nothing happened to is skipped (this runs for every touched window).
         guard state.windowDirty || !state.dirtyTabs.isEmpty || !state.removedTabs.isEmpty || !state.dirtySnapshots.isEmpty else { return }

@@ -6,10 +6,13 @@ import HTTPServer
 /// and a Content-Security-Policy that allows nothing but this server — no other origin, no inline
 /// script or style, no frames.
 struct InspectorRoutes {
-    /// What the page may load and connect to: this server only.
+    /// What the page may load and connect to: this server only — its script, style, API calls and
+    /// event streams (`connect-src`), and the images it shows: its own favicon, tabs' favicons on this
+    /// server, snapshots fetched with the token and shown from `blob:` URLs, and `data:` favicons
+    /// (`paintFavicon` in inspector.js shows a tab's favicon only when it is one of these).
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        + "img-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        + "img-src 'self' blob: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     struct Asset {
         let contentType: String

@@ -21,8 +21,10 @@ import Testing
             (0..<browser.webStateList.count).compactMap { browser.webStateList.webState(at: $0) }
         }
         // Every tab of these sessions was made in this run: realized.
-        let histories = tabs.map { try! $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
-        let closed = s.recentlyClosed.entries.flatMap(\.tabs).map { $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } }
+        let histories = tabs.map { try! $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } + ($0.faviconURL?.utf8.count ?? 0) }
+        let closed = s.recentlyClosed.entries.flatMap(\.tabs).map {
+            $0.history.items.reduce(0) { $0 + $1.url.utf8.count + $1.title.utf8.count } + ($0.faviconURL?.utf8.count ?? 0)
+        }
         return histories.reduce(0, +) + closed.reduce(0, +)
     }
 
@@ -97,6 +99,74 @@ import Testing
         _ = try browser.webStateList.detach(at: 0)
         #expect(budget.used == 0)
         try budget.check(adding: url.utf8.count)
+    }
+
+    /// Favicon URLs count (finding 5): set, replaced, cleared and dropped by a navigation, each
+    /// change is charged; a closed tab's entry keeps its favicon's bytes counted.
+    @Test func faviconURLsAreCounted() throws {
+        let s = session()
+        let browser = try s.createBrowser()
+        let tab = WebState()
+        try tab.navigate(to: "https://a.example/", transition: .typed)
+        try browser.webStateList.insert(tab)
+        let base = s.browserState.budget.used
+        let icon = "data:image/png;base64," + String(repeating: "A", count: 978)
+        try tab.updatePageState(faviconURL: .some(icon))
+        #expect(s.browserState.budget.used == base + 1_000 && s.browserState.budget.used == recount(s))
+        try tab.updatePageState(faviconURL: .some("https://a.example/f.ico"))
+        #expect(s.browserState.budget.used == base + 23)
+        try tab.updatePageState(faviconURL: .some(nil))
+        #expect(s.browserState.budget.used == base)
+        try tab.updatePageState(faviconURL: .some(icon))
+        try tab.navigate(to: "https://b.example/", transition: .link)  // the favicon goes with the page
+        #expect(tab.faviconURL == nil && s.browserState.budget.used == recount(s))
+        try tab.updatePageState(faviconURL: .some(icon))
+        try tab.navigate(replacingCurrentWith: "https://c.example/", transition: .link)
+        #expect(tab.faviconURL == nil && s.browserState.budget.used == recount(s))
+        try tab.updatePageState(faviconURL: .some(icon))
+        try browser.webStateList.close(at: 0, flags: .userAction)
+        #expect(s.recentlyClosed.entries.first?.byteCount ?? 0 > 1_000 && s.browserState.budget.used == recount(s))
+    }
+
+    /// A close-all's tabs stay charged while it can be undone (finding 6): histories, pictures and
+    /// favicons, incognito ones too; undoing changes nothing; confirming gives back all but what the
+    /// recently-closed entries keep.
+    @Test func parkedTabsStayChargedUntilConfirmed() throws {
+        let s = session()
+        _ = try s.createOffTheRecord()
+        let regular = try s.createBrowser()
+        let incognito = try s.createBrowser(incognito: true)
+        for (index, browser) in [regular, regular, incognito].enumerated() {
+            let tab = WebState()
+            try tab.navigate(to: "https://\(index).example/", transition: .typed)
+            try browser.webStateList.insert(tab)
+            try tab.updatePageState(faviconURL: .some("https://\(index).example/favicon.ico"))
+            try tab.setSnapshot(
+                PageSnapshot(etag: "p\(index)", mediaType: "image/png", byteCount: 2_000, capturedAt: Date(), bytes: [UInt8](repeating: 0, count: 2_000)))
+        }
+        let budget = s.browserState.budget
+        let held = budget.used
+        #expect(held > 6_000)
+        let closing = try s.closeTabs(in: [regular], policy: .allTabs)
+        let closingIncognito = try s.closeTabs(in: [incognito], policy: .allTabs)
+        #expect(regular.webStateList.count == 0 && incognito.webStateList.count == 0)
+        #expect(budget.used == held, "parked tabs keep their charge")
+        #expect(throws: ModelError.self) { try budget.check(adding: limit - held + 1) }
+        try s.undoClosing(closing.id)
+        try s.undoClosing(closingIncognito.id)
+        #expect(regular.webStateList.count == 2 && budget.used == held)
+        let again = try s.closeTabs(in: [regular, incognito], policy: .allTabs)
+        #expect(budget.used == held)
+        s.confirmClosing(again.id)
+        #expect(budget.used == recount(s) && budget.used < 1_000, "the entries' histories and favicons only")
+        // Forgotten (what is stored is reloaded): given back too.
+        let tab = WebState()
+        try tab.navigate(to: "https://forgotten.example/", transition: .typed)
+        try regular.webStateList.insert(tab)
+        try s.closeTabs(in: [regular], policy: .allTabs)
+        #expect(budget.used > recount(s))
+        s.forgetClosings()
+        #expect(budget.used == recount(s))
     }
 
     @Test func theOffTheRecordProfileSharesItsProfilesBudget() throws {

@@ -197,4 +197,24 @@ import Testing
             #expect(try client.request("GET", "/inspector/secrets.txt").status == 404)
         }
     }
+
+    /// The inspector's policy lets through every image its script shows, and nothing more: snapshots
+    /// from `blob:` URLs, favicons on this server, and `data:` favicons (blocked before, though the
+    /// script showed them); everything else stays `'none'`.
+    @Test func theInspectorsPolicyMatchesWhatItsScriptShows() async throws {
+        try await withApplication { app in
+            let client = try app.client()
+            let page = try client.request("GET", "/inspector/")
+            let directives = Dictionary(
+                (page.header("content-security-policy") ?? "").split(separator: ";").map {
+                    let words = $0.split(separator: " ").map(String.init)
+                    return (words.first ?? "", Set(words.dropFirst()))
+                }, uniquingKeysWith: { $1 })
+            let script = try client.request("GET", "/inspector/inspector.js").text
+            #expect(script.contains("data:image/") && script.contains("createObjectURL"))
+            #expect(directives["img-src"] == ["'self'", "blob:", "data:"])
+            #expect(directives["default-src"] == ["'none'"] && directives["connect-src"] == ["'self'"])
+            #expect(directives["script-src"] == ["'self'"] && directives["style-src"] == ["'self'"])
+        }
+    }
 }

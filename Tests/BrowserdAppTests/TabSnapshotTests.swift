@@ -37,6 +37,8 @@ import Testing
             let got = try api.get("/v1/tabs/\(tab)/snapshot")
             #expect(got.status == 200 && got.body == picture && got.header("content-type") == "image/jpeg")
             #expect(got.header("etag") == "\"\(etag)\"" && got.header("cache-control") == "private, no-cache")
+            // A tenant's bytes: never sniffed, never a document that runs or loads anything.
+            #expect(got.header("x-content-type-options") == "nosniff" && got.header("content-security-policy") == "default-src 'none'")
             let unchanged = try api.send("GET", "/v1/tabs/\(tab)/snapshot", headers: [("If-None-Match", "\"\(etag)\"")])
             #expect(unchanged.status == 304 && unchanged.body.isEmpty)
             #expect(try api.send("GET", "/v1/tabs/\(tab)/snapshot", headers: [("If-None-Match", "\"other\"")]).status == 200)
@@ -123,6 +125,53 @@ import Testing
         }
         #expect(try filesHolding(secret).isEmpty)
         #expect(try !filesHolding(kept).isEmpty)
+    }
+}
+
+/// A close-all deletes its tabs' rows, their pictures' rows with them; its undo brings the tabs back
+/// with their pictures, in memory and on disk, through restarts: whether this run held the picture's
+/// bytes (put in this run) or only storage did (put in an earlier run).
+@Suite(.offThePool) struct UndoneClosingPictureTests {
+    @Test func anUndoneCloseAllKeepsItsPicturesAcrossRestarts() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-undo-pictures-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let picture = TabSnapshotTests.jpeg("kept-through-undo", size: 30_000)
+        /// Closes every tab of `window`, undoes it, and checks the picture of `tab` is served.
+        @Sendable func closeAllAndUndo(_ api: APIClient, profile: String, window: String, tab: String) throws {
+            let closing = try api.post("/v1/browsers/\(window)/close-all", ["undoSeconds": 600])
+            #expect(closing.status == 200 && closing["state"] as? String == "pending")
+            let undone = try api.post("/v1/profiles/\(profile)/closings/\(closing.id)/undo")
+            #expect(undone.status == 200 && undone["state"] as? String == "undone")
+            let got = try api.get("/v1/tabs/\(tab)/snapshot")
+            #expect(got.status == 200 && got.body == picture, "\(got.status) \(String(decoding: got.body.prefix(300), as: UTF8.self))")
+        }
+        // First run: the picture's bytes are in memory when the tabs close.
+        let (profile, window, tab) = try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            let window = try api.window(profile)
+            let tab = try api.tab(window, "https://pictured.example/")
+            _ = try api.tab(window, "https://other.example/")
+            #expect(try api.send("PUT", "/v1/tabs/\(tab)/snapshot", raw: picture, contentType: "image/jpeg").status == 200)
+            try closeAllAndUndo(api, profile: profile, window: window, tab: tab)
+            return (profile, window, tab)
+        }
+        // Second run: written again by the undo, so storage serves it; then closed and undone again
+        // while only storage holds its bytes.
+        try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            let got = try api.get("/v1/tabs/\(tab)/snapshot")
+            #expect(got.status == 200 && got.body == picture)
+            try closeAllAndUndo(api, profile: profile, window: window, tab: tab)
+        }
+        // Third run: still there, with the same tag as before.
+        try await withApplication(dataDirectory: data) { app in
+            let api = try APIClient(app)
+            let got = try api.get("/v1/tabs/\(tab)/snapshot")
+            #expect(got.status == 200 && got.body == picture)
+            let listed = try api.get("/v1/tabs/\(tab)")["snapshot"] as? [String: Any]
+            #expect(listed?["bytes"] as? Int == picture.count)
+        }
     }
 }
 

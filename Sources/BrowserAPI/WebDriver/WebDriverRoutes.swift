@@ -189,7 +189,7 @@ struct WebDriverRoutes {
             switch error {
             case .invalidURL, .invalidArgument: return .invalidArgument("\(error)")
             case .tabNotFound, .browserNotFound: return .noSuchWindow("\(error)")
-            case .historiesNotLoaded: return .storageUnavailable("Storage could not be read; nothing changed. Retry later.")
+            case .historiesNotLoaded, .snapshotsNotLoaded: return .storageUnavailable("Storage could not be read; nothing changed. Retry later.")
             default: return .unknownError("\(error)")
             }
         }

@@ -98,7 +98,8 @@ final class ActionLog: DispatchObserver {
         return shorten(String(describing: value))
     }
 
-    /// URLs keep scheme, host and path (no query, fragment or credentials); other text is cut at 80.
+    /// URLs keep scheme, host and path (no query, fragment or credentials); other text is cut at 80,
+    /// and then says how long it was (a `data:` favicon is logged by its length, never whole).
     static func shorten(_ text: String) -> String {
         var short = Substring(text)
         if let scheme = short.range(of: "://") {
@@ -109,7 +110,7 @@ final class ActionLog: DispatchObserver {
             }
             if let cut = short.firstIndex(where: { $0 == "?" || $0 == "#" }) { short = short[..<cut] }
         }
-        return short.count > 80 ? String(short.prefix(79)) + "…" : String(short)
+        return short.count > 80 ? String(short.prefix(79)) + "… (\(text.utf8.count) bytes)" : String(short)
     }
 
     private static func describe(_ route: Route) -> String {

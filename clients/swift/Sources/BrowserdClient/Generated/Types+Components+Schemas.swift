@@ -2808,6 +2808,8 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/PatchTab`.
         public struct PatchTab: Codable, Hashable, Sendable {
+            /// A title longer than 1,024 characters (Unicode code points) is truncated to its first 1,024, as Chromium truncates page titles; never refused. Its bytes count against --profile-max-bytes (507).
+            ///
             /// - Remark: Generated from `#/components/schemas/PatchTab/title`.
             public var title: Swift.String?
             /// - Remark: Generated from `#/components/schemas/PatchTab/loading`.
@@ -2818,7 +2820,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/PatchTab/crashed`.
             public var crashed: Swift.Bool?
-            /// An absolute http, https, about, data, file or browserd URL; null clears it.
+            /// An absolute http, https, about, data, file or browserd URL; null clears it. At most 65,536 bytes (64 KiB; UTF-8), data: URLs included: a longer one is 422 /problems/invalid-field naming the limit. Its bytes count against --profile-max-bytes (507 /problems/profile-storage-full); a navigation clears it.
             ///
             /// - Remark: Generated from `#/components/schemas/PatchTab/faviconUrl`.
             public var faviconUrl: Swift.String?
@@ -2829,11 +2831,11 @@ extension Components {
             /// Creates a new `PatchTab`.
             ///
             /// - Parameters:
-            ///   - title:
+            ///   - title: A title longer than 1,024 characters (Unicode code points) is truncated to its first 1,024, as Chromium truncates page titles; never refused. Its bytes count against --profile-max-bytes (507).
             ///   - loading:
             ///   - progress:
             ///   - crashed: The page's renderer crashed (true: loading ends too), or runs again (false). A load the model starts clears it.
-            ///   - faviconUrl: An absolute http, https, about, data, file or browserd URL; null clears it.
+            ///   - faviconUrl: An absolute http, https, about, data, file or browserd URL; null clears it. At most 65,536 bytes (64 KiB; UTF-8), data: URLs included: a longer one is 422 /problems/invalid-field naming the limit. Its bytes count against --profile-max-bytes (507 /problems/profile-storage-full); a navigation clears it.
             ///   - openerTabId: An id: a kind letter and 16 hex digits; null clears the opener.
             public init(
                 title: Swift.String? = nil,

@@ -16549,7 +16549,7 @@ public enum Operations {
     }
     /// The picture of a tab's page
     ///
-    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503.
+    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503. A close-all's undo brings the tabs back with their pictures, stored again.
     ///
     /// - Remark: HTTP `GET /v1/tabs/{tabId}/snapshot`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)`.
@@ -16617,17 +16617,31 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/headers/Cache-Control`.
                     public var cacheControl: Swift.String?
+                    /// nosniff (the bytes are only ever the image type checked when they were put).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/headers/X-Content-Type-Options`.
+                    public var xContentTypeOptions: Swift.String?
+                    /// default-src 'none' (opened as a document, nothing in it runs or loads).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/snapshot/GET/responses/200/headers/Content-Security-Policy`.
+                    public var contentSecurityPolicy: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - eTag: The picture's entity tag (quoted).
                     ///   - cacheControl: private, no-cache (ask again each time; an unchanged picture costs a 304).
+                    ///   - xContentTypeOptions: nosniff (the bytes are only ever the image type checked when they were put).
+                    ///   - contentSecurityPolicy: default-src 'none' (opened as a document, nothing in it runs or loads).
                     public init(
                         eTag: Swift.String? = nil,
-                        cacheControl: Swift.String? = nil
+                        cacheControl: Swift.String? = nil,
+                        xContentTypeOptions: Swift.String? = nil,
+                        contentSecurityPolicy: Swift.String? = nil
                     ) {
                         self.eTag = eTag
                         self.cacheControl = cacheControl
+                        self.xContentTypeOptions = xContentTypeOptions
+                        self.contentSecurityPolicy = contentSecurityPolicy
                     }
                 }
                 /// Received HTTP response headers
@@ -24607,7 +24621,7 @@ public enum Operations {
     }
     /// Close every tab of the window, undoably
     ///
-    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of this window in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost).
+    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of this window in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost). Until it is confirmed its tabs (histories, favicons, snapshots) still count against --profile-max-bytes; its undo brings them back with their snapshots, stored again.
     ///
     /// - Remark: HTTP `POST /v1/browsers/{browserId}/close-all`.
     /// - Remark: Generated from `#/paths//v1/browsers/{browserId}/close-all/post(closeAllTabs)`.
@@ -25037,7 +25051,7 @@ public enum Operations {
     }
     /// Close every tab of the profile's windows, undoably
     ///
-    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of every window of this profile (an incognito profile: its incognito windows) in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost).
+    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of every window of this profile (an incognito profile: its incognito windows) in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost). Until it is confirmed its tabs (histories, favicons, snapshots) still count against --profile-max-bytes; its undo brings them back with their snapshots, stored again.
     ///
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/close-all`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/close-all/post(closeAllProfileTabs)`.

@@ -286,7 +286,7 @@ public protocol APIProtocol: Sendable {
     func getTabHistory(_ input: Operations.GetTabHistory.Input) async throws -> Operations.GetTabHistory.Output
     /// The picture of a tab's page
     ///
-    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503.
+    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503. A close-all's undo brings the tabs back with their pictures, stored again.
     ///
     /// - Remark: HTTP `GET /v1/tabs/{tabId}/snapshot`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)`.
@@ -433,14 +433,14 @@ public protocol APIProtocol: Sendable {
     func getInspectorAsset(_ input: Operations.GetInspectorAsset.Input) async throws -> Operations.GetInspectorAsset.Output
     /// Close every tab of the window, undoably
     ///
-    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of this window in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost).
+    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of this window in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost). Until it is confirmed its tabs (histories, favicons, snapshots) still count against --profile-max-bytes; its undo brings them back with their snapshots, stored again.
     ///
     /// - Remark: HTTP `POST /v1/browsers/{browserId}/close-all`.
     /// - Remark: Generated from `#/paths//v1/browsers/{browserId}/close-all/post(closeAllTabs)`.
     func closeAllTabs(_ input: Operations.CloseAllTabs.Input) async throws -> Operations.CloseAllTabs.Output
     /// Close every tab of the profile's windows, undoably
     ///
-    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of every window of this profile (an incognito profile: its incognito windows) in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost).
+    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of every window of this profile (an incognito profile: its incognito windows) in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost). Until it is confirmed its tabs (histories, favicons, snapshots) still count against --profile-max-bytes; its undo brings them back with their snapshots, stored again.
     ///
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/close-all`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/close-all/post(closeAllProfileTabs)`.
@@ -1097,7 +1097,7 @@ extension APIProtocol {
     }
     /// The picture of a tab's page
     ///
-    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503.
+    /// The image the tab's renderer put last, with its entity tag (the tab's snapshot.etag, quoted); send it back in If-None-Match to get 304 while it is unchanged. 404 when the tab has none yet. A picture stored by an earlier run is read from storage; a read that fails is 503. A close-all's undo brings the tabs back with their pictures, stored again.
     ///
     /// - Remark: HTTP `GET /v1/tabs/{tabId}/snapshot`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/snapshot/get(getTabSnapshot)`.
@@ -1440,7 +1440,7 @@ extension APIProtocol {
     }
     /// Close every tab of the window, undoably
     ///
-    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of this window in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost).
+    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of this window in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost). Until it is confirmed its tabs (histories, favicons, snapshots) still count against --profile-max-bytes; its undo brings them back with their snapshots, stored again.
     ///
     /// - Remark: HTTP `POST /v1/browsers/{browserId}/close-all`.
     /// - Remark: Generated from `#/paths//v1/browsers/{browserId}/close-all/post(closeAllTabs)`.
@@ -1457,7 +1457,7 @@ extension APIProtocol {
     }
     /// Close every tab of the profile's windows, undoably
     ///
-    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of every window of this profile (an incognito profile: its incognito windows) in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost).
+    /// Chromium iOS TabsCloser::CloseTabs: closes every tab (or every unpinned tab) of every window of this profile (an incognito profile: its incognito windows) in one batch per window (the stream sends a tab removal per tab) so that one call brings them all back. Nothing is recorded as recently closed until it is confirmed — by /confirm or when undoSeconds pass; a close-all still pending for one of these windows is confirmed first, and so is the oldest past 16 pending per profile. If the process stops while it is pending, its tabs are recently closed when the profile is loaded again (an acknowledged close is never lost). Until it is confirmed its tabs (histories, favicons, snapshots) still count against --profile-max-bytes; its undo brings them back with their snapshots, stored again.
     ///
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/close-all`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/close-all/post(closeAllProfileTabs)`.
