@@ -243,8 +243,7 @@ func fence(allowing origin: String) async throws {
     var logger = Logger(label: "renderer-bench")
     logger.logLevel = .warning
     let proxy = try await FencingProxy.start(policy: NetworkPolicy(allowedOrigins: [origin]), logger: logger)
-    print(proxy.port)
-    fflush(stdout)
+    FileHandle.standardOutput.write(Data("\(proxy.port)\n".utf8))
     await Task.detached { while let line = readLine(), !line.isEmpty {} }.value
     print("refused \(proxy.refusals)")
     await proxy.stop()
