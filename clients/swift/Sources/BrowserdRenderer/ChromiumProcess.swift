@@ -70,13 +70,48 @@ public struct ChromiumLaunch: Sendable, Equatable {
                 // loopback unless told `<-loopback>`); no DNS of Chromium's own: the fence resolves.
                 "--proxy-server=http://127.0.0.1:\(proxyPort)",
                 "--proxy-bypass-list=<-loopback>",
-                // WebRTC's UDP goes around any HTTP proxy: none but what the proxy carries.
-                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+                // (WebRTC's UDP, which goes around any proxy, is off by ``ChromiumPreferences``.)
             ]
         }
         if runsAsRoot { arguments.append("--no-sandbox") }
         arguments.append("about:blank")
         return arguments
+    }
+}
+
+/// Preferences the fence needs that Chromium takes from its profile, not its command line, merged
+/// into the profile's files before each start (a value: what to set; ``ChromiumProcess`` writes it).
+/// - `webrtc.ip_handling_policy = disable_non_proxied_udp`: WebRTC's UDP goes around any HTTP proxy,
+///   so a page's peer connection gets no UDP at all (full Chromium reads the policy from this
+///   preference only; `--force-webrtc-ip-handling-policy` is a content shell's). Incognito contexts
+///   inherit it.
+/// - `net.max_connections_per_proxy` (Local State): every request goes through the one proxy, whose
+///   default of 32 connections would let one page's hanging requests stall the profile's others.
+public enum ChromiumPreferences {
+    public static var profile: [String: [String: Any]] {
+        ["webrtc": ["ip_handling_policy": "disable_non_proxied_udp", "multiple_routes_enabled": false, "nonproxied_udp_enabled": false]]
+    }
+    public static var localState: [String: [String: Any]] { ["net": ["max_connections_per_proxy": 99]] }
+
+    /// `existing` (a preferences file's JSON, or nil) with `settings` merged in (one level deep).
+    public static func merged(_ settings: [String: [String: Any]], into existing: Data?) -> Data {
+        var root = existing.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+        for (section, values) in settings {
+            var merged = root[section] as? [String: Any] ?? [:]
+            for (key, value) in values { merged[key] = value }
+            root[section] = merged
+        }
+        return (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])) ?? Data("{}".utf8)
+    }
+
+    /// Writes both into the profile directory `userDataDirectory`.
+    static func write(to userDataDirectory: String) throws {
+        let root = URL(fileURLWithPath: userDataDirectory)
+        let profile = root.appendingPathComponent("Default")
+        try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
+        for (file, settings) in [(profile.appendingPathComponent("Preferences"), Self.profile), (root.appendingPathComponent("Local State"), localState)] {
+            try merged(settings, into: try? Data(contentsOf: file)).write(to: file, options: .atomic)
+        }
     }
 }
 
@@ -92,6 +127,7 @@ public final class ChromiumProcess: @unchecked Sendable {
     /// Spawns it (its own process group; the pipe on its fds 3 and 4; its output to `log`, else discarded).
     public init(_ launch: ChromiumLaunch, log: FileHandle? = nil) throws {
         try FileManager.default.createDirectory(atPath: launch.userDataDirectory, withIntermediateDirectories: true)
+        try ChromiumPreferences.write(to: launch.userDataDirectory)
         var commands: [Int32] = [-1, -1]
         var events: [Int32] = [-1, -1]
         guard browserd_pipe_cloexec(&commands) == 0 else { throw POSIXError(.EMFILE) }

@@ -31,7 +31,15 @@ public final class FencingProxy: Sendable {
     public struct Limits: Sendable {
         public var connections = 1_024
         public var headTimeout: TimeAmount = .seconds(30)
-        public var connectTimeout: TimeAmount = .seconds(15)
+        public var connectTimeout: TimeAmount = .seconds(10)
+        /// From a request's head to its destination answering (every address tried): past it, refused.
+        public var decideTimeout: TimeAmount = .seconds(20)
+        /// Name lookups at once (`getaddrinfo` blocks a thread each; a name whose DNS never answers
+        /// must not hold them all), and how long one is waited for.
+        public var lookups = 64
+        public var lookupTimeout: TimeAmount = .seconds(5)
+        /// Bytes after a head read while its destination is decided; past it, reading pauses.
+        public var pendingBytes = 64 * 1024
         public init() {}
     }
 
@@ -39,7 +47,7 @@ public final class FencingProxy: Sendable {
     public static func start(policy: NetworkPolicy, limits: Limits = Limits(), logger: Logger) async throws -> FencingProxy {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // getaddrinfo blocks: it runs on threads of its own, never on the event loop.
-        let resolver = NIOThreadPool(numberOfThreads: 4)
+        let resolver = NIOThreadPool(numberOfThreads: 8)
         resolver.start()
         let state = ProxyState(policy: policy, limits: limits, logger: logger)
         do {
@@ -52,7 +60,9 @@ public final class FencingProxy: Sendable {
                     }
                 }
                 .bind(host: "127.0.0.1", port: 0).get()
-            return FencingProxy(port: channel.localAddress?.port ?? 0, channel: channel, group: group, resolver: resolver, state: state)
+            let port = channel.localAddress?.port ?? 0
+            state.ownPort.withLockedValue { $0 = port }
+            return FencingProxy(port: port, channel: channel, group: group, resolver: resolver, state: state)
         } catch {
             try? await group.shutdownGracefully()
             try? await resolver.shutdownGracefully()
@@ -93,6 +103,20 @@ final class ProxyState: Sendable {
     }
     private let counts = NIOLockedValueBox(Counts())
     static let loggedLimit = 256
+    /// The fence's own port (never a destination).
+    let ownPort = NIOLockedValueBox<Int?>(nil)
+    private let lookupsUnderWay = NIOLockedValueBox(0)
+
+    /// A lookup may start: false when ``FencingProxy/Limits/lookups`` are under way already.
+    func lookupStarts() -> Bool {
+        lookupsUnderWay.withLockedValue {
+            guard $0 < limits.lookups else { return false }
+            $0 += 1
+            return true
+        }
+    }
+
+    func lookupEnded() { lookupsUnderWay.withLockedValue { $0 -= 1 } }
 
     init(policy: NetworkPolicy, limits: FencingProxy.Limits, logger: Logger) {
         self.policy = policy
@@ -151,8 +175,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
 
     private enum Phase {
         case head([UInt8])
-        /// Resolving or connecting; bytes after the head wait here.
-        case deciding(pending: [UInt8])
+        /// Resolving or connecting; bytes after the head wait here (reading pauses past the limit).
+        case deciding(pending: ByteBuffer)
         case relaying
         case done
     }
@@ -202,7 +226,13 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
             let head = before + bytes
             do {
                 let (request, length) = try ProxyRequest.parse(head)
-                phase = .deciding(pending: Array(head[length...]))
+                phase = .deciding(pending: ByteBuffer(bytes: head[length...]))
+                let loop = context.eventLoop.assumeIsolated()
+                loop.scheduleTask(in: state.limits.decideTimeout) { [weak self] in
+                    guard let self, case .deciding = self.phase else { return }
+                    self.phase = .done
+                    context.close(promise: nil)
+                }
                 decide(request, context: context)
             } catch .incomplete {
                 phase = .head(head)
@@ -210,8 +240,12 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
                 phase = .done
                 respond("400 Bad Request", context: context)
             }
-        case .deciding(let pending):
-            phase = .deciding(pending: pending + bytes)
+        case .deciding(var pending):
+            pending.writeBytes(bytes)
+            if pending.readableBytes > state.limits.pendingBytes {
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+            }
+            phase = .deciding(pending: pending)
         case .relaying, .done:
             break
         }
@@ -220,16 +254,29 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
     private func decide(_ request: ProxyRequest, context: ChannelHandlerContext) {
         let host = request.host
         let loop = context.eventLoop
-        let resolved: EventLoopFuture<[IPAddress]> =
-            if let literal = IPAddress(host) {
-                loop.makeSucceededFuture([literal])
-            } else {
-                resolver.runIfActive(eventLoop: loop) { Self.resolve(host) }
-            }
+        let resolved: EventLoopFuture<[IPAddress]>
+        if let literal = IPAddress(host) {
+            resolved = loop.makeSucceededFuture([literal])
+        } else if state.lookupStarts() {
+            let state = state
+            let lookup = resolver.runIfActive(eventLoop: loop) { Self.resolve(host) }
+            lookup.whenComplete { _ in state.lookupEnded() }
+            // Waited for a bounded time: a name whose DNS never answers is refused (its thread stays
+            // blocked until getaddrinfo gives up, counted until then).
+            let timed = loop.makePromise(of: [IPAddress].self)
+            lookup.cascade(to: timed)
+            loop.assumeIsolated().scheduleTask(in: state.limits.lookupTimeout) { timed.succeed([]) }
+            resolved = timed.futureResult
+        } else {
+            resolved = loop.makeSucceededFuture([])
+        }
         resolved.assumeIsolated().whenComplete { [self] result in
             guard case .deciding = phase else { return }
             let addresses = (try? result.get()) ?? []
-            switch state.policy.decide(host: host, port: request.port, addresses: addresses, localAddresses: state.localAddresses()) {
+            switch state.policy.decide(
+                host: host, port: request.port, addresses: addresses, localAddresses: state.localAddresses(),
+                ownPort: state.ownPort.withLockedValue { $0 })
+            {
             case .refuse(let reason):
                 state.refused("\(NetworkPolicy.normalised(host: host)):\(request.port)", reason: reason)
                 phase = .done
@@ -281,9 +328,10 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
                         case .forward(let head):
                             upstream.write(ByteBuffer(bytes: head), promise: nil)
                         }
-                        if !pending.isEmpty { upstream.write(ByteBuffer(bytes: pending), promise: nil) }
+                        if pending.readableBytes > 0 { upstream.write(pending, promise: nil) }
                         upstream.flush()
                         try context.pipeline.syncOperations.addHandler(ours)
+                        context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
                     } catch {
                         phase = .done
                         upstream.close(promise: nil)

@@ -116,10 +116,16 @@ public struct NetworkPolicy: Sendable, Equatable {
 
     /// The ranges no page reaches unless allowed (IPv4-in-IPv6 forms are judged as their IPv4 address).
     public static let fencedNetworks: [IPNetwork] = [
-        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
-        "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-        "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "168.63.129.16/32", "169.254.0.0/16", "172.16.0.0/12",
+        "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+        "224.0.0.0/4", "240.0.0.0/4",
+        // Unspecified, loopback, IPv4-translated (SIIT), discard, local NAT64, Teredo, documentation,
+        // unique local, link-local, site-local, multicast.
+        "::/128", "::1/128", "::ffff:0:0:0/96", "100::/64", "64:ff9b:1::/48", "2001::/32", "2001:db8::/32", "fc00::/7", "fe80::/10",
+        "fec0::/10", "ff00::/8",
     ].compactMap(IPNetwork.init)
+
+    static let loopbackOrUnspecified: [IPNetwork] = ["127.0.0.0/8", "0.0.0.0/8", "::1/128", "::/128"].compactMap(IPNetwork.init)
 
     /// Whether `address` is this machine's or a private network's (before any allowance).
     public static func isFenced(_ address: IPAddress) -> Bool {
@@ -140,15 +146,34 @@ public struct NetworkPolicy: Sendable, Equatable {
     /// through; otherwise a fenced address is skipped (a name that resolves to a public and a private
     /// address reaches only the public one: no rebinding to the private one later).
     /// `localAddresses`: this machine's own interface addresses (a public one too: a service bound to
-    /// every address is this machine's), fenced as loopback is.
-    public func decide(host: String, port: Int, addresses: [IPAddress], localAddresses: Set<IPAddress> = []) -> Decision {
+    /// every address is this machine's), fenced as loopback is. `ownPort`: the fence's own port on
+    /// loopback, never reached whatever is allowed (no tunnel through itself).
+    ///
+    /// An allowed origin is matched by the name the request gives, never by the address a name
+    /// resolved to: `--allow-origin http://127.0.0.1:9000` does not let `rebind.example:9000` through
+    /// when that name resolves to 127.0.0.1 (DNS rebinding would give a page the service as its own
+    /// origin). An `--allow-network` range is matched by address: any name that resolves into it.
+    public func decide(
+        host: String, port: Int, addresses: [IPAddress], localAddresses: Set<IPAddress> = [], ownPort: Int? = nil
+    ) -> Decision {
         guard (1...65535).contains(port) else { return .refuse(reason: "port \(port)") }
         guard !addresses.isEmpty else { return .refuse(reason: "\(host) did not resolve") }
         let name = Self.normalised(host: host)
-        if allowedDestinations.contains("\(name):\(port)") { return .connect(addresses) }
+        func local(_ address: IPAddress) -> Bool {
+            localAddresses.contains(address) || address.embeddedV4.map { localAddresses.contains(.v4($0)) } ?? false
+        }
+        func own(_ address: IPAddress) -> Bool {
+            guard port == ownPort else { return false }
+            let judged = address.embeddedV4.map { IPAddress.v4($0) } ?? address
+            return local(address) || Self.loopbackOrUnspecified.contains { $0.contains(judged) }
+        }
+        if allowedDestinations.contains("\(name):\(port)") {
+            let reachable = addresses.filter { !own($0) }
+            return reachable.isEmpty ? .refuse(reason: "the fence's own port") : .connect(reachable)
+        }
         let reachable = addresses.filter { address in
-            !(Self.isFenced(address) || localAddresses.contains(address)) || allowedNetworks.contains(where: { $0.contains(address) })
-                || allowedDestinations.contains("\(Self.bracketed(address)):\(port)")
+            guard !own(address) else { return false }
+            return !(Self.isFenced(address) || local(address)) || allowedNetworks.contains(where: { $0.contains(address) })
         }
         if !reachable.isEmpty { return .connect(reachable) }
         return .refuse(reason: "\(name):\(port) is \(addresses.map(\.description).joined(separator: ", ")): this machine or a private network")

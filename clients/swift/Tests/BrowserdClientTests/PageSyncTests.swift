@@ -460,6 +460,7 @@ extension PageSyncTests {
             "127.0.0.1", "127.0.0.2", "127.255.255.254", "0.0.0.0", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
             "100.64.0.1", "224.0.0.1", "255.255.255.255", "::1", "::", "[::1]", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "::ffff:10.0.0.1",
             "::127.0.0.1", "64:ff9b::a00:1", "2002:7f00:1::", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1", "fec0::1",
+            "168.63.129.16", "192.0.2.1", "198.51.100.1", "203.0.113.9", "2001:0:4136:e378::1", "64:ff9b:1::a", "::ffff:0:7f00:1", "2001:db8::1",
         ]
         for text in fenced {
             let address = IPAddress(text)
@@ -479,7 +480,9 @@ extension PageSyncTests {
             allowedNetworks: ["10.20.0.0/16", "fd00::/8"].compactMap(IPNetwork.init))
         let loopback = Self.addresses("127.0.0.1")
         #expect(policy.decide(host: "127.0.0.1", port: 8000, addresses: loopback) == .connect(Self.addresses("127.0.0.1")))
-        #expect(policy.decide(host: "localhost", port: 8000, addresses: loopback) == .connect(Self.addresses("127.0.0.1")), "the same destination")
+        // By the name the request gives only: another name of the same address is not the origin (DNS rebinding).
+        if case .refuse = policy.decide(host: "localhost", port: 8000, addresses: loopback) {} else { Issue.record("another name let through") }
+        if case .refuse = policy.decide(host: "rebind.test", port: 8000, addresses: loopback) {} else { Issue.record("a rebinding name let through") }
         #expect(policy.decide(host: "127.0.0.1", port: 8080, addresses: loopback) != .connect(Self.addresses("127.0.0.1")), "another port")
         #expect(policy.decide(host: "localhost", port: 443, addresses: Self.addresses("::1", "127.0.0.1")) == .connect(Self.addresses("::1", "127.0.0.1")))
         #expect(policy.decide(host: "LOCALHOST.", port: 443, addresses: loopback) == .connect(Self.addresses("127.0.0.1")))
@@ -494,6 +497,14 @@ extension PageSyncTests {
         // This machine's own public address is this machine.
         let own = Self.addresses("93.184.216.34")
         if case .refuse = policy.decide(host: "me.test", port: 80, addresses: own, localAddresses: Set(own)) {} else { Issue.record("own address") }
+        let mapped = Self.addresses("::ffff:93.184.216.34")
+        if case .refuse = policy.decide(host: "me.test", port: 80, addresses: mapped, localAddresses: Set(own)) {} else { Issue.record("own, mapped") }
+        // The fence's own port on loopback, never, even where loopback is allowed.
+        let open = NetworkPolicy(allowedOrigins: ["http://127.0.0.1:3128"], allowedNetworks: [IPNetwork("127.0.0.0/8")!])
+        for host in ["127.0.0.1", "127.0.0.5", "::ffff:127.0.0.1", "0.0.0.0"] {
+            if case .refuse = open.decide(host: host, port: 3128, addresses: Self.addresses(host), ownPort: 3128) {} else { Issue.record("own port via \(host)") }
+        }
+        #expect(open.decide(host: "127.0.0.5", port: 3129, addresses: Self.addresses("127.0.0.5"), ownPort: 3128) == .connect(Self.addresses("127.0.0.5")))
         #expect(ProxyState.interfaceAddresses().contains(IPAddress("127.0.0.1")!), "getifaddrs reads lo")
         if case .refuse = policy.decide(host: "nowhere", port: 80, addresses: []) {} else { Issue.record("no address refused") }
         #expect(IPNetwork("10.0.0.0/33") == nil && IPNetwork("bogus/8") == nil && IPNetwork("10.0.0.1")?.prefixLength == 32)
@@ -631,5 +642,18 @@ extension PageSyncTests {
         #expect(sync.event(.closedByPage, now: 1) == [.reportClosed])
         #expect(sync.event(.closedByPage, now: 1) == [])
         #expect(sync.closedByPage)
+    }
+}
+
+extension NetworkPolicyTests {
+    /// WebRTC's policy goes in the profile's preferences (Chromium's own values kept beside it).
+    @Test func preferencesMergeIntoChromiumsOwn() throws {
+        let existing = Data(#"{"webrtc":{"other":1},"profile":{"name":"x"}}"#.utf8)
+        let merged = ChromiumPreferences.merged(ChromiumPreferences.profile, into: existing)
+        let root = try #require(try JSONSerialization.jsonObject(with: merged) as? [String: Any])
+        let webrtc = try #require(root["webrtc"] as? [String: Any])
+        #expect(webrtc["ip_handling_policy"] as? String == "disable_non_proxied_udp" && webrtc["other"] as? Int == 1)
+        #expect((root["profile"] as? [String: Any])?["name"] as? String == "x")
+        #expect(ChromiumPreferences.merged(ChromiumPreferences.localState, into: Data("not json".utf8)).count > 10)
     }
 }

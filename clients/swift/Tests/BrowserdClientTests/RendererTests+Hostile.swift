@@ -50,6 +50,14 @@ final class CanaryServer: Sendable {
         for listener in listeners:
             listener.listen(64)
             threading.Thread(target=serve, args=(listener,), daemon=True).start()
+        # UDP at the same port (WebRTC's STUN checks would come here).
+        datagrams = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        datagrams.bind(("127.0.0.1", port))
+        def receive():
+            while True:
+                data, peer = datagrams.recvfrom(65536)
+                print("conn udp", peer[0], len(data), flush=True)
+        threading.Thread(target=receive, daemon=True).start()
         print(port, flush=True)
         threading.Event().wait()
         """#
@@ -129,6 +137,24 @@ extension RendererTests {
                 }
                 #expect(try await setup.tab(tab).title != "Canary secret")
             }
+            // WebRTC: a peer connection told of a candidate on loopback sends it nothing (no UDP at all).
+            let rtc = """
+                (async () => {
+                  const a = new RTCPeerConnection(), b = new RTCPeerConnection();
+                  a.createDataChannel('x');
+                  a.onicecandidate = e => e.candidate && b.addIceCandidate(e.candidate).catch(() => {});
+                  b.onicecandidate = e => e.candidate && a.addIceCandidate(e.candidate).catch(() => {});
+                  await a.setLocalDescription(await a.createOffer());
+                  await b.setRemoteDescription(a.localDescription);
+                  await b.setLocalDescription(await b.createAnswer());
+                  await a.setRemoteDescription(b.localDescription);
+                  await a.addIceCandidate({candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 \(port) typ host', sdpMid: '0', sdpMLineIndex: 0});
+                  await new Promise(r => setTimeout(r, 2500));
+                  return a.iceConnectionState;
+                })()
+                """
+            let state = try await setup.renderer.evaluate(rtc, inTab: fence)?.string
+            #expect(state != "connected" && state != "completed", "\(state ?? "-")")
             #expect(canary.connections.isEmpty, "the canary was reached: \(canary.connections)")
             #expect((await setup.renderer.refusedRequests ?? 0) > 0)
         }
