@@ -102,6 +102,8 @@ final class BrowserdProcess: Sendable {
             process.signal(SIGTERM)
             return nil
         }
+        // Its last words may still be in the pipe when its exit is seen.
+        process.waitForOutputEnd()
         return process.terminationStatus
     }
 }

@@ -26,6 +26,11 @@ public final class ChildProcess: Sendable {
     /// The wait status once the child was reaped (reaped once, under this lock).
     private let reaped = Mutex<Int32?>(nil)
 
+    /// Whether the reader of the child's output reached its end (true when it has no pipe): the
+    /// child's exit is seen before its last output is read, so a test that reads what it printed
+    /// waits for this too (``waitForOutputEnd(timeout:)``).
+    private let outputEnded = Flag(true)
+
     /// The spawns of this process, one at a time (see `init`).
     private static let spawning = Mutex(())
 
@@ -36,7 +41,12 @@ public final class ChildProcess: Sendable {
         }
         self.init(pid: pid)
         if case .pipe(let handler) = output, let readEnd {
-            Thread { Self.read(readEnd, into: handler) }.start()
+            outputEnded.set(false)
+            let ended = outputEnded
+            Thread {
+                Self.read(readEnd, into: handler)
+                ended.set(true)
+            }.start()
         }
     }
 
@@ -128,9 +138,16 @@ public final class ChildProcess: Sendable {
 
     public func signal(_ signal: Int32) { kill(pid, signal) }
 
-    /// Waits until it ends.
+    /// Waits until it ends, and its output (if collected) has been read to its end.
     public func waitUntilExit() {
         while isRunning { usleep(5_000) }
+        waitForOutputEnd()
+    }
+
+    /// Waits (up to `timeout`: a grandchild may hold the pipe) until all the child printed was read.
+    public func waitForOutputEnd(timeout: Duration = .seconds(5)) {
+        let deadline = ContinuousClock.now + timeout
+        while !outputEnded.value, ContinuousClock.now < deadline { usleep(2_000) }
     }
 
     deinit {
@@ -141,6 +158,14 @@ public final class ChildProcess: Sendable {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     }
+}
+
+/// A flag set from one thread and read from another.
+private final class Flag: Sendable {
+    private let state: Mutex<Bool>
+    init(_ value: Bool) { state = Mutex(value) }
+    var value: Bool { state.withLock { $0 } }
+    func set(_ value: Bool) { state.withLock { $0 = value } }
 }
 
 /// A thread, for the reader (Foundation's `Thread` is not imported here).
