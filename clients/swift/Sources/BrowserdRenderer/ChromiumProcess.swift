@@ -32,7 +32,11 @@ public struct ChromiumLaunch: Sendable, Equatable {
     }
 
     /// The command line: new headless mode, the DevTools pipe, a quiet browser (puppeteer's defaults,
-    /// trimmed), its own profile directory.
+    /// trimmed), its own profile directory. Not puppeteer's `--disable-ipc-flooding-protection`: pages
+    /// are hostile, and Chromium's own guard (200 `pushState`s or navigations in 10 s, the rest
+    /// ignored) keeps a page's storm from flooding its browser process, which every page of the
+    /// profile shares (without it, an endless storm kept the renderer's DevTools calls waiting for
+    /// more than 10 s).
     public var arguments: [String] {
         var arguments = [
             executable,
@@ -49,7 +53,6 @@ public struct ChromiumLaunch: Sendable, Equatable {
             "--disable-crash-reporter",
             "--disable-dev-shm-usage",
             "--disable-hang-monitor",
-            "--disable-ipc-flooding-protection",
             "--disable-renderer-backgrounding",
             "--disable-backgrounding-occluded-windows",
             "--disable-background-timer-throttling",
