@@ -306,7 +306,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
         let client = context.channel
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(state.limits.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // (TCP_NODELAY is ClientBootstrap's default. `.socketOption(.tcp_nodelay)` would set option 1
+            // at SOL_SOCKET — SO_DEBUG, which a container refuses: every connect failed there.)
             .connect(to: socketAddress)
             .assumeIsolated()
             .whenComplete { [self] result in
@@ -315,7 +316,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
                     return
                 }
                 switch result {
-                case .failure:
+                case .failure(let error):
+                    state.logger.debug("the fence could not connect to \(address) port \(request.port): \(error)")
                     connect(to: Array(candidates.dropFirst()), request: request, context: context)
                 case .success(let upstream):
                     phase = .relaying

@@ -241,7 +241,7 @@ struct BenchFailure: Error, CustomStringConvertible {
 /// runs until its standard input ends.
 func fence(allowing origin: String) async throws {
     var logger = Logger(label: "renderer-bench")
-    logger.logLevel = .warning
+    logger.logLevel = ProcessInfo.processInfo.environment["RENDERER_BENCH_TRACE"] == "1" ? .trace : .warning
     let proxy = try await FencingProxy.start(policy: NetworkPolicy(allowedOrigins: [origin]), logger: logger)
     FileHandle.standardOutput.write(Data("\(proxy.port)\n".utf8))
     await Task.detached { while let line = readLine(), !line.isEmpty {} }.value
