@@ -96,7 +96,9 @@ public enum ChromiumPreferences {
     }
     public static var localState: [String: [String: Any]] { ["net": ["max_connections_per_proxy": 99]] }
 
-    /// `existing` (a preferences file's JSON, or nil) with `settings` merged in (one level deep).
+    /// `existing` (a preferences file's JSON, or nil when there is none) with `settings` merged in (one
+    /// level deep). A file that is not a JSON object starts afresh, as Chromium itself resets a
+    /// preferences file it cannot parse.
     public static func merged(_ settings: [String: [String: Any]], into existing: Data?) -> Data {
         var root = existing.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
         for (section, values) in settings {
@@ -113,7 +115,10 @@ public enum ChromiumPreferences {
         let profile = root.appendingPathComponent("Default")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         for (file, settings) in [(profile.appendingPathComponent("Preferences"), Self.profile), (root.appendingPathComponent("Local State"), localState)] {
-            try merged(settings, into: try? Data(contentsOf: file)).write(to: file, options: .atomic)
+            // Absent: a new profile. Present but unreadable (an I/O error): Chromium does not start
+            // (retried with backoff) rather than its settings be overwritten with ours alone.
+            let existing = FileManager.default.fileExists(atPath: file.path) ? try Data(contentsOf: file) : nil
+            try merged(settings, into: existing).write(to: file, options: .atomic)
         }
     }
 }

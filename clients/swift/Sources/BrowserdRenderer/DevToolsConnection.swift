@@ -61,7 +61,8 @@ public final class DevToolsConnection: @unchecked Sendable {
     /// browser sent them; finishes when the pipe ends.
     public let events: AsyncStream<DevToolsEvent>
     /// Messages skipped for their size (``DevToolsFraming/maximumMessageBytes``).
-    public let oversizedMessages = LockedCounter()
+    public var oversizedMessages: Int { lock.withLock { skippedMessages } }
+    private var skippedMessages = 0
 
     /// Takes ownership of both descriptors (closed by ``close()`` or when the pipe ends).
     public init(commandFD: Int32, eventFD: Int32) {
@@ -222,7 +223,7 @@ public final class DevToolsConnection: @unchecked Sendable {
             guard count > 0 else { break }
             let skipped = framing.skippedMessages
             let messages = framing.append(buffer[0..<count])
-            if framing.skippedMessages > skipped { oversizedMessages.add(framing.skippedMessages - skipped) }
+            if framing.skippedMessages > skipped { lock.withLock { skippedMessages = framing.skippedMessages } }
             for message in messages {
                 guard let value = try? decoder.decode(JSONValue.self, from: Data(message)) else { continue }
                 if let id = value["id"]?.int {
@@ -249,12 +250,4 @@ public final class DevToolsConnection: @unchecked Sendable {
         failAll()
         continuation.finish()
     }
-}
-
-/// A count read and added to from any thread.
-public final class LockedCounter: Sendable {
-    private let value = NIOLockedValueBox(0)
-    public init() {}
-    public func add(_ amount: Int) { value.withLockedValue { $0 += amount } }
-    public var count: Int { value.withLockedValue { $0 } }
 }

@@ -119,11 +119,7 @@ public actor Renderer {
     public var refusedRequests: Int? { proxy?.refusals }
 
     /// The tabs with a live page now, by window (for tests and the status line).
-    public func livePages() -> [String: Set<String>] {
-        var live: [String: Set<String>] = [:]
-        for (window, tabs) in table.liveTabs { live[window, default: []].formUnion(tabs) }
-        return live
-    }
+    public func livePages() -> [String: Set<String>] { table.liveTabs }
 
     /// Chromium's process id (nil while it is not running).
     public var chromiumPID: pid_t? { chromium?.pid }

@@ -657,3 +657,18 @@ extension NetworkPolicyTests {
         #expect(ChromiumPreferences.merged(ChromiumPreferences.localState, into: Data("not json".utf8)).count > 10)
     }
 }
+
+extension NetworkPolicyTests {
+    /// A preferences file that is there but cannot be read stops the start, never overwritten with ours alone.
+    @Test func anUnreadablePreferencesFileIsNotOverwritten() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // A directory where the file should be: reading it fails.
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("Default/Preferences"), withIntermediateDirectories: true)
+        #expect(throws: (any Error).self) { try ChromiumPreferences.write(to: root.path) }
+        let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: fresh) }
+        try ChromiumPreferences.write(to: fresh.path)
+        #expect(FileManager.default.fileExists(atPath: fresh.appendingPathComponent("Local State").path))
+    }
+}
