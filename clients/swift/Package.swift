@@ -58,6 +58,8 @@ let package = Package(
                 "BrowserdClient", "CRendererSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // The DevTools gateway automation clients attach to (DevToolsGateway).
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         .executableTarget(
             name: "browserd-renderer",

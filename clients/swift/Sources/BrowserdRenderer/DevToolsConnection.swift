@@ -53,6 +53,9 @@ public final class DevToolsConnection: @unchecked Sendable {
     private var sessionRoutes: [String: (deliver: @Sendable (DevToolsEvent) -> Void, pending: Set<Int>)] = [:]
     /// The session of each waiting call that has one.
     private var callSessions: [Int: String] = [:]
+    /// Sessions whose messages go undecoded to a handler (an automation client's: ``AutomationClient``),
+    /// called on the reader thread in the order Chromium sent them.
+    private var rawRoutes: [String: @Sendable ([UInt8]) -> Void] = [:]
     private var nextID = 1
     private var closed = false
     private var commandOpen = true
@@ -126,6 +129,21 @@ public final class DevToolsConnection: @unchecked Sendable {
 
     func routes(_ session: String) -> Bool { lock.withLock { sessionRoutes[session] != nil } }
 
+    /// Sends every message of `session` from now on, as Chromium wrote it (never decoded), to
+    /// `deliver` on the reader thread, until ``unroute(_:)``: a message routed so is seen before the
+    /// next one is read, so a handler that routes a session Chromium just announced gets all of it.
+    public func route(_ session: String, to deliver: @escaping @Sendable ([UInt8]) -> Void) {
+        lock.withLock { rawRoutes[session] = deliver }
+    }
+
+    public func unroute(_ session: String) { _ = lock.withLock { rawRoutes.removeValue(forKey: session) } }
+
+    /// Writes one message as it is (a client's command, already checked): false once the pipe is closed.
+    public func send(raw message: [UInt8]) -> Bool {
+        guard lock.withLock({ !closed }) else { return false }
+        return write(DevToolsFraming.frame(message))
+    }
+
     func endSession(_ id: String) {
         let pending = lock.withLock { sessionRoutes.removeValue(forKey: id)?.pending ?? [] }
         for call in pending { failDetached(call) }
@@ -183,6 +201,7 @@ public final class DevToolsConnection: @unchecked Sendable {
                 methods = [:]
                 sessionRoutes = [:]
                 callSessions = [:]
+                rawRoutes = [:]
             }
             return waiters
         }
@@ -225,6 +244,10 @@ public final class DevToolsConnection: @unchecked Sendable {
             let messages = framing.append(buffer[0..<count])
             if framing.skippedMessages > skipped { lock.withLock { skippedMessages = framing.skippedMessages } }
             for message in messages {
+                if let session = DevToolsMessage.trailingSessionID(message), let deliver = lock.withLock({ rawRoutes[session] }) {
+                    deliver(message)
+                    continue
+                }
                 guard let value = try? decoder.decode(JSONValue.self, from: Data(message)) else { continue }
                 if let id = value["id"]?.int {
                     if let error = value["error"] {

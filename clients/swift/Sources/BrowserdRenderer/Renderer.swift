@@ -31,6 +31,10 @@ public actor Renderer {
         public var commitObserver: (@Sendable (_ tab: String, _ url: String) -> Void)?
         /// Timing and picture settings.
         public var policy: RendererPolicy
+        /// Where automation clients attach (``DevToolsGateway``); nil: nowhere.
+        public var devtools: DevToolsEndpoint?
+        /// The renderer's name in its lease (browserd's `GET /v1/profiles/{id}/renderer`).
+        public var name: String
 
         public init(
             profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [], allowedNetworks: [IPNetwork] = [],
@@ -44,6 +48,23 @@ public actor Renderer {
             self.stateDirectory = stateDirectory
             self.allowedOrigins = allowedOrigins
             self.allowedNetworks = allowedNetworks
+            devtools = nil
+            name = "browserd-renderer"
+        }
+    }
+
+    /// The gateway's socket and the URL browserd hands to clients for it.
+    public struct DevToolsEndpoint: Sendable {
+        public var host: String
+        /// 0: a port of the kernel's choosing.
+        public var port: Int
+        /// `ws://HOST:PORT` clients reach the gateway at (nil: `ws://<host>:<port bound>`).
+        public var advertisedURL: String?
+
+        public init(host: String = "127.0.0.1", port: Int = 0, advertisedURL: String? = nil) {
+            self.host = host
+            self.port = port
+            self.advertisedURL = advertisedURL
         }
     }
 
@@ -56,14 +77,14 @@ public actor Renderer {
     private var windows: [String: WindowTabs] = [:]
     private var windowTasks: [String: Task<Void, Never>] = [:]
     /// The profile each followed window belongs to (the renderer's, or its incognito profile).
-    private var windowProfile: [String: String] = [:]
+    var windowProfile: [String: String] = [:]
     /// The incognito profile followed (the profile's, while it has one), and its stream's task.
     private var incognito: (profileID: String, task: Task<Void, Never>)?
     /// The Chromium browser context of each incognito profile's pages (made on its first page, per
     /// Chromium process: an in-memory context, as Chromium's off-the-record profile).
     private var contexts: [String: Task<String?, Never>] = [:]
     /// The live pages: each tab's page, window, target and session (a popup names its opener's target).
-    private var table = PageTable<LivePage>()
+    var table = PageTable<LivePage>()
     /// The sweep of pages whose tab left its window (``PageTable/moveGrace``), while one is due.
     private var sweeping: Task<Void, Never>?
     private let started = ContinuousClock.now
@@ -82,7 +103,23 @@ public actor Renderer {
     /// Windows whose pages wait while a popup's tab is being made in them (its page must adopt the
     /// popup's target, not make one of its own).
     private var popupsUnderWay: [String: Int] = [:]
-    private var chromium: ChromiumProcess?
+    var chromium: ChromiumProcess?
+    /// What automation clients read without the actor (``AutomationDirectory``).
+    let automation: AutomationDirectory
+    /// Where automation clients attach (while ``run()`` runs with ``Options/devtools``).
+    var gateway: DevToolsGateway?
+    /// The key browserd's WebDriver calls carry (given to browserd in the lease only).
+    let controlKey: String
+    /// Chromium's `Browser.getVersion` (the lease's `browser`).
+    var browserVersion: JSONValue?
+    /// Automation clients waiting for a tab's page (a target they asked for: ``carryOut(_:profile:)``).
+    var targetWaiters: [String: [CheckedContinuation<String?, Never>]] = [:]
+    /// When each window last had a tab activated or opened (a counter): a client's new page opens in
+    /// its profile's most recent window.
+    var windowActivity: [String: Int] = [:]
+    var activityCount = 0
+    /// The pages changed since the leases were put last.
+    var leasesDirty = true
     /// How many times Chromium was started (the first start is 1).
     public private(set) var starts = 0
 
@@ -91,6 +128,9 @@ public actor Renderer {
         self.client = client
         self.logger = logger
         policy = NetworkPolicy(allowedOrigins: options.allowedOrigins, allowedNetworks: options.allowedNetworks)
+        automation = AutomationDirectory(profile: options.profileID)
+        var generator = SystemRandomNumberGenerator()
+        controlKey = (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.map { String(repeating: "0", count: 16 - $0.count) + $0 }.joined()
     }
 
     /// Runs until cancelled (or the profile is deleted); Chromium is closed cleanly at the end.
@@ -98,8 +138,18 @@ public actor Renderer {
     public func run() async throws {
         let proxy = try await FencingProxy.start(policy: policy, logger: logger)
         self.proxy = proxy
+        if let endpoint = options.devtools {
+            do {
+                gateway = try await DevToolsGateway.start(host: endpoint.host, port: endpoint.port, controlKey: controlKey, automation: self, logger: logger)
+                logger.info("automation clients attach at \(advertisedURL ?? "?") (through browserd's /v1/profiles/{id}/devtools)")
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.superviseChromium() }
+            if self.gateway != nil { group.addTask { await self.announceLeases() } }
             group.addTask {
                 do { try await self.followWindows(of: self.options.profileID) } catch { self.logger.error("profile stream ended: \(error)") }
             }
@@ -109,6 +159,9 @@ public actor Renderer {
         incognito?.task.cancel()
         for task in windowTasks.values { task.cancel() }
         await dropPages(closingTargets: false)
+        await gateway?.stop()
+        await withdrawLeases()
+        gateway = nil
         await chromium?.stop(gracefully: true)
         chromium = nil
         await proxy.stop()
@@ -137,7 +190,7 @@ public actor Renderer {
             do {
                 process = try ChromiumProcess(launch)
                 // The pipe answers once the browser is up.
-                _ = try await process.connection.call("Browser.getVersion", timeout: options.policy.startTimeout)
+                browserVersion = try await process.connection.call("Browser.getVersion", timeout: options.policy.startTimeout)
                 // Every new target is attached and waits for the debugger: a page's popup gets its
                 // script before its first document, and becomes a tab (``popupOpened(_:)``).
                 _ = try await process.connection.call(
@@ -148,6 +201,8 @@ public actor Renderer {
                 continue
             }
             chromium = process
+            automation.connection = process.connection
+            leasesDirty = true
             starts += 1
             let up = ContinuousClock.now
             logger.info("Chromium \(process.pid) started")
@@ -164,6 +219,9 @@ public actor Renderer {
             guard !Task.isCancelled else { break }
             logger.warning("Chromium \(process.pid) ended; starting it again")
             chromium = nil
+            automation.connection = nil
+            automation.clearContexts()
+            gateway?.endClients(reason: "the renderer's Chromium ended")
             await dropPages(closingTargets: false)
             await process.stop(gracefully: false)
             try? await Task.sleep(for: backoff.failed(afterRunning: ContinuousClock.now - up))
@@ -176,6 +234,8 @@ public actor Renderer {
     private func attached(_ params: JSONValue, connection: DevToolsConnection) {
         guard let session = params["sessionId"]?.string, let target = params["targetInfo"]?["targetId"]?.string else { return }
         let info = params["targetInfo"]
+        // An automation client's browser session (``DevToolsGateway``): its client's, never detached here.
+        guard info?["type"]?.string != "browser" else { return }
         if info?["type"]?.string == "page", let opener = info?["openerId"]?.string, let openerTab = table.tab(ofTarget: opener),
             let window = table.entries[openerTab]?.window
         {
@@ -271,7 +331,7 @@ public actor Renderer {
         }
     }
 
-    private func windowIDs(of profile: String) -> [String] { windows.keys.filter { windowProfile[$0] == profile } }
+    func windowIDs(of profile: String) -> [String] { windows.keys.filter { windowProfile[$0] == profile } }
 
     /// Follows the renderer's profile's incognito profile `id` (nil: it has none now): its windows'
     /// pages go in a browser context of their own, which goes with the profile.
@@ -280,6 +340,9 @@ public actor Renderer {
         if let gone = incognito {
             gone.task.cancel()
             incognito = nil
+            automation.incognito = nil
+            automation.setContext(nil, of: gone.profileID)
+            await withdrawLease(of: gone.profileID)
             await follow([], of: gone.profileID)
             if let context = await contexts.removeValue(forKey: gone.profileID)?.value {
                 _ = try? await chromium?.connection.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.policy.commandTimeout)
@@ -287,6 +350,8 @@ public actor Renderer {
         }
         guard let id else { return }
         logger.info("following incognito profile \(id)")
+        automation.incognito = id
+        leasesDirty = true
         incognito = (
             id,
             Task {
@@ -316,6 +381,7 @@ public actor Renderer {
             contexts[profile] = nil
             return nil
         }
+        if chromium?.connection === connection { automation.setContext(id, of: profile) }
         return .some(id)
     }
 
@@ -349,6 +415,12 @@ public actor Renderer {
         let active = windows[window]!.activeID
         let changed = windows[window]!.apply(event)
         for tab in changed { table.page(ofTab: tab.id)?.send(.model(tab)) }
+        switch event {
+        case .tabsInsert, .tabsSelect, .tabsPopulate, .reset:
+            activityCount += 1
+            windowActivity[window] = activityCount
+        default: break
+        }
         if case .browserClosed = event {
             windows[window] = nil
             windowProfile[window] = nil
@@ -422,6 +494,8 @@ public actor Renderer {
 
     private func register(_ session: String, target: String, tab: String) {
         table.attached(tab, session: session, target: target)
+        leasesDirty = true
+        for waiter in targetWaiters.removeValue(forKey: tab) ?? [] { waiter.resume(returning: target) }
     }
 
     // MARK: Looking at a page (status and tests)

@@ -31,7 +31,27 @@ struct RendererCommand: AsyncParsableCommand {
     var allowOrigin: [String] = []
     @Option(help: "A range of private addresses pages may reach, e.g. 10.20.0.0/16 or fd00::/8 (repeatable).")
     var allowNetwork: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "Where automation clients (Playwright, Puppeteer) attach: HOST:PORT (port 0: any free one), or 'off'.",
+            discussion: "Clients find it through browserd (GET /v1/profiles/{id}/devtools/json/version), which hands out a single-use ticket."))
+    var devtoolsListen = "127.0.0.1:0"
+    @Option(help: "The ws:// URL clients reach --devtools-listen at, when it is not the address itself (a container's name, a proxy).")
+    var devtoolsUrl: String?
+    @Option(help: "The renderer's name in its lease (GET /v1/profiles/{id}/renderer).") var name = ProcessInfo.processInfo.hostName
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+    /// `--devtools-listen` as host and port (nil: off).
+    var devtoolsEndpoint: Renderer.DevToolsEndpoint? {
+        get throws {
+            guard devtoolsListen != "off" else { return nil }
+            guard let colon = devtoolsListen.lastIndex(of: ":"), let port = Int(devtoolsListen[devtoolsListen.index(after: colon)...]),
+                (0...65535).contains(port), colon != devtoolsListen.startIndex
+            else { throw ValidationError("--devtools-listen must be HOST:PORT, e.g. 127.0.0.1:9222, or 'off'") }
+            let host = devtoolsListen[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            return Renderer.DevToolsEndpoint(host: host, port: port, advertisedURL: devtoolsUrl)
+        }
+    }
 
     func validate() throws {
         guard URL(string: server)?.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
@@ -42,6 +62,13 @@ struct RendererCommand: AsyncParsableCommand {
         for origin in allowOrigin where NetworkPolicy(allowedOrigins: [origin]).allowedDestinations.isEmpty {
             throw ValidationError("--allow-origin \(origin) is not an origin such as http://127.0.0.1:9000")
         }
+        _ = try devtoolsEndpoint
+        if let devtoolsUrl {
+            guard let url = URL(string: devtoolsUrl), ["ws", "wss"].contains(url.scheme ?? ""), url.query == nil, !devtoolsUrl.hasSuffix("/") else {
+                throw ValidationError("--devtools-url must be a ws:// or wss:// URL without a query or a trailing slash, e.g. ws://renderer:9222")
+            }
+        }
+        guard (1...128).contains(name.count) else { throw ValidationError("--name must be 1 to 128 characters") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard chromium ?? ChromiumLaunch.defaultExecutable() != nil else {
             throw ValidationError("no Chromium found: install Debian's chromium or give --chromium PATH")
@@ -52,11 +79,12 @@ struct RendererCommand: AsyncParsableCommand {
         var logger = Logger(label: "browserd-renderer")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let client = BrowserdClient(server: URL(string: server)!, token: token)
-        let renderer = Renderer(
-            options: .init(
-                profileID: profile, liveTabs: liveTabs, chromium: chromium ?? ChromiumLaunch.defaultExecutable()!,
-                stateDirectory: stateDir, allowedOrigins: allowOrigin, allowedNetworks: allowNetwork.compactMap(IPNetwork.init)),
-            client: client, logger: logger)
+        var options = Renderer.Options(
+            profileID: profile, liveTabs: liveTabs, chromium: chromium ?? ChromiumLaunch.defaultExecutable()!,
+            stateDirectory: stateDir, allowedOrigins: allowOrigin, allowedNetworks: allowNetwork.compactMap(IPNetwork.init))
+        options.devtools = try devtoolsEndpoint
+        options.name = name
+        let renderer = Renderer(options: options, client: client, logger: logger)
         let run = Task { try await renderer.run() }
         // SIGTERM and SIGINT end the run: Chromium is closed cleanly (its profile written), then the process exits.
         signal(SIGTERM, SIG_IGN)

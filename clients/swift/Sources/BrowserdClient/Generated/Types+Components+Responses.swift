@@ -47,6 +47,111 @@ extension Components {
                 self.body = body
             }
         }
+        public struct NoRenderer: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/NoRenderer/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Seconds to wait before trying again.
+                ///
+                /// - Remark: Generated from `#/components/responses/NoRenderer/headers/Retry-After`.
+                public var retryAfter: Components.Headers.RetryAfter?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - retryAfter: Seconds to wait before trying again.
+                public init(retryAfter: Components.Headers.RetryAfter? = nil) {
+                    self.retryAfter = retryAfter
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.NoRenderer.Headers
+            /// - Remark: Generated from `#/components/responses/NoRenderer/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/NoRenderer/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.NoRenderer.Body
+            /// Creates a new `NoRenderer`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.NoRenderer.Headers = .init(),
+                body: Components.Responses.NoRenderer.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        public struct DevToolsVersion: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/DevToolsVersion/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/DevToolsVersion/content/application\/json`.
+                case json(Components.Schemas.DevToolsVersion)
+                /// The associated value of the enum case if `self` is `.json`.
+                ///
+                /// - Throws: An error if `self` is not `.json`.
+                /// - SeeAlso: `.json`.
+                public var json: Components.Schemas.DevToolsVersion {
+                    get throws {
+                        switch self {
+                        case let .json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.DevToolsVersion.Body
+            /// Creates a new `DevToolsVersion`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            public init(body: Components.Responses.DevToolsVersion.Body) {
+                self.body = body
+            }
+        }
+        public struct DevToolsTargets: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/DevToolsTargets/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/DevToolsTargets/content/application\/json`.
+                case json([Components.Schemas.DevToolsTarget])
+                /// The associated value of the enum case if `self` is `.json`.
+                ///
+                /// - Throws: An error if `self` is not `.json`.
+                /// - SeeAlso: `.json`.
+                public var json: [Components.Schemas.DevToolsTarget] {
+                    get throws {
+                        switch self {
+                        case let .json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.DevToolsTargets.Body
+            /// Creates a new `DevToolsTargets`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            public init(body: Components.Responses.DevToolsTargets.Body) {
+                self.body = body
+            }
+        }
         public struct NotFound: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/NotFound/content`.
             @frozen public enum Body: Sendable, Hashable {

@@ -344,6 +344,10 @@ extension Components {
             public var historyIndex: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Tab/historyCount`.
             public var historyCount: Swift.Int
+            /// The DevTools target of the tab's live page while a renderer holds its profile (GET /v1/tabs/{tabId} only; absent otherwise). It changes when the renderer's Chromium starts again.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tab/targetId`.
+            public var targetId: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Tab/createdAt`.
             public var createdAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Tab/lastActiveAt`.
@@ -370,6 +374,7 @@ extension Components {
             ///   - canGoForward:
             ///   - historyIndex:
             ///   - historyCount:
+            ///   - targetId: The DevTools target of the tab's live page while a renderer holds its profile (GET /v1/tabs/{tabId} only; absent otherwise). It changes when the renderer's Chromium starts again.
             ///   - createdAt:
             ///   - lastActiveAt:
             ///   - snapshot:
@@ -391,6 +396,7 @@ extension Components {
                 canGoForward: Swift.Bool,
                 historyIndex: Swift.Int,
                 historyCount: Swift.Int,
+                targetId: Swift.String? = nil,
                 createdAt: Foundation.Date,
                 lastActiveAt: Foundation.Date,
                 snapshot: Components.Schemas.PageSnapshot? = nil
@@ -412,6 +418,7 @@ extension Components {
                 self.canGoForward = canGoForward
                 self.historyIndex = historyIndex
                 self.historyCount = historyCount
+                self.targetId = targetId
                 self.createdAt = createdAt
                 self.lastActiveAt = lastActiveAt
                 self.snapshot = snapshot
@@ -434,6 +441,7 @@ extension Components {
                 case canGoForward
                 case historyIndex
                 case historyCount
+                case targetId
                 case createdAt
                 case lastActiveAt
                 case snapshot
@@ -508,6 +516,10 @@ extension Components {
                     Swift.Int.self,
                     forKey: .historyCount
                 )
+                self.targetId = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .targetId
+                )
                 self.createdAt = try container.decode(
                     Foundation.Date.self,
                     forKey: .createdAt
@@ -538,6 +550,7 @@ extension Components {
                     "canGoForward",
                     "historyIndex",
                     "historyCount",
+                    "targetId",
                     "createdAt",
                     "lastActiveAt",
                     "snapshot"
@@ -657,6 +670,569 @@ extension Components {
                     "start",
                     "count",
                     "tabIds"
+                ])
+            }
+        }
+        /// Chromium's Browser.getVersion, as the renderer's Chromium answers it.
+        ///
+        /// - Remark: Generated from `#/components/schemas/RendererBrowser`.
+        public struct RendererBrowser: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererBrowser/product`.
+            public var product: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererBrowser/protocolVersion`.
+            public var protocolVersion: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererBrowser/userAgent`.
+            public var userAgent: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererBrowser/v8Version`.
+            public var v8Version: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererBrowser/webkitVersion`.
+            public var webkitVersion: Swift.String
+            /// Creates a new `RendererBrowser`.
+            ///
+            /// - Parameters:
+            ///   - product:
+            ///   - protocolVersion:
+            ///   - userAgent:
+            ///   - v8Version:
+            ///   - webkitVersion:
+            public init(
+                product: Swift.String,
+                protocolVersion: Swift.String,
+                userAgent: Swift.String,
+                v8Version: Swift.String,
+                webkitVersion: Swift.String
+            ) {
+                self.product = product
+                self.protocolVersion = protocolVersion
+                self.userAgent = userAgent
+                self.v8Version = v8Version
+                self.webkitVersion = webkitVersion
+            }
+            public enum CodingKeys: String, CodingKey {
+                case product
+                case protocolVersion
+                case userAgent
+                case v8Version
+                case webkitVersion
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.product = try container.decode(
+                    Swift.String.self,
+                    forKey: .product
+                )
+                self.protocolVersion = try container.decode(
+                    Swift.String.self,
+                    forKey: .protocolVersion
+                )
+                self.userAgent = try container.decode(
+                    Swift.String.self,
+                    forKey: .userAgent
+                )
+                self.v8Version = try container.decode(
+                    Swift.String.self,
+                    forKey: .v8Version
+                )
+                self.webkitVersion = try container.decode(
+                    Swift.String.self,
+                    forKey: .webkitVersion
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "product",
+                    "protocolVersion",
+                    "userAgent",
+                    "v8Version",
+                    "webkitVersion"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RendererPage`.
+        public struct RendererPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererPage/tabId`.
+            public var tabId: Swift.String
+            /// The DevTools target of the tab's live page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererPage/targetId`.
+            public var targetId: Swift.String
+            /// Creates a new `RendererPage`.
+            ///
+            /// - Parameters:
+            ///   - tabId:
+            ///   - targetId: The DevTools target of the tab's live page.
+            public init(
+                tabId: Swift.String,
+                targetId: Swift.String
+            ) {
+                self.tabId = tabId
+                self.targetId = targetId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case tabId
+                case targetId
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.tabId = try container.decode(
+                    Swift.String.self,
+                    forKey: .tabId
+                )
+                self.targetId = try container.decode(
+                    Swift.String.self,
+                    forKey: .targetId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "tabId",
+                    "targetId"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RendererAnnouncement`.
+        public struct RendererAnnouncement: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererAnnouncement/name`.
+            public var name: Swift.String
+            /// Where automation clients reach the renderer's gateway (ws:// or wss://, no query, no trailing slash).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererAnnouncement/devtoolsUrl`.
+            public var devtoolsUrl: Swift.String
+            /// The bearer key browserd's calls to the renderer carry (WebDriver's scripts and screenshots). Never answered.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererAnnouncement/controlKey`.
+            public var controlKey: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererAnnouncement/browser`.
+            public var browser: Components.Schemas.RendererBrowser
+            /// - Remark: Generated from `#/components/schemas/RendererAnnouncement/pages`.
+            public var pages: [Components.Schemas.RendererPage]
+            /// Creates a new `RendererAnnouncement`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - devtoolsUrl: Where automation clients reach the renderer's gateway (ws:// or wss://, no query, no trailing slash).
+            ///   - controlKey: The bearer key browserd's calls to the renderer carry (WebDriver's scripts and screenshots). Never answered.
+            ///   - browser:
+            ///   - pages:
+            public init(
+                name: Swift.String,
+                devtoolsUrl: Swift.String,
+                controlKey: Swift.String,
+                browser: Components.Schemas.RendererBrowser,
+                pages: [Components.Schemas.RendererPage]
+            ) {
+                self.name = name
+                self.devtoolsUrl = devtoolsUrl
+                self.controlKey = controlKey
+                self.browser = browser
+                self.pages = pages
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case devtoolsUrl
+                case controlKey
+                case browser
+                case pages
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.devtoolsUrl = try container.decode(
+                    Swift.String.self,
+                    forKey: .devtoolsUrl
+                )
+                self.controlKey = try container.decode(
+                    Swift.String.self,
+                    forKey: .controlKey
+                )
+                self.browser = try container.decode(
+                    Components.Schemas.RendererBrowser.self,
+                    forKey: .browser
+                )
+                self.pages = try container.decode(
+                    [Components.Schemas.RendererPage].self,
+                    forKey: .pages
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "devtoolsUrl",
+                    "controlKey",
+                    "browser",
+                    "pages"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RendererLease`.
+        public struct RendererLease: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererLease/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererLease/devtoolsUrl`.
+            public var devtoolsUrl: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererLease/browser`.
+            public var browser: Components.Schemas.RendererBrowser
+            /// - Remark: Generated from `#/components/schemas/RendererLease/pages`.
+            public var pages: [Components.Schemas.RendererPage]
+            /// - Remark: Generated from `#/components/schemas/RendererLease/leaseSeconds`.
+            public var leaseSeconds: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/RendererLease/expiresAt`.
+            public var expiresAt: Foundation.Date
+            /// Creates a new `RendererLease`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - devtoolsUrl:
+            ///   - browser:
+            ///   - pages:
+            ///   - leaseSeconds:
+            ///   - expiresAt:
+            public init(
+                name: Swift.String,
+                devtoolsUrl: Swift.String,
+                browser: Components.Schemas.RendererBrowser,
+                pages: [Components.Schemas.RendererPage],
+                leaseSeconds: Swift.Int,
+                expiresAt: Foundation.Date
+            ) {
+                self.name = name
+                self.devtoolsUrl = devtoolsUrl
+                self.browser = browser
+                self.pages = pages
+                self.leaseSeconds = leaseSeconds
+                self.expiresAt = expiresAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case devtoolsUrl
+                case browser
+                case pages
+                case leaseSeconds
+                case expiresAt
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.devtoolsUrl = try container.decode(
+                    Swift.String.self,
+                    forKey: .devtoolsUrl
+                )
+                self.browser = try container.decode(
+                    Components.Schemas.RendererBrowser.self,
+                    forKey: .browser
+                )
+                self.pages = try container.decode(
+                    [Components.Schemas.RendererPage].self,
+                    forKey: .pages
+                )
+                self.leaseSeconds = try container.decode(
+                    Swift.Int.self,
+                    forKey: .leaseSeconds
+                )
+                self.expiresAt = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .expiresAt
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "devtoolsUrl",
+                    "browser",
+                    "pages",
+                    "leaseSeconds",
+                    "expiresAt"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RendererSummary`.
+        public struct RendererSummary: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererSummary/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererSummary/devtoolsUrl`.
+            public var devtoolsUrl: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererSummary/expiresAt`.
+            public var expiresAt: Foundation.Date
+            /// Creates a new `RendererSummary`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - devtoolsUrl:
+            ///   - expiresAt:
+            public init(
+                name: Swift.String,
+                devtoolsUrl: Swift.String,
+                expiresAt: Foundation.Date
+            ) {
+                self.name = name
+                self.devtoolsUrl = devtoolsUrl
+                self.expiresAt = expiresAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case devtoolsUrl
+                case expiresAt
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.devtoolsUrl = try container.decode(
+                    Swift.String.self,
+                    forKey: .devtoolsUrl
+                )
+                self.expiresAt = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .expiresAt
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "devtoolsUrl",
+                    "expiresAt"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DevToolsVersion`.
+        public struct DevToolsVersion: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DevToolsVersion/Browser`.
+            public var browser: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsVersion/Protocol-Version`.
+            public var protocolVersion: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsVersion/User-Agent`.
+            public var userAgent: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsVersion/V8-Version`.
+            public var v8Version: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsVersion/WebKit-Version`.
+            public var webKitVersion: Swift.String
+            /// The renderer's gateway, /devtools/browser/{profileId}?ticket=… (single use, 60 s).
+            ///
+            /// - Remark: Generated from `#/components/schemas/DevToolsVersion/webSocketDebuggerUrl`.
+            public var webSocketDebuggerUrl: Swift.String
+            /// Creates a new `DevToolsVersion`.
+            ///
+            /// - Parameters:
+            ///   - browser:
+            ///   - protocolVersion:
+            ///   - userAgent:
+            ///   - v8Version:
+            ///   - webKitVersion:
+            ///   - webSocketDebuggerUrl: The renderer's gateway, /devtools/browser/{profileId}?ticket=… (single use, 60 s).
+            public init(
+                browser: Swift.String,
+                protocolVersion: Swift.String,
+                userAgent: Swift.String,
+                v8Version: Swift.String,
+                webKitVersion: Swift.String,
+                webSocketDebuggerUrl: Swift.String
+            ) {
+                self.browser = browser
+                self.protocolVersion = protocolVersion
+                self.userAgent = userAgent
+                self.v8Version = v8Version
+                self.webKitVersion = webKitVersion
+                self.webSocketDebuggerUrl = webSocketDebuggerUrl
+            }
+            public enum CodingKeys: String, CodingKey {
+                case browser = "Browser"
+                case protocolVersion = "Protocol-Version"
+                case userAgent = "User-Agent"
+                case v8Version = "V8-Version"
+                case webKitVersion = "WebKit-Version"
+                case webSocketDebuggerUrl
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.browser = try container.decode(
+                    Swift.String.self,
+                    forKey: .browser
+                )
+                self.protocolVersion = try container.decode(
+                    Swift.String.self,
+                    forKey: .protocolVersion
+                )
+                self.userAgent = try container.decode(
+                    Swift.String.self,
+                    forKey: .userAgent
+                )
+                self.v8Version = try container.decode(
+                    Swift.String.self,
+                    forKey: .v8Version
+                )
+                self.webKitVersion = try container.decode(
+                    Swift.String.self,
+                    forKey: .webKitVersion
+                )
+                self.webSocketDebuggerUrl = try container.decode(
+                    Swift.String.self,
+                    forKey: .webSocketDebuggerUrl
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "Browser",
+                    "Protocol-Version",
+                    "User-Agent",
+                    "V8-Version",
+                    "WebKit-Version",
+                    "webSocketDebuggerUrl"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DevToolsTarget`.
+        public struct DevToolsTarget: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/description`.
+            public var description: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/devtoolsFrontendUrl`.
+            public var devtoolsFrontendUrl: Swift.String
+            /// The page's target id.
+            ///
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/title`.
+            public var title: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/type`.
+            @frozen public enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case page = "page"
+            }
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/type`.
+            public var _type: Components.Schemas.DevToolsTarget._TypePayload
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/url`.
+            public var url: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/browserdTabId`.
+            public var browserdTabId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DevToolsTarget/browserdWindowId`.
+            public var browserdWindowId: Swift.String
+            /// Creates a new `DevToolsTarget`.
+            ///
+            /// - Parameters:
+            ///   - description:
+            ///   - devtoolsFrontendUrl:
+            ///   - id: The page's target id.
+            ///   - title:
+            ///   - _type:
+            ///   - url:
+            ///   - browserdTabId:
+            ///   - browserdWindowId:
+            public init(
+                description: Swift.String,
+                devtoolsFrontendUrl: Swift.String,
+                id: Swift.String,
+                title: Swift.String,
+                _type: Components.Schemas.DevToolsTarget._TypePayload,
+                url: Swift.String,
+                browserdTabId: Swift.String,
+                browserdWindowId: Swift.String
+            ) {
+                self.description = description
+                self.devtoolsFrontendUrl = devtoolsFrontendUrl
+                self.id = id
+                self.title = title
+                self._type = _type
+                self.url = url
+                self.browserdTabId = browserdTabId
+                self.browserdWindowId = browserdWindowId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case description
+                case devtoolsFrontendUrl
+                case id
+                case title
+                case _type = "type"
+                case url
+                case browserdTabId
+                case browserdWindowId
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.description = try container.decode(
+                    Swift.String.self,
+                    forKey: .description
+                )
+                self.devtoolsFrontendUrl = try container.decode(
+                    Swift.String.self,
+                    forKey: .devtoolsFrontendUrl
+                )
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.title = try container.decode(
+                    Swift.String.self,
+                    forKey: .title
+                )
+                self._type = try container.decode(
+                    Components.Schemas.DevToolsTarget._TypePayload.self,
+                    forKey: ._type
+                )
+                self.url = try container.decode(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                self.browserdTabId = try container.decode(
+                    Swift.String.self,
+                    forKey: .browserdTabId
+                )
+                self.browserdWindowId = try container.decode(
+                    Swift.String.self,
+                    forKey: .browserdWindowId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "description",
+                    "devtoolsFrontendUrl",
+                    "id",
+                    "title",
+                    "type",
+                    "url",
+                    "browserdTabId",
+                    "browserdWindowId"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DevToolsTicket`.
+        public struct DevToolsTicket: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DevToolsTicket/ticket`.
+            public var ticket: Swift.String
+            /// Creates a new `DevToolsTicket`.
+            ///
+            /// - Parameters:
+            ///   - ticket:
+            public init(ticket: Swift.String) {
+                self.ticket = ticket
+            }
+            public enum CodingKeys: String, CodingKey {
+                case ticket
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.ticket = try container.decode(
+                    Swift.String.self,
+                    forKey: .ticket
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "ticket"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DevToolsRedemption`.
+        public struct DevToolsRedemption: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DevToolsRedemption/profileId`.
+            public var profileId: Swift.String
+            /// Creates a new `DevToolsRedemption`.
+            ///
+            /// - Parameters:
+            ///   - profileId:
+            public init(profileId: Swift.String) {
+                self.profileId = profileId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case profileId
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.profileId = try container.decode(
+                    Swift.String.self,
+                    forKey: .profileId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "profileId"
                 ])
             }
         }
@@ -1969,6 +2545,8 @@ extension Components {
             public var incognitoProfileId: Swift.String?
             /// - Remark: Generated from `#/components/schemas/Profile/windowCount`.
             public var windowCount: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Profile/renderer`.
+            public var renderer: Components.Schemas.RendererSummary?
             /// - Remark: Generated from `#/components/schemas/Profile/createdAt`.
             public var createdAt: Foundation.Date
             /// Creates a new `Profile`.
@@ -1980,6 +2558,7 @@ extension Components {
             ///   - parentId:
             ///   - incognitoProfileId:
             ///   - windowCount:
+            ///   - renderer:
             ///   - createdAt:
             public init(
                 id: Swift.String,
@@ -1988,6 +2567,7 @@ extension Components {
                 parentId: Swift.String? = nil,
                 incognitoProfileId: Swift.String? = nil,
                 windowCount: Swift.Int,
+                renderer: Components.Schemas.RendererSummary? = nil,
                 createdAt: Foundation.Date
             ) {
                 self.id = id
@@ -1996,6 +2576,7 @@ extension Components {
                 self.parentId = parentId
                 self.incognitoProfileId = incognitoProfileId
                 self.windowCount = windowCount
+                self.renderer = renderer
                 self.createdAt = createdAt
             }
             public enum CodingKeys: String, CodingKey {
@@ -2005,6 +2586,7 @@ extension Components {
                 case parentId
                 case incognitoProfileId
                 case windowCount
+                case renderer
                 case createdAt
             }
             public init(from decoder: any Swift.Decoder) throws {
@@ -2033,6 +2615,10 @@ extension Components {
                     Swift.Int.self,
                     forKey: .windowCount
                 )
+                self.renderer = try container.decodeIfPresent(
+                    Components.Schemas.RendererSummary.self,
+                    forKey: .renderer
+                )
                 self.createdAt = try container.decode(
                     Foundation.Date.self,
                     forKey: .createdAt
@@ -2044,6 +2630,7 @@ extension Components {
                     "parentId",
                     "incognitoProfileId",
                     "windowCount",
+                    "renderer",
                     "createdAt"
                 ])
             }

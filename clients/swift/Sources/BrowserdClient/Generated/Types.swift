@@ -111,6 +111,66 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/incognito`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/incognito/post(createIncognitoProfile)`.
     func createIncognitoProfile(_ input: Operations.CreateIncognitoProfile.Input) async throws -> Operations.CreateIncognitoProfile.Output
+    /// The renderer that holds the profile
+    ///
+    /// The lease of the browserd-renderer that renders this profile's pages and serves its automation clients (its name, where its DevTools gateway is, Chromium's version, which tab has which page), while it lasts; 404 when no renderer holds the profile. Leases are kept in memory only; a renderer renews its lease every 5 s, so after a restart of browserd they are back within seconds.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/renderer`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/get(getProfileRenderer)`.
+    func getProfileRenderer(_ input: Operations.GetProfileRenderer.Input) async throws -> Operations.GetProfileRenderer.Output
+    /// Hold the profile as its renderer (a lease)
+    ///
+    /// A renderer announces that it renders the profile: where automation clients attach (its DevTools gateway), the key browserd's WebDriver calls to it carry (write-only), Chromium's version, and the target of each tab's live page. The lease lasts leaseSeconds (15) from each PUT; each PUT replaces the last. Admin token or the profile's.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/renderer`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/put(putProfileRenderer)`.
+    func putProfileRenderer(_ input: Operations.PutProfileRenderer.Input) async throws -> Operations.PutProfileRenderer.Output
+    /// Give the profile up (the renderer stops)
+    ///
+    /// - Remark: HTTP `DELETE /v1/profiles/{profileId}/renderer`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/delete(deleteProfileRenderer)`.
+    func deleteProfileRenderer(_ input: Operations.DeleteProfileRenderer.Input) async throws -> Operations.DeleteProfileRenderer.Output
+    /// The profile's DevTools endpoint, as Chromium's /json/version
+    ///
+    /// What Playwright's connect_over_cdp and Puppeteer's connect({browserURL}) read: Chromium's version and webSocketDebuggerUrl, the socket that reaches the profile's pages (on the renderer's gateway, with a single-use ticket valid 60 s). 503 with Retry-After while no renderer holds the profile.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/version`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/version/get(getDevToolsVersion)`.
+    func getDevToolsVersion(_ input: Operations.GetDevToolsVersion.Input) async throws -> Operations.GetDevToolsVersion.Output
+    /// The same, with the trailing slash Playwright asks with
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/version/`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/version//get(getDevToolsVersionSlash)`.
+    func getDevToolsVersionSlash(_ input: Operations.GetDevToolsVersionSlash.Input) async throws -> Operations.GetDevToolsVersionSlash.Output
+    /// The profile's live pages, as Chromium's /json/list
+    ///
+    /// One entry per tab with a live page (its target id, title, URL, and its tab and window); page sockets are not served (clients attach to the browser socket of /json/version). 503 with Retry-After while no renderer holds the profile.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/list`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/list/get(listDevToolsTargets)`.
+    func listDevToolsTargets(_ input: Operations.ListDevToolsTargets.Input) async throws -> Operations.ListDevToolsTargets.Output
+    /// The same as /json/list
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/list/`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/list//get(listDevToolsTargetsSlash)`.
+    func listDevToolsTargetsSlash(_ input: Operations.ListDevToolsTargetsSlash.Input) async throws -> Operations.ListDevToolsTargetsSlash.Output
+    /// The same as /json/list
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/get(listDevToolsTargetsShort)`.
+    func listDevToolsTargetsShort(_ input: Operations.ListDevToolsTargetsShort.Input) async throws -> Operations.ListDevToolsTargetsShort.Output
+    /// The same as /json/list
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json//get(listDevToolsTargetsShortSlash)`.
+    func listDevToolsTargetsShortSlash(_ input: Operations.ListDevToolsTargetsShortSlash.Input) async throws -> Operations.ListDevToolsTargetsShortSlash.Output
+    /// Redeem a DevTools ticket (the renderer's gateway, before a socket opens)
+    ///
+    /// The renderer's gateway redeems the ticket a client's socket URL carries, with its own token: a valid, unused, unexpired ticket issued for this profile is used up (200); any other is 404, never saying why.
+    ///
+    /// - Remark: HTTP `POST /v1/profiles/{profileId}/devtools/redemptions`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/redemptions/post(redeemDevToolsTicket)`.
+    func redeemDevToolsTicket(_ input: Operations.RedeemDevToolsTicket.Input) async throws -> Operations.RedeemDevToolsTicket.Output
     /// Recently closed tabs, windows and groups, newest first
     ///
     /// What closing tabs of regular windows remembers, newest first (25 entries at most), as Chromium's tab restore service does: closing a tab records a tab entry; closing a window records one window entry holding its tabs (one tab left: a tab entry); closing a whole group records one group entry; a confirmed close-all records a tab entry per tab. A tab whose only entry is the new-tab page (browserd://newtab) is not remembered (ClosingWebStateObserverBrowserAgent); a remembered tab keeps its current entry with up to 6 before it and up to 7 after it, skipping entries with an empty URL or a reader-mode (chrome-distiller:) URL without counting them, its index rebased (TabRestoreServiceHelper::PopulateTab: two AddSerializedNavigationEntries walks, each while added_count <= gMaxPersistNavigationCount = 6) — on every path that closes tabs.
@@ -629,6 +689,150 @@ extension APIProtocol {
         body: Operations.CreateIncognitoProfile.Input.Body? = nil
     ) async throws -> Operations.CreateIncognitoProfile.Output {
         try await createIncognitoProfile(Operations.CreateIncognitoProfile.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The renderer that holds the profile
+    ///
+    /// The lease of the browserd-renderer that renders this profile's pages and serves its automation clients (its name, where its DevTools gateway is, Chromium's version, which tab has which page), while it lasts; 404 when no renderer holds the profile. Leases are kept in memory only; a renderer renews its lease every 5 s, so after a restart of browserd they are back within seconds.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/renderer`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/get(getProfileRenderer)`.
+    public func getProfileRenderer(
+        path: Operations.GetProfileRenderer.Input.Path,
+        headers: Operations.GetProfileRenderer.Input.Headers = .init()
+    ) async throws -> Operations.GetProfileRenderer.Output {
+        try await getProfileRenderer(Operations.GetProfileRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Hold the profile as its renderer (a lease)
+    ///
+    /// A renderer announces that it renders the profile: where automation clients attach (its DevTools gateway), the key browserd's WebDriver calls to it carry (write-only), Chromium's version, and the target of each tab's live page. The lease lasts leaseSeconds (15) from each PUT; each PUT replaces the last. Admin token or the profile's.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/renderer`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/put(putProfileRenderer)`.
+    public func putProfileRenderer(
+        path: Operations.PutProfileRenderer.Input.Path,
+        headers: Operations.PutProfileRenderer.Input.Headers = .init(),
+        body: Operations.PutProfileRenderer.Input.Body
+    ) async throws -> Operations.PutProfileRenderer.Output {
+        try await putProfileRenderer(Operations.PutProfileRenderer.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Give the profile up (the renderer stops)
+    ///
+    /// - Remark: HTTP `DELETE /v1/profiles/{profileId}/renderer`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/delete(deleteProfileRenderer)`.
+    public func deleteProfileRenderer(
+        path: Operations.DeleteProfileRenderer.Input.Path,
+        headers: Operations.DeleteProfileRenderer.Input.Headers = .init()
+    ) async throws -> Operations.DeleteProfileRenderer.Output {
+        try await deleteProfileRenderer(Operations.DeleteProfileRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The profile's DevTools endpoint, as Chromium's /json/version
+    ///
+    /// What Playwright's connect_over_cdp and Puppeteer's connect({browserURL}) read: Chromium's version and webSocketDebuggerUrl, the socket that reaches the profile's pages (on the renderer's gateway, with a single-use ticket valid 60 s). 503 with Retry-After while no renderer holds the profile.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/version`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/version/get(getDevToolsVersion)`.
+    public func getDevToolsVersion(
+        path: Operations.GetDevToolsVersion.Input.Path,
+        headers: Operations.GetDevToolsVersion.Input.Headers = .init()
+    ) async throws -> Operations.GetDevToolsVersion.Output {
+        try await getDevToolsVersion(Operations.GetDevToolsVersion.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The same, with the trailing slash Playwright asks with
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/version/`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/version//get(getDevToolsVersionSlash)`.
+    public func getDevToolsVersionSlash(
+        path: Operations.GetDevToolsVersionSlash.Input.Path,
+        headers: Operations.GetDevToolsVersionSlash.Input.Headers = .init()
+    ) async throws -> Operations.GetDevToolsVersionSlash.Output {
+        try await getDevToolsVersionSlash(Operations.GetDevToolsVersionSlash.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The profile's live pages, as Chromium's /json/list
+    ///
+    /// One entry per tab with a live page (its target id, title, URL, and its tab and window); page sockets are not served (clients attach to the browser socket of /json/version). 503 with Retry-After while no renderer holds the profile.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/list`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/list/get(listDevToolsTargets)`.
+    public func listDevToolsTargets(
+        path: Operations.ListDevToolsTargets.Input.Path,
+        headers: Operations.ListDevToolsTargets.Input.Headers = .init()
+    ) async throws -> Operations.ListDevToolsTargets.Output {
+        try await listDevToolsTargets(Operations.ListDevToolsTargets.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The same as /json/list
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/list/`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/list//get(listDevToolsTargetsSlash)`.
+    public func listDevToolsTargetsSlash(
+        path: Operations.ListDevToolsTargetsSlash.Input.Path,
+        headers: Operations.ListDevToolsTargetsSlash.Input.Headers = .init()
+    ) async throws -> Operations.ListDevToolsTargetsSlash.Output {
+        try await listDevToolsTargetsSlash(Operations.ListDevToolsTargetsSlash.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The same as /json/list
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json/get(listDevToolsTargetsShort)`.
+    public func listDevToolsTargetsShort(
+        path: Operations.ListDevToolsTargetsShort.Input.Path,
+        headers: Operations.ListDevToolsTargetsShort.Input.Headers = .init()
+    ) async throws -> Operations.ListDevToolsTargetsShort.Output {
+        try await listDevToolsTargetsShort(Operations.ListDevToolsTargetsShort.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The same as /json/list
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/devtools/json/`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/json//get(listDevToolsTargetsShortSlash)`.
+    public func listDevToolsTargetsShortSlash(
+        path: Operations.ListDevToolsTargetsShortSlash.Input.Path,
+        headers: Operations.ListDevToolsTargetsShortSlash.Input.Headers = .init()
+    ) async throws -> Operations.ListDevToolsTargetsShortSlash.Output {
+        try await listDevToolsTargetsShortSlash(Operations.ListDevToolsTargetsShortSlash.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Redeem a DevTools ticket (the renderer's gateway, before a socket opens)
+    ///
+    /// The renderer's gateway redeems the ticket a client's socket URL carries, with its own token: a valid, unused, unexpired ticket issued for this profile is used up (200); any other is 404, never saying why.
+    ///
+    /// - Remark: HTTP `POST /v1/profiles/{profileId}/devtools/redemptions`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/redemptions/post(redeemDevToolsTicket)`.
+    public func redeemDevToolsTicket(
+        path: Operations.RedeemDevToolsTicket.Input.Path,
+        headers: Operations.RedeemDevToolsTicket.Input.Headers = .init(),
+        body: Operations.RedeemDevToolsTicket.Input.Body
+    ) async throws -> Operations.RedeemDevToolsTicket.Output {
+        try await redeemDevToolsTicket(Operations.RedeemDevToolsTicket.Input(
             path: path,
             headers: headers,
             body: body
