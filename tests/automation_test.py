@@ -232,8 +232,8 @@ def main():
             with context.expect_page(timeout=20000) as opened:
                 rest_tab = call(setup.base, "POST", f"/v1/browsers/{a_window}/tabs", {"url": f"{setup.site}/from-rest"})[2]["id"]
             rest_page = opened.value
-            rest_page.wait_for_load_state()
-            assert rest_page.url == f"{setup.site}/from-rest", rest_page.url
+            # Its page is made blank, then loads the tab's URL (as every new tab's page does).
+            rest_page.wait_for_url(f"{setup.site}/from-rest", timeout=20000)
             # bring_to_front activates its tab in the model.
             call(setup.base, "POST", f"/v1/tabs/{a_tab}/activate")
             rest_page.bring_to_front()
@@ -258,18 +258,28 @@ def main():
 
             # Browser.close from a client ends its connection only: tabs and pages stay.
             tabs_before = tabs_of(setup, a_window)
+            page.goto(f"{setup.site}/last")
+            pages_before = sorted(pg.url for pg in context.pages)
             session = browser.new_browser_cdp_session()
+            gone = []
+            browser.on("disconnected", lambda _: gone.append(True))
             try:
                 session.send("Browser.close")
             except PlaywrightError:
                 pass
-            wait_for(lambda: not browser.is_connected(), "the client's connection to end")
+            deadline = time.time() + 10
+            while not gone and time.time() < deadline:
+                try:
+                    page.wait_for_timeout(50)  # lets Playwright's loop see the socket close
+                except PlaywrightError:
+                    time.sleep(0.05)
+            assert gone, "the client's connection did not end after Browser.close"
             assert tabs_of(setup, a_window) == tabs_before
             # Reconnecting finds the same pages.
             again = p.chromium.connect_over_cdp(setup.endpoint(a), headers={"Authorization": f"Bearer {a_token}"})
             urls = sorted(pg.url for pg in again.contexts[0].pages)
-            assert f"{setup.site}/done?name=ada" in urls, urls
-            assert again.contexts[0].pages[0].evaluate("document.title") in ("done ada", "page /start-a", "")
+            assert urls == pages_before and f"{setup.site}/last" in urls, (urls, pages_before)
+            assert [pg.evaluate("document.title") for pg in again.contexts[0].pages if pg.url.endswith("/last")] == ["page /last"]
             again.close()
             assert tabs_of(setup, a_window) == tabs_before
 
@@ -294,8 +304,16 @@ def main():
             pass
         first.close()
         second.close()
+        ok = True
         print(f"automation: Playwright {figures} attached to two profiles' real pages; evaluate, goto, fill+click as history, "
               f"new_page/close as tabs, REST tabs as pages, screenshot, the fence, Browser.close, reconnect, two raw clients: ok")
+    except BaseException:
+        # What the renderers said, to see a failure through.
+        for name in sorted(os.listdir(setup.root)):
+            if name.endswith(".log"):
+                print(f"--- {name}", file=sys.stderr)
+                print(open(os.path.join(setup.root, name)).read()[-6000:], file=sys.stderr)
+        raise
     finally:
         setup.close()
 

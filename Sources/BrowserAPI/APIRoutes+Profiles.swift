@@ -5,6 +5,7 @@ import HTTPServer
 
 extension APIRoutes {
     func registerProfiles(in router: inout Router) {
+        let leases = self.leases
         let service = self.service
 
         router.add(
@@ -59,7 +60,17 @@ extension APIRoutes {
             immediate { request in
                 let id = request.parameter("profileId")
                 guard let profile = service.profile(ProfileID(rawValue: id)) else { throw APIProblem.profileNotFound(id) }
-                return Self.json(APIEncoding.bytes { APIEncoding.write(profile, to: &$0) })
+                let bytes = APIEncoding.bytes { APIEncoding.write(profile, to: &$0) }
+                // The renderer that holds it, while one does (automation clients attach through it).
+                guard let lease = leases.lease(of: profile.id) else { return Self.json(bytes) }
+                let renderer = APIEncoding.bytes { json in
+                    json.beginObject()
+                    json.member("name", lease.name)
+                    json.member("devtoolsUrl", lease.devtoolsURL)
+                    json.member("expiresAt", JSONText.timestamp(lease.expiresAt))
+                    json.endObject()
+                }
+                return Self.json(Self.appending("renderer", renderer, to: bytes))
             })
 
         let tokens = self.tokens

@@ -46,7 +46,12 @@ extension APIRoutes {
     func getTab(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.parameter("tabId")
         guard let (tab, version) = service.tab(TabID(rawValue: id)) else { throw APIProblem.tabNotFound(id) }
-        return Self.tabResponse(tab, version: version)
+        // The target of its live page, while a renderer holds its profile (automation clients).
+        guard let profile = service.window(tab.browserID)?.profileID, let target = leases.lease(of: profile)?.target(of: tab.id) else {
+            return Self.tabResponse(tab, version: version)
+        }
+        let bytes = Self.appending("targetId", APIEncoding.bytes { $0.value(target) }, to: APIEncoding.bytes { APIEncoding.write(tab, to: &$0) })
+        return Self.json(bytes, version: version)
     }
 
     /// `PATCH /v1/tabs/{tabId}`.

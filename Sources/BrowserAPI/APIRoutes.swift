@@ -34,6 +34,8 @@ public struct APIRoutes: Sendable {
     let placement: PlacementSlot?
     /// Export and import of whole profiles; nil (or an empty slot): the store does not offer them.
     let transfer: ProfileTransferSlot?
+    /// Which renderer holds which profile (automation clients attach through it).
+    let leases: RendererLeases
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -60,8 +62,10 @@ public struct APIRoutes: Sendable {
         otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? = nil,
         placement: PlacementSlot? = nil,
         transfer: ProfileTransferSlot? = nil,
-        webDriverLimits: WebDriverLimits = WebDriverLimits()
+        webDriverLimits: WebDriverLimits = WebDriverLimits(),
+        leases: RendererLeases = RendererLeases()
     ) {
+        self.leases = leases
         self.placement = placement
         self.transfer = transfer
         self.storedProfiles = storedProfiles
@@ -98,6 +102,7 @@ public struct APIRoutes: Sendable {
         registerGroups(in: &router)
         registerEvents(in: &router)
         registerPresentation(in: &router)
+        registerDevTools(in: &router)
         if let webDriverBasePath {
             WebDriverRoutes(api: self, sessions: webDriverSessions, base: webDriverBasePath).register(in: &router)
         }

@@ -56,6 +56,7 @@ let package = Package(
             name: "BrowserdRenderer",
             dependencies: [
                 "BrowserdClient", "CRendererSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The DevTools gateway automation clients attach to (DevToolsGateway).

@@ -1,5 +1,6 @@
 import BrowserdClient
 import Foundation
+import OpenAPIRuntime
 
 /// Automation clients (``DevToolsGateway``): the renderer's leases in browserd (where clients attach,
 /// which tab has which page), and what the model does for them.
@@ -63,7 +64,7 @@ extension Renderer: AutomationHost {
             _ = try await client.api.putProfileRenderer(path: .init(profileId: profile), body: .json(body)).ok
             return true
         } catch {
-            logger.warning("the lease of profile \(profile) was not put: \(error)")
+            logger.warning("the lease of profile \(profile) was not put: \(Self.brief(error))")
             return false
         }
     }
@@ -76,6 +77,13 @@ extension Renderer: AutomationHost {
     func withdrawLeases() async {
         await withdrawLease(of: options.profileID)
         if let incognito = automation.incognito { await withdrawLease(of: incognito) }
+    }
+
+    /// An error of browserd's client, told without the request it carried (a lease's key, a ticket).
+    static func brief(_ error: any Error) -> String {
+        if let problem = BrowserdProblem.from(error) { return problem.description }
+        if let error = error as? ClientError { return "\(error.operationID): \(error.causeDescription) (\(type(of: error.underlyingError)))" }
+        return "\(type(of: error))"
     }
 
     // MARK: AutomationHost
@@ -92,7 +100,7 @@ extension Renderer: AutomationHost {
             if let problem = BrowserdProblem.from(error), (400..<500).contains(problem.status) {
                 return .refused(status: 403, message: "The ticket is not valid: unknown, already used, expired, or for another profile.")
             }
-            logger.warning("a ticket could not be redeemed with browserd: \(error)")
+            logger.warning("a ticket could not be redeemed with browserd: \(Self.brief(error))")
             return .refused(status: 503, message: "browserd did not answer; try again in a moment.")
         }
     }

@@ -200,6 +200,9 @@ public actor Renderer {
                 try? await Task.sleep(for: backoff.failed())
                 continue
             }
+            // Chromium's own first page (about:blank) is no tab's: it goes, so that an automation
+            // client sees the profile's pages only (headless Chromium runs on without a page).
+            await closeUntabbedPages(process.connection)
             chromium = process
             automation.connection = process.connection
             leasesDirty = true
@@ -225,6 +228,14 @@ public actor Renderer {
             await dropPages(closingTargets: false)
             await process.stop(gracefully: false)
             try? await Task.sleep(for: backoff.failed(afterRunning: ContinuousClock.now - up))
+        }
+    }
+
+    private func closeUntabbedPages(_ connection: DevToolsConnection) async {
+        let targets = (try? await connection.call("Target.getTargets", timeout: options.policy.quickCommandTimeout))?["targetInfos"]?.array ?? []
+        for target in targets where target["type"]?.string == "page" {
+            guard let id = target["targetId"]?.string, table.tab(ofTarget: id) == nil else { continue }
+            _ = try? await connection.call("Target.closeTarget", ["targetId": .string(id)], timeout: options.policy.quickCommandTimeout)
         }
     }
 

@@ -89,14 +89,14 @@ struct RendererCommand: AsyncParsableCommand {
         // SIGTERM and SIGINT end the run: Chromium is closed cleanly (its profile written), then the process exits.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
-        let signals = [SIGTERM, SIGINT].map { number in
+        let signals = ([SIGTERM, SIGINT] as [Int32]).map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 run.cancel()
                 // Within 5 s whatever the pages do: past 4.5 s, Chromium is killed and the process exits.
                 DispatchQueue.global().asyncAfter(deadline: .now() + 4.5) {
                     ChromiumProcess.killAll()
-                    exit(1)
+                    Glibc.exit(1)
                 }
             }
             source.resume()

@@ -1,0 +1,86 @@
+public import BrowserModel
+public import Foundation
+import Synchronization
+
+/// Which renderer holds which profile, as each renderer announces it (`PUT /v1/profiles/{id}/renderer`):
+/// where its DevTools gateway is, the key browserd's calls to it carry, Chromium's version, and the
+/// target of each tab's live page. A lease lasts ``duration`` from its last announcement (a renderer
+/// renews every 5 s); one that ran out is gone. Kept in memory only: after a restart the renderers'
+/// next renewals put them back within seconds.
+///
+/// Bounded: one lease per profile (a profile that exists), each bounded by the announcement's limits.
+public final class RendererLeases: Sendable {
+    public struct Browser: Sendable, Equatable {
+        public var product: String
+        public var protocolVersion: String
+        public var userAgent: String
+        public var v8Version: String
+        public var webkitVersion: String
+    }
+
+    public struct Lease: Sendable, Equatable {
+        public var name: String
+        /// `ws://host:port` (or `wss://…`, maybe with a path prefix), no trailing slash.
+        public var devtoolsURL: String
+        /// Never answered; browserd's calls to the renderer carry it.
+        public var controlKey: String
+        public var browser: Browser
+        /// Tab → target, in the renderer's order.
+        public var pages: [(tab: TabID, target: String)]
+        public var expiresAt: Date
+        var expires: ContinuousClock.Instant
+
+        public static func == (a: Lease, b: Lease) -> Bool {
+            a.name == b.name && a.devtoolsURL == b.devtoolsURL && a.controlKey == b.controlKey && a.browser == b.browser
+                && a.pages.map(\.tab) == b.pages.map(\.tab) && a.pages.map(\.target) == b.pages.map(\.target) && a.expiresAt == b.expiresAt
+        }
+
+        /// The target of `tab`'s page (nil: it has none).
+        public func target(of tab: TabID) -> String? { pages.first { $0.tab == tab }?.target }
+
+        /// The gateway's plain HTTP address (ws → http, wss → https).
+        public var controlURL: String {
+            devtoolsURL.hasPrefix("wss://") ? "https://" + devtoolsURL.dropFirst(6) : "http://" + devtoolsURL.dropFirst(5)
+        }
+    }
+
+    /// How long a lease lasts after each announcement.
+    public let duration: Duration
+    private let leases = Mutex<[ProfileID: Lease]>([:])
+
+    public init(duration: Duration = .seconds(15)) { self.duration = duration }
+
+    /// Puts (or renews) the lease of `profile`: it replaces the one before.
+    @discardableResult
+    public func put(
+        _ profile: ProfileID, name: String, devtoolsURL: String, controlKey: String, browser: Browser, pages: [(tab: TabID, target: String)]
+    ) -> Lease {
+        let now = ContinuousClock.now
+        let lease = Lease(
+            name: name, devtoolsURL: devtoolsURL, controlKey: controlKey, browser: browser, pages: pages,
+            expiresAt: Date().addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18),
+            expires: now + duration)
+        leases.withLock { leases in
+            // What ran out goes as others come (each profile's lease is one entry at most).
+            leases = leases.filter { $0.value.expires > now }
+            leases[profile] = lease
+        }
+        return lease
+    }
+
+    /// The live lease of `profile` (nil: none, or it ran out).
+    public func lease(of profile: ProfileID) -> Lease? {
+        let now = ContinuousClock.now
+        return leases.withLock { leases in
+            guard let lease = leases[profile] else { return nil }
+            guard lease.expires > now else {
+                leases[profile] = nil
+                return nil
+            }
+            return lease
+        }
+    }
+
+    /// Gives the lease of `profile` up (its renderer stopped, or the profile went).
+    public func remove(_ profile: ProfileID) { _ = leases.withLock { $0.removeValue(forKey: profile) } }
+}
