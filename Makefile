@@ -40,7 +40,8 @@ run: release
 ## store conformance suite on SQLite and on a private PostgreSQL cluster), the contract check, the
 ## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
 ## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
-## webdriver.Remote and raw HTTP, hostile tenants and clients against a real process (tests/hostile_test.py),
+## webdriver.Remote and raw HTTP, automation clients (Playwright's connect_over_cdp, raw WebSockets, and
+## WebDriver's scripts) on two profiles' real pages through browserd-renderer (tests/automation_test.py), hostile tenants and clients against a real process (tests/hostile_test.py),
 ## hostile files and uploads against a real process (tests/hostile_files_test.py; the fuzz corpus is
 ## replayed by the Swift suites),
 ## the Swift client package (clients/swift: its suites, and browserd-renderer's with a real headless Chromium and
@@ -77,6 +78,7 @@ TEST_BIN = $(POSTGRES_TEST_BIN)/browserd
 # browserd in the same folder.
 POSTGRES_BROWSERD = $(CURDIR)/.build-test/browserd-postgresql
 BROWSERD_TABS = $(CURDIR)/.build-test/browserd-tabs
+BROWSERD_RENDERER = $(CURDIR)/.build-test/browserd-renderer
 # Asked once (make's "evaluate once" idiom): while the embedded build runs beside the suites it holds
 # .build-test's lock, which `--show-bin-path` would wait for. Both builds put their products there.
 POSTGRES_TEST_BIN = $(eval POSTGRES_TEST_BIN := $$(shell $(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --show-bin-path))$(POSTGRES_TEST_BIN)
@@ -110,7 +112,7 @@ test-steps:
 	BROWSERD_BIN=$(POSTGRES_BROWSERD) $(TEST_BUNDLE) --skip RendererTests
 	@echo "== $$(date +%T) the embedded build (and browserd-tabs) start, on idle CPU only"
 	@scripts/idle-build.sh start .build-test/embedded-build.log \
-	  "$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs && cp $(POSTGRES_TEST_BIN)/browserd-tabs $(BROWSERD_TABS) && $(SWIFT) build $(TEST_BUILD) --product browserd"
+	  "$(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-tabs && cp $(POSTGRES_TEST_BIN)/browserd-tabs $(BROWSERD_TABS) && $(SWIFT) build $(TEST_BUILD) --traits PostgreSQL --product browserd-renderer && cp $(POSTGRES_TEST_BIN)/browserd-renderer $(BROWSERD_RENDERER) && $(SWIFT) build $(TEST_BUILD) --product browserd"
 	@echo "== $$(date +%T) browserd-renderer's suite, alone: a starting Chromium takes both cores for a second, which the live-server suites' deadlines must not share"
 	BROWSERD_BIN=$(POSTGRES_BROWSERD) $(TEST_BUNDLE) --filter RendererTests
 	@echo "== $$(date +%T) several instances on one PostgreSQL"
@@ -125,6 +127,7 @@ test-steps:
 	$(PYTHON) tests/sse_client_test.py $(TEST_BIN)
 	$(PYTHON) tests/browser_test.py $(TEST_BIN)
 	$(PYTHON) tests/webdriver_test.py $(TEST_BIN)
+	$(PYTHON) tests/automation_test.py $(TEST_BIN) $(BROWSERD_RENDERER)
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
 	@echo "== $$(date +%T) the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"

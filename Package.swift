@@ -137,6 +137,7 @@ let package = Package(
                 "BrowserPersistence",
                 .target(name: "BrowserPostgres", condition: withPostgreSQL),
                 "BrowserRecords",
+                "MiniHTTPClient",
                 "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -25,6 +25,11 @@ import urllib.error
 import urllib.request
 
 import websocket
+from selenium import webdriver
+from selenium.common.exceptions import JavascriptException, WebDriverException
+from selenium.webdriver.common.options import ArgOptions
+from selenium.webdriver.common.proxy import Proxy, ProxyType
+from selenium.webdriver.remote.client_config import AuthType, ClientConfig
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
@@ -62,6 +67,20 @@ def wait_for(predicate, what, timeout=20):
         if time.time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+def pumped(browser, predicate, what, timeout=30):
+    """wait_for, letting Playwright's sync loop take the browser's events between looks."""
+    def look():
+        value = predicate()
+        if not value:
+            pages = browser.contexts[0].pages if browser.contexts else []
+            try:
+                pages[0].wait_for_timeout(50) if pages else time.sleep(0.05)
+            except PlaywrightError:
+                time.sleep(0.05)
+        return value
+    return wait_for(look, what, timeout)
 
 
 class Pages(http.server.BaseHTTPRequestHandler):
@@ -158,6 +177,35 @@ def directory(setup, profile, token, other_token):
     return body["webSocketDebuggerUrl"]
 
 
+def webdriver_on_a_real_page(setup, token):
+    """selenium's Execute Script (sync and async, with arguments) and Take Screenshot on the real page
+    of the session's tab."""
+    w = setup.base + "/webdriver"
+    config = ClientConfig(remote_server_addr=w, proxy=Proxy({"proxyType": ProxyType.DIRECT}), auth_type=AuthType.BEARER, token=token)
+    driver = webdriver.Remote(command_executor=w, options=ArgOptions(), client_config=config)
+    try:
+        driver.get(f"{setup.site}/webdriver")
+
+        def loaded():
+            try:
+                return driver.execute_script("return document.title") == "page /webdriver"
+            except WebDriverException:
+                return False  # the session's new tab has no page yet
+        wait_for(loaded, "the WebDriver session's page", 30)
+        assert driver.execute_script("return [document.title, arguments[0] + 1, arguments[1]]", 41, {"a": [1, None]}) == ["page /webdriver", 42, {"a": [1, None]}]
+        assert driver.execute_async_script("const done = arguments[arguments.length - 1]; setTimeout(() => done(arguments[0] * 2), 10)", 21) == 42
+        assert driver.execute_script("return Promise.resolve(location.pathname)") == "/webdriver"
+        try:
+            driver.execute_script("throw new Error('boom')")
+            raise AssertionError("a throwing script answered")
+        except JavascriptException as error:
+            assert "boom" in error.msg, error.msg
+        png = driver.get_screenshot_as_png()
+        assert png.startswith(b"\x89PNG") and len(png) > 1000
+    finally:
+        driver.quit()
+
+
 def main():
     browserd, renderer = sys.argv[1], sys.argv[2]
     os.environ["no_proxy"] = "127.0.0.1"
@@ -169,7 +217,7 @@ def main():
         # No renderer holds A yet: 503 with Retry-After.
         status, headers, body = call(setup.base, "GET", f"/v1/profiles/{a}/devtools/json/version", token=a_token)
         assert status == 503 and headers["Retry-After"], (status, body)
-        setup.render(a)
+        renderer_a = setup.render(a)
         setup.render(b)
         wait_for(lambda: call(setup.base, "GET", f"/v1/profiles/{a}/devtools/json/list", token=a_token)[0] == 200
                  and call(setup.base, "GET", f"/v1/profiles/{a}/devtools/json/list", token=a_token)[2], "A's page in its directory", 60)
@@ -283,6 +331,55 @@ def main():
             again.close()
             assert tabs_of(setup, a_window) == tabs_before
 
+        webdriver_on_a_real_page(setup, a_token)
+
+        with sync_playwright() as p:
+            # The incognito profile has its own endpoint (same renderer, its own browser context): its
+            # client sees its pages only, and the regular profile's client never sees them.
+            incognito = call(setup.base, "POST", f"/v1/profiles/{a}/incognito", token=a_token)[2]["id"]
+            secret_window = call(setup.base, "POST", "/v1/browsers", {"profileId": incognito}, token=a_token)[2]["id"]
+            call(setup.base, "POST", f"/v1/browsers/{secret_window}/tabs", {"url": f"{setup.site}/secret"}, token=a_token)
+            wait_for(lambda: call(setup.base, "GET", f"/v1/profiles/{incognito}/devtools/json/list", token=a_token)[0] == 200
+                     and call(setup.base, "GET", f"/v1/profiles/{incognito}/devtools/json/list", token=a_token)[2], "the incognito page", 30)
+            secret = p.chromium.connect_over_cdp(setup.endpoint(incognito), headers={"Authorization": f"Bearer {a_token}"})
+            pumped(secret, lambda: [pg.url for pg in secret.contexts[0].pages] == [f"{setup.site}/secret"], "the incognito page's URL")
+            regular = p.chromium.connect_over_cdp(setup.endpoint(a), headers={"Authorization": f"Bearer {a_token}"})
+            assert all("/secret" not in pg.url for pg in regular.contexts[0].pages), [pg.url for pg in regular.contexts[0].pages]
+            # Its new page is a tab of its own window; the regular client never hears of it.
+            before = tabs_of(setup, secret_window)
+            secret_page = secret.contexts[0].new_page()
+            wait_for(lambda: len(tabs_of(setup, secret_window)) == len(before) + 1, "the incognito page's tab")
+            secret_page.goto(f"{setup.site}/secret-2")
+            assert secret_page.evaluate("location.pathname") == "/secret-2"
+            assert all("/secret" not in pg.url for pg in regular.contexts[0].pages), [pg.url for pg in regular.contexts[0].pages]
+            # Its cookies are its own context's.
+            secret.contexts[0].add_cookies([{"name": "otr", "value": "1", "url": setup.site}])
+            assert [c["name"] for c in regular.contexts[0].cookies(setup.site)] == []
+            assert [c["name"] for c in secret.contexts[0].cookies(setup.site)] == ["otr"]
+            secret.close()
+            regular.close()
+
+            # A renderer that stops and starts again: the client reconnects and finds the same tabs
+            # (their pages are new: their target ids changed, and the directory says so).
+            listed = call(setup.base, "GET", f"/v1/profiles/{a}/devtools/json/list", token=a_token)[2]
+            urls_before = sorted(e["url"] for e in listed)
+            targets_before = {e["browserdTabId"]: e["id"] for e in listed}
+            renderer_a.terminate()
+            renderer_a.wait(timeout=20)
+            setup.processes.remove(renderer_a)
+            setup.render(a)
+            wait_for(lambda: (lambda r: r[0] == 200 and len(r[2]) == len(targets_before)
+                              and all(targets_before.get(e["browserdTabId"]) not in (None, e["id"]) for e in r[2]))(
+                call(setup.base, "GET", f"/v1/profiles/{a}/devtools/json/list", token=a_token)), "the restarted renderer's pages", 60)
+            back = p.chromium.connect_over_cdp(setup.endpoint(a), headers={"Authorization": f"Bearer {a_token}"})
+            try:
+                pumped(back, lambda: sorted(pg.url for pg in back.contexts[0].pages) == urls_before, "the same tabs' pages after a restart")
+            except AssertionError:
+                print("before", urls_before, "after", sorted(pg.url for pg in back.contexts[0].pages),
+                      call(setup.base, "GET", f"/v1/profiles/{a}/devtools/json/list", token=a_token)[2], file=sys.stderr)
+                raise
+            back.close()
+
         # Two raw clients at once: their own ids, their own events.
         first = websocket.create_connection(directory(setup, a, a_token, b_token), timeout=10)
         second = websocket.create_connection(directory(setup, a, a_token, b_token), timeout=10)
@@ -306,7 +403,7 @@ def main():
         second.close()
         ok = True
         print(f"automation: Playwright {figures} attached to two profiles' real pages; evaluate, goto, fill+click as history, "
-              f"new_page/close as tabs, REST tabs as pages, screenshot, the fence, Browser.close, reconnect, two raw clients: ok")
+              f"new_page/close as tabs, REST tabs as pages, screenshot, the fence, Browser.close, reconnect, two raw clients; the incognito profile's own endpoint; a renderer restart; WebDriver scripts and a screenshot on a real page: ok")
     except BaseException:
         # What the renderers said, to see a failure through.
         for name in sorted(os.listdir(setup.root)):

@@ -223,6 +223,10 @@ def wire(base):
     assert raw(w, "POST", s + "/window/rect", {"width": 150.5, "height": None})[2]["value"]["width"] == 150
     assert raw(w, "POST", s + "/execute/sync", {"script": "return window.name", "args": []})[2] == {"value": ""}
     expect_error(raw(w, "POST", s + "/execute/sync", {"script": "return 1", "args": []}), 500, "unsupported operation")
+    # No renderer holds the profile: no real page to run a script in or to take a picture of.
+    expect_error(raw(w, "POST", s + "/execute/async", {"script": "arguments[0](1)", "args": []}), 500, "unsupported operation")
+    expect_error(raw(w, "GET", s + "/screenshot"), 500, "unsupported operation")
+    expect_error(raw(w, "POST", s + "/execute/sync", {"script": "return 1"}), 400, "invalid argument")
     # Closing every window ends the session: [] then invalid session id.
     handles = raw(w, "GET", s + "/window/handles")[2]["value"]
     assert len(handles) == 3, handles

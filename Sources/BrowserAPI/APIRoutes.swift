@@ -36,6 +36,8 @@ public struct APIRoutes: Sendable {
     let transfer: ProfileTransferSlot?
     /// Which renderer holds which profile (automation clients attach through it).
     let leases: RendererLeases
+    /// Calls to a profile's renderer (WebDriver's scripts and screenshots); nil: none are made.
+    let rendererControl: (any RendererControl)?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -63,9 +65,11 @@ public struct APIRoutes: Sendable {
         placement: PlacementSlot? = nil,
         transfer: ProfileTransferSlot? = nil,
         webDriverLimits: WebDriverLimits = WebDriverLimits(),
-        leases: RendererLeases = RendererLeases()
+        leases: RendererLeases = RendererLeases(),
+        rendererControl: (any RendererControl)? = nil
     ) {
         self.leases = leases
+        self.rendererControl = rendererControl
         self.placement = placement
         self.transfer = transfer
         self.storedProfiles = storedProfiles

@@ -115,7 +115,8 @@ public final class Application: Sendable {
             // over, or forwarded to the instance that holds its profile).
             placement: backend.placement,
             transfer: backend.transfer,
-            webDriverLimits: configuration.webDriver
+            webDriverLimits: configuration.webDriver,
+            rendererControl: HTTPRendererControl()
         )
         self.api = api
         api.register(in: &router)

@@ -9,9 +9,9 @@ import HTTPServer
 struct InProcessAPI {
     let router: Router
 
-    init(tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore()) {
+    init(tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore(), leases: RendererLeases = RendererLeases()) {
         var router = Router()
-        APIRoutes(service: BrowserService(framing: SSEFraming()), tokens: tokens, tickets: tickets).register(in: &router)
+        APIRoutes(service: BrowserService(framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases).register(in: &router)
         self.router = router
     }
 

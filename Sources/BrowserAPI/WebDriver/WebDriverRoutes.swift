@@ -122,16 +122,63 @@ struct WebDriverRoutes {
         add(.post, "/session/{sessionId}/window/minimize") { call in
             try await changeBounds(call) { $0.state = .minimized }
         }
-        add(.post, "/session/{sessionId}/execute/sync") { call in
-            _ = try current(call)
+        add(.post, "/session/{sessionId}/execute/sync") { try await execute($0, isAsync: false) }
+        add(.post, "/session/{sessionId}/execute/async") { try await execute($0, isAsync: true) }
+        add(.get, "/session/{sessionId}/screenshot") { try await screenshot($0) }
+    }
+
+    /// The lease and tab of the session's current tab, when a renderer holds its profile and gave
+    /// the tab a live page; nil otherwise.
+    private func renderedTab(_ call: Call) throws -> (tab: TabSnapshot, lease: RendererLeases.Lease)? {
+        let tab = try current(call)
+        guard let profile = api.service.window(tab.browserID)?.profileID, let lease = api.leases.lease(of: profile),
+            lease.target(of: tab.id) != nil
+        else { return nil }
+        return (tab, lease)
+    }
+
+    /// Execute Script (W3C §13.2): on the tab's real page while a renderer holds it.
+    private func execute(_ call: Call, isAsync: Bool) async throws -> HTTPResponse {
+        guard case .string(let script)? = call.body["script"] else { throw WebDriverError.invalidArgument("script must be a string") }
+        guard case .array(let args)? = call.body["args"] else { throw WebDriverError.invalidArgument("args must be an array") }
+        guard let (tab, lease) = try renderedTab(call), let control = api.rendererControl else {
             // selenium asks this of every window when a switch fails (to look windows up by name):
             // browserd's tabs have no names.
-            guard case .string(let script)? = call.body["script"] else { throw WebDriverError.invalidArgument("script must be a string") }
-            guard script.trimmingCharacters(in: .whitespacesAndNewlines) == "return window.name" else {
-                throw WebDriverError.unsupportedOperation("browserd renders no pages: it runs no scripts (only `return window.name`, which is \"\")")
+            guard !isAsync, script.trimmingCharacters(in: .whitespacesAndNewlines) == "return window.name" else {
+                throw WebDriverError.unsupportedOperation(
+                    "no renderer holds this tab's page now: scripts run on real pages only (start browserd-renderer for the profile)")
             }
             return Self.value { $0.value("") }
         }
+        let timeout = call.sessionValue.timeouts.script ?? 600_000
+        let outcome: RendererScriptOutcome
+        do {
+            outcome = try await control.execute(
+                RendererScript(script: script, args: args, isAsync: isAsync, timeoutMilliseconds: timeout), tab: tab.id, lease: lease)
+        } catch {
+            throw WebDriverError.unknownError("the renderer did not run the script: \(error)")
+        }
+        switch outcome {
+        case .value(let value): return Self.value { $0.value(value) }
+        case .error(let name, let message):
+            throw WebDriverError(code: name == "script timeout" ? "script timeout" : "javascript error", status: 500, message: message)
+        case .noPage: throw WebDriverError.unsupportedOperation("the tab has no live page now (activate it first)")
+        }
+    }
+
+    /// Take Screenshot (W3C §17.1): the tab's real page, a base64 PNG.
+    private func screenshot(_ call: Call) async throws -> HTTPResponse {
+        guard let (tab, lease) = try renderedTab(call), let control = api.rendererControl else {
+            throw WebDriverError.unsupportedOperation("no renderer holds this tab's page now: screenshots are of real pages only")
+        }
+        let data: String?
+        do {
+            data = try await control.screenshot(tab: tab.id, lease: lease)
+        } catch {
+            throw WebDriverError.unknownError("the renderer took no screenshot: \(error)")
+        }
+        guard let data else { throw WebDriverError.unsupportedOperation("the tab has no live page now (activate it first)") }
+        return Self.value { $0.value(data) }
     }
 
     /// A command behind the facade's guard: authentication, the session, the body.

@@ -31,10 +31,7 @@ struct RendererCommand: AsyncParsableCommand {
     var allowOrigin: [String] = []
     @Option(help: "A range of private addresses pages may reach, e.g. 10.20.0.0/16 or fd00::/8 (repeatable).")
     var allowNetwork: [String] = []
-    @Option(
-        help: ArgumentHelp(
-            "Where automation clients (Playwright, Puppeteer) attach: HOST:PORT (port 0: any free one), or 'off'.",
-            discussion: "Clients find it through browserd (GET /v1/profiles/{id}/devtools/json/version), which hands out a single-use ticket."))
+    @Option(help: "Where automation clients (Playwright, Puppeteer) attach, found through browserd: HOST:PORT (port 0: any free one), or 'off'.")
     var devtoolsListen = "127.0.0.1:0"
     @Option(help: "The ws:// URL clients reach --devtools-listen at, when it is not the address itself (a container's name, a proxy).")
     var devtoolsUrl: String?
