@@ -451,5 +451,10 @@ public struct AutomationFilter: Sendable {
         .answer(refusal(id: id, session: session, code: code, message: message))
     }
 
-    static func encode(_ value: JSONValue) -> [UInt8] { (try? Array(JSONEncoder().encode(value))) ?? Array("{}".utf8) }
+    /// JSON text of `value`, its members in order (the same message is the same bytes).
+    static func encode(_ value: JSONValue) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+    }
 }

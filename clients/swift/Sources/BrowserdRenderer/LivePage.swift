@@ -160,8 +160,6 @@ private struct Worker {
     /// The page's session, once attached: its events, its calls.
     var devtools: DevToolsSession?
     var mainFrameID: String?
-    /// Whether a document committed yet (the first one drops the initial about:blank entry).
-    var committedOnce = false
     /// Whether a document of the page's own has committed (a picture is taken only then).
     var documentCommitted = false
     /// The picture put last (the same picture is not put twice).
@@ -234,12 +232,8 @@ private struct Worker {
             async let run = connection.call("Runtime.runIfWaitingForDebugger", session: session)
             _ = try await (page, lifecycle, runtime, binding, script, inspector, run)
             mainFrameID = try await tree["frameTree"]?["frame"]?["id"]?.string
-            if adopting != nil {
-                // A popup's first document loads now, and its commit becomes the tab's entry.
-                committedOnce = true
-            } else {
-                await perform(sync.start())
-            }
+            // A popup's first document loads on its own, and its commit becomes the tab's entry.
+            if adopting == nil { await perform(sync.start()) }
         } catch {
             logger.warning("page for tab \(sync.model.id) not made: \(error)")
         }
@@ -354,35 +348,30 @@ private struct Worker {
 
     mutating func historyChanged(loaderID: String?, url: String?) async {
         var answer: PageHistory?
-        for attempt in 0..<policy.historyAttempts where !Task.isCancelled {
+        reading: for attempt in 0..<policy.historyAttempts where !Task.isCancelled {
             do {
-                let history = PageHistory(try await call("Page.getNavigationHistory"))
-                answer = history
-                // Asked while the commit is under way, Chromium may answer with the entry not filled
-                // in yet (a popup's first entry with an empty URL, seen about once in ten popups): asked
-                // again, it shows the URL that committed.
-                // A newer commit waits: this one is stale, and the next list is the one that counts.
-                guard let history, let url, PageSync.pageCanShow(url), !history.holds(url), !mailbox.hasPendingCommit else { break }
-                logger.debug("tab \(sync.model.id): navigation history without \(url) yet (attempt \(attempt))")
+                guard let history = PageHistory(try await call("Page.getNavigationHistory")) else { break }
+                switch PageSync.reading(
+                    history, committed: url, attempt: attempt, attempts: policy.historyAttempts, newerCommitWaits: mailbox.hasPendingCommit)
+                {
+                case .use(let taken):
+                    answer = taken
+                    break reading
+                case .askAgain:
+                    // Kept should the next asks fail.
+                    answer = PageSync.filled(history, committed: url)
+                }
+                logger.debug("tab \(sync.model.id): navigation history without the committed URL yet (attempt \(attempt))")
             } catch {
                 logger.debug("tab \(sync.model.id): no navigation history (attempt \(attempt)): \(error)")
             }
             try? await Task.sleep(for: policy.historyRetryInterval)
         }
         guard var history = answer else { return }
-        if let url, PageSync.pageCanShow(url), !history.holds(url), history.current?.url == "" { history.entries[history.currentIndex].url = url }
-        // The page is made blank (so that the loopback policy is in place before its first request),
-        // and that blank document left an entry: once the first document commits, the entry goes, as
-        // a new tab's initial empty document leaves none in Chromium (`history.back()` cannot reach it,
-        // and `window.close()` is allowed as to a page with one entry).
-        if !committedOnce {
-            committedOnce = true
-            if history.entries.count == 2, history.currentIndex == 1, history.entries[0].url == "about:blank",
-                (try? await call("Page.resetNavigationHistory")) != nil, let again = try? await call("Page.getNavigationHistory"),
-                let fresh = PageHistory(again)
-            {
-                history = fresh
-            }
+        if sync.firstCommitLeavesBlankEntry(history), (try? await call("Page.resetNavigationHistory")) != nil,
+            let again = try? await call("Page.getNavigationHistory"), let fresh = PageHistory(again)
+        {
+            history = fresh
         }
         logger.trace("page history", metadata: ["tab": "\(sync.model.id)", "history": "\(history)"])
         if let current = history.current, PageSync.pageCanShow(current.url) { documentCommitted = true }

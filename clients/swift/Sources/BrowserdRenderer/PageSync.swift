@@ -121,6 +121,45 @@ public struct PageSync: Sendable {
 
     /// An adopted page has not committed yet.
     private var adoptedFirstCommit = false
+    /// No document of the page's has committed yet (the blank one it was made with aside).
+    private var awaitingFirstCommit = true
+
+    /// What to do with the list Chromium answered for a commit of `url` (`Page.getNavigationHistory`).
+    public enum HistoryReading: Sendable, Equatable {
+        /// Take it (its current entry given the committed URL when Chromium had not filled it in yet).
+        case use(PageHistory)
+        /// Ask again after a moment: the commit is under way in Chromium and the list lacks its URL.
+        case askAgain
+    }
+
+    /// Judges a list read after a commit (attempt `attempt`, from 0): asked while the commit is under
+    /// way, Chromium may answer with the entry not filled in yet (a popup's first entry with an empty
+    /// URL, seen about once in ten popups); asked again it shows the URL. A newer commit waiting makes
+    /// this list stale anyway (the next one counts), and past `attempts` the last list is used.
+    public static func reading(_ history: PageHistory, committed url: String?, attempt: Int, attempts: Int, newerCommitWaits: Bool) -> HistoryReading {
+        guard let url, pageCanShow(url), !history.holds(url) else { return .use(history) }
+        if !newerCommitWaits, attempt + 1 < attempts { return .askAgain }
+        return .use(filled(history, committed: url))
+    }
+
+    /// The list with its current entry given the committed URL when Chromium left it empty.
+    public static func filled(_ history: PageHistory, committed url: String?) -> PageHistory {
+        guard let url, pageCanShow(url), !history.holds(url), history.current?.url == "" else { return history }
+        var filled = history
+        filled.entries[filled.currentIndex].url = url
+        return filled
+    }
+
+    /// Whether the page's first commit left the blank document's entry before it (`[about:blank, X]`):
+    /// the page is made blank so that its policy is in place before its first request, and a new tab's
+    /// initial empty document leaves no entry in Chromium (`history.back()` cannot reach it, and
+    /// `window.close()` is allowed as to a page with one entry) — so that entry goes
+    /// (`Page.resetNavigationHistory`). Asked once per page: only its first commit counts.
+    public mutating func firstCommitLeavesBlankEntry(_ history: PageHistory) -> Bool {
+        guard awaitingFirstCommit else { return false }
+        awaitingFirstCommit = false
+        return !adoptedFirstCommit && history.entries.count == 2 && history.currentIndex == 1 && history.entries[0].url == "about:blank"
+    }
 
     /// Whether the renderer loads `url`: `http:` and `https:` only. A tab's URL of any other scheme
     /// (`file:`, `chrome:`, `devtools:`, `view-source:`, `data:`, `javascript:`, …) is never loaded: the

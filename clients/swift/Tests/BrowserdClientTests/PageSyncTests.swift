@@ -30,6 +30,35 @@ import Testing
         return sync
     }
 
+    @Test func aListWithoutTheCommittedURLIsAskedForAgainUntilItIsStaleOrTheLastTry() {
+        let early = Self.history(["http://a.test/", ""], current: 1)
+        #expect(PageSync.reading(early, committed: "http://b.test/", attempt: 0, attempts: 3, newerCommitWaits: false) == .askAgain)
+        // A newer commit waits: this list is stale anyway; the last try takes what it got, filled in.
+        let filled = Self.history(["http://a.test/", "http://b.test/"], current: 1)
+        #expect(PageSync.reading(early, committed: "http://b.test/", attempt: 0, attempts: 3, newerCommitWaits: true) == .use(filled))
+        #expect(PageSync.reading(early, committed: "http://b.test/", attempt: 2, attempts: 3, newerCommitWaits: false) == .use(filled))
+        // A list that holds it, or a URL the renderer never shows (file:), is taken as it is.
+        #expect(PageSync.reading(filled, committed: "http://b.test/", attempt: 0, attempts: 3, newerCommitWaits: false) == .use(filled))
+        #expect(PageSync.reading(early, committed: "file:///etc/passwd", attempt: 0, attempts: 3, newerCommitWaits: false) == .use(early))
+        #expect(PageSync.filled(Self.history(["http://a.test/", "http://c.test/"], current: 1), committed: "http://b.test/").current?.url == "http://c.test/")
+    }
+
+    @Test func theBlankEntryBeforeAPagesFirstDocumentGoesOnce() {
+        var sync = PageSync(model: Self.tab("http://a.test/", index: 0, count: 1))
+        let first = Self.history(["about:blank", "http://a.test/"], current: 1)
+        let once = sync.firstCommitLeavesBlankEntry(first)
+        let twice = sync.firstCommitLeavesBlankEntry(first)
+        #expect(once && !twice, "its first commit only")
+        var other = PageSync(model: Self.tab("http://a.test/", index: 0, count: 1))
+        let plain = other.firstCommitLeavesBlankEntry(Self.history(["http://a.test/"], current: 0))
+        let later = other.firstCommitLeavesBlankEntry(first)
+        #expect(!plain && !later, "asked once: a later list is no first commit")
+        // A popup's page was never blank of the renderer's making: its first commit is the tab's entry.
+        var popup = PageSync(adopting: Self.tab("http://a.test/", index: 0, count: 1))
+        let adopted = popup.firstCommitLeavesBlankEntry(first)
+        #expect(!adopted)
+    }
+
     @Test func framingSplitsOnNULAcrossReads() throws {
         var framing = DevToolsFraming(maximumMessageBytes: 16)
         #expect(framing.append(Array(#"{"id":1}"#.utf8) + [0] + Array(#"{"a"#.utf8)).map { String(decoding: $0, as: UTF8.self) } == [#"{"id":1}"#])
