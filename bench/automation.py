@@ -158,8 +158,10 @@ def main():
             committed = {}
             page.on("framenavigated", lambda frame: committed.setdefault(frame.url, time.perf_counter()) if frame == page.main_frame else None)
             latencies = []
+            starts = {}
             for n in range(args.navigations):
                 url = f"{setup.site}/nav-{n}"
+                starts[url] = time.perf_counter()
                 page.goto(url)
                 deadline = time.time() + 5
                 while url not in arrived and time.time() < deadline:
@@ -167,6 +169,8 @@ def main():
                 if url in arrived and url in committed:
                     latencies.append((arrived[url] - committed[url]) * 1000)
             figures["goto commit -> watcher ms"] = percentiles(latencies)
+            if os.environ.get("BENCH_DETAIL"):
+                print([(round((committed.get(u, 0) - starts[u]) * 1000), round((arrived.get(u, 0) - starts[u]) * 1000)) for u in starts], file=sys.stderr)
             figures["navigations seen"] = f"{len(latencies)}/{args.navigations}"
             browser.close()
         print(json.dumps(figures, indent=1))

@@ -40,4 +40,6 @@ bash bench/slow_disk.sh "$bin"
 "$PY" bench/renderer.py
 # The renderer's fence: a page's loads and fetches through it beside none, in the same run.
 "$PY" bench/fence.py
+# Automation clients through the renderer's gateway: attach, a round trip, a goto's commit to a watcher.
+"$PY" bench/automation.py
 if [ "$floors" != 0 ]; then echo "bench: scale_out missed a forwarding floor (see above)"; exit 1; fi

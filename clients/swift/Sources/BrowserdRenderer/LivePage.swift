@@ -162,8 +162,8 @@ private struct Worker {
     var mainFrameID: String?
     /// Whether a document of the page's own has committed (a picture is taken only then).
     var documentCommitted = false
-    /// The picture put last (the same picture is not put twice).
-    var lastSnapshot: Data?
+    /// The page's pictures (one taken at a time, the same one never put twice).
+    let pictures = PagePictures()
     /// The members of a report browserd refused, logged once each for this page.
     var refusalsLogged: Set<String> = []
     let clock = ContinuousClock()
@@ -270,33 +270,21 @@ private struct Worker {
         logger.warning("page for tab \(sync.model.id): its target did not close")
     }
 
-    /// Takes a small JPEG of the page as it shows now (a tenth of its pixels) and puts it as the tab's
-    /// picture, unless it is the picture put last or the page shows nothing of its own (crashed, blank).
-    mutating func takeSnapshot() async {
-        // Not before the page's own first document has committed: a new page's or a popup's initial
-        // blank document is no picture of it (and a popup is mid-navigation then).
-        guard documentCommitted, !sync.model.crashed, sessionID != nil else { return }
-        do {
-            let metrics = try await call("Page.getLayoutMetrics", timeout: policy.quickCommandTimeout)
-            let viewport = metrics["cssLayoutViewport"]
-            let width = viewport?["clientWidth"]?.double ?? 800
-            let height = viewport?["clientHeight"]?.double ?? 600
-            let shot = try await call(
-                "Page.captureScreenshot",
-                [
-                    "format": "jpeg", "quality": .number(Double(policy.snapshotQuality)), "optimizeForSpeed": true,
-                    "clip": ["x": 0, "y": 0, "width": .number(width), "height": .number(height), "scale": .number(policy.snapshotScale)],
-                ], timeout: policy.snapshotTimeout)
-            guard let base64 = shot["data"]?.string, let bytes = Data(base64Encoded: base64), bytes.starts(with: [0xFF, 0xD8, 0xFF]) else {
-                return
-            }
-            guard bytes != lastSnapshot else { return }
-            _ = try await client.api.putTabSnapshot(path: .init(tabId: sync.model.id), body: .jpeg(.init(bytes))).ok
-            lastSnapshot = bytes
-            logger.debug("tab \(sync.model.id): snapshot put (\(bytes.count) bytes)")
-        } catch {
-            logger.debug("tab \(sync.model.id): no snapshot: \(error)")
-        }
+    /// Takes the page's picture off its inbox's path (``PagePictures``): a screenshot asked while the
+    /// page navigates waits for the next document to paint (seconds, when a client navigates again at
+    /// once), and the commits behind it must not.
+    func takeSnapshotSoon() {
+        guard let sessionID, documentCommitted, !sync.model.crashed else { return }
+        let (pictures, connection, client, policy, logger, tab) = (pictures, connection, client, policy, logger, sync.model.id)
+        Task { await pictures.take(tab: tab, session: sessionID, connection: connection, client: client, policy: policy, logger: logger) }
+    }
+
+    /// Takes the page's picture and waits for it (the page is closing: its last picture).
+    func takeSnapshot() async {
+        guard let sessionID, documentCommitted, !sync.model.crashed else { return }
+        // One under way is let finish first (it may show an older document).
+        await pictures.settle(within: policy.snapshotTimeout)
+        await pictures.take(tab: sync.model.id, session: sessionID, connection: connection, client: client, policy: policy, logger: logger)
     }
 
     @discardableResult
@@ -413,7 +401,7 @@ private struct Worker {
                 case .reportClosed:
                     _ = try await client.api.closeTab(path: .init(tabId: sync.model.id)).noContent
                 case .takePicture:
-                    await takeSnapshot()
+                    takeSnapshotSoon()
                 }
             } catch {
                 if Task.isCancelled { return }
@@ -462,6 +450,56 @@ private struct Worker {
                     logger.warning("tab \(sync.model.id): browserd refused the page's \(member.name) (length \(member.length)): \(problem)")
                 }
             }
+        }
+    }
+}
+
+/// One page's pictures (Chrome's tab grid, iOS's `SnapshotTabHelper`): a small JPEG of what it shows (a
+/// tenth of its pixels), put as the tab's picture unless it is the one put last. One is taken at a
+/// time; asked for while one is under way, none more is taken.
+final class PagePictures: Sendable {
+    private struct State {
+        var last: Data?
+        var underWay = false
+    }
+    private let state = NIOLockedValueBox(State())
+
+    /// Waits until no picture is under way (at most `limit`).
+    func settle(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while state.withLockedValue({ $0.underWay }), ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func take(tab: String, session: String, connection: DevToolsConnection, client: BrowserdClient, policy: RendererPolicy, logger: Logger) async {
+        guard
+            state.withLockedValue({ state in
+                defer { state.underWay = true }
+                return !state.underWay
+            })
+        else { return }
+        defer { state.withLockedValue { $0.underWay = false } }
+        do {
+            let metrics = try await connection.call("Page.getLayoutMetrics", session: session, timeout: policy.quickCommandTimeout)
+            let viewport = metrics["cssLayoutViewport"]
+            let width = viewport?["clientWidth"]?.double ?? 800
+            let height = viewport?["clientHeight"]?.double ?? 600
+            let shot = try await connection.call(
+                "Page.captureScreenshot",
+                [
+                    "format": "jpeg", "quality": .number(Double(policy.snapshotQuality)), "optimizeForSpeed": true,
+                    "clip": ["x": 0, "y": 0, "width": .number(width), "height": .number(height), "scale": .number(policy.snapshotScale)],
+                ], session: session, timeout: policy.snapshotTimeout)
+            guard let base64 = shot["data"]?.string, let bytes = Data(base64Encoded: base64), bytes.starts(with: [0xFF, 0xD8, 0xFF]) else {
+                return
+            }
+            guard bytes != state.withLockedValue({ $0.last }) else { return }
+            _ = try await client.api.putTabSnapshot(path: .init(tabId: tab), body: .jpeg(.init(bytes))).ok
+            state.withLockedValue { $0.last = bytes }
+            logger.debug("tab \(tab): snapshot put (\(bytes.count) bytes)")
+        } catch {
+            logger.debug("tab \(tab): no snapshot: \(error)")
         }
     }
 }
