@@ -64,14 +64,15 @@ def round_trips(ws, session, count):
     return samples
 
 
-def page_session(ws):
-    """Attaches to the first page target over a browser socket; its flat session id."""
+def page_session(ws, target=None):
+    """Attaches to `target` (default: the first page target) over a browser socket; its flat session id.
+    (A page Chromium is closing may still be listed: its session would detach under the bench.)"""
     ws.send(json.dumps({"id": 1, "method": "Target.getTargets"}))
     while True:
         message = json.loads(ws.recv())
         if message.get("id") == 1:
             break
-    target = next(t["targetId"] for t in message["result"]["targetInfos"] if t["type"] == "page")
+    target = target or next(t["targetId"] for t in message["result"]["targetInfos"] if t["type"] == "page")
     ws.send(json.dumps({"id": 2, "method": "Target.attachToTarget", "params": {"targetId": target, "flatten": True}}))
     while True:
         message = json.loads(ws.recv())
@@ -122,8 +123,9 @@ def main():
         through = websocket.create_connection(socket_url, timeout=10)
         own = websocket.create_connection(httpx.get(f"http://127.0.0.1:{port}/json/version").json()["webSocketDebuggerUrl"], timeout=10)
         pipe = Chromium(CHROMIUM, tempfile.mkdtemp(prefix="bench-automation-pipe-"), [])
+        tab_target = call(setup.base, "GET", f"/v1/profiles/{profile}/devtools/json/list", token=token)[2][0]["id"]
         for ws in (through, own):
-            session = page_session(ws)
+            session = page_session(ws, tab_target if ws is through else None)
             round_trips(ws, session, 200)
             samples = round_trips(ws, session, args.round_trips)
             figures["round trip ms (gateway)" if ws is through else "round trip ms (Chromium's WebSocket)"] = percentiles(samples)

@@ -22,7 +22,7 @@ OTHER_TOOLS = {
     "swift": {"--build", "--filter", "--package-path", "--scratch-path", "--show-bin-path", "--strict", "--traits", "--help"},
     "curl": {"--data-binary"},
     "renderer-bench": {"--fence", "--server", "--pages", "--navigations", "--live-pages"},
-    "chromium": {"--remote-debugging-pipe", "--proxy-server", "--proxy-bypass-list", "--disable-ipc-flooding-protection"},
+    "chromium": {"--remote-debugging-pipe", "--remote-debugging-port", "--proxy-server", "--proxy-bypass-list", "--disable-ipc-flooding-protection"},
 }
 
 

@@ -158,7 +158,7 @@ public struct AutomationFilter: Sendable {
 
     /// Decides one message the client sent (a WebSocket text frame's bytes).
     public mutating func fromClient(_ bytes: [UInt8], scope: Scope) -> FromClient {
-        guard let message = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), case .object(var members) = message else {
+        guard let message = try? JSONValue.parse(bytes), case .object(var members) = message else {
             return .answer(Self.encode(["error": ["code": -32700, "message": "Message must be a valid JSON object"]]))
         }
         guard let id = members["id"]?.int, id >= 0, id < Self.ownIDs else {
@@ -300,7 +300,7 @@ public struct AutomationFilter: Sendable {
             case .getTargets: return FromChromium(deliver: filteredTargets(bytes, session: session, scope: scope))
             case .getBrowserContexts: return FromChromium(deliver: filteredContexts(bytes, session: session, scope: scope))
             case nil:
-                if case .browser = kind, let message = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)),
+                if case .browser = kind, let message = try? JSONValue.parse(bytes),
                     let info = message["result"]?["targetInfo"]
                 {
                     record(info)
@@ -311,7 +311,7 @@ public struct AutomationFilter: Sendable {
         if case .target = kind, !DevToolsMessage.isEvent(bytes, "Target.attachedToTarget"), !DevToolsMessage.isEvent(bytes, "Target.detachedFromTarget") {
             return FromChromium(deliver: bytes)
         }
-        guard let message = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), let method = message["method"]?.string else {
+        guard let message = try? JSONValue.parse(bytes), let method = message["method"]?.string else {
             return FromChromium(deliver: forClient(bytes, session: session))
         }
         let params = message["params"] ?? [:]
@@ -407,7 +407,7 @@ public struct AutomationFilter: Sendable {
     }
 
     private mutating func filteredTargets(_ bytes: [UInt8], session: String, scope: Scope) -> [UInt8] {
-        guard var message = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), case .object(var members) = message,
+        guard var message = try? JSONValue.parse(bytes), case .object(var members) = message,
             let infos = members["result"]?["targetInfos"]?.array
         else { return forClient(bytes, session: session) }
         for info in infos { record(info) }
@@ -418,7 +418,7 @@ public struct AutomationFilter: Sendable {
     }
 
     private func filteredContexts(_ bytes: [UInt8], session: String, scope: Scope) -> [UInt8] {
-        guard let message = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), case .object(var members) = message,
+        guard let message = try? JSONValue.parse(bytes), case .object(var members) = message,
             let result = members["result"]
         else { return forClient(bytes, session: session) }
         var contexts: [String: JSONValue] = ["browserContextIds": []]
@@ -452,9 +452,5 @@ public struct AutomationFilter: Sendable {
     }
 
     /// JSON text of `value`, its members in order (the same message is the same bytes).
-    static func encode(_ value: JSONValue) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
-    }
+    static func encode(_ value: JSONValue) -> [UInt8] { value.serialized }
 }

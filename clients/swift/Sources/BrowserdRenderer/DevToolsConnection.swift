@@ -92,7 +92,7 @@ public final class DevToolsConnection: @unchecked Sendable {
         }
         var message: [String: JSONValue] = ["id": .number(Double(id)), "method": .string(method), "params": params]
         if let session { message["sessionId"] = .string(session) }
-        let bytes = try DevToolsFraming.frame(Array(JSONEncoder().encode(JSONValue.object(message))))
+        let bytes = DevToolsFraming.frame(JSONValue.object(message).serialized)
         let timer = Task { [weak self] in
             try await Task.sleep(for: timeout)
             self?.resume(id, with: .failure(DevToolsError.timedOut(method: method)))
@@ -235,7 +235,6 @@ public final class DevToolsConnection: @unchecked Sendable {
     private func readLoop() {
         var framing = DevToolsFraming()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let decoder = JSONDecoder()
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(eventFD, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
@@ -248,7 +247,7 @@ public final class DevToolsConnection: @unchecked Sendable {
                     deliver(message)
                     continue
                 }
-                guard let value = try? decoder.decode(JSONValue.self, from: Data(message)) else { continue }
+                guard let value = try? JSONValue.parse(message) else { continue }
                 if let id = value["id"]?.int {
                     if let error = value["error"] {
                         let method = lock.withLock { methods[id] } ?? "?"

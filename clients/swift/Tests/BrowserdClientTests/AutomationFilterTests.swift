@@ -43,6 +43,22 @@ import Testing
         #expect(String(decoding: DevToolsMessage.addingSessionID("S", to: Self.bytes(#"{"id":1}"#)), as: UTF8.self) == #"{"id":1,"sessionId":"S"}"#)
     }
 
+    @Test func theReaderIsStrictAndTheWriterRoundTrips() throws {
+        let text = #"{"a":[1,-2.5,1e3,true,false,null,"x\"\\\/\n\u00e9\ud83d\ude00"],"b":{},"c":[]}"#
+        let value = try JSONValue.parse(Self.bytes(text))
+        #expect(value["a"]?.array?[6].string == "x\"\\/\n\u{e9}\u{1F600}")
+        #expect(value["a"]?.array?[2] == .number(1000))
+        #expect(try JSONValue.parse(value.serialized) == value)
+        #expect(String(decoding: JSONValue.object(["b": 1, "a": "\u{1}"]).serialized, as: UTF8.self) == #"{"a":"\u0001","b":1}"#)
+        for bad in [
+            "", "{", #"{"a":1,"a":2}"#, #"{"a":1}x"#, #""\ud800""#, #""\udc00x""#, #""\x""#, "[1,]", "01x", "nul", "\"a\u{1}\"",
+            String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
+        ] {
+            #expect(throws: JSONValue.ParseError.self, "\(bad.prefix(20))") { try JSONValue.parse(Self.bytes(bad)) }
+        }
+        #expect(try JSONValue.parse(Self.bytes(String(repeating: "[", count: 200) + String(repeating: "]", count: 200))) != .null)
+    }
+
     // MARK: The client's commands
 
     @Test func aBrowserCommandGoesToTheClientsOwnBrowserSession() throws {
