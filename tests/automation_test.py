@@ -290,6 +290,16 @@ def main():
             with rest_page.expect_event("close", timeout=20000):
                 call(setup.base, "DELETE", f"/v1/tabs/{rest_tab}")
 
+            # Nothing reaches the renderer's disk: a download (the page's own, by a click) is refused.
+            probe = f"browserd-download-probe-{os.getpid()}.sh"
+            page.goto(f"{setup.site}/form")
+            page.evaluate("""name => { const a = document.createElement('a'); a.href = 'data:text/plain,echo owned';
+                a.download = name; document.body.appendChild(a); a.click(); }""", probe)
+            page.wait_for_timeout(1500)
+            downloads = [os.path.join(os.path.expanduser("~"), "Downloads"), os.path.join(setup.root, "state")]
+            leaked = [os.path.join(d, f) for top in downloads for d, _, files in os.walk(top) for f in files if f == probe]
+            assert not leaked, leaked
+
             # The fence holds for a client: another loopback port, the renderer's files.
             for url in (f"http://127.0.0.1:{free_port()}/", "file:///etc/passwd", "chrome://version"):
                 try:
@@ -403,7 +413,7 @@ def main():
         second.close()
         ok = True
         print(f"automation: Playwright {figures} attached to two profiles' real pages; evaluate, goto, fill+click as history, "
-              f"new_page/close as tabs, REST tabs as pages, screenshot, the fence, Browser.close, reconnect, two raw clients; the incognito profile's own endpoint; a renderer restart; WebDriver scripts and a screenshot on a real page: ok")
+              f"new_page/close as tabs, REST tabs as pages, screenshot, the fence, no download, Browser.close, reconnect, two raw clients; the incognito profile's own endpoint; a renderer restart; WebDriver scripts and a screenshot on a real page: ok")
     except BaseException:
         # What the renderers said, to see a failure through.
         for name in sorted(os.listdir(setup.root)):

@@ -89,6 +89,9 @@ public struct APIRoutes: Sendable {
     static let adminOnly: Set<String> = [
         "POST /v1/profiles", "POST /v1/profiles/import", "POST /v1/profiles/{profileId}/tokens", "DELETE /v1/profiles/{profileId}/tokens/{tokenId}",
         "POST /v1/admin/backup",
+        // A renderer's lease names the gateway browserd hands to clients and calls with their scripts:
+        // the operator's renderers only, never a tenant (who would name any address).
+        "PUT /v1/profiles/{profileId}/renderer", "DELETE /v1/profiles/{profileId}/renderer", "POST /v1/profiles/{profileId}/devtools/redemptions",
     ]
 
     public func register(in router: inout Router) {

@@ -43,7 +43,9 @@ import Testing
         let s = await setup()
         let bearer = [("Authorization", "Bearer \(s.token)")]
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer", headers: bearer).status == 404)
-        let put = await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: bearer)
+        // A lease names the gateway browserd calls: the operator's renderers (the admin token) only.
+        #expect(await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: bearer).status == 403)
+        let put = await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: auth)
         #expect(put.status == 200)
         #expect(put.json["leaseSeconds"] as? Int == 15)
         #expect(put.json["controlKey"] == nil, "the key is never answered")
@@ -56,9 +58,11 @@ import Testing
         // Another profile's token reaches none of it.
         let other = [("Authorization", "Bearer \(s.otherToken)")]
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer", headers: other).status == 404)
-        #expect(await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: other).status == 404)
+        #expect(await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: other).status == 403)
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer").status == 401)
-        #expect(await s.api.send(.delete, "/v1/profiles/\(s.profile)/renderer", headers: bearer).status == 204)
+        #expect(await s.api.send(.delete, "/v1/profiles/\(s.profile)/renderer", headers: bearer).status == 403)
+        #expect(await s.api.send(.post, "/v1/profiles/\(s.profile)/devtools/redemptions", body: #"{"ticket":"st_x"}"#, headers: bearer).status == 403)
+        #expect(await s.api.send(.delete, "/v1/profiles/\(s.profile)/renderer", headers: auth).status == 204)
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer", headers: bearer).status == 404)
         #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: bearer).json["targetId"] == nil)
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/devtools/json/version", headers: bearer).status == 503)

@@ -51,6 +51,8 @@ public final class AutomationClient: Sendable {
     private let queued = NIOLockedValueBox(0)
     private let ended = NIOLockedValueBox(false)
     static let maximumQueuedBytes = 64 << 20
+    /// How long a target may wait for this client's debugger before the gateway lets it run.
+    static let debuggerGrace: Duration = .seconds(5)
 
     init(profile: String, root: String, connection: DevToolsConnection, channel: any Channel, host: any AutomationHost, logger: Logger) {
         self.profile = profile
@@ -99,6 +101,16 @@ public final class AutomationClient: Sendable {
             connection.route(added) { [weak self] bytes in self?.fromChromium(bytes, session: added) }
         }
         for removed in decision.removed { connection.unroute(removed) }
+        for waiting in decision.waiting {
+            // A target waits for this client's debugger (its auto-attach asked for it): if the client
+            // does not let it run within a while, the gateway does, so that no client holds the
+            // profile's new pages (the model's) paused.
+            Task { [weak self] in
+                try? await Task.sleep(for: Self.debuggerGrace)
+                guard let self, !self.ended.withLockedValue({ $0 }), let command = self.filter.withLockedValue({ $0.release(waiting) }) else { return }
+                _ = self.connection.send(raw: command)
+            }
+        }
         for command in decision.send { _ = connection.send(raw: command) }
         if let deliver = decision.deliver { write(deliver) }
     }

@@ -71,6 +71,17 @@ public struct AutomationFilter: Sendable {
         /// Sessions that are the client's from now on, and those that are no more (routed, unrouted).
         public var added: [String] = []
         public var removed: [String] = []
+        /// Sessions of targets waiting for this client's debugger: released after a while
+        /// (``release(_:)``) if the client does not, so that a client cannot hold the profile's new
+        /// pages (the model's) paused.
+        public var waiting: [String] = []
+    }
+
+    /// The command that lets a target waiting for the client's debugger run (nil: the session is
+    /// no longer the client's). Its answer is the filter's.
+    public mutating func release(_ session: String) -> [UInt8]? {
+        guard case .target? = sessions[session] else { return nil }
+        return own("Runtime.runIfWaitingForDebugger", [:], session: session)
     }
 
     enum SessionKind: Sendable, Equatable {
@@ -135,7 +146,25 @@ public struct AutomationFilter: Sendable {
         "Target.closeTarget": "close pages from the browser session",
         "Target.activateTarget": "activate pages from the browser session",
         "Target.setRemoteLocations": "not served to automation clients",
+        // A page's Target handler sees every target of the browser: the other profile's too.
+        "Target.getTargets": "list targets from the browser session",
+        "Target.setDiscoverTargets": "discover targets from the browser session",
+        "Target.getTargetInfo": "ask for targets from the browser session",
+        "Target.autoAttachRelated": "attach from the browser session",
+        "Target.getBrowserContexts": "ask for contexts from the browser session",
+        // Browser-wide in effect, whichever session asks: every profile's pages.
+        "Security.setIgnoreCertificateErrors": "certificate errors are every profile's",
+        "Memory.getBrowserSamplingProfile": "not served to automation clients",
+        "Memory.getAllTimeSamplingProfile": "not served to automation clients",
     ]
+    /// Domains a page's session may not use: browser-wide (a trace holds every profile's pages) or the
+    /// renderer's own.
+    static let refusedDomains = ["Browser.", "Tethering.", "SystemInfo.", "Tracing.", "PWA.", "BackgroundService.", "Extensions.", "Cast."]
+    /// The most browser sessions a client may hold (its root included), and sessions in all: past it,
+    /// Chromium's new ones for it are detached unseen.
+    static let maximumBrowserSessions = 16
+    static let maximumSessions = 1024
+
     /// Target types a client may see and attach to.
     static let visibleTypes: Set<String> = ["page", "iframe", "worker", "shared_worker", "service_worker"]
     /// URL schemes a client's navigation may use (`Page.navigate`): the renderer's files and
@@ -224,6 +253,11 @@ public struct AutomationFilter: Sendable {
         case "Target.createBrowserContext", "Target.disposeBrowserContext":
             return .refuse(-32000, "browserd: a profile is one browser context (make another profile for another)")
         case "Target.getBrowserContexts": return .forward(.getBrowserContexts)
+        case "Target.attachToBrowserTarget":
+            guard sessions.values.filter({ $0 == .browser }).count < Self.maximumBrowserSessions else {
+                return .refuse(-32000, "browserd: a client has at most \(Self.maximumBrowserSessions) browser sessions")
+            }
+            return .forward(nil)
         case "Target.getTargets": return .forward(.getTargets)
         case "Target.attachToTarget":
             guard params["flatten"]?.bool == true else { return .refuse(-32000, "browserd: only flat sessions are served (flatten: true)") }
@@ -272,8 +306,14 @@ public struct AutomationFilter: Sendable {
                 return .refuse(-32602, "No session with given id")
             }
             return .forward(nil)
+        case "Input.dispatchDragEvent":
+            // Files dragged in are read from the renderer's machine, as DOM.setFileInputFiles's.
+            if let files = params["data"]?["files"], files != .array([]) {
+                return .refuse(-32000, "browserd: files of the renderer's machine are not given to pages")
+            }
+            return .forward(nil)
         default:
-            if method.hasPrefix("Browser.") || method.hasPrefix("Tethering.") || method.hasPrefix("SystemInfo.") {
+            if Self.refusedDomains.contains(where: { method.hasPrefix($0) }) {
                 return .refuse(-32601, "browserd: '\(method)' is not served to automation clients")
             }
             return .forward(nil)
@@ -326,19 +366,16 @@ public struct AutomationFilter: Sendable {
                 sessions[child] = .browser
                 return FromChromium(deliver: forClient(bytes, session: session), added: [child])
             }
-            guard case .browser = kind else {
-                // A frame or worker of one of its pages: its own too.
-                sessions[child] = .target(target)
-                return FromChromium(deliver: bytes, added: [child])
-            }
-            guard allowed(info, scope: scope) else {
-                // Not its profile's: Chromium attached it (auto-attach is browser-wide); it goes again,
-                // unseen (and a target waiting for this session's debugger runs on).
+            // Not its profile's (auto-attach is browser-wide; a page's frames and workers are checked
+            // all the same), or past its sessions: it goes again, unseen (and a target waiting for this
+            // session's debugger runs on).
+            guard sessions.count < Self.maximumSessions, allowed(info, scope: scope) else {
                 parents[child] = nil
                 return FromChromium(deliver: nil, send: [own("Target.detachFromTarget", ["sessionId": .string(child)], session: session)])
             }
             sessions[child] = .target(target)
-            return FromChromium(deliver: forClient(bytes, session: session), added: [child])
+            let waiting = params["waitingForDebugger"]?.bool == true ? [child] : []
+            return FromChromium(deliver: kind == .browser ? forClient(bytes, session: session) : bytes, added: [child], waiting: waiting)
         case "Target.detachedFromTarget":
             guard let child = params["sessionId"]?.string, sessions[child] != nil, child != root else { return FromChromium(deliver: nil) }
             let removed = descendants(of: child)

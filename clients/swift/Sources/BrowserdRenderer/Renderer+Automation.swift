@@ -64,7 +64,15 @@ extension Renderer: AutomationHost {
             _ = try await client.api.putProfileRenderer(path: .init(profileId: profile), body: .json(body)).ok
             return true
         } catch {
-            logger.warning("the lease of profile \(profile) was not put: \(Self.brief(error))")
+            if BrowserdProblem.from(error)?.status == 403 {
+                // A profile's token may not hold a lease (a tenant would name the gateway browserd calls).
+                if !leaseRefusalLogged {
+                    leaseRefusalLogged = true
+                    logger.error("automation clients cannot attach: a renderer's lease needs the admin token (--token); this one is a profile's")
+                }
+            } else {
+                logger.warning("the lease of profile \(profile) was not put: \(Self.brief(error))")
+            }
             return false
         }
     }

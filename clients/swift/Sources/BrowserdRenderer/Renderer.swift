@@ -120,6 +120,8 @@ public actor Renderer {
     var activityCount = 0
     /// The pages changed since the leases were put last.
     var leasesDirty = true
+    /// Whether browserd's refusal of a lease (a profile's token) was logged.
+    var leaseRefusalLogged = false
     /// How many times Chromium was started (the first start is 1).
     public private(set) var starts = 0
 
@@ -195,6 +197,8 @@ public actor Renderer {
                 // script before its first document, and becomes a tab (``popupOpened(_:)``).
                 _ = try await process.connection.call(
                     "Target.setAutoAttach", ["autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true])
+                // Nothing a page (or a client) does writes to this machine's disk: downloads are refused.
+                _ = try await process.connection.call("Browser.setDownloadBehavior", ["behavior": "deny"])
             } catch {
                 logger.error("Chromium did not start: \(error)")
                 try? await Task.sleep(for: backoff.failed())
@@ -392,6 +396,8 @@ public actor Renderer {
             contexts[profile] = nil
             return nil
         }
+        // Its downloads are refused too (each context has its own behaviour).
+        _ = try? await connection.call("Browser.setDownloadBehavior", ["behavior": "deny", "browserContextId": .string(id)])
         if chromium?.connection === connection { automation.setContext(id, of: profile) }
         return .some(id)
     }

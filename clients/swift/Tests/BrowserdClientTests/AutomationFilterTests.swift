@@ -268,6 +268,56 @@ import Testing
         }
     }
 
+    @Test func aPageSessionCannotReachTheBrowserOrTheMachineAroundIt() {
+        var filter = Self.attached()
+        for (method, params) in [
+            ("Input.dispatchDragEvent", #"{"type":"drop","x":1,"y":1,"data":{"items":[],"files":["/etc/passwd"],"dragOperationsMask":1}}"#),
+            ("Tracing.start", "{}"), ("Target.getTargets", "{}"), ("Target.setDiscoverTargets", #"{"discover":true}"#),
+            ("Target.getTargetInfo", #"{"targetId":"P2"}"#), ("Security.setIgnoreCertificateErrors", #"{"ignore":true}"#), ("PWA.install", "{}"),
+            ("Memory.getBrowserSamplingProfile", "{}"),
+        ] {
+            guard case .answer(let answer) = filter.fromClient(Self.bytes(#"{"id":40,"method":"\#(method)","params":\#(params),"sessionId":"S1"}"#), scope: Self.regular),
+                Self.json(answer)?["error"] != nil
+            else {
+                Issue.record("\(method) went through on a page's session")
+                continue
+            }
+        }
+        // A drag of text (no files) is a page's input like any other.
+        if case .answer = filter.fromClient(
+            Self.bytes(
+                #"{"id":41,"method":"Input.dispatchDragEvent","params":{"type":"dragEnter","x":1,"y":1,"data":{"items":[],"dragOperationsMask":1}},"sessionId":"S1"}"#),
+            scope: Self.regular)
+        {
+            Issue.record("a drag without files was refused")
+        }
+    }
+
+    @Test func sessionsAreBoundedAndAPausedTargetIsLetRun() {
+        var filter = Self.attached()
+        for n in 0..<(AutomationFilter.maximumBrowserSessions - 1) {
+            _ = filter.fromChromium(
+                Self.bytes(
+                    #"{"method":"Target.attachedToTarget","params":{"sessionId":"B\#(n)","targetInfo":{"targetId":"b\#(n)","type":"browser"}},"sessionId":"\#(Self.root)"}"#
+                ),
+                session: Self.root, scope: Self.regular)
+        }
+        if case .forward = filter.fromClient(Self.bytes(#"{"id":50,"method":"Target.attachToBrowserTarget"}"#), scope: Self.regular) {
+            Issue.record("a browser session past the bound was asked for")
+        }
+        // A new page auto-attached waiting for this client's debugger: the gateway may let it run.
+        let paused = filter.fromChromium(
+            Self.bytes(
+                #"{"method":"Target.attachedToTarget","params":{"sessionId":"S9","targetInfo":{"targetId":"P9","type":"page","browserContextId":"DEF"},"waitingForDebugger":true},"sessionId":"\#(Self.root)"}"#
+            ), session: Self.root, scope: Self.regular)
+        #expect(paused.waiting == ["S9"])
+        let release = filter.release("S9").flatMap(Self.json)
+        #expect(release?["method"]?.string == "Runtime.runIfWaitingForDebugger")
+        #expect(release?["sessionId"]?.string == "S9")
+        #expect((release?["id"]?.int ?? 0) >= AutomationFilter.ownIDs)
+        #expect(filter.release("NOT-MINE") == nil)
+    }
+
     @Test func pendingCommandsAreBounded() {
         var filter = AutomationFilter(root: Self.root, maximumPending: 2)
         _ = filter.fromClient(Self.bytes(#"{"id":1,"method":"Browser.getVersion"}"#), scope: Self.regular)

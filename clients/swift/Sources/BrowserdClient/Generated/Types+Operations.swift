@@ -4062,7 +4062,7 @@ public enum Operations {
     }
     /// Hold the profile as its renderer (a lease)
     ///
-    /// A renderer announces that it renders the profile: where automation clients attach (its DevTools gateway), the key browserd's WebDriver calls to it carry (write-only), Chromium's version, and the target of each tab's live page. The lease lasts leaseSeconds (15) from each PUT; each PUT replaces the last. Admin token or the profile's.
+    /// A renderer announces that it renders the profile: where automation clients attach (its DevTools gateway), the key browserd's WebDriver calls to it carry (write-only), Chromium's version, and the target of each tab's live page. The lease lasts leaseSeconds (15) from each PUT; each PUT replaces the last. The admin token only (a profile token gets 403): a lease names the address browserd hands to clients and calls.
     ///
     /// - Remark: HTTP `PUT /v1/profiles/{profileId}/renderer`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/renderer/put(putProfileRenderer)`.
@@ -5895,7 +5895,7 @@ public enum Operations {
     }
     /// Redeem a DevTools ticket (the renderer's gateway, before a socket opens)
     ///
-    /// The renderer's gateway redeems the ticket a client's socket URL carries, with its own token: a valid, unused, unexpired ticket issued for this profile is used up (200); any other is 404, never saying why.
+    /// The renderer's gateway redeems the ticket a client's socket URL carries, with the admin token (a profile token gets 403): a valid, unused, unexpired ticket issued for this profile is used up (200); any other is 404, never saying why.
     ///
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/devtools/redemptions`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/devtools/redemptions/post(redeemDevToolsTicket)`.
