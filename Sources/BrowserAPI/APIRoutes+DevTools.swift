@@ -51,19 +51,8 @@ extension APIRoutes {
             let id = ProfileID(rawValue: request.parameter("profileId"))
             guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
             let lease = try Self.liveLease(of: id, leases)
-            let ticket: String
-            do {
-                ticket = try tickets.issue(for: Principal.current, tokenID: Principal.tokenID, target: Self.devToolsTicketTarget(id)).ticket
-            } catch StreamTicketStore.Refusal.principalLimit {
-                throw HTTPError(
-                    429, kind: "too-many-tickets", title: "Too Many Tickets",
-                    detail: "You hold \(tickets.perPrincipalLimit) unused tickets; use or let some expire first.",
-                    headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
-            } catch {
-                throw HTTPError(
-                    503, kind: "tickets-unavailable", title: "Tickets Unavailable",
-                    detail: "The server holds as many tickets as it keeps; retry shortly.", headers: ["Retry-After": "5"])
-            }
+            // Stream tickets' store: the caller's one bound (its unused tickets of both kinds).
+            let ticket = try Self.issueTicket(tickets, target: Self.devToolsTicketTarget(id)).ticket
             return Self.json(
                 APIEncoding.bytes { json in
                     json.beginObject()

@@ -7,6 +7,24 @@ import HTTPServer
 // checks the request, takes a place under the stream caps and answers 200 with a stream; the
 // service's channel fills it (snapshot first, or the missed events, or a reset).
 extension APIRoutes {
+    /// A ticket for `target`, issued to the caller of the request being handled (its scope, its token).
+    /// - Throws: 429 when the caller holds its most unused tickets, 503 when everyone together does.
+    static func issueTicket(_ tickets: StreamTicketStore, target: String) throws -> (ticket: String, expiresAt: Date) {
+        do {
+            return try tickets.issue(for: Principal.current, tokenID: Principal.tokenID, target: target)
+        } catch StreamTicketStore.Refusal.principalLimit {
+            throw HTTPError(
+                429, kind: "too-many-tickets", title: "Too Many Stream Tickets",
+                detail: "You hold \(tickets.perPrincipalLimit) unused stream tickets; use or let some expire first.",
+                headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
+        } catch {
+            throw HTTPError(
+                503, kind: "tickets-unavailable", title: "Stream Tickets Unavailable",
+                detail: "The server holds as many stream tickets as it keeps; retry shortly.",
+                headers: ["Retry-After": "5"])
+        }
+    }
+
     func registerEvents(in router: inout Router) {
         let tickets = self.tickets
         router.add(
@@ -15,21 +33,7 @@ extension APIRoutes {
                 let body = try RequestBody(request, allowed: ["path"])
                 let path = try body.requiredString("path", maxLength: 200)
                 let target = try Self.streamTicketTarget(path, service: service)
-                let issued: (ticket: String, expiresAt: Date)
-                do {
-                    issued = try tickets.issue(for: Principal.current, tokenID: Principal.tokenID, target: target)
-                } catch StreamTicketStore.Refusal.principalLimit {
-                    throw HTTPError(
-                        429, kind: "too-many-tickets", title: "Too Many Stream Tickets",
-                        detail: "You hold \(tickets.perPrincipalLimit) unused stream tickets; use or let some expire first.",
-                        headers: ["Retry-After": "\(tickets.lifetime.components.seconds)"])
-                } catch {
-                    throw HTTPError(
-                        503, kind: "tickets-unavailable", title: "Stream Tickets Unavailable",
-                        detail: "The server holds as many stream tickets as it keeps; retry shortly.",
-                        headers: ["Retry-After": "5"])
-                }
-                let (ticket, expiresAt) = issued
+                let (ticket, expiresAt) = try Self.issueTicket(tickets, target: target)
                 return Self.json(
                     APIEncoding.bytes { json in
                         json.beginObject()
