@@ -36,7 +36,7 @@ public struct AutomationRefusal: Error, CustomStringConvertible {
 /// One automation client attached to the renderer's Chromium, as Playwright's `CRSession` is one
 /// target's: its browser session over the pipe (``AutomationFilter/root``), the sessions under it, its
 /// socket. Its commands come from the socket's event loop (``received(_:)``), Chromium's messages for
-/// its sessions from the pipe's reader (``fromChromium(_:session:)``); both pass ``AutomationFilter``
+/// its sessions from the pipe (``fromChromium(_:session:)``), on the same loop; both pass ``AutomationFilter``
 /// under one lock, in order. When it goes, its browser session is detached (Chromium detaches every
 /// session under it; a page waiting for its debugger runs on); its pages and tabs stay.
 public final class AutomationClient: Sendable {
@@ -93,7 +93,7 @@ public final class AutomationClient: Sendable {
         }
     }
 
-    /// One message of Chromium's for one of the client's sessions, on the pipe's reader thread.
+    /// One message of Chromium's for one of the client's sessions, on the pipe's event loop.
     func fromChromium(_ bytes: [UInt8], session: String) {
         let scope = scope
         let decision = filter.withLockedValue { $0.fromChromium(bytes, session: session, scope: scope) }

@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 
-/// What automation clients read on the pipe's reader thread and the gateway's event loop, without
+/// What automation clients read on the pipe's and the gateway's event loop, without
 /// waiting for the renderer's actor: Chromium's connection now, the profiles the renderer serves and
 /// the browser context of its incognito profile. The renderer writes it as they change.
 public final class AutomationDirectory: Sendable {

@@ -1,5 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
 #if canImport(Glibc)
     import Glibc
@@ -34,14 +36,16 @@ public enum DevToolsError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The DevTools protocol over a browser's pipe (`--remote-debugging-pipe`): commands written to the
-/// browser's fd 3 (our `commandFD`), answers and events read from its fd 4 (our `eventFD`) by one
-/// reader thread. Every call has a timeout; when the pipe ends, every waiting call fails with
-/// ``DevToolsError/closed`` and ``events`` finishes.
+/// browser's fd 3 (our `commandFD`), answers and events read from its fd 4 (our `eventFD`) on an event
+/// loop (``DevToolsConnection/loop``: the one the automation gateway's sockets live on, so a message
+/// for a client goes from the pipe to its socket on one thread, with no hand-off). Every call has a
+/// timeout; when the pipe ends, every waiting call fails with ``DevToolsError/closed`` and ``events``
+/// finishes.
 public final class DevToolsConnection: @unchecked Sendable {
     // `@unchecked Sendable`: `waiters`, `nextID` and `closed` are read and written only under `lock`;
     // `commandFD` is written to and closed only under `writeLock`, which `commandOpen` says (so no
-    // write reaches the number once closed and perhaps reused); the reader thread alone reads and
-    // closes `eventFD`.
+    // write reaches the number once closed and perhaps reused); `eventFD` is the reading channel's
+    // (``DevToolsPipeReader``), which closes it.
     private let commandFD: Int32
     private let eventFD: Int32
     private let lock = NSLock()
@@ -54,7 +58,7 @@ public final class DevToolsConnection: @unchecked Sendable {
     /// The session of each waiting call that has one.
     private var callSessions: [Int: String] = [:]
     /// Sessions whose messages go undecoded to a handler (an automation client's: ``AutomationClient``),
-    /// called on the reader thread in the order Chromium sent them.
+    /// called on ``loop`` in the order Chromium sent them.
     private var rawRoutes: [String: @Sendable ([UInt8]) -> Void] = [:]
     private var nextID = 1
     private var closed = false
@@ -67,14 +71,26 @@ public final class DevToolsConnection: @unchecked Sendable {
     public var oversizedMessages: Int { lock.withLock { skippedMessages } }
     private var skippedMessages = 0
 
-    /// Takes ownership of both descriptors (closed by ``close()`` or when the pipe ends).
-    public init(commandFD: Int32, eventFD: Int32) {
+    /// The event loop every browser's pipe is read on, and the automation gateway's sockets live on
+    /// (``DevToolsGateway``): one thread, for the process's life.
+    public static let loop: any EventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+
+    /// Takes ownership of both descriptors (closed by ``close()`` or when the pipe ends); reads on
+    /// `loop`.
+    public init(commandFD: Int32, eventFD: Int32, loop: any EventLoop = DevToolsConnection.loop) {
         self.commandFD = commandFD
         self.eventFD = eventFD
         (events, continuation) = AsyncStream.makeStream(of: DevToolsEvent.self, bufferingPolicy: .unbounded)
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "devtools-reader"
-        thread.start()
+        NIOPipeBootstrap(group: loop)
+            .channelOption(.maxMessagesPerRead, value: 16)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DevToolsPipeReader(connection: self)) }
+            }
+            .takingOwnershipOfDescriptor(input: eventFD)
+            .whenFailure { [self] _ in
+                Glibc.close(eventFD)
+                ended()
+            }
     }
 
     /// Sends `method` and waits for its answer's `result`.
@@ -120,7 +136,7 @@ public final class DevToolsConnection: @unchecked Sendable {
         }
     }
 
-    /// Routes the session's events to `deliver` (called on the reader thread, in order: keep it
+    /// Routes the session's events to `deliver` (called on ``loop``, in order: keep it
     /// short) from now on, until its target detaches or ``DevToolsSession/end()``.
     public func session(_ id: String, deliver: @escaping @Sendable (DevToolsEvent) -> Void) -> DevToolsSession {
         lock.withLock { sessionRoutes[id] = (deliver, []) }
@@ -130,7 +146,7 @@ public final class DevToolsConnection: @unchecked Sendable {
     func routes(_ session: String) -> Bool { lock.withLock { sessionRoutes[session] != nil } }
 
     /// Sends every message of `session` from now on, as Chromium wrote it (never decoded), to
-    /// `deliver` on the reader thread, until ``unroute(_:)``: a message routed so is seen before the
+    /// `deliver` on ``loop``, until ``unroute(_:)``: a message routed so is seen before the
     /// next one is read, so a handler that routes a session Chromium just announced gets all of it.
     public func route(_ session: String, to deliver: @escaping @Sendable ([UInt8]) -> Void) {
         lock.withLock { rawRoutes[session] = deliver }
@@ -164,7 +180,7 @@ public final class DevToolsConnection: @unchecked Sendable {
             return !closed
         }
         guard wasOpen else { return }
-        // The browser reads EOF on its fd 3 and exits; its fd 4 ends then, which ends the reader thread.
+        // The browser reads EOF on its fd 3 and exits; its fd 4 ends then, which closes the reading channel.
         // Under `writeLock`: no write can be under way on the number as it is closed (and reused).
         closeCommands()
         failAll()
@@ -179,8 +195,8 @@ public final class DevToolsConnection: @unchecked Sendable {
         waiter?.resume(with: result)
     }
 
-    /// An event: to its session's handler if it has one (a detach ends that session: its waiting calls
-    /// fail first), else to ``events``.
+    /// An event: to its session's handler if it has one (a detach ends that session: the handler sees
+    /// it, then its waiting calls fail), else to ``events``.
     private func dispatch(_ event: DevToolsEvent) {
         if let session = event.sessionID, let deliver = lock.withLock({ sessionRoutes[session]?.deliver }) {
             return deliver(event)
@@ -188,8 +204,11 @@ public final class DevToolsConnection: @unchecked Sendable {
         if event.method == "Target.detachedFromTarget", let session = event.params["sessionId"]?.string,
             let route = lock.withLock({ sessionRoutes.removeValue(forKey: session) })
         {
+            // The session's handler sees the detach before its waiting calls fail: a caller that sees
+            // its call fail finds the session ended.
+            route.deliver(event)
             for call in route.pending { failDetached(call) }
-            return route.deliver(event)
+            return
         }
         continuation.yield(event)
     }
@@ -232,44 +251,63 @@ public final class DevToolsConnection: @unchecked Sendable {
         }
     }
 
-    private func readLoop() {
-        var framing = DevToolsFraming()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(eventFD, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            let skipped = framing.skippedMessages
-            let messages = framing.append(buffer[0..<count])
-            if framing.skippedMessages > skipped { lock.withLock { skippedMessages = framing.skippedMessages } }
-            for message in messages {
-                if let session = DevToolsMessage.trailingSessionID(message), let deliver = lock.withLock({ rawRoutes[session] }) {
-                    deliver(message)
-                    continue
+    /// Chromium's messages, as the pipe gave them (in order, on ``loop``).
+    fileprivate func received(_ messages: [[UInt8]], skipped: Int) {
+        if skipped > 0 { lock.withLock { skippedMessages = skipped } }
+        for message in messages {
+            if let session = DevToolsMessage.trailingSessionID(message), let deliver = lock.withLock({ rawRoutes[session] }) {
+                deliver(message)
+                continue
+            }
+            guard let value = try? JSONValue.parse(message) else { continue }
+            if let id = value["id"]?.int {
+                if let error = value["error"] {
+                    let method = lock.withLock { methods[id] } ?? "?"
+                    resume(
+                        id,
+                        with: .failure(
+                            DevToolsError.failed(method: method, code: error["code"]?.int ?? 0, message: error["message"]?.string ?? "")))
+                } else {
+                    resume(id, with: .success(value["result"] ?? [:]))
                 }
-                guard let value = try? JSONValue.parse(message) else { continue }
-                if let id = value["id"]?.int {
-                    if let error = value["error"] {
-                        let method = lock.withLock { methods[id] } ?? "?"
-                        resume(
-                            id,
-                            with: .failure(
-                                DevToolsError.failed(method: method, code: error["code"]?.int ?? 0, message: error["message"]?.string ?? "")))
-                    } else {
-                        resume(id, with: .success(value["result"] ?? [:]))
-                    }
-                } else if let method = value["method"]?.string {
-                    dispatch(DevToolsEvent(method: method, params: value["params"] ?? [:], sessionID: value["sessionId"]?.string))
-                }
+            } else if let method = value["method"]?.string {
+                dispatch(DevToolsEvent(method: method, params: value["params"] ?? [:], sessionID: value["sessionId"]?.string))
             }
         }
+    }
+
+    /// The pipe ended (the browser exited, or ``close()``): waiting calls fail, ``events`` finishes.
+    fileprivate func ended() {
         let wasOpen = lock.withLock {
             defer { closed = true }
             return !closed
         }
         if wasOpen { closeCommands() }
-        Glibc.close(eventFD)
         failAll()
         continuation.finish()
+    }
+}
+
+/// Reads a browser's pipe on its event loop: frames its messages and hands them to the connection.
+private final class DevToolsPipeReader: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private let connection: DevToolsConnection
+    private var framing = DevToolsFraming()
+
+    init(connection: DevToolsConnection) { self.connection = connection }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        let messages = framing.append(buffer.readableBytesView)
+        connection.received(messages, skipped: framing.skippedMessages)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection.ended()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 }

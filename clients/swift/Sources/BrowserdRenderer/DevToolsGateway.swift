@@ -49,41 +49,35 @@ public final class DevToolsGateway: Sendable {
 
     public let port: Int
     private let channel: any Channel
-    private let group: MultiThreadedEventLoopGroup
     private let state: GatewayState
 
     /// Starts listening on `host:port` (0: a port of the kernel's choosing).
     public static func start(
         host: String, port: Int, controlKey: String, automation: any AutomationHost, limits: Limits = Limits(), logger: Logger
     ) async throws -> DevToolsGateway {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = GatewayState(host: automation, controlKey: controlKey, limits: limits, logger: logger)
-        do {
-            let channel = try await ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    let upgrader = NIOWebSocketServerUpgrader(
-                        maxFrameSize: limits.maximumMessageBytes, automaticErrorHandling: true,
-                        shouldUpgrade: { channel, head in state.shouldUpgrade(channel, head) },
-                        upgradePipelineHandler: { channel, _ in state.upgraded(channel) })
-                    let control = ControlHandler(state: state)
-                    return channel.pipeline.configureHTTPServerPipeline(
-                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in context.pipeline.removeHandler(control, promise: nil) })
-                    ).flatMap { channel.pipeline.addHandler(control) }
-                }
-                .bind(host: host, port: port).get()
-            return DevToolsGateway(port: channel.localAddress?.port ?? port, channel: channel, group: group, state: state)
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
-        }
+        // On the loop Chromium's pipe is read on: a page's message reaches its client's socket with
+        // no hand-off between threads.
+        let channel = try await ServerBootstrap(group: DevToolsConnection.loop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                let upgrader = NIOWebSocketServerUpgrader(
+                    maxFrameSize: limits.maximumMessageBytes, automaticErrorHandling: true,
+                    shouldUpgrade: { channel, head in state.shouldUpgrade(channel, head) },
+                    upgradePipelineHandler: { channel, _ in state.upgraded(channel) })
+                let control = ControlHandler(state: state)
+                return channel.pipeline.configureHTTPServerPipeline(
+                    withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in context.pipeline.removeHandler(control, promise: nil) })
+                ).flatMap { channel.pipeline.addHandler(control) }
+            }
+            .bind(host: host, port: port).get()
+        return DevToolsGateway(port: channel.localAddress?.port ?? port, channel: channel, state: state)
     }
 
-    private init(port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup, state: GatewayState) {
+    private init(port: Int, channel: any Channel, state: GatewayState) {
         self.port = port
         self.channel = channel
-        self.group = group
         self.state = state
     }
 
@@ -96,7 +90,6 @@ public final class DevToolsGateway: Sendable {
     public func stop() async {
         state.endAll(reason: "the renderer stops")
         try? await channel.close()
-        try? await group.shutdownGracefully()
     }
 }
 
