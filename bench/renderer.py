@@ -2,8 +2,9 @@
 """browserd-renderer with a real Chromium against a release browserd, pages served on loopback:
 
 - Chromium's commit of a page's own navigation (its DevTools event arriving at the renderer) to that
-  entry's event at a watcher of the window's stream, p50 and p99, beside the same path for a
-  navigation a client sends (POST sent -> event: browserd's part alone), measured in the same run;
+  entry's event at a watcher of the window's stream, p50 and p99, reported from the page's list
+  (before) and from the commit's step (now), beside the same path for a navigation a client sends
+  (POST sent -> event: browserd's part alone), measured in the same run;
 - CPU per navigation: the renderer's process (renderer and watcher), browserd's and Chromium's;
 - Chromium's memory per live page.
 

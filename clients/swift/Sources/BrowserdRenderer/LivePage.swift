@@ -15,6 +15,8 @@ final class LivePage: Sendable {
         /// The inbox overflowed: commits were dropped; the page's list is asked for once
         /// (`loaderID`: the latest document's loader among them).
         case resync(loaderID: String?)
+        /// The commit numbered so has waited ``RendererPolicy/stepWait`` for its step.
+        case stepTimeout(Int)
     }
 
     let tabID: String
@@ -148,6 +150,29 @@ let pageStateScript = """
     })();
     """
 
+/// The binding the renderer's own world reports a page's navigations through, and that world's name
+/// (an isolated world: the page can neither call the binding nor touch the script).
+let navigationBinding = "__browserdNavigation"
+let navigationWorld = "browserd"
+
+/// The renderer's world's script: how each navigation of the top document moves in the page's list, as
+/// the Navigation API says it (`push`, `replace`, `reload`, `traverse`): a navigation the page starts,
+/// before it does (`navigate`: the `intent`, matched to its commit by its loader), a new document's
+/// (`navigation.activation`), a same-document one's (`currententrychange`).
+let navigationScript = """
+    (() => {
+      if (window !== window.top || !globalThis.navigation) return;
+      const tell = (kind, type, url) => {
+        try { globalThis.\(navigationBinding)(JSON.stringify({ kind, type, url })); } catch (e) {}
+      };
+      if (navigation.activation) tell('document', navigation.activation.navigationType, location.href);
+      navigation.addEventListener('navigate', (event) => {
+        if (!event.destination.sameDocument) tell('intent', event.navigationType, event.destination.url);
+      });
+      navigation.addEventListener('currententrychange', (event) => tell('same', event.navigationType, location.href));
+    })();
+    """
+
 private struct Worker {
     var sync: PageSync
     let mailbox: PageMailbox
@@ -160,6 +185,18 @@ private struct Worker {
     /// The page's session, once attached: its events, its calls.
     var devtools: DevToolsSession?
     var mainFrameID: String?
+    /// A commit of the page's own waiting for its step (``navigationScript``'s message) to be
+    /// reported from it (``PageSync/Event/stepped``), numbered for its timeout.
+    var awaitingStep: (loaderID: String?, url: String?, sameDocument: Bool, number: Int)?
+    var steps = 0
+    /// The reason of the top frame's navigation the page asked for, until it starts, and the
+    /// transition of the one started last (`typed` when nobody in the page asked: a client's).
+    var requestedReason: String?
+    var startedTransition = "link"
+    /// The step of the new-document navigation the page said it starts (its `navigate` event), until
+    /// it starts; then the started navigation's step, by its loader: its commit is reported at once.
+    var intent: PageSync.Step?
+    var startedStep: (loaderID: String, step: PageSync.Step)?
     /// Whether a document of the page's own has committed (a picture is taken only then).
     var documentCommitted = false
     /// The page's pictures (one taken at a time, the same one never put twice).
@@ -226,11 +263,15 @@ private struct Worker {
             async let runtime = connection.call("Runtime.enable", session: session)
             async let binding = connection.call("Runtime.addBinding", ["name": .string(pageStateBinding)], session: session)
             async let script = connection.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)], session: session)
+            async let stepBinding = connection.call(
+                "Runtime.addBinding", ["name": .string(navigationBinding), "executionContextName": .string(navigationWorld)], session: session)
+            async let stepScript = connection.call(
+                "Page.addScriptToEvaluateOnNewDocument", ["source": .string(navigationScript), "worldName": .string(navigationWorld)], session: session)
             async let tree = connection.call("Page.getFrameTree", session: session)
             async let inspector = connection.call("Inspector.enable", session: session)
             // Every new target waits for the debugger until the policy and the script are in place.
             async let run = connection.call("Runtime.runIfWaitingForDebugger", session: session)
-            _ = try await (page, lifecycle, runtime, binding, script, inspector, run)
+            _ = try await (page, lifecycle, runtime, binding, script, inspector, run, stepBinding, stepScript)
             mainFrameID = try await tree["frameTree"]?["frame"]?["id"]?.string
             // A popup's first document loads on its own, and its commit becomes the tab's entry.
             if adopting == nil { await perform(sync.start()) }
@@ -239,9 +280,17 @@ private struct Worker {
         }
         while let input = await mailbox.next() {
             switch input {
-            case .model(let tab): await perform(sync.event(.model(tab), now: now))
+            case .model(let tab):
+                await readAwaitedCommit()
+                await perform(sync.event(.model(tab), now: now))
             case .devtools(let event): await handle(event)
-            case .resync(let loaderID): await historyChanged(loaderID: loaderID, url: nil)
+            case .resync(let loaderID):
+                await readAwaitedCommit()
+                await historyChanged(loaderID: loaderID, url: nil)
+            case .stepTimeout(let number):
+                guard awaitingStep?.number == number else { break }
+                logger.debug("tab \(sync.model.id): no step for a commit within \(policy.stepWait): the list is read")
+                await readAwaitedCommit()
             }
         }
         // Closed: its picture as it leaves (what the tab switcher shows of it from now on), then the
@@ -292,18 +341,98 @@ private struct Worker {
         try await connection.call(method, params, session: sessionID, timeout: timeout ?? policy.commandTimeout)
     }
 
+    /// A commit waits for its step no more: the page's list is read for it.
+    mutating func readAwaitedCommit() async {
+        guard let awaiting = awaitingStep else { return }
+        awaitingStep = nil
+        await historyChanged(loaderID: awaiting.loaderID, url: awaiting.url)
+    }
+
+    /// A commit of the top document: reported from its step when it comes (``PageSync/followsSteps``),
+    /// else (or once it is late) from the page's list.
+    mutating func committed(loaderID: String?, url: String?, sameDocument: Bool) async {
+        await readAwaitedCommit()
+        // Commits queued behind this one (a storm): the list, which tells them all at once.
+        guard policy.followsSteps, sync.followsSteps, !mailbox.hasPendingCommit, let url else {
+            startedStep = nil
+            return await historyChanged(loaderID: loaderID, url: url)
+        }
+        // A new document whose step was known as it started: reported now.
+        if !sameDocument, let started = startedStep, started.loaderID == loaderID {
+            startedStep = nil
+            if sync.follows(started.step, to: url) { return await step(started.step, to: url, sameDocument: false) }
+        }
+        steps += 1
+        awaitingStep = (loaderID, url, sameDocument, steps)
+        let (mailbox, number, wait) = (mailbox, steps, policy.stepWait)
+        Task {
+            try? await Task.sleep(for: wait)
+            mailbox.send(.stepTimeout(number))
+        }
+    }
+
+    /// The renderer's world told how the page navigates or navigated (``navigationScript``).
+    mutating func stepTold(_ payload: String) async {
+        guard let told = try? JSONValue.parse(Array(payload.utf8)), let kind = told["kind"]?.string, let url = told["url"]?.string else { return }
+        let step = told["type"]?.string.flatMap(PageSync.Step.init(rawValue:))
+        if kind == "intent" {
+            intent = step
+            return
+        }
+        guard let awaiting = awaitingStep else { return }
+        guard url == awaiting.url, (kind == "same") == awaiting.sameDocument, let step, sync.follows(step, to: url) else {
+            return await readAwaitedCommit()
+        }
+        awaitingStep = nil
+        await self.step(step, to: url, sameDocument: awaiting.sameDocument)
+    }
+
+    /// Reports a commit from its step, then reads the page's list off the commit's path for the ids
+    /// of its entries (a traversal the model asks for later names Chromium's entry); a newer commit
+    /// waiting reads it anyway.
+    mutating func step(_ step: PageSync.Step, to url: String, sameDocument: Bool) async {
+        if !sameDocument, PageSync.pageCanShow(url) { documentCommitted = true }
+        let transition = sameDocument ? "link" : startedTransition
+        await perform(sync.event(.stepped(url: url, step: step, sameDocument: sameDocument, transition: transition), now: now))
+        guard !mailbox.hasPendingCommit, let read = try? await call("Page.getNavigationHistory", timeout: policy.quickCommandTimeout),
+            let history = PageHistory(read)
+        else { return }
+        await perform(sync.event(.refreshed(history), now: now))
+    }
+
     mutating func handle(_ event: DevToolsEvent) async {
         logger.trace("page event", metadata: ["tab": "\(sync.model.id)", "method": "\(event.method)"])
         switch event.method {
+        case "Page.frameRequestedNavigation":
+            guard event.params["frameId"]?.string == mainFrameID else { return }
+            requestedReason = event.params["reason"]?.string
+        case "Page.frameStartedNavigating":
+            guard event.params["frameId"]?.string == mainFrameID else { return }
+            startedTransition = requestedReason.map(PageSync.transition(forReason:)) ?? "typed"
+            // A new document's step: the page's intent when the page asked for it; a push when nobody
+            // in the page did (a client's `Page.navigate`, which cannot replace), unless to the URL it
+            // shows (Chromium may make that a reload).
+            let kind = event.params["navigationType"]?.string
+            let url = event.params["url"]?.string
+            let step: PageSync.Step? =
+                kind != "differentDocument" ? nil : requestedReason != nil ? intent : url != nil && url != sync.page?.current?.url ? .push : nil
+            startedStep = event.params["loaderId"]?.string.flatMap { loader in step.map { (loader, $0) } }
+            requestedReason = nil
+            intent = nil
         case "Page.frameNavigated":
             guard event.params["frame"]?["parentId"] == nil else { return }
             mainFrameID = event.params["frame"]?["id"]?.string ?? mainFrameID
             let frame = event.params["frame"]
             let url = frame?["url"]?.string.map { $0 + (frame?["urlFragment"]?.string ?? "") }
-            await historyChanged(loaderID: frame?["loaderId"]?.string, url: url)
+            await committed(loaderID: frame?["loaderId"]?.string, url: url, sameDocument: false)
         case "Page.navigatedWithinDocument":
             guard event.params["frameId"]?.string == mainFrameID else { return }
-            await historyChanged(loaderID: nil, url: event.params["url"]?.string)
+            // Coalesced in the inbox (a pushState storm): the steps between are gone, the list tells.
+            if event.params[PageInbox.coalescedMark] != nil {
+                await readAwaitedCommit()
+                return await historyChanged(loaderID: nil, url: event.params["url"]?.string)
+            }
+            await committed(loaderID: nil, url: event.params["url"]?.string, sameDocument: true)
         case "Page.frameStartedLoading":
             guard event.params["frameId"]?.string == mainFrameID else { return }
             await perform(sync.event(.loading(true, progress: 0.1), now: now))
@@ -322,6 +451,9 @@ private struct Worker {
             await perform(sync.event(.closedByPage, now: now))
         case "Inspector.targetCrashed":
             await perform(sync.event(.crashed, now: now))
+        case "Runtime.bindingCalled" where event.params["name"]?.string == navigationBinding:
+            guard let payload = event.params["payload"]?.string else { return }
+            await stepTold(payload)
         case "Runtime.bindingCalled":
             guard event.params["name"]?.string == pageStateBinding, let payload = event.params["payload"]?.string,
                 let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))

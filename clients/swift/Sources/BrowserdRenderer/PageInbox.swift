@@ -5,8 +5,9 @@
 ///   attached, lifecycle events other than `DOMContentLoaded`) are dropped as they come.
 /// - Stale news is coalesced as it arrives: only the latest state of the tab in the model (and the
 ///   latest command among them: a state that asks for a load), a frame's latest loading news, the
-///   latest page state (title, favicon), and of same-document commits in a row (pushState, fragments:
-///   the page's task asks Chromium for the whole list anyway) only the latest.
+///   latest page state (title, favicon), and of same-document commits in a row (pushState, fragments)
+///   only the latest, marked (``coalescedMark``): the page's task asks Chromium for the whole list
+///   then, instead of reporting each commit from its step.
 /// - Past ``capacity`` (a page that loads documents in a loop), the waiting commits and loading news
 ///   go, and one ``LivePage/Input/resync(loaderID:)`` takes their place: the page's list is asked for
 ///   once, with the loader of the latest document dropped (a load of the renderer's own is matched by it).
@@ -27,7 +28,7 @@ struct PageInbox: Sendable {
             switch $0 {
             case .resync: return true
             case .devtools(let event): return event.method == "Page.frameNavigated" || event.method == "Page.navigatedWithinDocument"
-            case .model: return false
+            case .model, .stepTimeout: return false
             }
         }
     }
@@ -41,9 +42,9 @@ struct PageInbox: Sendable {
                 guard case .model(let pending) = $0 else { return false }
                 return tab.asksForALoad || !pending.asksForALoad
             }
-        case .resync:
+        case .resync, .stepTimeout:
             break
-        case .devtools(let event):
+        case .devtools(var event):
             guard Self.kept(event) else { return }
             switch event.method {
             case "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent":
@@ -54,8 +55,17 @@ struct PageInbox: Sendable {
                     guard case .devtools(let other) = $0, Self.loadingNews.contains(other.method) else { return false }
                     return other.params["frameId"]?.string == frame
                 }
-            case "Runtime.bindingCalled":
-                remove { if case .devtools(let other) = $0 { return other.method == "Runtime.bindingCalled" } else { return false } }
+            case "Runtime.bindingCalled" where event.params["name"]?.string == pageStateBinding:
+                remove {
+                    guard case .devtools(let other) = $0 else { return false }
+                    return other.method == "Runtime.bindingCalled" && other.params["name"]?.string == pageStateBinding
+                }
+            case "Page.frameRequestedNavigation", "Page.frameStartedNavigating":
+                let frame = event.params["frameId"]?.string
+                removeAll {
+                    guard case .devtools(let other) = $0 else { return false }
+                    return other.method == event.method && other.params["frameId"]?.string == frame
+                }
             case "Page.navigatedWithinDocument":
                 // The previous same-document commit of this frame, unless a new document came between.
                 let frame = event.params["frameId"]?.string
@@ -66,6 +76,11 @@ struct PageInbox: Sendable {
                     case .devtools(let other) = items[last], other.method == "Page.navigatedWithinDocument", other.params["frameId"]?.string == frame
                 {
                     items.remove(at: last)
+                    // The steps of the commits between are gone with them: the page's task reads the list.
+                    event.params = Self.marked(event.params)
+                    items.append(.devtools(event))
+                    if count > Self.capacity { overflow() }
+                    return
                 }
             default:
                 break
@@ -94,14 +109,26 @@ struct PageInbox: Sendable {
 
     static let loadingNews: Set<String> = ["Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent"]
 
+    /// The member a same-document commit carries when earlier ones were coalesced into it.
+    static let coalescedMark = "browserdCoalesced"
+
+    private static func marked(_ params: JSONValue) -> JSONValue {
+        guard case .object(var members) = params else { return params }
+        members[coalescedMark] = true
+        return .object(members)
+    }
+
     /// The events a page's task acts on (``LivePage``): anything else is dropped as it comes.
     static func kept(_ event: DevToolsEvent) -> Bool {
         switch event.method {
         case "Page.frameNavigated", "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading",
-            "Target.detachedFromTarget", "Inspector.detached", "Inspector.targetCrashed":
+            "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Target.detachedFromTarget", "Inspector.detached",
+            "Inspector.targetCrashed":
             return true
         case "Page.lifecycleEvent": return event.params["name"]?.string == "DOMContentLoaded"
-        case "Runtime.bindingCalled": return event.params["name"]?.string == pageStateBinding
+        case "Runtime.bindingCalled":
+            let name = event.params["name"]?.string
+            return name == pageStateBinding || name == navigationBinding
         default: return false
         }
     }
@@ -125,11 +152,15 @@ struct PageInbox: Sendable {
             switch item {
             case .model: kept.append(item)
             case .resync(let loader): loaderID = loader ?? loaderID
+            case .stepTimeout: break
             case .devtools(let event):
                 switch event.method {
                 case "Page.frameNavigated":
                     if event.params["frame"]?["parentId"] == nil { loaderID = event.params["frame"]?["loaderId"]?.string ?? loaderID }
-                case "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent": break
+                case "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent",
+                    "Page.frameRequestedNavigation", "Page.frameStartedNavigating":
+                    break
+                case "Runtime.bindingCalled" where event.params["name"]?.string == navigationBinding: break
                 default: kept.append(item)
                 }
             }

@@ -21,6 +21,15 @@ public struct PageSync: Sendable {
         /// same-document commit); its back/forward list as Chromium holds it when asked, which may
         /// already show what the page did next (a `pushState` right after the load).
         case committed(PageHistory, loaderID: String?, url: String? = nil)
+        /// The page committed a navigation to `url` that it says itself how it made (the Navigation
+        /// API's `navigationType`, read in the renderer's own isolated world: the page cannot forge
+        /// it): a push or a replace is reported from this alone, with no round trip to Chromium's list
+        /// (``followsSteps``); anything else is read from the list (``committed(_:loaderID:url:)``).
+        case stepped(url: String, step: Step, sameDocument: Bool, transition: String)
+        /// The page's list as Chromium holds it, read after a step was reported: its entries' ids
+        /// (what a traversal asks Chromium for) take the place of the ones the step made up; nothing
+        /// is reported from it.
+        case refreshed(PageHistory)
         /// The page's title or favicon as the document at `url` shows them (the events of a new
         /// document may come before its commit's: they wait for it).
         case pageState(title: String, faviconURL: String?, url: String? = nil)
@@ -56,6 +65,11 @@ public struct PageSync: Sendable {
         /// Take the page's picture (a tab switcher's): a new document has loaded, or a same-document
         /// one (pushState) and the last picture is ``pictureInterval`` old.
         case takePicture
+    }
+
+    /// How a commit moved within the page's list (the Navigation API's `NavigationType`).
+    public enum Step: String, Sendable, Equatable {
+        case push, replace, reload, traverse
     }
 
     /// How often a page whose document stays (pushState) gets a new picture at most (seconds).
@@ -161,6 +175,69 @@ public struct PageSync: Sendable {
         return !adoptedFirstCommit && history.entries.count == 2 && history.currentIndex == 1 && history.entries[0].url == "about:blank"
     }
 
+    /// Whether the page's next commit of its own may be reported from its step alone (``Event/stepped``):
+    /// no load of the renderer's is under way (its commit is matched by its loader, in the list), the
+    /// page's first document has committed (its list is read once: ``firstCommitLeavesBlankEntry(_:)``),
+    /// and the list was read once since.
+    public var followsSteps: Bool { ownLoad == nil && !awaitingFirstCommit && !adoptedFirstCommit && page?.current != nil }
+
+    /// Whether a commit to `url` made by `step` is reported from the step alone (else the page's list
+    /// is read): a push or a replace to a URL the renderer shows, while ``followsSteps``.
+    public func follows(_ step: Step, to url: String) -> Bool { followsSteps && Self.pageCanShow(url) && (step == .push || step == .replace) }
+
+    /// Chromium's transition for a navigation the page asked for (`Page.frameRequestedNavigation`'s
+    /// reason): a form's submission, else a link (a script's, a refresh, a click).
+    public static func transition(forReason reason: String) -> String {
+        reason.hasPrefix("formSubmission") ? "form_submit" : "link"
+    }
+
+    /// Chromium's own limit on a page's list (`kMaxSessionHistoryEntries`): past it, the oldest entry goes.
+    static let maximumPageEntries = 50
+
+    /// A step the page made: reported as it is (a push: a new entry; a replace: the current entry
+    /// replaced), and the page's list as last read updated as Chromium updates its own, with ids made
+    /// up (negative) until the list is read again (``Event/refreshed``). Nil unless
+    /// ``follows(_:to:)`` (a traversal, a reload, a URL the renderer does not show, a load of its own
+    /// under way): the list is read instead.
+    private mutating func stepped(url: String, step: Step, sameDocument: Bool, transition: String) -> [Action]? {
+        guard follows(step, to: url), var list = page else { return nil }
+        madeUpIDs -= 1
+        let entry = PageHistory.Entry(id: madeUpIDs, url: url, transition: transition)
+        let previousURL = list.current?.url
+        switch step {
+        case .push:
+            list.entries = Array(list.entries[...list.currentIndex]) + [entry]
+            if list.entries.count > Self.maximumPageEntries { list.entries.removeFirst(list.entries.count - Self.maximumPageEntries) }
+            list.currentIndex = list.entries.count - 1
+        default:
+            list.entries[list.currentIndex] = entry
+        }
+        page = list
+        if !sameDocument { pictureDue = true }
+        if sameDocument, shown != nil {
+            shown?.url = url
+            told = nil
+        }
+        // The same entry again (replaceState of its own URL): nothing new for the model.
+        if step == .replace, url == previousURL || url == model.url { return [] }
+        return [.reportNavigation(url: url, transition: transition, replace: step == .replace)]
+    }
+
+    /// The last id ``stepped(url:step:sameDocument:transition:)`` made up.
+    private var madeUpIDs = 0
+
+    /// The list as read, with the ids it now gives to entries a step made up: an entry at the same
+    /// place with the same URL is the same entry.
+    private func resolvingMadeUpIDs(in history: PageHistory) -> PageHistory? {
+        guard var before = page, before.entries.contains(where: { $0.id < 0 }) else { return page }
+        for index in before.entries.indices where before.entries[index].id < 0 {
+            if history.entries.indices.contains(index), history.entries[index].url == before.entries[index].url {
+                before.entries[index].id = history.entries[index].id
+            }
+        }
+        return before
+    }
+
     /// Whether the renderer loads `url`: `http:` and `https:` only. A tab's URL of any other scheme
     /// (`file:`, `chrome:`, `devtools:`, `view-source:`, `data:`, `javascript:`, …) is never loaded: the
     /// page shows ``placeholder(for:)`` and nothing of it is reported (no title, favicon or picture of
@@ -221,6 +298,12 @@ public struct PageSync: Sendable {
                 return first + committed(history, loaderID: nil)
             }
             return committed(history, loaderID: loaderID)
+        case .stepped(let url, let step, let sameDocument, let transition):
+            return stepped(url: url, step: step, sameDocument: sameDocument, transition: transition) ?? []
+        case .refreshed(let history):
+            // Only the ids: what the list shows beyond the step is the news of events still to come.
+            page = resolvingMadeUpIDs(in: history)
+            return tellShown()
         case .pageState(let title, let favicon, let url):
             shown = (url, Self.fitted(title: title), Self.fitted(favicon: favicon))
             return tellShown()
@@ -323,7 +406,7 @@ public struct PageSync: Sendable {
     }
 
     private mutating func committed(_ history: PageHistory, loaderID: String?) -> [Action] {
-        let before = page
+        let before = resolvingMadeUpIDs(in: history)
         if loaderID != nil { pictureDue = true }
         page = history
         guard let current = history.current else { return [] }

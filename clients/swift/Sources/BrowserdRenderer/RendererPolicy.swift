@@ -17,6 +17,13 @@ public struct RendererPolicy: Sendable, Equatable {
     /// first entry, about one popup in ten): asked again at most this many times, this far apart.
     public var historyAttempts = 20
     public var historyRetryInterval: Duration = .milliseconds(10)
+    /// How long a commit of the page's own waits for its step (the Navigation API's type, from the
+    /// renderer's world) before the page's list is read instead (a page whose scripts a client
+    /// disabled never tells it).
+    public var stepWait: Duration = .milliseconds(250)
+    /// Whether a page's own commits are reported from their steps (false: every commit from the list
+    /// read after it, as before; the bench's baseline).
+    public var followsSteps = true
     /// A target Chromium keeps after `Target.closeTarget` (a page mid-load): closed again at most this
     /// many times, this far apart.
     public var closeAttempts = 10

@@ -11,7 +11,8 @@ import Synchronization
 /// What bench/renderer.py runs: browserd-renderer in this process against a live browserd and pages
 /// on loopback, measuring
 /// - the path from Chromium's commit of a page's own navigation (its DevTools event arriving) to the
-///   event of that entry at a watcher of the window's stream, p50 and p99 — beside, in the same run,
+///   event of that entry at a watcher of the window's stream, p50 and p99, each commit reported from
+///   the page's list (before: `RendererPolicy.followsSteps` off) and from its step — beside, in the same run,
 ///   the path of a navigation a client sends (its POST sent → the watcher's event): browserd's part alone;
 /// - this process's CPU (renderer and watcher) per page navigation;
 /// - Chromium's memory per live page (its process group's RSS with 1 and with `--live-pages` pages).
@@ -54,23 +55,14 @@ struct RendererBench {
                 for url in urls { seen.note(url, at: now) }
             }
         }
-        let commits = Times()
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("renderer-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
         // RENDERER_BENCH_TRACE=1: every renderer event and action with its time in milliseconds
         // (stderr), to see where the path from a commit to the watcher spends its time.
         let tracing = ProcessInfo.processInfo.environment["RENDERER_BENCH_TRACE"] == "1"
         let logger = tracing ? Logger(label: "renderer-bench") { _ in MillisecondLog() } : Logger(label: "renderer-bench")
         var quiet = logger
         quiet.logLevel = tracing ? .trace : .warning
-        let renderer = Renderer(
-            options: .init(
-                profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.path, allowedOrigins: [pages],
-                commitObserver: { _, url in
-                    commits.note(url, at: .now)
-                }),
-            client: client, logger: quiet)
-        let run = Task { try await renderer.run() }
-        defer { try? FileManager.default.removeItem(at: state) }
 
         // Baseline: navigations a client sends, from the POST to the watcher's event.
         let baselineTab = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: "about:blank"))).created.body.json.id
@@ -82,24 +74,46 @@ struct RendererBench {
             baseline.append(try await waitSeen(url, in: seen, since: sent))
         }
 
-        // A page that navigates itself `navigations` times (location.href after each load).
-        let cpuBefore = processCPU()
-        let chromiumBefore = await renderer.chromiumPID.map(groupCPU) ?? 0
-        let chainStart = ContinuousClock.now
-        let first = "\(pages)/chain?n=0&last=\(navigations)"
-        _ = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: first))).created.body.json
-        let last = "\(pages)/chain?n=\(navigations)&last=\(navigations)"
-        _ = try await waitSeen(last, in: seen, since: chainStart, timeout: Duration.seconds(Double(navigations) * 0.5 + 30))
-        try await Task.sleep(for: .milliseconds(300))
-        let chainSeconds = seconds(ContinuousClock.now - chainStart)
-        let cpuPerNavigation = (processCPU() - cpuBefore) / Double(navigations) * 1000
-        let chromiumPerNavigation = ((await renderer.chromiumPID.map(groupCPU) ?? 0) - chromiumBefore) / Double(navigations) * 1000
-        let (committed, watched) = (commits.all, seen.all)
-        var latencies: [Double] = []
-        for n in 1...navigations {
-            let url = "\(pages)/chain?n=\(n)&last=\(navigations)"
-            if let commit = committed[url], let event = watched[url] { latencies.append(seconds(event - commit) * 1000) }
+        /// A page that navigates itself `navigations` times (location.href after each load), under a
+        /// renderer of its own with `policy`: each commit's latency and the CPU per navigation.
+        func chain(
+            _ label: String, from start: Int, policy: RendererPolicy
+        ) async throws -> (latencies: [Double], seconds: Double, cpu: Double, chromium: Double, renderer: Renderer, run: Task<Void, any Error>) {
+            let commits = Times()
+            let renderer = Renderer(
+                options: .init(
+                    profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.appendingPathComponent(label).path,
+                    allowedOrigins: [pages], commitObserver: { _, url in commits.note(url, at: .now) }, policy: policy),
+                client: client, logger: quiet)
+            let run = Task { try await renderer.run() }
+            while await renderer.chromiumPID == nil { try await Task.sleep(for: .milliseconds(20)) }
+            let cpuBefore = processCPU()
+            let chromiumBefore = await renderer.chromiumPID.map(groupCPU) ?? 0
+            let chainStart = ContinuousClock.now
+            let first = "\(pages)/chain?n=\(start)&last=\(start + navigations)"
+            _ = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: first))).created.body.json
+            let last = "\(pages)/chain?n=\(start + navigations)&last=\(start + navigations)"
+            _ = try await waitSeen(last, in: seen, since: chainStart, timeout: Duration.seconds(Double(navigations) * 0.5 + 30))
+            try await Task.sleep(for: .milliseconds(300))
+            let chainSeconds = seconds(ContinuousClock.now - chainStart)
+            let cpuPerNavigation = (processCPU() - cpuBefore) / Double(navigations) * 1000
+            let chromiumPerNavigation = ((await renderer.chromiumPID.map(groupCPU) ?? 0) - chromiumBefore) / Double(navigations) * 1000
+            let (committed, watched) = (commits.all, seen.all)
+            var latencies: [Double] = []
+            for n in 1...navigations {
+                let url = "\(pages)/chain?n=\(start + n)&last=\(start + navigations)"
+                if let commit = committed[url], let event = watched[url] { latencies.append(seconds(event - commit) * 1000) }
+            }
+            return (latencies, chainSeconds, cpuPerNavigation, chromiumPerNavigation, renderer, run)
         }
+        // Before: every commit read from the page's list; after: from its step. One renderer at a time.
+        var listPolicy = RendererPolicy.standard
+        listPolicy.followsSteps = false
+        let listed = try await chain("list", from: 0, policy: listPolicy)
+        listed.run.cancel()
+        _ = try? await listed.run.value
+        let stepped = try await chain("step", from: 100_000, policy: .standard)
+        let (renderer, run) = (stepped.renderer, stepped.run)
 
         // Memory per live page: Chromium's RSS with the chain's one page, then with `livePages` more.
         let pid = await renderer.chromiumPID
@@ -120,21 +134,25 @@ struct RendererBench {
             String(
                 format: "  client navigate -> watcher event (baseline)       p50 %6.2f ms   p99 %6.2f ms   (%d)", percentile(baseline, 50),
                 percentile(baseline, 99), baseline.count))
-        print(
-            String(
-                format: "  Chromium commit -> watcher event (page-initiated) p50 %6.2f ms   p99 %6.2f ms   (%d of %d)",
-                percentile(latencies, 50), percentile(latencies, 99), latencies.count, navigations))
-        print(
-            String(
-                format: "  chain of %d navigations: %.2f s; CPU per navigation: renderer (and watcher) %.2f ms, Chromium %.2f ms", navigations,
-                chainSeconds, cpuPerNavigation, chromiumPerNavigation))
+        for (name, result) in [("from the list (before)", listed), ("from the step", stepped)] {
+            print(
+                String(
+                    format: "  Chromium commit -> watcher event (page-initiated), %@: p50 %6.2f ms   p99 %6.2f ms   (%d of %d)", name,
+                    percentile(result.latencies, 50), percentile(result.latencies, 99), result.latencies.count, navigations))
+            print(
+                String(
+                    format: "    chain of %d navigations: %.2f s; CPU per navigation: renderer (and watcher) %.2f ms, Chromium %.2f ms", navigations,
+                    result.seconds, result.cpu, result.chromium))
+        }
+        let (latencies, cpuPerNavigation) = (stepped.latencies, stepped.cpu)
         print(
             String(
                 format: "  Chromium PSS: %.1f MB with %d live pages, %.1f MB with %d; per live page %.1f MB", Double(rssOne) / 1e6, liveBefore,
                 Double(rssMany) / 1e6, livePagesNow, Double(rssMany - rssOne) / 1e6 / Double(max(1, livePagesNow - liveBefore))))
         print(
             "RESULT commit_p50_ms=\(percentile(latencies, 50)) commit_p99_ms=\(percentile(latencies, 99))",
-            "baseline_p99_ms=\(percentile(baseline, 99)) cpu_ms_per_navigation=\(cpuPerNavigation)")
+            "baseline_p99_ms=\(percentile(baseline, 99)) cpu_ms_per_navigation=\(cpuPerNavigation)",
+            "list_commit_p50_ms=\(percentile(listed.latencies, 50)) list_commit_p99_ms=\(percentile(listed.latencies, 99)) list_cpu_ms_per_navigation=\(listed.cpu)")
         watcher.cancel()
         run.cancel()
         _ = try? await run.value

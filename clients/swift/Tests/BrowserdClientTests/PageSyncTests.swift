@@ -380,6 +380,77 @@ extension PageSyncTests {
 
     /// Commits coalesced during a storm (one list, several new entries): each new entry is reported in
     /// order, so the model holds what the page holds.
+    /// A page whose first document committed and was read (its blank entry judged).
+    static func following() -> PageSync {
+        var sync = loaded()
+        _ = sync.firstCommitLeavesBlankEntry(history(["http://a.test/"], current: 0))
+        #expect(sync.followsSteps)
+        return sync
+    }
+
+    @Test func aStepOfThePagesOwnIsReportedFromItselfAndTheListOnlyGivesItsIDs() {
+        var sync = Self.following()
+        // A client's goto (a new document, `typed`): reported at once, no list read.
+        #expect(
+            sync.event(.stepped(url: "http://b.test/", step: .push, sameDocument: false, transition: "typed"), now: 1)
+                == [.reportNavigation(url: "http://b.test/", transition: "typed", replace: false)])
+        _ = sync.reported(
+            .reportNavigation(url: "http://b.test/", transition: "typed", replace: false), answer: Self.tab("http://b.test/", index: 1, count: 2), now: 1)
+        // pushState of the same URL: Chromium's list has a new entry, and so does the model's.
+        #expect(
+            sync.event(.stepped(url: "http://b.test/", step: .push, sameDocument: true, transition: "link"), now: 2)
+                == [.reportNavigation(url: "http://b.test/", transition: "link", replace: false)])
+        _ = sync.reported(
+            .reportNavigation(url: "http://b.test/", transition: "link", replace: false), answer: Self.tab("http://b.test/", index: 2, count: 3), now: 2)
+        // replaceState: the current entry; of its own URL, nothing.
+        #expect(
+            sync.event(.stepped(url: "http://b.test/r", step: .replace, sameDocument: true, transition: "link"), now: 3)
+                == [.reportNavigation(url: "http://b.test/r", transition: "link", replace: true)])
+        _ = sync.reported(
+            .reportNavigation(url: "http://b.test/r", transition: "link", replace: true), answer: Self.tab("http://b.test/r", index: 2, count: 3), now: 3)
+        #expect(sync.event(.stepped(url: "http://b.test/r", step: .replace, sameDocument: true, transition: "link"), now: 4) == [])
+        // The list read afterwards names the entries; it reports nothing, even what it shows beyond
+        // (a later commit's events report that one).
+        let read = Self.history(
+            ["about:blank", "http://a.test/", "http://b.test/", "http://b.test/r", "http://b.test/later"], current: 4, ids: [1, 2, 7, 8, 9])
+        #expect(sync.event(.refreshed(read), now: 5) == [])
+        #expect(sync.page?.entries.map(\.id) == [1, 2, 7, 8])
+        // The model goes back one: Chromium's own entry, by the id the list gave.
+        #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 6) == [.traverse(entryID: 7)])
+    }
+
+    @Test func aStepThatDoesNotSayEnoughIsReadFromTheList() {
+        var sync = Self.following()
+        #expect(!sync.follows(.traverse, to: "http://b.test/"))
+        #expect(!sync.follows(.reload, to: "http://a.test/"))
+        #expect(!sync.follows(.push, to: "file:///etc/passwd"))
+        #expect(sync.event(.stepped(url: "http://a.test/", step: .traverse, sameDocument: false, transition: "link"), now: 1) == [])
+        // Neither before the first document was read, nor while a load of the renderer's is under way.
+        #expect(!Self.loaded().followsSteps)
+        #expect(sync.event(.model(Self.tab("http://c.test/", index: 1, count: 2, loading: true, progress: 0)), now: 2) == [.load(url: "http://c.test/")])
+        #expect(!sync.follows(.push, to: "http://d.test/"))
+        #expect(PageSync.transition(forReason: "formSubmissionPost") == "form_submit")
+        #expect(PageSync.transition(forReason: "anchorClick") == "link")
+    }
+
+    @Test func aListReadAfterUnnamedStepsReportsOnlyWhatCameAfterThem() {
+        var sync = Self.following()
+        #expect(sync.event(.stepped(url: "http://b.test/", step: .push, sameDocument: false, transition: "link"), now: 1).count == 1)
+        _ = sync.reported(
+            .reportNavigation(url: "http://b.test/", transition: "link", replace: false), answer: Self.tab("http://b.test/", index: 1, count: 2), now: 1)
+        // No refresh came between (a commit waited): the next commit's list names b's entry by its place and URL.
+        let read = Self.history(["about:blank", "http://a.test/", "http://b.test/", "http://c.test/"], current: 3, ids: [1, 2, 5, 6])
+        #expect(
+            sync.event(.committed(read, loaderID: "L"), now: 2) == [.reportNavigation(url: "http://c.test/", transition: "link", replace: false)])
+        // Past Chromium's 50 entries, the oldest goes from the made-up list as from Chromium's.
+        var long = Self.following()
+        for index in 0..<60 {
+            _ = long.event(.stepped(url: "http://b.test/\(index)", step: .push, sameDocument: true, transition: "link"), now: Double(index))
+        }
+        #expect(long.page?.entries.count == PageSync.maximumPageEntries)
+        #expect(long.page?.current?.url == "http://b.test/59")
+    }
+
     @Test func coalescedCommitsReportEveryNewEntry() {
         var sync = Self.loaded()
         let urls = ["about:blank", "http://a.test/", "http://a.test/#1", "http://a.test/#2", "http://a.test/#3"]
@@ -411,6 +482,7 @@ extension PageSyncTests {
             case .model(let tab): seen.append("model \(tab.url)")
             case .devtools(let event): seen.append("\(event.method) \(event.params["url"]?.string ?? event.params["payload"]?.string ?? "")")
             case .resync(let loader): seen.append("resync \(loader ?? "-")")
+            case .stepTimeout(let number): seen.append("step timeout \(number)")
             }
         }
         return seen
@@ -432,6 +504,27 @@ extension PageSyncTests {
                 "Page.frameNavigated ", "Page.navigatedWithinDocument http://a.test/#1999", "Runtime.bindingCalled t1999", "model http://m.test/1999",
             ])
         #expect(!inbox.hasPendingCommit)
+    }
+
+    @Test func aStormsStepsGoWithItsCoalescedCommits() {
+        var inbox = PageInbox()
+        inbox.push(Self.event("Page.frameNavigated", ["frame": ["id": "F", "loaderId": "L1", "url": "http://a.test/"]]))
+        inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": "http://a.test/#0"]))
+        inbox.push(Self.event("Runtime.bindingCalled", ["name": .string(navigationBinding), "payload": "s0"]))
+        inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": "http://a.test/#1"]))
+        // The second commit stands for both and says so: the page's task reads the list for it.
+        var seen: [JSONValue] = []
+        var copy = inbox
+        while let input = copy.pop() { if case .devtools(let event) = input, event.method == "Page.navigatedWithinDocument" { seen.append(event.params) } }
+        #expect(seen.count == 1 && seen.first?[PageInbox.coalescedMark] == true)
+        for index in 2..<2_000 {
+            inbox.push(Self.event("Page.frameRequestedNavigation", ["frameId": "F", "reason": "scriptInitiated"]))
+            inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": .string("http://a.test/#\(index)")]))
+            inbox.push(Self.event("Runtime.bindingCalled", ["name": .string(navigationBinding), "payload": .string("s\(index)")]))
+        }
+        // Bounded: the steps go with the commits at an overflow, whose resync reads the list.
+        #expect(inbox.count <= PageInbox.capacity + 1)
+        #expect(inbox.hasPendingCommit)
     }
 
     /// A command (a state that asks for a load) followed by an echo of a report applied on top of it:

@@ -187,6 +187,24 @@ import Testing
             history.entries.map(\.url) == ["/a.html", "/b.html", "/c.html?from=redirect", "/push.html", "/push.html#pushed"].map(pages.url))
         #expect(history.currentIndex == 4)
 
+        // The page replaces its entry (location.replace: reported from its step, no list read), then
+        // goes back (a traversal: read from the list).
+        _ = try await setup.renderer.evaluate("location.replace('/a.html?replaced'); 'replacing'", inTab: a)
+        tab = try await Self.eventually("the replaced entry", state: { await describe(setup, a) }) {
+            let tab = try await setup.tab(a)
+            return tab.url == pages.url("/a.html?replaced") ? tab : nil
+        }
+        #expect(tab.historyIndex == 4 && tab.historyCount == 5)
+        _ = try await setup.renderer.evaluate("history.back(); 'back'", inTab: a)
+        tab = try await Self.eventually("the page's back", state: { await describe(setup, a) }) {
+            let tab = try await setup.tab(a)
+            return tab.url == pages.url("/push.html") ? tab : nil
+        }
+        #expect(tab.historyIndex == 3 && tab.historyCount == 5)
+        #expect(
+            try await api.getTabHistory(path: .init(tabId: a)).ok.body.json.entries.map(\.url)
+                == ["/a.html", "/b.html", "/c.html?from=redirect", "/push.html", "/a.html?replaced"].map(pages.url))
+
         // A page that closes itself (window.close(): allowed to a page with one history entry) closes its tab.
         let closing = try await setup.open("/c.html")
         _ = try await Self.eventually("page C loaded", state: { await describe(setup, closing) }) {
