@@ -13,7 +13,10 @@
 
     /// The forwarding hop against a scripted owner on loopback: answers read whole, connections kept and
     /// reused, one the owner closed retried, `HEAD` without a body, a refused address an error.
-    @Suite(.offThePool) struct RelayTests {
+    // Serialized, 64 reads at once: each read's task and each of the owner's connections is a thread
+    // of its own, and a container's process limit (podman's 2048) was reached by three of these at
+    // 200 reads beside the other suites' servers (they could not start their threads: "cannot listen").
+    @Suite(.offThePool, .serialized) struct RelayTests {
         /// A one-thread TCP server that answers each request it reads with the next canned answer, and
         /// closes the connection after `closeAfter` answers on it.
         final class Owner: @unchecked Sendable {
@@ -143,7 +146,7 @@
             }
         }
 
-        static let concurrent = Int(ProcessInfo.processInfo.environment["RELAY_N"] ?? "200") ?? 200
+        static let concurrent = Int(ProcessInfo.processInfo.environment["RELAY_N"] ?? "64") ?? 64
 
         /// ``concurrent`` reads at once, each of a path of its own, each checked to get its own answer.
         static func readConcurrently(through relay: Relay, from owner: Owner, pipelines: Bool) async throws {
@@ -166,7 +169,7 @@
             defer { relay.shutdown() }
             try await Self.readConcurrently(through: relay, from: owner, pipelines: false)
             // Kept connections are reused: far fewer than one per exchange.
-            #expect(owner.accepted.load(ordering: .relaxed) <= 200)
+            #expect(owner.accepted.load(ordering: .relaxed) <= Self.concurrent)
             let again = try await relay.exchange(Array("GET /again HTTP/1.1\r\nHost: x\r\n\r\n".utf8), host: "127.0.0.1", port: owner.port)
             #expect(String(decoding: again.body, as: UTF8.self) == "/again")
         }
