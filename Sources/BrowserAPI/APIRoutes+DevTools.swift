@@ -51,8 +51,9 @@ extension APIRoutes {
             let id = ProfileID(rawValue: request.parameter("profileId"))
             guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
             let lease = try Self.liveLease(of: id, leases)
-            // Stream tickets' store: the caller's one bound (its unused tickets of both kinds).
-            let ticket = try Self.issueTicket(tickets, target: Self.devToolsTicketTarget(id)).ticket
+            // Stream tickets' store: the caller's one bound (its unused tickets of both kinds). A HEAD
+            // (whose body nobody reads) takes none: the URL it would carry goes without one.
+            let ticket = request.method == .head ? "" : try Self.issueTicket(tickets, target: Self.devToolsTicketTarget(id)).ticket
             return Self.json(
                 APIEncoding.bytes { json in
                     json.beginObject()

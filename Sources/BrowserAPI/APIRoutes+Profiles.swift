@@ -83,6 +83,8 @@ extension APIRoutes {
                 }
                 try await service.deleteProfile(id)
                 tokens.revokeAll(of: id)
+                // Its renderer's lease goes with it (a directory must not answer for a profile that is gone).
+                leases.remove(id)
                 return .noContent
             })
 

@@ -1,3 +1,4 @@
+import BrowserModel
 import BrowserServices
 import Foundation
 import HTTPServer
@@ -137,6 +138,23 @@ import Testing
             .split(separator: "=").last.map(String.init) ?? ""
         #expect(await s.api.send(.delete, "/v1/profiles/\(s.profile)/tokens/\(s.tokenID)", headers: auth).status == 204)
         #expect(await redeem(s.profile, revoked).status == 404)
+    }
+
+    /// A HEAD of the directory answers as its GET does but takes no ticket (the caller's bound of unused
+    /// tickets is not spent by probes); a deleted profile's lease goes with it.
+    @Test func aHeadTakesNoTicketAndADeletedProfileTakesItsLease() async throws {
+        let leases = RendererLeases()
+        let s = await setup(leases: leases)
+        _ = await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: auth)
+        let bearer = [("Authorization", "Bearer \(s.token)")]
+        for _ in 0...StreamTicketStore.defaultPerPrincipalLimit {
+            #expect(await s.api.send(.head, "/v1/profiles/\(s.profile)/devtools/json/version", headers: bearer).status == 200)
+        }
+        // Had each HEAD taken one, the bound of unused tickets would refuse this GET.
+        let url = await s.api.send(.get, "/v1/profiles/\(s.profile)/devtools/json/version", headers: bearer).json["webSocketDebuggerUrl"] as? String
+        #expect(url?.contains("?ticket=st_") == true)
+        #expect(await s.api.send(.delete, "/v1/profiles/\(s.profile)", headers: auth).status == 204)
+        #expect(leases.lease(of: ProfileID(rawValue: s.profile)) == nil)
     }
 
     @Test func aLeaseRunsOut() async throws {
