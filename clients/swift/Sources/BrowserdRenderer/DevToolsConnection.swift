@@ -87,10 +87,10 @@ public final class DevToolsConnection: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DevToolsPipeReader(connection: self)) }
             }
             .takingOwnershipOfDescriptor(input: eventFD)
-            .whenFailure { [self] _ in
-                Glibc.close(eventFD)
-                ended()
-            }
+            // Not read at all (never seen): the connection ends. The descriptor is left as it is rather
+            // than closed here, since the bootstrap may have closed it already (a number closed twice
+            // may be another's by then).
+            .whenFailure { [self] _ in ended() }
     }
 
     /// Sends `method` and waits for its answer's `result`.

@@ -409,13 +409,9 @@ private struct Worker {
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.string == mainFrameID else { return }
             startedTransition = requestedReason.map(PageSync.transition(forReason:)) ?? "typed"
-            // A new document's step: the page's intent when the page asked for it; a push when nobody
-            // in the page did (a client's `Page.navigate`, which cannot replace), unless to the URL it
-            // shows (Chromium may make that a reload).
-            let kind = event.params["navigationType"]?.string
-            let url = event.params["url"]?.string
-            let step: PageSync.Step? =
-                kind != "differentDocument" ? nil : requestedReason != nil ? intent : url != nil && url != sync.page?.current?.url ? .push : nil
+            let step = PageSync.startedStep(
+                kind: event.params["navigationType"]?.string, to: event.params["url"]?.string, requested: requestedReason != nil, intent: intent,
+                showing: sync.page?.current?.url)
             startedStep = event.params["loaderId"]?.string.flatMap { loader in step.map { (loader, $0) } }
             requestedReason = nil
             intent = nil

@@ -185,6 +185,18 @@ public struct PageSync: Sendable {
     /// is read): a push or a replace to a URL the renderer shows, while ``followsSteps``.
     public func follows(_ step: Step, to url: String) -> Bool { followsSteps && Self.pageCanShow(url) && (step == .push || step == .replace) }
 
+    /// The step a new navigation of the top frame carries as it starts (`Page.frameStartedNavigating`
+    /// of `kind`, to `url`), so that its commit is reported at once: the page's `intent` when the page
+    /// asked for it (`requested`); a push when nobody in the page did (a client's `Page.navigate`,
+    /// which cannot replace), unless to the URL it shows (Chromium may make that a reload); none for
+    /// any other kind (a reload, a traversal, a same-document one).
+    public static func startedStep(kind: String?, to url: String?, requested: Bool, intent: Step?, showing current: String?) -> Step? {
+        guard kind == "differentDocument" else { return nil }
+        if requested { return intent }
+        guard let url, url != current else { return nil }
+        return .push
+    }
+
     /// Chromium's transition for a navigation the page asked for (`Page.frameRequestedNavigation`'s
     /// reason): a form's submission, else a link (a script's, a refresh, a click).
     public static func transition(forReason reason: String) -> String {
@@ -393,10 +405,13 @@ public struct PageSync: Sendable {
         if let page, let anchor, anchor.count == model.historyCount {
             let target = anchor.page + (model.historyIndex - anchor.model)
             if target == page.currentIndex, page.current?.url == model.url {
-                ownLoad = OwnLoad(kind: .reload(entryID: page.current?.id), serves: model)
+                // An id a step made up (negative) is no entry of Chromium's: its reload's commit is
+                // matched by any entry.
+                ownLoad = OwnLoad(kind: .reload(entryID: page.current.flatMap { $0.id < 0 ? nil : $0.id }), serves: model)
                 return [.reload]
             }
-            if page.entries.indices.contains(target), page.entries[target].url == model.url {
+            // Chromium's entry by its own id only (not one a step made up and no read has named yet).
+            if page.entries.indices.contains(target), page.entries[target].url == model.url, page.entries[target].id >= 0 {
                 ownLoad = OwnLoad(kind: .traverse(entryID: page.entries[target].id), serves: model)
                 return [.traverse(entryID: page.entries[target].id)]
             }

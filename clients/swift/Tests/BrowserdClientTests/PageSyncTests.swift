@@ -419,6 +419,37 @@ extension PageSyncTests {
         #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 6) == [.traverse(entryID: 7)])
     }
 
+    /// Ids a step made up are no entries of Chromium's: while no read has named them, the model's move
+    /// loads the URL instead of a traversal, and a reload's commit is matched by any entry.
+    @Test func madeUpIDsAreNeverAskedOfChromium() {
+        var sync = Self.following()
+        _ = sync.event(.stepped(url: "http://b.test/", step: .push, sameDocument: false, transition: "link"), now: 1)
+        _ = sync.reported(
+            .reportNavigation(url: "http://b.test/", transition: "link", replace: false), answer: Self.tab("http://b.test/", index: 1, count: 2), now: 1)
+        _ = sync.event(.stepped(url: "http://c.test/", step: .push, sameDocument: false, transition: "link"), now: 2)
+        _ = sync.reported(
+            .reportNavigation(url: "http://c.test/", transition: "link", replace: false), answer: Self.tab("http://c.test/", index: 2, count: 3), now: 2)
+        #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 3) == [.load(url: "http://b.test/")])
+        var reloading = Self.following()
+        _ = reloading.event(.stepped(url: "http://b.test/", step: .push, sameDocument: false, transition: "link"), now: 1)
+        _ = reloading.reported(
+            .reportNavigation(url: "http://b.test/", transition: "link", replace: false), answer: Self.tab("http://b.test/", index: 1, count: 2), now: 1)
+        #expect(reloading.event(.model(Self.tab("http://b.test/", index: 1, count: 2, loading: true, progress: 0)), now: 2) == [.reload])
+        let read = Self.history(["about:blank", "http://a.test/", "http://b.test/"], current: 2, ids: [1, 2, 7])
+        #expect(reloading.event(.committed(read, loaderID: "L"), now: 3) == [])
+        #expect(reloading.ownLoad == nil, "the reload's commit was taken as its own")
+    }
+
+    @Test func aNewNavigationsStepIsKnownAsItStarts() {
+        #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: true, intent: .replace, showing: "http://a.test/") == .replace)
+        #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: true, intent: nil, showing: "http://a.test/") == nil)
+        // Nobody in the page asked: a client's navigate, a push unless to the URL shown.
+        #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: false, intent: nil, showing: "http://a.test/") == .push)
+        #expect(PageSync.startedStep(kind: "differentDocument", to: "http://a.test/", requested: false, intent: nil, showing: "http://a.test/") == nil)
+        #expect(PageSync.startedStep(kind: "historyDifferentDocument", to: "http://b.test/", requested: true, intent: .traverse, showing: nil) == nil)
+        #expect(PageSync.startedStep(kind: "reload", to: "http://a.test/", requested: false, intent: nil, showing: "http://a.test/") == nil)
+    }
+
     @Test func aStepThatDoesNotSayEnoughIsReadFromTheList() {
         var sync = Self.following()
         #expect(!sync.follows(.traverse, to: "http://b.test/"))
