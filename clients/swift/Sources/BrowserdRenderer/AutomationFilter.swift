@@ -291,6 +291,11 @@ public struct AutomationFilter: Sendable {
 
     private func targetCommand(_ method: String, _ params: inout JSONValue, target: String) -> Decision {
         if let reason = Self.targetRefusals[method] { return .refuse(-32000, "browserd: \(reason)") }
+        // The renderer's own world (its navigation steps' binding lives there) is not a client's to make
+        // or to script in.
+        if params["worldName"]?.string == navigationWorld || params["executionContextName"]?.string == navigationWorld {
+            return .refuse(-32000, "browserd: the world '\(navigationWorld)' is the renderer's")
+        }
         switch method {
         case "Page.setDownloadBehavior": return .answer([:])
         case "Page.bringToFront": return .intercept(.activateTarget(targetID: target))

@@ -114,6 +114,10 @@ import Testing
             ("DOM.setFileInputFiles", #"{"files":["/etc/passwd"],"nodeId":1}"#), ("Page.navigate", #"{"url":"file:///etc/passwd"}"#),
             ("Page.navigate", #"{"url":"chrome://settings"}"#), ("Page.navigate", #"{"url":"view-source:file:///"}"#),
             ("Browser.close", "{}"), ("Target.createBrowserContext", #"{"proxyServer":"http://evil"}"#), ("Target.createTarget", #"{"url":"about:blank"}"#),
+            // The renderer's own world, where its navigation steps' binding lives.
+            ("Page.createIsolatedWorld", #"{"frameId":"F","worldName":"browserd"}"#),
+            ("Page.addScriptToEvaluateOnNewDocument", #"{"source":"1","worldName":"browserd"}"#),
+            ("Runtime.addBinding", #"{"name":"x","executionContextName":"browserd"}"#),
         ] {
             let decision = filter.fromClient(Self.bytes(#"{"id":5,"method":"\#(method)","params":\#(params),"sessionId":"S1"}"#), scope: Self.regular)
             guard case .answer(let answer) = decision, Self.json(answer)?["error"] != nil else {
