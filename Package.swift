@@ -131,7 +131,8 @@ let package = Package(
                 "HTTPServer",
                 "BrowserAPI",
                 .target(name: "BrowserCluster", condition: withPostgreSQL),
-                .target(name: "ClusterCore", condition: withPostgreSQL),
+                // The renderers' assignments are ClusterCore's decisions, with either store.
+                "ClusterCore",
                 "BrowserModel",
                 "BrowserServices",
                 "BrowserPersistence",

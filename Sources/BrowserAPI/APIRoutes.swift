@@ -38,6 +38,8 @@ public struct APIRoutes: Sendable {
     let leases: RendererLeases
     /// Calls to a profile's renderer (WebDriver's scripts and screenshots); nil: none are made.
     let rendererControl: (any RendererControl)?
+    /// Which renderer renders which profile (renderers register here); nil: none are assigned (501).
+    let renderers: (any RendererRegistry)?
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -66,8 +68,10 @@ public struct APIRoutes: Sendable {
         transfer: ProfileTransferSlot? = nil,
         webDriverLimits: WebDriverLimits = WebDriverLimits(),
         leases: RendererLeases = RendererLeases(),
-        rendererControl: (any RendererControl)? = nil
+        rendererControl: (any RendererControl)? = nil,
+        renderers: (any RendererRegistry)? = nil
     ) {
+        self.renderers = renderers
         self.leases = leases
         self.rendererControl = rendererControl
         self.placement = placement
@@ -92,6 +96,9 @@ public struct APIRoutes: Sendable {
         // A renderer's lease names the gateway browserd hands to clients and calls with their scripts:
         // the operator's renderers only, never a tenant (who would name any address).
         "PUT /v1/profiles/{profileId}/renderer", "DELETE /v1/profiles/{profileId}/renderer", "POST /v1/profiles/{profileId}/devtools/redemptions",
+        // Renderers are the operator's: they register, hold profiles and say where their gateways are.
+        "PUT /v1/renderers/{rendererName}", "GET /v1/renderers", "GET /v1/renderers/{rendererName}", "POST /v1/renderers/{rendererName}/drain",
+        "DELETE /v1/renderers/{rendererName}",
     ]
 
     public func register(in router: inout Router) {
@@ -110,6 +117,7 @@ public struct APIRoutes: Sendable {
         registerEvents(in: &router)
         registerPresentation(in: &router)
         registerDevTools(in: &router)
+        registerRenderers(in: &router)
         if let webDriverBasePath {
             WebDriverRoutes(api: self, sessions: webDriverSessions, base: webDriverBasePath).register(in: &router)
         }
@@ -138,7 +146,10 @@ public struct APIRoutes: Sendable {
             return try await Principal.$tokenID.withValue(token) {
                 try await Principal.$current.withValue(principal) {
                     try routes.checkScope(request, principal: principal)
-                    if request.method != .get, request.method != .head { try routes.checkWriteQuota(request) }
+                    if request.method != .get, request.method != .head {
+                        try routes.checkRendererFence(request)
+                        try routes.checkWriteQuota(request)
+                    }
                     return try await routes.idempotent(request, principal: principal) {
                         do { return try await body(request) } catch { throw APIProblem.from(error) }
                     }

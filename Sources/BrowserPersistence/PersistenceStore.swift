@@ -130,6 +130,14 @@ public final class PersistenceStore {
                         tab_id TEXT PRIMARY KEY REFERENCES tabs(id) ON DELETE CASCADE, etag TEXT NOT NULL,
                         media_type TEXT NOT NULL, byte_count INTEGER NOT NULL, captured_at REAL NOT NULL, bytes BLOB NOT NULL);
                     """),
+            // Which renderer holds which profile (issue 55), and the last fence handed out (one row).
+            // No foreign key: the registry releases a deleted profile's assignment itself.
+            .init(
+                "renderer assignments",
+                sql: """
+                    CREATE TABLE renderer_assignments (profile_id TEXT PRIMARY KEY, renderer TEXT NOT NULL, fence INTEGER NOT NULL);
+                    CREATE TABLE renderer_fence (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+                    """),
         ])
     }
 
@@ -282,6 +290,15 @@ public final class PersistenceStore {
             try db.cached("INSERT OR REPLACE INTO tokens (id, profile_id, hash, created_at) VALUES (?, ?, ?, ?)").run(
                 token.id, token.profileID, token.hash, token.createdAt.timeIntervalSince1970)
         }
+        for profile in change.releasedRendererAssignments { try db.cached("DELETE FROM renderer_assignments WHERE profile_id = ?").run(profile) }
+        for assignment in change.rendererAssignments {
+            try db.cached("INSERT OR REPLACE INTO renderer_assignments (profile_id, renderer, fence) VALUES (?, ?, ?)").run(
+                assignment.profileID, assignment.renderer, Int64(bitPattern: assignment.fence))
+        }
+        if let fence = change.rendererFence {
+            try db.cached("INSERT INTO renderer_fence (id, last) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET last = max(last, excluded.last)").run(
+                Int64(bitPattern: fence))
+        }
         for answer in change.idempotency {
             try db.cached(
                 """
@@ -400,6 +417,11 @@ public final class PersistenceStore {
                     id: row[0].string ?? "", profileID: row[1].string ?? "", hash: row[2].bytes ?? [],
                     createdAt: Date(timeIntervalSince1970: row[3].double ?? 0)))
         }
+        for row in try db.rows("SELECT profile_id, renderer, fence FROM renderer_assignments ORDER BY profile_id") {
+            state.rendererAssignments.append(
+                RendererAssignmentRecord(profileID: row[0].string ?? "", renderer: row[1].string ?? "", fence: UInt64(bitPattern: row[2].int64 ?? 0)))
+        }
+        for row in try db.rows("SELECT last FROM renderer_fence WHERE id = 1") { state.rendererFence = UInt64(bitPattern: row[0].int64 ?? 0) }
         for row in try db.rows(
             """
             SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys WHERE created_at >= ? ORDER BY created_at

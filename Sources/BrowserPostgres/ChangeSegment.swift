@@ -66,6 +66,7 @@ struct ChangeSegment: Sendable {
     static func isStructural(_ change: ChangeSet) -> Bool {
         change.replacesAll || !change.profiles.isEmpty || !change.deletedProfiles.isEmpty
             || !change.deletedWindows.isEmpty || !change.tokens.isEmpty || !change.deletedTokens.isEmpty
+            || change.touchesRenderers
     }
 
     /// `changes` cut into segments, in order.

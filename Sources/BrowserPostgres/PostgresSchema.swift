@@ -92,6 +92,13 @@ enum PostgresSchema {
                     media_type text NOT NULL, byte_count bigint NOT NULL, captured_at double precision NOT NULL,
                     bytes bytea NOT NULL);
                 """),
+        // Which renderer holds which profile (issue 55), and the last fence handed out (one row).
+        Migration(
+            name: "renderer assignments",
+            sql: """
+                CREATE TABLE renderer_assignments (profile_id text PRIMARY KEY, renderer text NOT NULL, fence bigint NOT NULL);
+                CREATE TABLE renderer_fence (id integer PRIMARY KEY CHECK (id = 1), last bigint NOT NULL);
+                """),
     ]
 
     static var latestVersion: Int { migrations.count }

@@ -120,6 +120,10 @@ extension PostgresStore {
         .decode((String, String, ByteBuffer, Double).self) {
             state.tokens.append(TokenRecord(id: id, profileID: profile, hash: Self.bytes(hash), createdAt: Self.date(created)))
         }
+        if only == nil {
+            state.rendererAssignments = try await Self.rendererAssignments(on: connection, logger: logger)
+            state.rendererFence = try await Self.rendererFence(on: connection, logger: logger)
+        }
         let since = now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970
         for try await (key, fingerprint, status, headers, body, created) in try await connection.query(
             """
@@ -137,5 +141,24 @@ extension PostgresStore {
                     body: Self.bytes(body), createdAt: Self.date(created)))
         }
         return state
+    }
+}
+
+extension PostgresStore {
+    static func rendererAssignments(on connection: PostgresConnection, logger: Logger) async throws -> [RendererAssignmentRecord] {
+        var assignments: [RendererAssignmentRecord] = []
+        for try await (profile, renderer, fence) in try await connection.query(
+            "SELECT profile_id, renderer, fence FROM renderer_assignments ORDER BY profile_id", logger: logger
+        ).decode((String, String, Int64).self) {
+            assignments.append(RendererAssignmentRecord(profileID: profile, renderer: renderer, fence: UInt64(bitPattern: fence)))
+        }
+        return assignments
+    }
+
+    static func rendererFence(on connection: PostgresConnection, logger: Logger) async throws -> UInt64 {
+        for try await last in try await connection.query("SELECT last FROM renderer_fence WHERE id = 1", logger: logger).decode(Int64.self) {
+            return UInt64(bitPattern: last)
+        }
+        return 0
     }
 }

@@ -418,6 +418,30 @@ public final class PostgresStore: Sendable {
             }
         }
         if let change = segment.structural {
+            if !change.releasedRendererAssignments.isEmpty {
+                try await run(connection, "DELETE FROM renderer_assignments WHERE profile_id = ANY($1::text[])") {
+                    $0.append(change.releasedRendererAssignments)
+                }
+            }
+            if !change.rendererAssignments.isEmpty {
+                try await run(
+                    connection,
+                    """
+                    INSERT INTO renderer_assignments (profile_id, renderer, fence) SELECT * FROM unnest($1::text[], $2::text[], $3::int8[])
+                    ON CONFLICT (profile_id) DO UPDATE SET renderer = excluded.renderer, fence = excluded.fence
+                    """
+                ) {
+                    $0.append(change.rendererAssignments.map(\.profileID))
+                    $0.append(change.rendererAssignments.map(\.renderer))
+                    $0.append(change.rendererAssignments.map { Int64(bitPattern: $0.fence) })
+                }
+            }
+            if let fence = change.rendererFence {
+                try await run(
+                    connection,
+                    "INSERT INTO renderer_fence (id, last) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET last = GREATEST(renderer_fence.last, excluded.last)"
+                ) { $0.append(Int64(bitPattern: fence)) }
+            }
             if !change.deletedTokens.isEmpty {
                 try await run(connection, "DELETE FROM tokens WHERE id = ANY($1::text[])") { $0.append(change.deletedTokens) }
             }

@@ -278,6 +278,20 @@ public struct ClosedEntryRecord: Sendable, Equatable {
     }
 }
 
+/// Which renderer holds a profile, under which fence (issue 55): a report that carries an older
+/// fence is refused. The last fence handed out is stored too, so fences only go up across restarts.
+public struct RendererAssignmentRecord: Sendable, Equatable {
+    public var profileID: String
+    public var renderer: String
+    public var fence: UInt64
+
+    public init(profileID: String, renderer: String, fence: UInt64) {
+        self.profileID = profileID
+        self.renderer = renderer
+        self.fence = fence
+    }
+}
+
 /// An API token of a profile, stored only as a hash.
 public struct TokenRecord: Sendable, Equatable {
     public var id: String
@@ -314,6 +328,11 @@ public struct ChangeSet: Sendable, Equatable {
     /// API tokens issued and revoked.
     public var tokens: [TokenRecord] = []
     public var deletedTokens: [String] = []
+    /// Renderers' assignments made (or moved) and released (by profile), and the last fence handed
+    /// out (nil: unchanged).
+    public var rendererAssignments: [RendererAssignmentRecord] = []
+    public var releasedRendererAssignments: [String] = []
+    public var rendererFence: UInt64?
     /// Replace everything stored with this change (a full resynchronisation after a failed commit).
     public var replacesAll = false
     /// The regular profile whose executor made this change (nil: not one profile's, e.g. a full
@@ -342,6 +361,9 @@ public struct ChangeSet: Sendable, Equatable {
         closedRemoved += other.closedRemoved
         tokens += other.tokens
         deletedTokens += other.deletedTokens
+        rendererAssignments += other.rendererAssignments
+        releasedRendererAssignments += other.releasedRendererAssignments
+        if let fence = other.rendererFence { rendererFence = max(rendererFence ?? 0, fence) }
         idempotency += other.idempotency
         pendingAnswers += other.pendingAnswers
         replacesAll = replacesAll || other.replacesAll
@@ -349,7 +371,8 @@ public struct ChangeSet: Sendable, Equatable {
     }
 
     public var isEmpty: Bool {
-        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && profiles.isEmpty && deletedProfiles.isEmpty && windows.isEmpty
+        !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && !touchesRenderers && profiles.isEmpty
+            && deletedProfiles.isEmpty && windows.isEmpty
             && windowHeaders.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
             && deletedTabs.isEmpty && snapshots.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
     }
@@ -363,7 +386,12 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.closedAdded.map(\.entry) == rhs.closedAdded.map(\.entry) && lhs.closedRemoved == rhs.closedRemoved
             && lhs.replacesAll == rhs.replacesAll && lhs.tokens == rhs.tokens && lhs.deletedTokens == rhs.deletedTokens
             && lhs.idempotency == rhs.idempotency && lhs.snapshots == rhs.snapshots
+            && lhs.rendererAssignments == rhs.rendererAssignments && lhs.releasedRendererAssignments == rhs.releasedRendererAssignments
+            && lhs.rendererFence == rhs.rendererFence
     }
+
+    /// Whether it changes renderers' assignments.
+    public var touchesRenderers: Bool { !rendererAssignments.isEmpty || !releasedRendererAssignments.isEmpty || rendererFence != nil }
 }
 
 /// Everything loaded at start.
@@ -374,6 +402,9 @@ public struct StoredState: Sendable, Equatable {
     /// Each regular profile's entries, newest first.
     public var recentlyClosed: [String: [ClosedEntryRecord]] = [:]
     public var tokens: [TokenRecord] = []
+    /// Which renderer holds which profile, and the last fence handed out.
+    public var rendererAssignments: [RendererAssignmentRecord] = []
+    public var rendererFence: UInt64 = 0
     /// Stored answers of idempotent requests that have not expired.
     public var idempotency: [IdempotencyRecord] = []
 

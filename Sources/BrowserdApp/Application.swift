@@ -21,6 +21,8 @@ public final class Application: Sendable {
     /// The browser model behind the API.
     public let service: BrowserService
     let tokens: TokenStore
+    /// Which renderer renders which profile (renderers register with `PUT /v1/renderers/{name}`).
+    let rendererRegistry: StoredRendererRegistry
     /// Answers kept per Idempotency-Key (also stored with their changes and restored at start).
     let idempotency: IdempotencyStore
     /// The API's routes (what the backend asks of them, e.g. whether a profile has WebDriver sessions).
@@ -97,6 +99,11 @@ public final class Application: Sendable {
         serviceForMetrics.withLock { $0 = service }
         let tokens = TokenStore(adminToken: configuration.adminToken)
         self.tokens = tokens
+        let rendererRegistry = StoredRendererRegistry(
+            leaseDuration: .seconds(configuration.rendererLeaseSeconds),
+            wanting: { [service, stored = backend.storedProfiles] in try await StoredRendererRegistry.profilesWithWindows(service, stored: stored) },
+            commit: { [sink] change in try await sink.commit(change) })
+        self.rendererRegistry = rendererRegistry
         let api = APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency,
             tickets: tickets, webDriverBasePath: configuration.webDriverBasePath,
@@ -116,7 +123,8 @@ public final class Application: Sendable {
             placement: backend.placement,
             transfer: backend.transfer,
             webDriverLimits: configuration.webDriver,
-            rendererControl: HTTPRendererControl()
+            rendererControl: HTTPRendererControl(),
+            renderers: rendererRegistry
         )
         self.api = api
         api.register(in: &router)

@@ -93,6 +93,9 @@ public struct BrowserdConfiguration: Sendable {
     /// How long a profile nobody uses (no request, stream or WebDriver session; no incognito profile)
     /// stays in memory (`--profile-idle-seconds`; nil: for ever). The embedded store only.
     public var profileIdle: Duration? = .seconds(600)
+    /// How long a renderer holds its registration, and so its profiles, after each renewal
+    /// (`--renderer-lease-seconds`): one that stops renewing loses its profiles to others after it.
+    public var rendererLeaseSeconds = 10
 
     /// The request headers a browser page may send, and the answer headers it may read.
     public static let corsAllowedHeaders = ["Authorization", "Content-Type", "Idempotency-Key", "If-Match", "Last-Event-ID"]

@@ -120,6 +120,10 @@
             placementSlot.set(cluster)
             // Tabs' pictures stored by an earlier run (or another instance), read when one is asked for.
             app.service.readSnapshots { [lookups = cluster.stored] id in try await lookups.snapshot(ofTab: id) }
+            // Which renderer holds which profile, as stored (before the server takes renderers' calls:
+            // "restore" still blocks them).
+            let (assignments, lastFence) = try await cluster.stored.rendererAssignments()
+            app.rendererRegistry.restore(assignments, lastFence: lastFence)
             app.sink.attach(StoreWriter(store: store))
             // /readyz says whether the database answers (probed every ClusterTiming.databaseProbeEvery).
             let (readiness, logger) = (app.readiness, app.logger)

@@ -82,6 +82,24 @@ public struct RendererAssignments: Sendable, Equatable {
         self.lastFence = lastFence
     }
 
+    /// The assignments the store kept (browserd started again): each holder is registered as it was,
+    /// with a lease from `now` (its capacity what it holds), so a renderer that renews within the
+    /// lease keeps its profiles; one that does not lapses as any other. Fences go on from `lastFence`.
+    public mutating func restore(_ stored: [(profile: String, renderer: String, fence: UInt64)], lastFence: UInt64, now: ContinuousClock.Instant) {
+        self.lastFence = max(self.lastFence, lastFence, stored.map(\.fence).max() ?? 0)
+        for (profile, renderer, fence) in stored {
+            assignments[profile] = Assignment(renderer: renderer, fence: fence)
+            renderers[renderer, default: Renderer(name: renderer, capacity: 0, devtoolsURL: nil, expires: now + leaseDuration, draining: false, profiles: [])]
+                .profiles.insert(profile)
+        }
+        for (name, renderer) in renderers { renderers[name]?.capacity = max(1, renderer.profiles.count) }
+    }
+
+    /// The registrations whose lease is live at `now`, by name.
+    public func live(at now: ContinuousClock.Instant) -> [Renderer] {
+        renderers.values.filter { $0.expires > now }.sorted { $0.name < $1.name }
+    }
+
     /// A renderer registers (or, with a live lease under `name`, renews): its lease starts again, its
     /// capacity and gateway are taken as given (clamped to 1…``maximumCapacity``), its draining ends.
     public mutating func register(name: String, capacity: Int, devtoolsURL: String? = nil, now: ContinuousClock.Instant) -> Registration {

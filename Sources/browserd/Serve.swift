@@ -225,6 +225,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Seconds a renderer holds its registration and profiles after each renewal; a renderer that stops renewing loses its profiles to the others after it (2-300) [env: BROWSERD_RENDERER_LEASE_SECONDS] (default: \(Self.defaults.rendererLeaseSeconds))."
+    )
+    var rendererLeaseSeconds: Int?
+
+    @Option(
+        help:
             "Comma-separated web origins (scheme://host:port) whose pages may call the API from a browser (CORS); '*' only while auth is off [env: BROWSERD_CORS_ORIGINS] (default: none)."
     )
     var corsOrigins: String?
@@ -402,6 +408,12 @@ struct Serve: AsyncParsableCommand {
         ) { Int($0) }
         guard idleSeconds >= 0 else { throw ValidationError("--profile-idle-seconds must be 0 (never) or more, got \(idleSeconds)") }
         configuration.profileIdle = idleSeconds == 0 ? nil : .seconds(idleSeconds)
+        configuration.rendererLeaseSeconds = try resolve(
+            rendererLeaseSeconds, "BROWSERD_RENDERER_LEASE_SECONDS", default: configuration.rendererLeaseSeconds
+        ) { Int($0) }
+        guard (2...300).contains(configuration.rendererLeaseSeconds) else {
+            throw ValidationError("--renderer-lease-seconds must be 2 to 300, got \(configuration.rendererLeaseSeconds)")
+        }
         let origins = try resolve(corsOrigins, "BROWSERD_CORS_ORIGINS", default: "") { $0 }
         configuration.corsOrigins = origins.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         do {

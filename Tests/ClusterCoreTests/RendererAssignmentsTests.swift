@@ -130,4 +130,20 @@ import Testing
         _ = machine.register(name: "a", capacity: 1, now: start)
         #expect(machine.place(wanting: ["p1"], now: start) == [.assigned(profile: "p1", renderer: "a", fence: 42)])
     }
+
+    /// browserd started again: the stored assignments hold for a lease from the start, so a renderer
+    /// that renews in time keeps its profiles (same fences); one that does not loses them; fences go
+    /// on from the stored last one.
+    @Test func storedAssignmentsHoldForALeaseAfterARestart() {
+        var machine = RendererAssignments(leaseDuration: .seconds(15))
+        machine.restore([("p1", "a", 7), ("p2", "a", 9), ("p3", "b", 8)], lastFence: 11, now: start)
+        #expect(machine.lastFence == 11)
+        #expect(machine.register(name: "a", capacity: 10, now: start + .seconds(5)) == .registered(["p1": 7, "p2": 9]))
+        #expect(machine.check(renderer: "a", profile: "p2", fence: 9) == .current)
+        // b never comes back: its profile goes to a, under a new fence past the stored one.
+        _ = machine.renew("a", now: start + .seconds(14))
+        let changes = machine.place(wanting: ["p1", "p2", "p3"], now: start + .seconds(16))
+        #expect(changes == [.released(profile: "p3", renderer: "b"), .assigned(profile: "p3", renderer: "a", fence: 12)])
+        #expect(machine.live(at: start + .seconds(16)).map(\.name) == ["a"])
+    }
 }

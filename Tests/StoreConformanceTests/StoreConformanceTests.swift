@@ -88,6 +88,32 @@ import Testing
         }
     }
 
+    /// Renderers' assignments: written, moved, released; the last fence only goes up (issue 55).
+    @Test(arguments: StoreKind.available)
+    func rendererAssignmentsRoundTrip(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            try await fixture.withWriter { writer in
+                var first = ChangeSet()
+                first.rendererAssignments = [
+                    RendererAssignmentRecord(profileID: "p1", renderer: "a", fence: 1), RendererAssignmentRecord(profileID: "p2", renderer: "a", fence: 2),
+                ]
+                first.rendererFence = 2
+                try await writer.submit(first)
+                var second = ChangeSet()
+                second.rendererAssignments = [RendererAssignmentRecord(profileID: "p2", renderer: "b", fence: 3)]
+                second.releasedRendererAssignments = ["p1"]
+                second.rendererFence = 3
+                try await writer.submit(second)
+                var stale = ChangeSet()
+                stale.rendererFence = 1
+                try await writer.submit(stale)
+            }
+            let stored = try await fixture.read()
+            #expect(stored.rendererAssignments == [RendererAssignmentRecord(profileID: "p2", renderer: "b", fence: 3)])
+            #expect(stored.rendererFence == 3, "never lowered")
+        }
+    }
+
     /// Deleting a profile removes its windows, tabs, groups, closed tabs and tokens; deleting a window its tabs.
     @Test(arguments: StoreKind.available)
     func deletesCascade(_ kind: StoreKind) async throws {

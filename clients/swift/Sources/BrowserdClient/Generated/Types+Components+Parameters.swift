@@ -19,6 +19,10 @@ public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
     public enum Parameters {
+        /// A renderer's name (1 to 64 of A-Z, a-z, 0-9, ., _ and -).
+        ///
+        /// - Remark: Generated from `#/components/parameters/rendererName`.
+        public typealias RendererName = Swift.String
         /// A profile id.
         ///
         /// - Remark: Generated from `#/components/parameters/profileId`.

@@ -861,6 +861,226 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RendererRegistration`.
+        public struct RendererRegistration: Codable, Hashable, Sendable {
+            /// How many profiles it renders at most.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererRegistration/capacity`.
+            public var capacity: Swift.Int
+            /// Where automation clients reach its DevTools gateway (ws:// or wss://, no query, no trailing slash).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererRegistration/devtoolsUrl`.
+            public var devtoolsUrl: Swift.String?
+            /// Creates a new `RendererRegistration`.
+            ///
+            /// - Parameters:
+            ///   - capacity: How many profiles it renders at most.
+            ///   - devtoolsUrl: Where automation clients reach its DevTools gateway (ws:// or wss://, no query, no trailing slash).
+            public init(
+                capacity: Swift.Int,
+                devtoolsUrl: Swift.String? = nil
+            ) {
+                self.capacity = capacity
+                self.devtoolsUrl = devtoolsUrl
+            }
+            public enum CodingKeys: String, CodingKey {
+                case capacity
+                case devtoolsUrl
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.capacity = try container.decode(
+                    Swift.Int.self,
+                    forKey: .capacity
+                )
+                self.devtoolsUrl = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .devtoolsUrl
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "capacity",
+                    "devtoolsUrl"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Renderer`.
+        public struct Renderer: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Renderer/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Renderer/capacity`.
+            public var capacity: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Renderer/devtoolsUrl`.
+            public var devtoolsUrl: Swift.String?
+            /// It gets no new profile (it is stopping).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Renderer/draining`.
+            public var draining: Swift.Bool
+            /// When its registration lapses unless it renews (its profiles then go to others).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Renderer/expiresAt`.
+            public var expiresAt: Foundation.Date
+            /// The profiles it holds, each with the fence its reports carry.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Renderer/profiles`.
+            public var profiles: [Components.Schemas.RendererHold]
+            /// Creates a new `Renderer`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - capacity:
+            ///   - devtoolsUrl:
+            ///   - draining: It gets no new profile (it is stopping).
+            ///   - expiresAt: When its registration lapses unless it renews (its profiles then go to others).
+            ///   - profiles: The profiles it holds, each with the fence its reports carry.
+            public init(
+                name: Swift.String,
+                capacity: Swift.Int,
+                devtoolsUrl: Swift.String? = nil,
+                draining: Swift.Bool,
+                expiresAt: Foundation.Date,
+                profiles: [Components.Schemas.RendererHold]
+            ) {
+                self.name = name
+                self.capacity = capacity
+                self.devtoolsUrl = devtoolsUrl
+                self.draining = draining
+                self.expiresAt = expiresAt
+                self.profiles = profiles
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case capacity
+                case devtoolsUrl
+                case draining
+                case expiresAt
+                case profiles
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.capacity = try container.decode(
+                    Swift.Int.self,
+                    forKey: .capacity
+                )
+                self.devtoolsUrl = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .devtoolsUrl
+                )
+                self.draining = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .draining
+                )
+                self.expiresAt = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .expiresAt
+                )
+                self.profiles = try container.decode(
+                    [Components.Schemas.RendererHold].self,
+                    forKey: .profiles
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "capacity",
+                    "devtoolsUrl",
+                    "draining",
+                    "expiresAt",
+                    "profiles"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RendererHold`.
+        public struct RendererHold: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererHold/profileId`.
+            public var profileId: Swift.String
+            /// Goes up with every assignment, never handed out twice (stored).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererHold/fence`.
+            public var fence: Swift.Int
+            /// Creates a new `RendererHold`.
+            ///
+            /// - Parameters:
+            ///   - profileId:
+            ///   - fence: Goes up with every assignment, never handed out twice (stored).
+            public init(
+                profileId: Swift.String,
+                fence: Swift.Int
+            ) {
+                self.profileId = profileId
+                self.fence = fence
+            }
+            public enum CodingKeys: String, CodingKey {
+                case profileId
+                case fence
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.profileId = try container.decode(
+                    Swift.String.self,
+                    forKey: .profileId
+                )
+                self.fence = try container.decode(
+                    Swift.Int.self,
+                    forKey: .fence
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "profileId",
+                    "fence"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RendererList`.
+        public struct RendererList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererList/items`.
+            public var items: [Components.Schemas.Renderer]
+            /// Creates a new `RendererList`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            public init(items: [Components.Schemas.Renderer]) {
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.Renderer].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ProfileRendering`.
+        public struct ProfileRendering: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProfileRendering/profileId`.
+            public var profileId: Swift.String
+            /// Creates a new `ProfileRendering`.
+            ///
+            /// - Parameters:
+            ///   - profileId:
+            public init(profileId: Swift.String) {
+                self.profileId = profileId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case profileId
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.profileId = try container.decode(
+                    Swift.String.self,
+                    forKey: .profileId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "profileId"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/RendererLease`.
         public struct RendererLease: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/RendererLease/name`.

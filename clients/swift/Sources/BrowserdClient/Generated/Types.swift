@@ -111,6 +111,46 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/incognito`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/incognito/post(createIncognitoProfile)`.
     func createIncognitoProfile(_ input: Operations.CreateIncognitoProfile.Input) async throws -> Operations.CreateIncognitoProfile.Output
+    /// The registered renderers and the profiles each holds
+    ///
+    /// Every renderer whose registration is live, by name, with the profiles it holds and their fences. The admin token only.
+    ///
+    /// - Remark: HTTP `GET /v1/renderers`.
+    /// - Remark: Generated from `#/paths//v1/renderers/get(listRenderers)`.
+    func listRenderers(_ input: Operations.ListRenderers.Input) async throws -> Operations.ListRenderers.Output
+    /// One registered renderer
+    ///
+    /// - Remark: HTTP `GET /v1/renderers/{rendererName}`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/get(getRenderer)`.
+    func getRenderer(_ input: Operations.GetRenderer.Input) async throws -> Operations.GetRenderer.Output
+    /// Register a renderer, or renew its lease, and learn the profiles it holds
+    ///
+    /// A browserd-renderer registers under its name with its capacity (how many profiles it renders) and renews the same way, every third of the lease (--renderer-lease-seconds, 10). Each call places profiles: every regular profile with windows (its own or its incognito profile's) gets exactly one renderer, the live one with room that holds the fewest (ties: the name that sorts first); a profile moves only when its holder's lease lapses, it drains or it leaves. The answer says what the renderer holds now, each profile under a fence: the renderer's reports of that profile carry `Browserd-Renderer: <name>; fence=<fence>`, and a report whose fence is not the profile's current one is refused with 409 (type /problems/renderer-fenced): the renderer stops rendering that profile. Assignments and fences are stored before the answer (a renderer that renews within its lease after a restart keeps its profiles). A renderer that registers again clears its draining. At most 256 renderers (429). The admin token only.
+    ///
+    /// - Remark: HTTP `PUT /v1/renderers/{rendererName}`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/put(registerRenderer)`.
+    func registerRenderer(_ input: Operations.RegisterRenderer.Input) async throws -> Operations.RegisterRenderer.Output
+    /// A renderer leaves (its profiles are released at once)
+    ///
+    /// What a renderer that stops calls last (after draining); its profiles go to the others with room at once.
+    ///
+    /// - Remark: HTTP `DELETE /v1/renderers/{rendererName}`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/delete(unregisterRenderer)`.
+    func unregisterRenderer(_ input: Operations.UnregisterRenderer.Input) async throws -> Operations.UnregisterRenderer.Output
+    /// Hand a renderer's profiles to the others (before it stops)
+    ///
+    /// The renderer gets no new profile, and each profile it holds goes now to another renderer with room (under a new fence: the drained renderer's reports of it are refused from then on); those no other renderer has room for stay with it. What a renderer does on SIGTERM, before it leaves.
+    ///
+    /// - Remark: HTTP `POST /v1/renderers/{rendererName}/drain`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/drain/post(drainRenderer)`.
+    func drainRenderer(_ input: Operations.DrainRenderer.Input) async throws -> Operations.DrainRenderer.Output
+    /// Which registered renderer holds the profile
+    ///
+    /// The renderer browserd assigned the profile (and its fence), or null while none holds it.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/rendering`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/get(getProfileRendering)`.
+    func getProfileRendering(_ input: Operations.GetProfileRendering.Input) async throws -> Operations.GetProfileRendering.Output
     /// The renderer that holds the profile
     ///
     /// The lease of the browserd-renderer that renders this profile's pages and serves its automation clients (its name, where its DevTools gateway is, Chromium's version, which tab has which page), while it lasts; 404 when no renderer holds the profile. Leases are kept in memory only; a renderer renews its lease every 5 s, so after a restart of browserd they are back within seconds.
@@ -692,6 +732,90 @@ extension APIProtocol {
             path: path,
             headers: headers,
             body: body
+        ))
+    }
+    /// The registered renderers and the profiles each holds
+    ///
+    /// Every renderer whose registration is live, by name, with the profiles it holds and their fences. The admin token only.
+    ///
+    /// - Remark: HTTP `GET /v1/renderers`.
+    /// - Remark: Generated from `#/paths//v1/renderers/get(listRenderers)`.
+    public func listRenderers(headers: Operations.ListRenderers.Input.Headers = .init()) async throws -> Operations.ListRenderers.Output {
+        try await listRenderers(Operations.ListRenderers.Input(headers: headers))
+    }
+    /// One registered renderer
+    ///
+    /// - Remark: HTTP `GET /v1/renderers/{rendererName}`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/get(getRenderer)`.
+    public func getRenderer(
+        path: Operations.GetRenderer.Input.Path,
+        headers: Operations.GetRenderer.Input.Headers = .init()
+    ) async throws -> Operations.GetRenderer.Output {
+        try await getRenderer(Operations.GetRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Register a renderer, or renew its lease, and learn the profiles it holds
+    ///
+    /// A browserd-renderer registers under its name with its capacity (how many profiles it renders) and renews the same way, every third of the lease (--renderer-lease-seconds, 10). Each call places profiles: every regular profile with windows (its own or its incognito profile's) gets exactly one renderer, the live one with room that holds the fewest (ties: the name that sorts first); a profile moves only when its holder's lease lapses, it drains or it leaves. The answer says what the renderer holds now, each profile under a fence: the renderer's reports of that profile carry `Browserd-Renderer: <name>; fence=<fence>`, and a report whose fence is not the profile's current one is refused with 409 (type /problems/renderer-fenced): the renderer stops rendering that profile. Assignments and fences are stored before the answer (a renderer that renews within its lease after a restart keeps its profiles). A renderer that registers again clears its draining. At most 256 renderers (429). The admin token only.
+    ///
+    /// - Remark: HTTP `PUT /v1/renderers/{rendererName}`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/put(registerRenderer)`.
+    public func registerRenderer(
+        path: Operations.RegisterRenderer.Input.Path,
+        headers: Operations.RegisterRenderer.Input.Headers = .init(),
+        body: Operations.RegisterRenderer.Input.Body
+    ) async throws -> Operations.RegisterRenderer.Output {
+        try await registerRenderer(Operations.RegisterRenderer.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A renderer leaves (its profiles are released at once)
+    ///
+    /// What a renderer that stops calls last (after draining); its profiles go to the others with room at once.
+    ///
+    /// - Remark: HTTP `DELETE /v1/renderers/{rendererName}`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/delete(unregisterRenderer)`.
+    public func unregisterRenderer(
+        path: Operations.UnregisterRenderer.Input.Path,
+        headers: Operations.UnregisterRenderer.Input.Headers = .init()
+    ) async throws -> Operations.UnregisterRenderer.Output {
+        try await unregisterRenderer(Operations.UnregisterRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Hand a renderer's profiles to the others (before it stops)
+    ///
+    /// The renderer gets no new profile, and each profile it holds goes now to another renderer with room (under a new fence: the drained renderer's reports of it are refused from then on); those no other renderer has room for stay with it. What a renderer does on SIGTERM, before it leaves.
+    ///
+    /// - Remark: HTTP `POST /v1/renderers/{rendererName}/drain`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/drain/post(drainRenderer)`.
+    public func drainRenderer(
+        path: Operations.DrainRenderer.Input.Path,
+        headers: Operations.DrainRenderer.Input.Headers = .init()
+    ) async throws -> Operations.DrainRenderer.Output {
+        try await drainRenderer(Operations.DrainRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Which registered renderer holds the profile
+    ///
+    /// The renderer browserd assigned the profile (and its fence), or null while none holds it.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/rendering`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/get(getProfileRendering)`.
+    public func getProfileRendering(
+        path: Operations.GetProfileRendering.Input.Path,
+        headers: Operations.GetProfileRendering.Input.Headers = .init()
+    ) async throws -> Operations.GetProfileRendering.Output {
+        try await getProfileRendering(Operations.GetProfileRendering.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// The renderer that holds the profile

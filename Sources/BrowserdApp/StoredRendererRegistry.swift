@@ -1,0 +1,185 @@
+import BrowserAPI
+import BrowserModel
+import BrowserRecords
+import BrowserServices
+import ClusterCore
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// The API's ``RendererRegistry``, made of ClusterCore's ``RendererAssignments`` (the decisions) and
+/// the store (what they changed, committed before a renderer is answered: a fence once answered is
+/// never handed out again, and an assignment survives a restart).
+///
+/// Decisions and their commits go one at a time (``SerialGate``), so the store sees them in the
+/// order they were made; what a failed commit did not write stays pending and goes with the next
+/// (the caller got 503: it renews again). Which profiles want a renderer is asked at each decision:
+/// every regular profile in the directory with windows, its off-the-record profile's included.
+final class StoredRendererRegistry: RendererRegistry {
+    private struct State {
+        var machine: RendererAssignments
+        /// Changes not yet durable, in order.
+        var pending: [RendererAssignments.Change] = []
+    }
+
+    let leaseDuration: Duration
+    private let state: Mutex<State>
+    private let gate = SerialGate()
+    private let wanting: @Sendable () async throws -> Set<String>
+    private let commit: @Sendable (ChangeSet) async throws -> Void
+
+    /// - Parameters:
+    ///   - wanting: the regular profiles that want a renderer now (they have windows).
+    ///   - commit: makes a change durable.
+    init(
+        leaseDuration: Duration = .seconds(10), maximumRenderers: Int = 256, wanting: @escaping @Sendable () async throws -> Set<String>,
+        commit: @escaping @Sendable (ChangeSet) async throws -> Void
+    ) {
+        self.leaseDuration = leaseDuration
+        self.wanting = wanting
+        self.commit = commit
+        state = Mutex(State(machine: RendererAssignments(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers)))
+    }
+
+    /// Every regular profile with windows (its own or its off-the-record profile's): those of
+    /// `service`'s directory, and with several instances every stored one (`stored`: the directory
+    /// of a starting instance may not know them all yet, and a profile it does not know must not
+    /// lose its renderer).
+    static func profilesWithWindows(
+        _ service: BrowserService, stored: (@Sendable () async throws -> [ProfileSnapshot])?
+    ) async throws -> Set<String> {
+        var wanting = Set<String>()
+        for profile in service.directoryProfiles() where profile.windowCount > 0 {
+            wanting.insert((profile.incognito ? profile.parentID ?? profile.id : profile.id).rawValue)
+        }
+        for profile in try await stored?() ?? [] where profile.windowCount > 0 { wanting.insert(profile.id.rawValue) }
+        return wanting
+    }
+
+    /// The assignments the store kept (at start, before any renderer is answered).
+    func restore(_ stored: [RendererAssignmentRecord], lastFence: UInt64) {
+        let now = ContinuousClock.now
+        state.withLock { $0.machine.restore(stored.map { ($0.profileID, $0.renderer, $0.fence) }, lastFence: lastFence, now: now) }
+    }
+
+    func register(_ registration: RendererRegistration) async throws -> RendererStatus {
+        let outcome = try await decide { machine, wanting, now -> (RendererAssignments.Registration, [RendererAssignments.Change]) in
+            let registered = machine.register(
+                name: registration.name, capacity: registration.capacity, devtoolsURL: registration.devtoolsURL, now: now)
+            guard case .registered = registered else { return (registered, []) }
+            return (registered, machine.place(wanting: wanting, now: now))
+        }
+        if case .tooMany(let limit) = outcome { throw RendererRegistryError.tooMany(limit) }
+        guard let status = status(of: registration.name) else { throw RendererRegistryError.tooMany(0) }
+        return status
+    }
+
+    func drain(_ name: String) async throws -> RendererStatus? {
+        let known = try await decide { machine, wanting, now -> (Bool, [RendererAssignments.Change]) in
+            guard machine.live(at: now).contains(where: { $0.name == name }) else { return (false, machine.place(wanting: wanting, now: now)) }
+            let placed = machine.place(wanting: wanting, now: now)
+            return (true, placed + machine.drain(name, now: now))
+        }
+        return known ? status(of: name) : nil
+    }
+
+    func unregister(_ name: String) async throws -> Bool {
+        try await decide { machine, wanting, now -> (Bool, [RendererAssignments.Change]) in
+            guard machine.live(at: now).contains(where: { $0.name == name }) else { return (false, []) }
+            let released = machine.unregister(name)
+            return (true, released + machine.place(wanting: wanting, now: now))
+        }
+    }
+
+    func renderers() -> [RendererStatus] {
+        let now = ContinuousClock.now
+        let (live, machine) = state.withLock { ($0.machine.live(at: now), $0.machine) }
+        return live.map { Self.status($0, machine: machine, now: now) }
+    }
+
+    func holder(of profile: ProfileID) -> RendererHold? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard let assignment = state.machine.assignments[profile.rawValue],
+                let renderer = state.machine.renderers[assignment.renderer], renderer.expires > now
+            else { return nil }
+            return RendererHold(renderer: assignment.renderer, fence: assignment.fence)
+        }
+    }
+
+    /// How many profiles are assigned, and how many renderers are live (for `/metrics`).
+    func counts() -> (renderers: Int, assigned: Int) {
+        let now = ContinuousClock.now
+        return state.withLock { ($0.machine.live(at: now).count, $0.machine.assignments.count) }
+    }
+
+    private func status(of name: String) -> RendererStatus? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.machine.renderers[name].flatMap { $0.expires > now ? Self.status($0, machine: state.machine, now: now) : nil }
+        }
+    }
+
+    private static func status(_ renderer: RendererAssignments.Renderer, machine: RendererAssignments, now: ContinuousClock.Instant) -> RendererStatus {
+        let left = now.duration(to: renderer.expires)
+        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        return RendererStatus(
+            name: renderer.name, capacity: renderer.capacity, devtoolsURL: renderer.devtoolsURL, draining: renderer.draining,
+            expiresAt: Date().addingTimeInterval(seconds),
+            profiles: renderer.profiles.sorted().map { ($0, machine.assignments[$0]?.fence ?? 0) })
+    }
+
+    /// Runs one decision on the machine and commits what it changed (with whatever earlier commits
+    /// left pending) before returning; one decision at a time.
+    private func decide<T: Sendable>(
+        _ body: @escaping @Sendable (inout RendererAssignments, Set<String>, ContinuousClock.Instant) -> (T, [RendererAssignments.Change])
+    ) async throws -> T {
+        let wanting = self.wanting
+        return try await gate.run {
+            let profiles: Set<String>
+            do {
+                profiles = try await wanting()
+            } catch {
+                throw HTTPError.storageUnavailable("Which profiles have windows could not be read; nothing was decided.", retryAfter: 2)
+            }
+            let now = ContinuousClock.now
+            let (outcome, change, count) = state.withLock { state -> (T, ChangeSet, Int) in
+                let (outcome, changes) = body(&state.machine, profiles, now)
+                state.pending += changes
+                return (outcome, Self.changeSet(state.pending, lastFence: state.machine.lastFence), state.pending.count)
+            }
+            guard !change.rendererAssignments.isEmpty || !change.releasedRendererAssignments.isEmpty else {
+                state.withLock { $0.pending.removeFirst(count) }
+                return outcome
+            }
+            do {
+                try await commit(change)
+            } catch {
+                throw HTTPError.storageUnavailable("The renderers' assignments could not be saved; nothing was answered.", retryAfter: 2)
+            }
+            state.withLock { $0.pending.removeFirst(count) }
+            return outcome
+        }
+    }
+
+    /// The durable form of `changes`: each profile's last change (an assignment written, or a release).
+    static func changeSet(_ changes: [RendererAssignments.Change], lastFence: UInt64) -> ChangeSet {
+        var last: [String: RendererAssignments.Change] = [:]
+        for change in changes {
+            switch change {
+            case .assigned(let profile, _, _), .released(let profile, _): last[profile] = change
+            }
+        }
+        var set = ChangeSet()
+        for (_, change) in last.sorted(by: { $0.key < $1.key }) {
+            switch change {
+            case .assigned(let profile, let renderer, let fence):
+                set.rendererAssignments.append(RendererAssignmentRecord(profileID: profile, renderer: renderer, fence: fence))
+            case .released(let profile, _):
+                set.releasedRendererAssignments.append(profile)
+            }
+        }
+        if !changes.isEmpty { set.rendererFence = lastFence }
+        return set
+    }
+}

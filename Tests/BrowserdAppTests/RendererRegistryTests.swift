@@ -1,0 +1,159 @@
+import BrowserdApp
+import Foundation
+import MiniHTTPClient
+import TestSupport
+import Testing
+
+/// Renderers register with browserd and hold profiles by lease under fences (issue 55), through a
+/// live server on its store: every profile with windows gets exactly one renderer, least loaded
+/// first; nothing moves while its holder renews; a drained or departed renderer's profiles move; a
+/// report under a fence that is no longer current is refused; who may register; bad input.
+@Suite(.offThePool) struct RendererRegistryTests {
+    static let admin = "renderer-admin-token-0123456789"
+
+    static func profiles(_ status: [String: Any]) -> [String: Int] {
+        var held: [String: Int] = [:]
+        for item in status["profiles"] as? [[String: Any]] ?? [] { held[item["profileId"] as? String ?? ""] = item["fence"] as? Int }
+        return held
+    }
+
+    static func put(_ api: APIClient, _ name: String, capacity: Int = 10) throws -> APIClient.Reply {
+        try api.send("PUT", "/v1/renderers/\(name)", ["capacity": capacity, "devtoolsUrl": "ws://127.0.0.1:9222"])
+    }
+
+    @Test func profilesWithWindowsGetExactlyOneRendererAndFencesRefuseLateReports() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let (p1, p2, idle) = (try api.profile("one"), try api.profile("two"), try api.profile("no windows"))
+            let w1 = try api.window(p1)
+            _ = try api.window(p2)
+            let tab = try api.tab(w1)
+
+            // The first renderer takes every profile with windows; the one without waits for none.
+            let a = try Self.put(api, "a")
+            #expect(a.status == 200)
+            let heldByA = Self.profiles(a.json)
+            #expect(Set(heldByA.keys) == [p1, p2])
+            #expect(Set(heldByA.values).count == 2, "each its own fence")
+            #expect(a.json["devtoolsUrl"] as? String == "ws://127.0.0.1:9222" && a.json["draining"] as? Bool == false)
+            // A second renderer takes nothing that is held (no flapping); a new profile's first window
+            // goes to the least loaded.
+            #expect(Self.profiles(try Self.put(api, "b").json).isEmpty)
+            #expect(Self.profiles(try Self.put(api, "a").json) == heldByA, "renewing changes nothing")
+            let w3 = try api.window(idle)
+            #expect(Self.profiles(try Self.put(api, "b").json).keys.sorted() == [idle])
+            let list = try api.get("/v1/renderers").json["items"] as? [[String: Any]] ?? []
+            #expect(list.map { $0["name"] as? String } == ["a", "b"])
+            #expect(try api.get("/v1/profiles/\(p1)/rendering").json["renderer"] as? [String: Any]?? != nil)
+            #expect((try api.get("/v1/profiles/\(p1)/rendering").json["renderer"] as? [String: Any])?["name"] as? String == "a")
+
+            // The holder's report under its fence is taken; another fence, another name: 409; a
+            // malformed header: 400.
+            let fence = heldByA[p1] ?? 0
+            func report(_ header: String) throws -> Int {
+                try api.send("PATCH", "/v1/tabs/\(tab)", ["title": "reported"], headers: [("Browserd-Renderer", header)]).status
+            }
+            #expect(try report("a; fence=\(fence)") == 200)
+            #expect(try report("a; fence=\(fence + 100)") == 409)
+            #expect(try report("b; fence=\(fence)") == 409)
+            #expect(try report("a") == 400)
+            let refused = try api.send("PATCH", "/v1/tabs/\(tab)", ["title": "late"], headers: [("Browserd-Renderer", "b; fence=1")])
+            #expect(refused.problemType?.hasSuffix("renderer-fenced") == true)
+
+            // a drains: its profiles go to b at once, under new fences; a's reports are refused.
+            let drained = try api.post("/v1/renderers/a/drain")
+            #expect(drained.status == 200 && drained.json["draining"] as? Bool == true && Self.profiles(drained.json).isEmpty)
+            let heldByB = Self.profiles(try Self.put(api, "b").json)
+            #expect(Set(heldByB.keys) == [p1, p2, idle])
+            #expect((heldByB[p1] ?? 0) > fence)
+            #expect(try report("a; fence=\(fence)") == 409)
+            #expect(try report("b; fence=\(heldByB[p1] ?? 0)") == 200)
+
+            // A profile whose windows all close is let go at the next decision.
+            #expect(try api.send("DELETE", "/v1/browsers/\(w3)").status == 204)
+            #expect(Set(Self.profiles(try Self.put(api, "b").json).keys) == [p1, p2])
+
+            // b leaves: its profiles are released (a, draining, takes none).
+            #expect(try api.send("DELETE", "/v1/renderers/b").status == 204)
+            #expect(try api.send("DELETE", "/v1/renderers/b").status == 404)
+            #expect(try api.get("/v1/profiles/\(p1)/rendering").json["renderer"] is NSNull)
+            #expect(try api.get("/v1/renderers/b").status == 404)
+        }
+    }
+
+    @Test func badRegistrationsAre4xx() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            for (body, field) in [
+                (["capacity": 0] as [String: Any], "capacity"), (["capacity": 10_001], "capacity"), ([:], "capacity"),
+                (["capacity": 1, "devtoolsUrl": "http://h:1"], "devtoolsUrl"), (["capacity": 1, "more": 1], "more"),
+            ] {
+                let reply = try api.send("PUT", "/v1/renderers/a", body)
+                #expect(reply.status == 422, "\(body)")
+                #expect("\(reply.json)".contains(field), "\(body): \(reply.json)")
+            }
+            #expect(try api.send("PUT", "/v1/renderers/a*b", ["capacity": 1]).status == 422)
+            #expect(try api.send("PUT", "/v1/renderers/\(String(repeating: "n", count: 65))", ["capacity": 1]).status == 422)
+            #expect(try api.post("/v1/renderers/nobody/drain").status == 404)
+            #expect(try api.get("/v1/profiles/p0000000000000000/rendering").status == 404)
+        }
+    }
+
+    @Test func onlyTheAdministratorRegistersRenderers() async throws {
+        try await withApplication({ $0.adminToken = Self.admin }) { app in
+            let api = try APIClient(app)
+            let auth = [("Authorization", "Bearer \(Self.admin)")]
+            let profile = try api.post("/v1/profiles", ["name": "p"], headers: auth).id
+            let token = try api.post("/v1/profiles/\(profile)/tokens", headers: auth).json["token"] as? String ?? ""
+            let bearer = [("Authorization", "Bearer \(token)")]
+            #expect(try api.send("PUT", "/v1/renderers/r", ["capacity": 1], headers: bearer).status == 403)
+            #expect(try api.send("GET", "/v1/renderers", headers: bearer).status == 403)
+            #expect(try api.send("PUT", "/v1/renderers/r", ["capacity": 1]).status == 401)
+            #expect(try api.send("PUT", "/v1/renderers/r", ["capacity": 1], headers: auth).status == 200)
+            // A tenant reads which renderer holds its own profile.
+            #expect(try api.send("GET", "/v1/profiles/\(profile)/rendering", headers: bearer).status == 200)
+        }
+    }
+}
+
+/// An acknowledged assignment survives kill -9, on both stores: the renderer that renews within
+/// its lease after the restart keeps its profiles under the same fences, and fences go on upwards.
+@Suite(.serialized, .offThePool) struct RendererRegistryDurabilityTests {
+    @Test(arguments: TestStore.available)
+    func assignmentsAndFencesSurviveKillDashNine(_ store: TestStore) async throws {
+        try await store.withArguments { arguments in
+            let killed = try BrowserdProcess(arguments: ["--port", "0", "--renderer-lease-seconds", "30"] + arguments)
+            let firstPort = try killed.waitForPort()
+            let (profiles, held) = try await blocking { () throws -> ([String], [String: Int]) in
+                let api = try HTTPClientConnection(host: "127.0.0.1", port: firstPort)
+                func post(_ path: String, _ body: String) throws -> [String: Any] {
+                    crashJSON(try api.request("POST", path, headers: crashJSONHeaders, body: Array(body.utf8)))
+                }
+                var profiles: [String] = []
+                for name in ["one", "two"] {
+                    let profile = try post("/v1/profiles", "{\"name\":\"\(name)\"}")["id"] as? String ?? ""
+                    _ = try post("/v1/browsers", "{\"profileId\":\"\(profile)\"}")
+                    profiles.append(profile)
+                }
+                let put = try api.request("PUT", "/v1/renderers/a", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
+                return (profiles, RendererRegistryTests.profiles(crashJSON(put)))
+            }
+            #expect(Set(held.keys) == Set(profiles))
+            let (server, port) = try killed.crashAndRestart(arguments: ["--port", "0", "--renderer-lease-seconds", "30"] + arguments)
+            defer { server.stop() }
+            try await blocking {
+                let api = try HTTPClientConnection(host: "127.0.0.1", port: port)
+                let again = try untilAvailable {
+                    try api.request("PUT", "/v1/renderers/a", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
+                }
+                #expect(RendererRegistryTests.profiles(crashJSON(again)) == held, "the same profiles, the same fences")
+                _ = try api.request("PUT", "/v1/renderers/b", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
+                _ = try api.request("POST", "/v1/renderers/a/drain", headers: crashJSONHeaders)
+                let b = try api.request("PUT", "/v1/renderers/b", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
+                let moved = RendererRegistryTests.profiles(crashJSON(b))
+                #expect(Set(moved.keys) == Set(profiles))
+                #expect(moved.values.min() ?? 0 > held.values.max() ?? 0, "fences go on upwards")
+            }
+        }
+    }
+}
