@@ -128,6 +128,7 @@ test-steps:
 	$(PYTHON) tests/browser_test.py $(TEST_BIN)
 	$(PYTHON) tests/webdriver_test.py $(TEST_BIN)
 	$(PYTHON) tests/automation_test.py $(TEST_BIN) $(BROWSERD_RENDERER)
+	$(PYTHON) tests/renderers_test.py $(POSTGRES_BROWSERD) $(BROWSERD_RENDERER)
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
 	@echo "== $$(date +%T) the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"

@@ -154,6 +154,7 @@ extension APIRoutes {
             if let url = status.devtoolsURL { json.member("devtoolsUrl", url) }
             json.member("draining", status.draining)
             json.member("expiresAt", JSONText.timestamp(status.expiresAt))
+            json.member("leaseSeconds", status.leaseSeconds)
             json.key("profiles")
             json.beginArray()
             for (profile, fence) in status.profiles {

@@ -52,10 +52,15 @@ public struct RendererStatus: Sendable, Equatable {
     public var devtoolsURL: String?
     public var draining: Bool
     public var expiresAt: Date
+    /// How long its registration lasts after each renewal (it renews every third of it).
+    public var leaseSeconds: Int
     /// The profiles it holds, with their fences, by profile id.
     public var profiles: [(profile: String, fence: UInt64)]
 
-    public init(name: String, capacity: Int, devtoolsURL: String?, draining: Bool, expiresAt: Date, profiles: [(profile: String, fence: UInt64)]) {
+    public init(
+        name: String, capacity: Int, devtoolsURL: String?, draining: Bool, expiresAt: Date, leaseSeconds: Int, profiles: [(profile: String, fence: UInt64)]
+    ) {
+        self.leaseSeconds = leaseSeconds
         self.name = name
         self.capacity = capacity
         self.devtoolsURL = devtoolsURL
@@ -66,6 +71,7 @@ public struct RendererStatus: Sendable, Equatable {
 
     public static func == (a: RendererStatus, b: RendererStatus) -> Bool {
         a.name == b.name && a.capacity == b.capacity && a.devtoolsURL == b.devtoolsURL && a.draining == b.draining && a.expiresAt == b.expiresAt
+            && a.leaseSeconds == b.leaseSeconds
             && a.profiles.map(\.profile) == b.profiles.map(\.profile) && a.profiles.map(\.fence) == b.profiles.map(\.fence)
     }
 }

@@ -125,7 +125,7 @@ final class StoredRendererRegistry: RendererRegistry {
         let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
         return RendererStatus(
             name: renderer.name, capacity: renderer.capacity, devtoolsURL: renderer.devtoolsURL, draining: renderer.draining,
-            expiresAt: Date().addingTimeInterval(seconds),
+            expiresAt: Date().addingTimeInterval(seconds), leaseSeconds: Int(machine.leaseDuration.components.seconds),
             profiles: renderer.profiles.sorted().map { ($0, machine.assignments[$0]?.fence ?? 0) })
     }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 public import OpenAPIRuntime
 
 #if canImport(OpenAPIAsyncHTTPClient)
+    import AsyncHTTPClient
     import OpenAPIAsyncHTTPClient
 #endif
 #if canImport(OpenAPIURLSession)
@@ -31,9 +32,10 @@ public struct BrowserdClient: Sendable {
     ///   - token: a bearer token (the admin token or a profile token); nil while authentication is off.
     ///   - transport: how requests travel; nil: URLSession on Apple platforms, async-http-client on Linux
     ///     (URLSession on Linux buffers whole bodies, so event streams need the latter there).
-    public init(server: URL, token: String? = nil, transport: (any ClientTransport)? = nil) {
+    ///   - middlewares: more middlewares, run first (e.g. a renderer's fence on its reports).
+    public init(server: URL, token: String? = nil, transport: (any ClientTransport)? = nil, middlewares extra: [any ClientMiddleware] = []) {
         self.server = server
-        let middlewares: [any ClientMiddleware] = [BearerToken(token: token), RawHeaderValues(), ProblemMiddleware()]
+        let middlewares: [any ClientMiddleware] = extra + [BearerToken(token: token), RawHeaderValues(), ProblemMiddleware()]
         let requests = transport ?? Self.defaultTransport(streaming: false)
         let configuration = Configuration(dateTranscoder: RFC3339Dates())
         api = Client(serverURL: server, configuration: configuration, transport: requests, middlewares: middlewares)
@@ -42,10 +44,28 @@ public struct BrowserdClient: Sendable {
             middlewares: middlewares)
     }
 
+    #if canImport(OpenAPIAsyncHTTPClient)
+        /// The process's HTTP clients: one for requests, one for event streams. An open stream holds a
+        /// connection for as long as it lasts, so streams have a pool of their own with room for many
+        /// (AsyncHTTPClient's shared client allows 8 connections per host: a renderer following a few
+        /// profiles' windows filled it with streams, and its requests then waited for ever).
+        static let requestClient = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: pooled(HTTPClient.Configuration(), connectionsPerHost: 64))
+        static let streamClient = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: pooled(HTTPClient.Configuration(), connectionsPerHost: 4096))
+
+        static func pooled(_ configuration: HTTPClient.Configuration, connectionsPerHost: Int) -> HTTPClient.Configuration {
+            var configuration = configuration
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
+            return configuration
+        }
+    #endif
+
     static func defaultTransport(streaming: Bool) -> any ClientTransport {
         #if canImport(OpenAPIAsyncHTTPClient)
             // The timeout bounds the wait for an answer's head; a stream's body then flows for as long as it lasts.
-            AsyncHTTPClientTransport(configuration: .init(timeout: streaming ? .seconds(30) : .seconds(60)))
+            AsyncHTTPClientTransport(
+                configuration: .init(client: streaming ? streamClient : requestClient, timeout: streaming ? .seconds(30) : .seconds(60)))
         #else
             URLSessionTransport()
         #endif

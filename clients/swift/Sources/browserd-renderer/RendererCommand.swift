@@ -22,8 +22,11 @@ struct RendererCommand: AsyncParsableCommand {
             """)
 
     @Option(help: "browserd's base URL.") var server: String
-    @Option(help: "A bearer token (the admin token or the profile's).") var token: String?
-    @Option(help: "The profile whose windows to render.") var profile: String
+    @Option(help: "A bearer token (the admin token, or the profile's with --profile).") var token: String?
+    @Option(help: "The one profile whose windows to render; without it, the profiles browserd gives this renderer (the admin token).")
+    var profile: String?
+    @Option(help: "Without --profile: how many profiles browserd may give this renderer.") var capacity = 100
+    @Option(help: "Without --profile: how many of its profiles run their Chromium at once.") var maxProfiles = 10
     @Option(help: "Tabs per window besides the active one that keep a live page.") var liveTabs = 3
     @Option(help: "The Chromium binary (default: Debian's /usr/lib/chromium/chromium).") var chromium: String?
     @Option(help: "Where Chromium's profile directory is kept.") var stateDir = "./renderer-state"
@@ -66,6 +69,16 @@ struct RendererCommand: AsyncParsableCommand {
             }
         }
         guard (1...128).contains(name.count) else { throw ValidationError("--name must be 1 to 128 characters") }
+        if profile == nil {
+            guard (1...64).contains(name.utf8.count),
+                name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) })
+            else { throw ValidationError("--name must be 1 to 64 characters of A-Z, a-z, 0-9, ., _ and - (browserd registers it)") }
+            guard (1...10_000).contains(capacity) else { throw ValidationError("--capacity must be within 1...10000") }
+            guard (1...1_000).contains(maxProfiles) else { throw ValidationError("--max-profiles must be within 1...1000") }
+            guard devtoolsUrl == nil else {
+                throw ValidationError("--devtools-url names one profile's gateway: it goes with --profile (each profile's gateway listens on a port of its own)")
+            }
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard chromium ?? ChromiumLaunch.defaultExecutable() != nil else {
             throw ValidationError("no Chromium found: install Debian's chromium or give --chromium PATH")
@@ -75,14 +88,27 @@ struct RendererCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "browserd-renderer")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let client = BrowserdClient(server: URL(string: server)!, token: token)
         var options = Renderer.Options(
-            profileID: profile, liveTabs: liveTabs, chromium: chromium ?? ChromiumLaunch.defaultExecutable()!,
+            profileID: profile ?? "", liveTabs: liveTabs, chromium: chromium ?? ChromiumLaunch.defaultExecutable()!,
             stateDirectory: stateDir, allowedOrigins: allowOrigin, allowedNetworks: allowNetwork.compactMap(IPNetwork.init))
         options.devtools = try devtoolsEndpoint
         options.name = name
-        let renderer = Renderer(options: options, client: client, logger: logger)
-        let run = Task { try await renderer.run() }
+        let run: Task<Void, any Error>
+        // How long a stop may take before Chromium is killed: one Chromium, or a fleet's (drained first).
+        let deadline: Double
+        if let profile {
+            options.profileID = profile
+            let renderer = Renderer(options: options, client: BrowserdClient(server: URL(string: server)!, token: token), logger: logger)
+            run = Task { try await renderer.run() }
+            deadline = 4.5
+        } else {
+            let fleet = RendererFleet(
+                options: .init(name: name, capacity: capacity, maxProfiles: maxProfiles, template: options), server: URL(string: server)!,
+                token: token, logger: logger)
+            logger.info("serving the profiles browserd gives renderer \(name)", metadata: ["capacity": "\(capacity)", "maxProfiles": "\(maxProfiles)"])
+            run = Task { await fleet.run() }
+            deadline = 20
+        }
         // SIGTERM and SIGINT end the run: Chromium is closed cleanly (its profile written), then the process exits.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -90,8 +116,8 @@ struct RendererCommand: AsyncParsableCommand {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 run.cancel()
-                // Within 5 s whatever the pages do: past 4.5 s, Chromium is killed and the process exits.
-                DispatchQueue.global().asyncAfter(deadline: .now() + 4.5) {
+                // Within a deadline whatever the pages do: past it, Chromium is killed and the process exits.
+                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
                     ChromiumProcess.killAll()
                     Glibc.exit(1)
                 }

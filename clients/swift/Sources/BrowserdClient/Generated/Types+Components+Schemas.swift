@@ -919,6 +919,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Renderer/expiresAt`.
             public var expiresAt: Foundation.Date
+            /// How long its registration lasts after each renewal (--renderer-lease-seconds); it renews every third of it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Renderer/leaseSeconds`.
+            public var leaseSeconds: Swift.Int
             /// The profiles it holds, each with the fence its reports carry.
             ///
             /// - Remark: Generated from `#/components/schemas/Renderer/profiles`.
@@ -931,6 +935,7 @@ extension Components {
             ///   - devtoolsUrl:
             ///   - draining: It gets no new profile (it is stopping).
             ///   - expiresAt: When its registration lapses unless it renews (its profiles then go to others).
+            ///   - leaseSeconds: How long its registration lasts after each renewal (--renderer-lease-seconds); it renews every third of it.
             ///   - profiles: The profiles it holds, each with the fence its reports carry.
             public init(
                 name: Swift.String,
@@ -938,6 +943,7 @@ extension Components {
                 devtoolsUrl: Swift.String? = nil,
                 draining: Swift.Bool,
                 expiresAt: Foundation.Date,
+                leaseSeconds: Swift.Int,
                 profiles: [Components.Schemas.RendererHold]
             ) {
                 self.name = name
@@ -945,6 +951,7 @@ extension Components {
                 self.devtoolsUrl = devtoolsUrl
                 self.draining = draining
                 self.expiresAt = expiresAt
+                self.leaseSeconds = leaseSeconds
                 self.profiles = profiles
             }
             public enum CodingKeys: String, CodingKey {
@@ -953,6 +960,7 @@ extension Components {
                 case devtoolsUrl
                 case draining
                 case expiresAt
+                case leaseSeconds
                 case profiles
             }
             public init(from decoder: any Swift.Decoder) throws {
@@ -977,6 +985,10 @@ extension Components {
                     Foundation.Date.self,
                     forKey: .expiresAt
                 )
+                self.leaseSeconds = try container.decode(
+                    Swift.Int.self,
+                    forKey: .leaseSeconds
+                )
                 self.profiles = try container.decode(
                     [Components.Schemas.RendererHold].self,
                     forKey: .profiles
@@ -987,6 +999,7 @@ extension Components {
                     "devtoolsUrl",
                     "draining",
                     "expiresAt",
+                    "leaseSeconds",
                     "profiles"
                 ])
             }

@@ -1,0 +1,201 @@
+import BrowserdClient
+import Foundation
+import HTTPTypes
+import Logging
+public import OpenAPIRuntime
+
+/// A renderer that serves the profiles browserd gives it (issue 55): it registers under its name
+/// (`PUT /v1/renderers/{name}`), renews every third of its lease, and runs one ``Renderer`` — one
+/// Chromium with its own user-data directory under the state directory — per profile it holds, at
+/// most ``Options/maxProfiles`` at once (``RendererProfiles`` decides which). Each profile's reports
+/// carry its fence (``FenceHeader``): a report browserd refuses as fenced stops that profile at once,
+/// as does a renewal that no longer lists it.
+///
+/// It never renders a profile past its lease: when renewals fail until the lease it last got would
+/// lapse, every profile stops (browserd gives them to others then). Cancelled (SIGTERM), it drains
+/// (its profiles go to the others at once), stops its Chromiums and leaves.
+public actor RendererFleet {
+    public struct Options: Sendable {
+        /// Its name at browserd (1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `-`).
+        public var name: String
+        /// How many profiles browserd may give it.
+        public var capacity: Int
+        /// How many of them run their Chromium at once.
+        public var maxProfiles: Int
+        /// What each profile's ``Renderer`` runs with (its `profileID` is set per profile).
+        public var template: Renderer.Options
+
+        public init(name: String, capacity: Int, maxProfiles: Int, template: Renderer.Options) {
+            self.name = name
+            self.capacity = capacity
+            self.maxProfiles = maxProfiles
+            self.template = template
+        }
+    }
+
+    let options: Options
+    let server: URL
+    let token: String?
+    let logger: Logger
+    private let admin: BrowserdClient
+    private var profiles: RendererProfiles
+    private var running: [String: (fence: UInt64, renderer: Renderer, task: Task<Void, Never>)] = [:]
+    private let started = ContinuousClock.now
+    /// How long browserd says a registration lasts (from its first answer).
+    private var lease: Duration = .seconds(10)
+    /// When the lease browserd last granted lapses, by this renderer's clock (counted from before
+    /// the renewal was sent).
+    private var leaseEnds: ContinuousClock.Instant?
+    /// How many renewals failed in a row (logged once per run of failures).
+    private var failures = 0
+    /// Profiles whose reports were refused as fenced, stopped until a renewal says otherwise.
+    private var fenced: Set<String> = []
+
+    public init(options: Options, server: URL, token: String?, logger: Logger = Logger(label: "browserd-renderer")) {
+        self.options = options
+        self.server = server
+        self.token = token
+        self.logger = logger
+        admin = BrowserdClient(server: server, token: token)
+        profiles = RendererProfiles(maximumRunning: options.maxProfiles)
+    }
+
+    /// The profiles it renders now, with their fences (for tests and the status line).
+    public func rendering() -> [String: UInt64] { running.mapValues(\.fence) }
+
+    /// The renderer of `profile`, while it runs.
+    public func renderer(of profile: String) -> Renderer? { running[profile]?.renderer }
+
+    private var clock: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Registers and renews until cancelled; then drains, stops every profile and leaves.
+    public func run() async {
+        while !Task.isCancelled {
+            await renew()
+            let pause = lease / 3
+            try? await Task.sleep(for: pause)
+        }
+        await leave()
+    }
+
+    private func renew() async {
+        let sent = ContinuousClock.now
+        do {
+            let answer = try await admin.api.registerRenderer(
+                path: .init(rendererName: options.name), body: .json(.init(capacity: options.capacity))
+            ).ok.body.json
+            lease = .seconds(max(2, answer.leaseSeconds))
+            leaseEnds = sent + lease
+            if failures > 0 { logger.notice("browserd answers again", metadata: ["failedRenewals": "\(failures)"]) }
+            failures = 0
+            var given: [String: UInt64] = [:]
+            for hold in answer.profiles { given[hold.profileId] = UInt64(hold.fence) }
+            fenced = fenced.filter { given[$0] == nil }
+            await carryOut(profiles.held(given.filter { !fenced.contains($0.key) }, now: clock))
+            await carryOut(profiles.tick(now: clock))
+        } catch {
+            failures += 1
+            if failures == 1 { logger.warning("renewal failed: \(error)") }
+            // Past the lease browserd last granted, the profiles are others' (or will be): stop them.
+            if let leaseEnds, ContinuousClock.now >= leaseEnds - .milliseconds(500), !running.isEmpty {
+                logger.warning("lease lapsed without a renewal: stopping every profile", metadata: ["profiles": "\(running.count)"])
+                await carryOut(profiles.held([:], now: clock))
+            }
+        }
+    }
+
+    private func carryOut(_ actions: [RendererProfiles.Action]) async {
+        for action in actions {
+            switch action {
+            case .start(let profile, let fence):
+                start(profile, fence: fence)
+            case .release(let profile), .idle(let profile):
+                await stop(profile)
+            }
+        }
+    }
+
+    private func start(_ profile: String, fence: UInt64) {
+        var options = self.options.template
+        options.profileID = profile
+        options.name = self.options.name
+        if var devtools = options.devtools {
+            // One gateway per profile, each on a port of its own.
+            devtools.port = 0
+            devtools.advertisedURL = nil
+            options.devtools = devtools
+        }
+        let header = FenceHeader(value: "\(self.options.name); fence=\(fence)") { [weak self] in
+            guard let self else { return }
+            Task { await self.refused(profile, fence: fence) }
+        }
+        let client = BrowserdClient(server: server, token: token, middlewares: [header])
+        let renderer = Renderer(options: options, client: client, logger: logger)
+        let logger = self.logger
+        let task = Task {
+            do { try await renderer.run() } catch { logger.error("profile \(profile) stopped: \(error)") }
+        }
+        running[profile] = (fence, renderer, task)
+        logger.info("rendering profile \(profile)", metadata: ["fence": "\(fence)"])
+    }
+
+    private func stop(_ profile: String) async {
+        guard let entry = running.removeValue(forKey: profile) else { return }
+        entry.task.cancel()
+        await entry.task.value
+        logger.info("stopped rendering profile \(profile)")
+    }
+
+    /// browserd refused a report of `profile` under `fence`: another renderer holds it now.
+    private func refused(_ profile: String, fence: UInt64) async {
+        guard running[profile]?.fence == fence else { return }
+        logger.warning("browserd refused a report of profile \(profile) as fenced: another renderer holds it; stopping it")
+        fenced.insert(profile)
+        var given = profiles.profiles.mapValues(\.fence)
+        given[profile] = nil
+        await carryOut(profiles.held(given, now: clock))
+    }
+
+    private func leave() async {
+        do {
+            _ = try await admin.api.drainRenderer(path: .init(rendererName: options.name)).ok
+        } catch {
+            logger.warning("drain failed: \(error)")
+        }
+        // Every Chromium closes at once (each writes its profile), not one after the other.
+        _ = profiles.held([:], now: clock)
+        let stopping = running.values.map(\.task)
+        running = [:]
+        for task in stopping { task.cancel() }
+        for task in stopping { await task.value }
+        do {
+            _ = try await admin.api.unregisterRenderer(path: .init(rendererName: options.name)).noContent
+        } catch {
+            logger.warning("leaving failed (the registration lapses by itself): \(error)")
+        }
+    }
+}
+
+/// Puts a renderer's `Browserd-Renderer` header on every request of one profile's client, and tells
+/// when browserd refuses one as fenced (409, `renderer-fenced`).
+public struct FenceHeader: ClientMiddleware {
+    static let name = HTTPField.Name("Browserd-Renderer")!
+    let value: String
+    let onFenced: @Sendable () -> Void
+
+    public func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[Self.name] = value
+        let (response, answer) = try await next(request, body, baseURL)
+        guard response.status.code == 409, let answer else { return (response, answer) }
+        let bytes = try await [UInt8](collecting: answer, upTo: 64 * 1024)
+        if String(decoding: bytes, as: UTF8.self).contains("renderer-fenced") { onFenced() }
+        return (response, HTTPBody(bytes))
+    }
+}

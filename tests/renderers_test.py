@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Renderers at scale (issue 55): two browserd-renderers (no --profile) take the profiles browserd gives
+them, against a live browserd with a real Chromium per profile, pages served on loopback.
+
+Every profile with windows is rendered by exactly one renderer; a renderer killed with SIGKILL loses its
+profiles to the other within the lease + 5 s (their pages report again); restarted with the same name and
+state directory it takes none of them back while the other holds them; a renderer stopped with SIGTERM
+drains (its profiles move before it exits); a report under an old fence is refused with 409. A page-side
+proof that nothing is rendered twice: each page beats to the page server with its own instance id, and no
+two instances of one profile's page beat at the same time.
+
+Usage: tests/renderers_test.py PATH_TO_BROWSERD PATH_TO_BROWSERD_RENDERER (on SQLite, and on PostgreSQL too under
+scripts/with-postgres.sh)
+"""
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+ADMIN = "admin-token-for-the-renderers-test"
+LEASE = 4
+# A page beats every 100 ms: a page that is not rendered stops beating.
+ALIVE = """<!doctype html><title>alive</title><script>
+const page = Math.random().toString(36).slice(2);
+const key = new URLSearchParams(location.search).get('key');
+setInterval(() => fetch('/beat?key=' + key + '&page=' + page, {cache: 'no-store'}).catch(() => {}), 100);
+</script>"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(base, method, path, body=None, token=ADMIN, headers=None):
+    """(status, JSON or None)."""
+    data = json.dumps(body).encode() if body is not None else None
+    all_headers = {"Content-Type": "application/json"} if data is not None else {}
+    if token:
+        all_headers["Authorization"] = f"Bearer {token}"
+    all_headers.update(headers or {})
+    request = urllib.request.Request(base + path, data=data, method=method, headers=all_headers)
+    try:
+        with urllib.request.urlopen(request, timeout=15) as reply:
+            text = reply.read()
+            return reply.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as error:
+        text = error.read()
+        return error.code, json.loads(text) if text else None
+
+
+def wait_for(predicate, what, timeout=30):
+    deadline = time.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+class Beats:
+    """Each key's page instances and when each beat first and last."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.seen = {}  # key -> page -> [first, last]
+
+    def beat(self, key, page):
+        now = time.time()
+        with self.lock:
+            span = self.seen.setdefault(key, {}).setdefault(page, [now, now])
+            span[1] = now
+
+    def alive(self, key, within=1.0):
+        """The page instances of `key` that beat within the last `within` seconds."""
+        now = time.time()
+        with self.lock:
+            return {page for page, (_, last) in self.seen.get(key, {}).items() if now - last <= within}
+
+    def overlaps(self):
+        """Pairs of one key's page instances that beat at the same time (rendered twice)."""
+        found = []
+        with self.lock:
+            for key, pages in self.seen.items():
+                spans = sorted(pages.items(), key=lambda item: item[1][0])
+                for (a, (a0, a1)), (b, (b0, b1)) in zip(spans, spans[1:]):
+                    # The next instance's first beat after the previous one's last: a handover.
+                    if b0 < a1 - 0.05:
+                        found.append((key, a, (a0, a1), b, (b0, b1)))
+        return found
+
+
+def pages_handler(beats):
+    class Pages(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            path, _, query = self.path.partition("?")
+            if path == "/beat":
+                fields = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
+                beats.beat(fields.get("key", ""), fields.get("page", ""))
+                body = b"ok"
+            else:
+                body = ALIVE.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    return Pages
+
+
+class Setup:
+    def __init__(self, browserd, renderer, store=None):
+        self.root = tempfile.mkdtemp(prefix="browserd-renderers-")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.renderer = renderer
+        self.renderers = {}
+        store = store or ["--data-dir", os.path.join(self.root, "data")]
+        self.server_log = open(os.path.join(self.root, "browserd.log"), "w")
+        self.server = subprocess.Popen(
+            [browserd, "serve", "--port", str(self.port), "--log-level", "warning", "--renderer-lease-seconds", str(LEASE)] + store,
+            env=dict(os.environ, BROWSERD_ADMIN_TOKEN=ADMIN), stdout=self.server_log, stderr=subprocess.STDOUT)
+        wait_for(self.ready, "browserd to be ready")
+        self.beats = Beats()
+        self.pages = http.server.ThreadingHTTPServer(("127.0.0.1", 0), pages_handler(self.beats))
+        threading.Thread(target=self.pages.serve_forever, daemon=True).start()
+        self.site = f"http://127.0.0.1:{self.pages.server_address[1]}"
+
+    def ready(self):
+        try:
+            urllib.request.urlopen(self.base + "/readyz", timeout=1)
+            return True
+        except OSError:
+            return False
+
+    def start(self, name):
+        log = open(os.path.join(self.root, f"renderer-{name}.log"), "a")
+        process = subprocess.Popen(
+            [self.renderer, "--server", self.base, "--token", ADMIN, "--name", name, "--capacity", "10", "--max-profiles", "4",
+             "--state-dir", os.path.join(self.root, f"state-{name}"), "--allow-origin", self.site, "--devtools-listen", "off"],
+            stdout=log, stderr=subprocess.STDOUT)
+        self.renderers[name] = process
+        return process
+
+    def holders(self):
+        """profile -> [renderer names that hold it] (GET /v1/renderers)."""
+        status, body = call(self.base, "GET", "/v1/renderers")
+        assert status == 200, body
+        held = {}
+        for renderer in body["items"]:
+            for hold in renderer["profiles"]:
+                held.setdefault(hold["profileId"], []).append(renderer["name"])
+        return held
+
+    def log(self, name):
+        with open(os.path.join(self.root, f"renderer-{name}.log")) as f:
+            return f.read()
+
+    def close(self):
+        for process in self.renderers.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in self.renderers.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.server.terminate()
+        self.server.wait(timeout=20)
+        self.pages.shutdown()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def chromiums_of(state_dir):
+    """Chromium processes whose user-data directory is under `state_dir`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if "--user-data-dir=" + state_dir in cmdline and "--type=" not in cmdline:
+            found.append(int(pid))
+    return found
+
+
+def postgres_database():
+    """A database of its own on the test cluster (BROWSERD_TEST_DATABASE_URL), and a cluster secret
+    file: (arguments, drop) — or None without a cluster."""
+    admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
+    if not admin:
+        return None
+    name = "renderers_%d_%d" % (os.getpid(), int(time.time() * 1000) % 10**9)
+
+    def psql(sql):
+        subprocess.run(["psql", admin, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, stdout=subprocess.DEVNULL)
+
+    psql("CREATE DATABASE %s" % name)
+    parts = urllib.parse.urlsplit(admin)
+    secret = tempfile.NamedTemporaryFile("w", prefix="browserd-secret-", delete=False)
+    secret.write("renderers-test-cluster-secret-%d\n" % os.getpid())
+    secret.close()
+
+    def drop():
+        os.unlink(secret.name)
+        try:
+            psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
+        except subprocess.CalledProcessError:
+            pass
+
+    return ["--database-url", urllib.parse.urlunsplit(parts._replace(path="/" + name)), "--cluster-secret-file", secret.name], drop
+
+
+def main():
+    browserd, renderer = sys.argv[1], sys.argv[2]
+    stores = [("SQLite", None, lambda: None)]
+    postgres = postgres_database()
+    if postgres:
+        stores.append(("PostgreSQL", postgres[0], postgres[1]))
+    elif os.environ.get("BROWSERD_REQUIRE_POSTGRES") == "1":
+        raise SystemExit("BROWSERD_TEST_DATABASE_URL is not set: run under scripts/with-postgres.sh (make test does)")
+    for label, store, drop in stores:
+        print(f"renderers: on {label}")
+        setup = Setup(browserd, renderer, store)
+        try:
+            run(setup)
+        except BaseException:
+            for name in setup.renderers:
+                print(f"--- renderer {name}'s log (last 4000 characters)\n{setup.log(name)[-4000:]}", file=sys.stderr)
+            raise
+        finally:
+            setup.close()
+            drop()
+
+
+def run(setup):
+    base = setup.base
+    # Both renderers register first; then six profiles: four with a window whose tab beats, two without
+    # windows (they want no renderer).
+    setup.start("a")
+    setup.start("b")
+    wait_for(lambda: len(call(base, "GET", "/v1/renderers")[1]["items"]) == 2, "both renderers registered")
+    windowed, idle = [], []
+    for i in range(6):
+        status, profile = call(base, "POST", "/v1/profiles", {"name": f"p{i}"})
+        assert status == 201, profile
+        if i < 4:
+            window = call(base, "POST", "/v1/browsers", {"profileId": profile["id"]})[1]["id"]
+            status, tab = call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{setup.site}/alive.html?key={profile['id']}"})
+            assert status == 201, tab
+            windowed.append((profile["id"], tab["id"]))
+        else:
+            idle.append(profile["id"])
+    profiles = [p for p, _ in windowed]
+
+    def everyone_rendered_once():
+        held = setup.holders()
+        return all(len(held.get(p, [])) == 1 for p in profiles) and not any(p in held for p in idle) and all(
+            len(setup.beats.alive(p)) == 1 for p in profiles)
+
+    started = time.time()
+    wait_for(everyone_rendered_once, "every profile with windows rendered by exactly one renderer", timeout=60)
+    first_visible = time.time() - started
+    held = setup.holders()
+    counts = {}
+    for p in profiles:
+        counts[held[p][0]] = counts.get(held[p][0], 0) + 1
+    assert counts == {"a": 2, "b": 2}, f"least loaded first: {counts}"
+    print(f"renderers: 4 profiles rendered (2 each), their pages beating {first_visible:.1f} s after their windows were made")
+
+    # A report under an old or another's fence is refused (409); the holder's is taken.
+    profile, tab = windowed[0]
+    status, body = call(base, "GET", f"/v1/profiles/{profile}/rendering")
+    holder, fence = body["renderer"]["name"], body["renderer"]["fence"]
+    other = "b" if holder == "a" else "a"
+    status, body = call(base, "PATCH", f"/v1/tabs/{tab}", {"title": "late"}, headers={"Browserd-Renderer": f"{other}; fence={fence}"})
+    assert status == 409 and body["type"].endswith("renderer-fenced"), (status, body)
+
+    # SIGKILL a: its Chromiums go with it (they read their pipe's end), b takes its profiles within the
+    # lease + 5 s, and their pages beat again.
+    of_a = [p for p in profiles if setup.holders()[p] == ["a"]]
+    setup.renderers["a"].kill()
+    setup.renderers["a"].wait()
+    killed = time.time()
+    wait_for(lambda: not chromiums_of(os.path.join(setup.root, "state-a")), "a's Chromiums to end with it", timeout=10)
+
+    def b_renders_all():
+        held = setup.holders()
+        return all(held.get(p) == ["b"] for p in profiles) and all(len(setup.beats.alive(p, 0.5)) == 1 for p in of_a)
+
+    wait_for(b_renders_all, "b to render a's profiles", timeout=LEASE + 5)
+    print(f"renderers: a killed; b renders its {len(of_a)} profiles after {time.time() - killed:.1f} s (lease {LEASE} s)")
+
+    # a again, same name and state directory: it takes none of them back while b holds them.
+    setup.start("a")
+    time.sleep(LEASE)
+    held = setup.holders()
+    assert all(held.get(p) == ["b"] for p in profiles), (held, call(base, "GET", "/v1/renderers"), setup.renderers["b"].poll())
+    assert "rendering profile" not in setup.log("a").split("serving the profiles")[-1], "a renders nothing"
+
+    # SIGTERM b: it drains (a takes its profiles before b exits), with no gap beyond one load.
+    setup.renderers["b"].send_signal(signal.SIGTERM)
+    stopped = time.time()
+    setup.renderers["b"].wait(timeout=25)
+    exited = time.time() - stopped
+    wait_for(lambda: all(setup.holders().get(p) == ["a"] for p in profiles), "a to hold every profile after b drained", timeout=5)
+    wait_for(lambda: all(len(setup.beats.alive(p, 0.5)) == 1 for p in profiles), "a's pages to beat", timeout=15)
+    gaps = []
+    with setup.beats.lock:
+        for p in profiles:
+            spans = sorted(setup.beats.seen[p].values())
+            # The handover of the drain: the last page before the SIGTERM, the first after it.
+            before = max(span[1] for span in spans if span[0] < stopped)
+            after = min(span[0] for span in spans if span[0] >= stopped)
+            gaps.append(after - before)
+    # One load: Chromium's start in a (it runs none of these profiles yet) and the page's first beat.
+    assert max(gaps) < 10, f"the drain's page gaps: {gaps}"
+    print(f"renderers: b drained and exited in {exited:.1f} s; page gaps at the handover {min(gaps):.2f}-{max(gaps):.2f} s")
+
+    overlaps = setup.beats.overlaps()
+    assert not overlaps, f"a profile's page rendered twice at once: {overlaps}"
+    print("renderers: no page was rendered twice at any moment")
+
+
+if __name__ == "__main__":
+    main()
