@@ -141,7 +141,7 @@ class Setup:
         log = open(os.path.join(self.root, f"renderer-{profile}.log"), "w")
         process = subprocess.Popen(
             [self.renderer, "--server", self.base, "--token", ADMIN, "--profile", profile, "--state-dir", os.path.join(self.root, "state"),
-             "--allow-origin", self.site, "--name", f"test-{profile}"],
+             "--allow-origin", self.site, "--name", f"test-{profile}", "--status-listen", "127.0.0.1:0"],
             stdout=log, stderr=subprocess.STDOUT)
         self.processes.append(process)
         return process

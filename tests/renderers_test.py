@@ -132,6 +132,7 @@ class Setup:
         self.base = f"http://127.0.0.1:{self.port}"
         self.renderer = renderer
         self.renderers = {}
+        self.status = {}
         store = store or ["--data-dir", os.path.join(self.root, "data")]
         self.server_log = open(os.path.join(self.root, "browserd.log"), "w")
         self.server = subprocess.Popen(
@@ -151,13 +152,37 @@ class Setup:
             return False
 
     def start(self, name):
+        """A renderer (no --profile); its capacity and status port come from the environment."""
         log = open(os.path.join(self.root, f"renderer-{name}.log"), "a")
+        status = free_port()
+        environment = dict(os.environ, BROWSERD_RENDERER_CAPACITY="10", BROWSERD_RENDERER_STATUS_LISTEN=f"127.0.0.1:{status}")
         process = subprocess.Popen(
-            [self.renderer, "--server", self.base, "--token", ADMIN, "--name", name, "--capacity", "10", "--max-profiles", "4",
+            [self.renderer, "--server", self.base, "--token", ADMIN, "--name", name, "--max-profiles", "4",
              "--state-dir", os.path.join(self.root, f"state-{name}"), "--allow-origin", self.site, "--devtools-listen", "off"],
-            stdout=log, stderr=subprocess.STDOUT)
+            stdout=log, stderr=subprocess.STDOUT, env=environment)
         self.renderers[name] = process
+        self.status[name] = f"http://127.0.0.1:{status}"
         return process
+
+    def metrics(self, name):
+        """The renderer's Prometheus metrics, by name (labels dropped)."""
+        with urllib.request.urlopen(self.status[name] + "/metrics", timeout=5) as reply:
+            text = reply.read().decode()
+        values = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                values[key] = float(value)
+        return values
+
+    def healthz(self, name):
+        try:
+            with urllib.request.urlopen(self.status[name] + "/healthz", timeout=5) as reply:
+                return reply.status
+        except urllib.error.HTTPError as error:
+            return error.code
+        except OSError:
+            return None
 
     def holders(self):
         """profile -> [renderer names that hold it] (GET /v1/renderers)."""
@@ -287,6 +312,16 @@ def run(setup):
         counts[held[p][0]] = counts.get(held[p][0], 0) + 1
     assert counts == {"a": 2, "b": 2}, f"least loaded first: {counts}"
     print(f"renderers: 4 profiles rendered (2 each), their pages beating {first_visible:.1f} s after their windows were made")
+    # Each renderer's status port: healthy, and what it counts.
+    listed = call(base, "GET", "/v1/renderers")[1]["items"]
+    assert [r["capacity"] for r in listed] == [10, 10], f"the capacity from the environment: {listed}"
+    for name in ("a", "b"):
+        assert setup.healthz(name) == 200, name
+        wait_for(lambda: setup.metrics(name).get("browserd_renderer_live_pages") == 2, f"{name}'s metrics to count its live pages")
+        values = setup.metrics(name)
+        assert values["browserd_renderer_profiles_held"] == 2 and values["browserd_renderer_profiles_running"] == 2, values
+        assert values["browserd_renderer_chromium_starts_total"] == 2, values
+        assert values.get("browserd_renderer_report_seconds_count", 0) > 0, values
 
     # A report under an old or another's fence is refused (409); the holder's is taken.
     profile, tab = windowed[0]

@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         // Its HTTPClient, configured (connections per host): already in the tree through the transport above.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // browserd-renderer's /metrics (as browserd's own).
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // browserd-renderer's fence (FencingProxy): already in the tree through async-http-client.
@@ -64,6 +66,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The DevTools gateway automation clients attach to (DevToolsGateway).
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .executableTarget(
             name: "browserd-renderer",

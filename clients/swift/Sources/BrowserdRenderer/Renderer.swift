@@ -35,6 +35,8 @@ public actor Renderer {
         public var devtools: DevToolsEndpoint?
         /// The renderer's name in its lease (browserd's `GET /v1/profiles/{id}/renderer`).
         public var name: String
+        /// Where it counts Chromium's starts (nil: nowhere).
+        public var metrics: RendererMetrics?
 
         public init(
             profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [], allowedNetworks: [IPNetwork] = [],
@@ -211,6 +213,7 @@ public actor Renderer {
             automation.connection = process.connection
             leasesDirty = true
             starts += 1
+            options.metrics?.chromiumStarts.increment()
             let up = ContinuousClock.now
             logger.info("Chromium \(process.pid) started")
             for window in windows.keys { await reconcile(window) }

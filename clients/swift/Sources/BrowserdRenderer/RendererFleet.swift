@@ -24,6 +24,8 @@ public actor RendererFleet {
         public var maxProfiles: Int
         /// What each profile's ``Renderer`` runs with (its `profileID` is set per profile).
         public var template: Renderer.Options
+        /// Where it counts (nil: nowhere).
+        public var metrics: RendererMetrics?
 
         public init(name: String, capacity: Int, maxProfiles: Int, template: Renderer.Options) {
             self.name = name
@@ -63,6 +65,22 @@ public actor RendererFleet {
     /// The profiles it renders now, with their fences (for tests and the status line).
     public func rendering() -> [String: UInt64] { running.mapValues(\.fence) }
 
+    /// Why it is not healthy now (nil: it is): it holds a live lease, or has not registered yet
+    /// since it started (within its first lease).
+    public func unhealthy() -> String? {
+        guard let leaseEnds else {
+            return ContinuousClock.now - started < lease ? nil : "not registered with browserd (\(failures) attempts failed)"
+        }
+        return ContinuousClock.now < leaseEnds ? nil : "no renewal within the lease (\(failures) failed in a row)"
+    }
+
+    /// Counts the live pages of every running profile into the metrics.
+    public func countLivePages() async {
+        var count = 0
+        for entry in running.values { count += await entry.renderer.livePages().values.reduce(0) { $0 + $1.count } }
+        options.metrics?.livePages.set(Double(count))
+    }
+
     /// The renderer of `profile`, while it runs.
     public func renderer(of profile: String) -> Renderer? { running[profile]?.renderer }
 
@@ -89,6 +107,7 @@ public actor RendererFleet {
             ).ok.body.json
             lease = .seconds(max(2, answer.leaseSeconds))
             leaseEnds = sent + lease
+            options.metrics?.profilesHeld.set(Double(answer.profiles.count))
             if failures > 0 { logger.notice("browserd answers again", metadata: ["failedRenewals": "\(failures)"]) }
             failures = 0
             var given: [String: UInt64] = [:]
@@ -98,6 +117,7 @@ public actor RendererFleet {
             await carryOut(profiles.tick(now: clock))
         } catch {
             failures += 1
+            options.metrics?.renewalFailures.increment()
             if failures == 1 { logger.warning("renewal failed: \(error)") }
             // Past the lease browserd last granted, the profiles are others' (or will be): stop them.
             if let leaseEnds, ContinuousClock.now >= leaseEnds - .milliseconds(500), !running.isEmpty {
@@ -121,6 +141,7 @@ public actor RendererFleet {
     private func start(_ profile: String, fence: UInt64) {
         var options = self.options.template
         options.profileID = profile
+        options.metrics = self.options.metrics
         options.name = self.options.name
         if var devtools = options.devtools {
             // One gateway per profile, each on a port of its own.
@@ -132,18 +153,20 @@ public actor RendererFleet {
             guard let self else { return }
             Task { await self.refused(profile, fence: fence) }
         }
-        let client = BrowserdClient(server: server, token: token, middlewares: [header])
+        let client = BrowserdClient(server: server, token: token, middlewares: [header] + (self.options.metrics.map { [$0.timing] } ?? []))
         let renderer = Renderer(options: options, client: client, logger: logger)
         let logger = self.logger
         let task = Task {
             do { try await renderer.run() } catch { logger.error("profile \(profile) stopped: \(error)") }
         }
         running[profile] = (fence, renderer, task)
+        self.options.metrics?.profilesRunning.set(Double(running.count))
         logger.info("rendering profile \(profile)", metadata: ["fence": "\(fence)"])
     }
 
     private func stop(_ profile: String) async {
         guard let entry = running.removeValue(forKey: profile) else { return }
+        options.metrics?.profilesRunning.set(Double(running.count))
         entry.task.cancel()
         await entry.task.value
         logger.info("stopped rendering profile \(profile)")
@@ -152,6 +175,7 @@ public actor RendererFleet {
     /// browserd refused a report of `profile` under `fence`: another renderer holds it now.
     private func refused(_ profile: String, fence: UInt64) async {
         guard running[profile]?.fence == fence else { return }
+        options.metrics?.fencedReports.increment()
         logger.warning("browserd refused a report of profile \(profile) as fenced: another renderer holds it; stopping it")
         fenced.insert(profile)
         var given = profiles.profiles.mapValues(\.fence)

@@ -8,8 +8,16 @@ import Logging
     import Glibc
 #endif
 
-/// `browserd-renderer`: a real Chromium renders a browserd profile's tabs, and its pages drive the model back.
+/// The entry point: every option may come from the environment too (``RendererCommand/environmentArguments(_:given:)``).
 @main
+enum RendererMain {
+    static func main() async {
+        let given = Array(CommandLine.arguments.dropFirst())
+        await RendererCommand.main(given + RendererCommand.environmentArguments(ProcessInfo.processInfo.environment, given: given))
+    }
+}
+
+/// `browserd-renderer`: a real Chromium renders a browserd profile's tabs, and its pages drive the model back.
 struct RendererCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "browserd-renderer",
@@ -19,6 +27,10 @@ struct RendererCommand: AsyncParsableCommand {
             page; what the pages do (links, redirects, pushState, titles, favicons, loading) reaches \
             browserd, and what browserd's clients do (navigate, back, forward, reload, activate, close) \
             reaches the pages.
+
+            Every option may be given in the environment instead: BROWSERD_RENDERER_ and its name in \
+            capitals with _ for - (BROWSERD_RENDERER_SERVER, BROWSERD_RENDERER_MAX_PROFILES); a repeatable \
+            one's values separated by commas. The command line wins.
             """)
 
     @Option(help: "browserd's base URL.") var server: String
@@ -38,8 +50,42 @@ struct RendererCommand: AsyncParsableCommand {
     var devtoolsListen = "127.0.0.1:0"
     @Option(help: "The ws:// URL clients reach --devtools-listen at, when it is not the address itself (a container's name, a proxy).")
     var devtoolsUrl: String?
-    @Option(help: "The renderer's name in its lease (GET /v1/profiles/{id}/renderer).") var name = ProcessInfo.processInfo.hostName
+    @Option(help: "The renderer's name at browserd (its registration, its leases).") var name = ProcessInfo.processInfo.hostName
+    @Option(help: "Where /healthz and /metrics (Prometheus) answer: HOST:PORT (port 0: any free one), or 'off'.")
+    var statusListen = "127.0.0.1:9464"
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+    /// The options (and flags) the environment may give, by name.
+    static let environmentOptions: [(name: String, repeatable: Bool)] = [
+        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("live-tabs", false),
+        ("chromium", false), ("state-dir", false), ("allow-origin", true), ("allow-network", true), ("devtools-listen", false),
+        ("devtools-url", false), ("name", false), ("status-listen", false), ("log-level", false),
+    ]
+
+    /// The arguments the environment gives (`BROWSERD_RENDERER_<NAME>`) for the options `given` does not name.
+    static func environmentArguments(_ environment: [String: String], given: [String]) -> [String] {
+        var arguments: [String] = []
+        for (name, repeatable) in environmentOptions {
+            let flag = "--" + name
+            guard let value = environment["BROWSERD_RENDERER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")], !value.isEmpty,
+                !given.contains(where: { $0 == flag || $0.hasPrefix(flag + "=") })
+            else { continue }
+            let values = repeatable ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : [value]
+            for value in values where !value.isEmpty { arguments += [flag, value] }
+        }
+        return arguments
+    }
+
+    /// `--status-listen` as host and port (nil: off).
+    var statusEndpoint: (host: String, port: Int)? {
+        get throws {
+            guard statusListen != "off" else { return nil }
+            guard let colon = statusListen.lastIndex(of: ":"), let port = Int(statusListen[statusListen.index(after: colon)...]),
+                (0...65535).contains(port), colon != statusListen.startIndex
+            else { throw ValidationError("--status-listen must be HOST:PORT, e.g. 127.0.0.1:9464, or 'off'") }
+            return (statusListen[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+        }
+    }
 
     /// `--devtools-listen` as host and port (nil: off).
     var devtoolsEndpoint: Renderer.DevToolsEndpoint? {
@@ -63,6 +109,7 @@ struct RendererCommand: AsyncParsableCommand {
             throw ValidationError("--allow-origin \(origin) is not an origin such as http://127.0.0.1:9000")
         }
         _ = try devtoolsEndpoint
+        _ = try statusEndpoint
         if let devtoolsUrl {
             guard let url = URL(string: devtoolsUrl), ["ws", "wss"].contains(url.scheme ?? ""), url.query == nil, !devtoolsUrl.hasSuffix("/") else {
                 throw ValidationError("--devtools-url must be a ws:// or wss:// URL without a query or a trailing slash, e.g. ws://renderer:9222")
@@ -93,21 +140,41 @@ struct RendererCommand: AsyncParsableCommand {
             stateDirectory: stateDir, allowedOrigins: allowOrigin, allowedNetworks: allowNetwork.compactMap(IPNetwork.init))
         options.devtools = try devtoolsEndpoint
         options.name = name
+        let metrics = RendererMetrics()
+        options.metrics = metrics
         let run: Task<Void, any Error>
         // How long a stop may take before Chromium is killed: one Chromium, or a fleet's (drained first).
         let deadline: Double
+        let healthy: @Sendable () async -> String?
+        let beforeScrape: @Sendable () async -> Void
         if let profile {
             options.profileID = profile
-            let renderer = Renderer(options: options, client: BrowserdClient(server: URL(string: server)!, token: token), logger: logger)
+            let renderer = Renderer(
+                options: options, client: BrowserdClient(server: URL(string: server)!, token: token, middlewares: [metrics.timing]), logger: logger)
             run = Task { try await renderer.run() }
             deadline = 4.5
+            healthy = { await renderer.chromiumPID == nil ? "Chromium is not running" : nil }
+            beforeScrape = {
+                let live = await renderer.livePages().values.reduce(0) { $0 + $1.count }
+                metrics.livePages.set(Double(live))
+                let running: Double = await renderer.chromiumPID == nil ? 0 : 1
+                metrics.profilesRunning.set(running)
+            }
         } else {
-            let fleet = RendererFleet(
-                options: .init(name: name, capacity: capacity, maxProfiles: maxProfiles, template: options), server: URL(string: server)!,
-                token: token, logger: logger)
+            var fleetOptions = RendererFleet.Options(name: name, capacity: capacity, maxProfiles: maxProfiles, template: options)
+            fleetOptions.metrics = metrics
+            let fleet = RendererFleet(options: fleetOptions, server: URL(string: server)!, token: token, logger: logger)
             logger.info("serving the profiles browserd gives renderer \(name)", metadata: ["capacity": "\(capacity)", "maxProfiles": "\(maxProfiles)"])
             run = Task { await fleet.run() }
             deadline = 20
+            healthy = { await fleet.unhealthy() }
+            beforeScrape = { await fleet.countLivePages() }
+        }
+        var status: RendererStatusServer?
+        if let endpoint = try statusEndpoint {
+            status = try await RendererStatusServer.start(
+                host: endpoint.host, port: endpoint.port, metrics: metrics, healthy: healthy, beforeScrape: beforeScrape)
+            logger.info("/healthz and /metrics answer on \(endpoint.host):\(status?.port ?? endpoint.port)")
         }
         // SIGTERM and SIGINT end the run: Chromium is closed cleanly (its profile written), then the process exits.
         signal(SIGTERM, SIG_IGN)
@@ -126,6 +193,8 @@ struct RendererCommand: AsyncParsableCommand {
             return source
         }
         defer { for source in signals { source.cancel() } }
-        try await run.value
+        let result = await run.result
+        await status?.stop()
+        try result.get()
     }
 }
