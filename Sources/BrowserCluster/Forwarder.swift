@@ -29,6 +29,8 @@ final class Forwarder: Sendable {
     /// Request headers passed on; the others (hop-by-hop ones, Host, Content-Length) are the client's own.
     static let passedRequestHeaders: [String] = [
         "authorization", "content-type", "idempotency-key", "if-match", "last-event-id", "accept", "origin",
+        // A renderer's fence: the owner checks it (issue 55).
+        "browserd-renderer",
     ]
     /// Whether a request header is passed on.
     static func passes(_ name: String) -> Bool {

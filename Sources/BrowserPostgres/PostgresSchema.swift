@@ -92,12 +92,16 @@ enum PostgresSchema {
                     media_type text NOT NULL, byte_count bigint NOT NULL, captured_at double precision NOT NULL,
                     bytes bytea NOT NULL);
                 """),
-        // Which renderer holds which profile (issue 55), and the last fence handed out (one row).
+        // Which renderer holds which profile (issue 55), the last fence handed out (one row), and the
+        // registered renderers (every instance decides on them, under one lock: ``PostgresStore/withRendererState(_:)``).
         Migration(
             name: "renderer assignments",
             sql: """
                 CREATE TABLE renderer_assignments (profile_id text PRIMARY KEY, renderer text NOT NULL, fence bigint NOT NULL);
                 CREATE TABLE renderer_fence (id integer PRIMARY KEY CHECK (id = 1), last bigint NOT NULL);
+                CREATE TABLE renderers (
+                    name text PRIMARY KEY, capacity bigint NOT NULL, devtools_url text, draining boolean NOT NULL,
+                    expires_at double precision NOT NULL);
                 """),
     ]
 

@@ -52,18 +52,6 @@ public struct StoredLookups: Sendable {
         try await lookup("SELECT id FROM profiles WHERE id = \(id)") != nil
     }
 
-    /// Which renderer holds which profile, and the last fence handed out (issue 55).
-    public func rendererAssignments() async throws -> (assignments: [RendererAssignmentRecord], lastFence: UInt64) {
-        try await store.said { [self] in
-            try await store.client.withConnection { connection in
-                (
-                    try await PostgresStore.rendererAssignments(on: connection, logger: logger),
-                    try await PostgresStore.rendererFence(on: connection, logger: logger)
-                )
-            }
-        }
-    }
-
     /// Every stored API token (hashes only).
     public func storedTokens() async throws -> [TokenRecord] {
         try await store.said { [self] in

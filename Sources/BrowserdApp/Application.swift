@@ -206,6 +206,7 @@ public final class Application: Sendable {
         readiness.block("shutdown", reason: "shutting down")
         await server.shutdown()
         service.events.stop()
+        rendererRegistry.stop()
         recovery.stop()
         if let writer = sink.detach() {
             await writer.stop()

@@ -120,10 +120,9 @@
             placementSlot.set(cluster)
             // Tabs' pictures stored by an earlier run (or another instance), read when one is asked for.
             app.service.readSnapshots { [lookups = cluster.stored] id in try await lookups.snapshot(ofTab: id) }
-            // Which renderer holds which profile, as stored (before the server takes renderers' calls:
-            // "restore" still blocks them).
-            let (assignments, lastFence) = try await cluster.stored.rendererAssignments()
-            app.rendererRegistry.restore(assignments, lastFence: lastFence)
+            // Which renderer holds which profile: decided in the database by every instance (read
+            // before the server takes renderers' calls: "restore" still blocks them).
+            try await app.rendererRegistry.share(PostgresRendererState(store: store))
             app.sink.attach(StoreWriter(store: store))
             // /readyz says whether the database answers (probed every ClusterTiming.databaseProbeEvery).
             let (readiness, logger) = (app.readiness, app.logger)

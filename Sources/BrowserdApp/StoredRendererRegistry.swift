@@ -15,6 +15,11 @@ import Synchronization
 /// order they were made; what a failed commit did not write stays pending and goes with the next
 /// (the caller got 503: it renews again). Which profiles want a renderer is asked at each decision:
 /// every regular profile in the directory with windows, its off-the-record profile's included.
+///
+/// With several instances on one database (``share(_:)``), the decisions are the database's: each is
+/// made on the stored state under a lock every instance takes, and written in the same transaction
+/// (``SharedRendererState``); what this instance answers from memory (a report's fence, the list) is
+/// the state after its own last decision, or read again every second.
 final class StoredRendererRegistry: RendererRegistry {
     private struct State {
         var machine: RendererAssignments
@@ -27,6 +32,10 @@ final class StoredRendererRegistry: RendererRegistry {
     private let gate = SerialGate()
     private let wanting: @Sendable () async throws -> Set<String>
     private let commit: @Sendable (ChangeSet) async throws -> Void
+    private let maximumRenderers: Int
+    /// The database every instance decides on (nil: this instance decides alone).
+    private let shared = Mutex<(any SharedRendererState)?>(nil)
+    private let refresher = Mutex<Task<Void, Never>?>(nil)
 
     /// - Parameters:
     ///   - wanting: the regular profiles that want a renderer now (they have windows).
@@ -38,6 +47,7 @@ final class StoredRendererRegistry: RendererRegistry {
         self.leaseDuration = leaseDuration
         self.wanting = wanting
         self.commit = commit
+        self.maximumRenderers = maximumRenderers
         state = Mutex(State(machine: RendererAssignments(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers)))
     }
 
@@ -61,6 +71,26 @@ final class StoredRendererRegistry: RendererRegistry {
         let now = ContinuousClock.now
         state.withLock { $0.machine.restore(stored.map { ($0.profileID, $0.renderer, $0.fence) }, lastFence: lastFence, now: now) }
     }
+
+    /// From now on, decisions are made on `store` (several instances), and what this instance knows
+    /// of them is read again every `refreshEvery`.
+    func share(_ store: any SharedRendererState, refreshEvery: Duration = .seconds(1)) async throws {
+        let machine = try await store.read(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers)
+        state.withLock { $0.machine = machine }
+        shared.withLock { $0 = store }
+        let (lease, maximum) = (leaseDuration, maximumRenderers)
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: refreshEvery)
+                guard let machine = try? await store.read(leaseDuration: lease, maximumRenderers: maximum) else { continue }
+                self?.state.withLock { $0.machine = machine }
+            }
+        }
+        refresher.withLock { $0 = task }
+    }
+
+    /// Stops reading the shared state again (the server stops).
+    func stop() { refresher.withLock { $0?.cancel() } }
 
     func register(_ registration: RendererRegistration) async throws -> RendererStatus {
         let outcome = try await decide { machine, wanting, now -> (RendererAssignments.Registration, [RendererAssignments.Change]) in
@@ -142,6 +172,18 @@ final class StoredRendererRegistry: RendererRegistry {
             } catch {
                 throw HTTPError.storageUnavailable("Which profiles have windows could not be read; nothing was decided.", retryAfter: 2)
             }
+            if let store = shared.withLock({ $0 }) {
+                let (outcome, machine): (T, RendererAssignments)
+                do {
+                    (outcome, machine) = try await store.decide(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers) { machine, now in
+                        body(&machine, profiles, now)
+                    }
+                } catch {
+                    throw HTTPError.storageUnavailable("The renderers' assignments could not be decided in the database; nothing changed.", retryAfter: 2)
+                }
+                state.withLock { $0.machine = machine }
+                return outcome
+            }
             let now = ContinuousClock.now
             let (outcome, change, count) = state.withLock { state -> (T, ChangeSet, Int) in
                 let (outcome, changes) = body(&state.machine, profiles, now)
@@ -182,4 +224,16 @@ final class StoredRendererRegistry: RendererRegistry {
         if !changes.isEmpty { set.rendererFence = lastFence }
         return set
     }
+}
+
+/// The renderers' state in a database several instances share: each decision is made on the stored
+/// state under a lock every instance takes, and written in the same transaction.
+protocol SharedRendererState: Sendable {
+    /// Runs `body` on the stored state; its outcome, and the state after it.
+    func decide<T: Sendable>(
+        leaseDuration: Duration, maximumRenderers: Int,
+        _ body: @escaping @Sendable (inout RendererAssignments, ContinuousClock.Instant) -> (T, [RendererAssignments.Change])
+    ) async throws -> (T, RendererAssignments)
+    /// The stored state now.
+    func read(leaseDuration: Duration, maximumRenderers: Int) async throws -> RendererAssignments
 }

@@ -32,6 +32,17 @@ public struct RendererAssignments: Sendable, Equatable {
         /// The profiles it holds now.
         public var profiles: Set<String>
 
+        public init(
+            name: String, capacity: Int, devtoolsURL: String?, expires: ContinuousClock.Instant, draining: Bool, profiles: Set<String>
+        ) {
+            self.name = name
+            self.capacity = capacity
+            self.devtoolsURL = devtoolsURL
+            self.expires = expires
+            self.draining = draining
+            self.profiles = profiles
+        }
+
         public var load: Int { profiles.count }
         public var hasRoom: Bool { !draining && profiles.count < capacity }
     }
@@ -40,6 +51,11 @@ public struct RendererAssignments: Sendable, Equatable {
     public struct Assignment: Sendable, Equatable {
         public var renderer: String
         public var fence: UInt64
+
+        public init(renderer: String, fence: UInt64) {
+            self.renderer = renderer
+            self.fence = fence
+        }
     }
 
     /// What changed: the store records it, the renderers learn it at their next renewal.
@@ -80,6 +96,29 @@ public struct RendererAssignments: Sendable, Equatable {
         self.leaseDuration = leaseDuration
         self.maximumRenderers = maximumRenderers
         self.lastFence = lastFence
+    }
+
+    /// A machine in the state another instance left in the store: these registrations (their
+    /// profiles are the assignments'), these assignments; an assignment whose renderer is not
+    /// registered belongs to a lapsed one (the next placement gives it to another).
+    public init(
+        leaseDuration: Duration, maximumRenderers: Int = 256, lastFence: UInt64, renderers: [Renderer], assignments: [String: Assignment],
+        now: ContinuousClock.Instant
+    ) {
+        self.init(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers, lastFence: max(lastFence, assignments.values.map(\.fence).max() ?? 0))
+        for renderer in renderers {
+            var renderer = renderer
+            renderer.profiles = []
+            self.renderers[renderer.name] = renderer
+        }
+        for (profile, assignment) in assignments {
+            self.assignments[profile] = assignment
+            if self.renderers[assignment.renderer] == nil {
+                self.renderers[assignment.renderer] = Renderer(
+                    name: assignment.renderer, capacity: 1, devtoolsURL: nil, expires: now, draining: false, profiles: [])
+            }
+            self.renderers[assignment.renderer]?.profiles.insert(profile)
+        }
     }
 
     /// The assignments the store kept (browserd started again): each holder is registered as it was,

@@ -156,4 +156,67 @@ import Testing
             }
         }
     }
+
+    /// Several instances on one database decide together: renderers registering with different
+    /// instances split the profiles, each profile held once, and a report under the holder's fence is
+    /// taken by either instance (forwarded to the profile's owner, which checks it).
+    @Test func instancesOnOneDatabaseDecideTogether() async throws {
+        guard TestStore.available.contains(.postgres) else { return }
+        try await TestStore.postgres.withArguments { arguments in
+            let first = try BrowserdProcess(arguments: ["--port", "0"] + arguments)
+            defer { first.stop() }
+            let second = try BrowserdProcess(arguments: ["--port", "0"] + arguments)
+            defer { second.stop() }
+            let (one, two) = (try first.waitForPort(), try second.waitForPort())
+            try await blocking {
+                let api1 = try HTTPClientConnection(host: "127.0.0.1", port: one)
+                let api2 = try HTTPClientConnection(host: "127.0.0.1", port: two)
+                func post(_ api: HTTPClientConnection, _ path: String, _ body: String) throws -> [String: Any] {
+                    crashJSON(try untilAvailable { try api.request("POST", path, headers: crashJSONHeaders, body: Array(body.utf8)) })
+                }
+                func register(_ api: HTTPClientConnection, _ name: String) throws -> [String: Int] {
+                    let reply = try untilAvailable {
+                        try api.request("PUT", "/v1/renderers/\(name)", headers: crashJSONHeaders, body: Array(#"{"capacity":10}"#.utf8))
+                    }
+                    #expect(reply.status == 200)
+                    return RendererRegistryTests.profiles(crashJSON(reply))
+                }
+                _ = try register(api1, "a")
+                _ = try register(api2, "b")
+                var tabs: [String: String] = [:]
+                for name in ["one", "two", "three", "four"] {
+                    let profile = try post(api1, "/v1/profiles", "{\"name\":\"\(name)\"}")["id"] as? String ?? ""
+                    let window = try post(api1, "/v1/browsers", "{\"profileId\":\"\(profile)\"}")["id"] as? String ?? ""
+                    tabs[profile] = try post(api1, "/v1/browsers/\(window)/tabs", #"{"url":"https://a.example/"}"#)["id"] as? String ?? ""
+                }
+                // Each instance's decision sees the other's: two each, none twice.
+                let heldByA = try register(api1, "a")
+                let heldByB = try register(api2, "b")
+                #expect(heldByA.count == 2 && heldByB.count == 2, "\(heldByA) \(heldByB)")
+                #expect(Set(heldByA.keys).union(heldByB.keys) == Set(tabs.keys))
+                #expect(Set(heldByA.values).isDisjoint(with: heldByB.values), "fences are never handed out twice")
+                #expect(try register(api2, "a") == heldByA, "either instance renews the same registration")
+                // A report under the holder's fence, through either instance; another's fence is refused.
+                let (profile, fence) = try #require(heldByA.first)
+                let tab = tabs[profile] ?? ""
+                for api in [api1, api2] {
+                    let taken = try untilAvailable {
+                        try api.request(
+                            "PATCH", "/v1/tabs/\(tab)", headers: crashJSONHeaders + [("Browserd-Renderer", "a; fence=\(fence)")],
+                            body: Array(#"{"title":"reported"}"#.utf8))
+                    }
+                    #expect(taken.status == 200, "\(crashJSON(taken))")
+                    let refused = try api.request(
+                        "PATCH", "/v1/tabs/\(tab)", headers: crashJSONHeaders + [("Browserd-Renderer", "b; fence=\(fence)")],
+                        body: Array(#"{"title":"late"}"#.utf8))
+                    #expect(refused.status == 409)
+                }
+                // a drains through the second instance: b holds everything, as both instances list.
+                #expect(try api2.request("POST", "/v1/renderers/a/drain", headers: crashJSONHeaders).status == 200)
+                #expect(try register(api1, "b").count == 4)
+                let listed = crashJSON(try api1.request("GET", "/v1/renderers"))["items"] as? [[String: Any]] ?? []
+                #expect(listed.map { RendererRegistryTests.profiles($0).count } == [0, 4])
+            }
+        }
+    }
 }
