@@ -649,7 +649,8 @@ def scenario_compose_environment(binary, admin):
     names = set()
     for name, service in compose["services"].items():
         for variable in (service.get("environment") or {}):
-            if variable.startswith("BROWSERD_"):
+            # (BROWSERD_RENDERER_*: browserd-renderer's, checked by tests/renderers_test.py.)
+            if variable.startswith("BROWSERD_") and not variable.startswith("BROWSERD_RENDERER_"):
                 names.add(variable)
     unknown = sorted(n for n in names if n not in help_text)
     check(not unknown, "deploy/compose.yaml sets variables browserd does not know: %s" % unknown)

@@ -15,6 +15,7 @@ scripts/with-postgres.sh)
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -151,14 +152,15 @@ class Setup:
         except OSError:
             return False
 
-    def start(self, name):
+    def start(self, name, max_profiles=4, extra=()):
         """A renderer (no --profile); its capacity and status port come from the environment."""
         log = open(os.path.join(self.root, f"renderer-{name}.log"), "a")
         status = free_port()
         environment = dict(os.environ, BROWSERD_RENDERER_CAPACITY="10", BROWSERD_RENDERER_STATUS_LISTEN=f"127.0.0.1:{status}")
         process = subprocess.Popen(
-            [self.renderer, "--server", self.base, "--token", ADMIN, "--name", name, "--max-profiles", "4",
-             "--state-dir", os.path.join(self.root, f"state-{name}"), "--allow-origin", self.site, "--devtools-listen", "off"],
+            [self.renderer, "--server", self.base, "--token", ADMIN, "--name", name, "--max-profiles", str(max_profiles),
+             "--state-dir", os.path.join(self.root, f"state-{name}"), "--allow-origin", self.site, "--devtools-listen", "off"]
+            + list(extra),
             stdout=log, stderr=subprocess.STDOUT, env=environment)
         self.renderers[name] = process
         self.status[name] = f"http://127.0.0.1:{status}"
@@ -256,8 +258,27 @@ def postgres_database():
     return ["--database-url", urllib.parse.urlunsplit(parts._replace(path="/" + name)), "--cluster-secret-file", secret.name], drop
 
 
+def compose_variables_are_known(renderer):
+    """deploy/compose.yaml's and the renderer image's BROWSERD_RENDERER_* variables each name a flag of
+    browserd-renderer's (BROWSERD_RENDERER_STATUS_HOST and _PORT make --status-listen)."""
+    import yaml
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    help_text = subprocess.run([renderer, "--help"], capture_output=True, text=True).stdout
+    compose = yaml.safe_load(open(os.path.join(root, "deploy", "compose.yaml")))
+    names = set()
+    for service in compose["services"].values():
+        names.update(v for v in (service.get("environment") or {}) if v.startswith("BROWSERD_RENDERER_"))
+    with open(os.path.join(root, "clients", "swift", "Dockerfile")) as f:
+        names.update(re.findall(r"\b(BROWSERD_RENDERER_[A-Z_]+)=", f.read()))
+    flags = {"--" + name[len("BROWSERD_RENDERER_"):].lower().replace("_", "-") for name in names} - {"--status-host", "--status-port"}
+    unknown = sorted(flag for flag in flags if flag not in help_text)
+    assert not unknown, f"compose.yaml or the renderer's Dockerfile set variables browserd-renderer does not know: {unknown}"
+    print(f"renderers: the {len(names)} BROWSERD_RENDERER_* variables of compose.yaml and the image are flags of browserd-renderer")
+
+
 def main():
     browserd, renderer = sys.argv[1], sys.argv[2]
+    compose_variables_are_known(renderer)
     stores = [("SQLite", None, lambda: None)]
     postgres = postgres_database()
     if postgres:
@@ -269,6 +290,10 @@ def main():
         setup = Setup(browserd, renderer, store)
         try:
             run(setup)
+            if store is None:
+                setup.close()
+                setup = Setup(browserd, renderer)
+                max_profiles(setup)
         except BaseException:
             for name in setup.renderers:
                 print(f"--- renderer {name}'s log (last 4000 characters)\n{setup.log(name)[-4000:]}", file=sys.stderr)
@@ -276,6 +301,45 @@ def main():
         finally:
             setup.close()
             drop()
+
+
+def max_profiles(setup):
+    """--max-profiles 2: three profiles, at most two Chromiums; the one closed for room (nobody watches
+    or uses it) starts again when a client watches its window, closing another."""
+    base = setup.base
+    setup.start("c", max_profiles=2, extra=["--profile-idle-seconds", "2"])
+    wait_for(lambda: len(call(base, "GET", "/v1/renderers")[1]["items"]) == 1, "c registered")
+    windows = {}
+    for i in range(3):
+        profile = call(base, "POST", "/v1/profiles", {"name": f"m{i}"})[1]["id"]
+        window = call(base, "POST", "/v1/browsers", {"profileId": profile})[1]["id"]
+        call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{setup.site}/alive.html?key={profile}"})
+        windows[profile] = window
+    profiles = list(windows)
+    most = [0]
+
+    def beating():
+        alive = [p for p in profiles if setup.beats.alive(p, 0.3)]
+        most[0] = max(most[0], len(alive))
+        return alive
+
+    # The third profile waits for room: one of the first two closes once nobody used it for 2 s.
+    wait_for(lambda: all(p in setup.beats.seen for p in profiles) and len(beating()) == 2, "every profile rendered once, two at a time",
+             timeout=40)
+    idle = wait_for(lambda: next((p for p in profiles if p not in beating()), None), "a profile closed for room")
+    # A client watches the idle profile's window: it starts again, and another closes for it.
+    stream = urllib.request.urlopen(urllib.request.Request(
+        f"{base}/v1/browsers/{windows[idle]}/events", headers={"Authorization": f"Bearer {ADMIN}"}), timeout=60)
+    try:
+        started = time.time()
+        wait_for(lambda: idle in beating(), "the watched profile rendered again", timeout=20)
+        print(f"renderers: --max-profiles 2 with 3 profiles: a watched idle profile renders again after {time.time() - started:.1f} s")
+        time.sleep(1)
+        assert len(beating()) <= 2
+    finally:
+        stream.close()
+    assert most[0] <= 2, f"{most[0]} profiles rendered at once under --max-profiles 2"
+    assert setup.metrics("c")["browserd_renderer_profiles_running"] == 2
 
 
 def run(setup):

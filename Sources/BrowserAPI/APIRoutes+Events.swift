@@ -56,7 +56,7 @@ extension APIRoutes {
                 let lastEventID = try Self.lastEventID(request)
                 try Self.checkTicketSyntax(request)
                 let reservation = try service.events.reserveStream(root: root)
-                return stream(reservation) { sink in
+                return stream(reservation, watching: root, request: request) { sink in
                     if service.watchWindow(id, sink: sink, lastEventID: lastEventID, filter: filter) == nil { sink.finish() }
                 }
             })
@@ -84,7 +84,7 @@ extension APIRoutes {
                 let lastEventID = try Self.lastEventID(request)
                 try Self.checkTicketSyntax(request)
                 let reservation = try service.events.reserveStream(root: root)
-                return stream(reservation) { sink in
+                return stream(reservation, watching: root, request: request) { sink in
                     if service.watchProfile(id, sink: sink, lastEventID: lastEventID) == nil { sink.finish() }
                 }
             })
@@ -153,15 +153,24 @@ extension APIRoutes {
     }
 
     /// A `text/event-stream` answer whose writer is handed to `open` as an ``EventSink``.
-    func stream(_ reservation: StreamReservation, open: @escaping @Sendable (any EventSink) -> Void) -> HTTPResponse {
+    /// - Parameter watching: the regular profile the stream watches, counted as watched while it is
+    ///   open (``ProfileAttention``) unless a renderer opened it.
+    func stream(
+        _ reservation: StreamReservation, watching root: ProfileID? = nil, request: HTTPRequest? = nil,
+        open: @escaping @Sendable (any EventSink) -> Void
+    ) -> HTTPResponse {
         let limits = service.events.limits
+        let unwatch = root.flatMap { root in request?.headers[Self.rendererHeader] == nil ? attention.watch(root) : nil }
         let token = Principal.tokenID
         let body = StreamBody(
             heartbeat: Array(": ping\n\n".utf8),
             maxBufferedBytes: limits.queueBytes,
             preamble: Array(": browserd events\nretry: \(limits.retryMilliseconds)\n\n".utf8)
         ) { [revocations] writer in
-            writer.onClose { reservation.end() }
+            writer.onClose {
+                reservation.end()
+                unwatch?()
+            }
             // A stream opened with a profile token ends when that token is revoked.
             if let token { revocations.add(writer, token: token) }
             open(StreamEventSink(writer: writer))

@@ -14,6 +14,7 @@ extension APIRoutes {
     func registerRenderers(in router: inout Router) {
         let registry = self.renderers
         let service = self.service
+        let attention = self.attention
 
         @Sendable func required() throws -> any RendererRegistry {
             guard let registry else {
@@ -32,7 +33,7 @@ extension APIRoutes {
                 if let url { try Self.checkDevToolsURL(url) }
                 do {
                     let status = try await required().register(RendererRegistration(name: name, capacity: capacity, devtoolsURL: url))
-                    return Self.json(Self.rendererBytes(status))
+                    return Self.json(Self.rendererBytes(status, attention: attention))
                 } catch RendererRegistryError.tooMany(let limit) {
                     throw HTTPError(
                         429, kind: "too-many-renderers", title: "Too Many Renderers",
@@ -50,7 +51,7 @@ extension APIRoutes {
                         json.beginObject()
                         json.key("items")
                         json.beginArray()
-                        for status in all { json.raw(Self.rendererBytes(status)) }
+                        for status in all { json.raw(Self.rendererBytes(status, attention: attention)) }
                         json.endArray()
                         json.endObject()
                     })
@@ -61,7 +62,7 @@ extension APIRoutes {
                 try Self.noParameters(request)
                 let name = try Self.rendererName(request)
                 guard let status = try required().renderers().first(where: { $0.name == name }) else { throw Self.rendererNotFound(name) }
-                return Self.json(Self.rendererBytes(status))
+                return Self.json(Self.rendererBytes(status, attention: attention))
             })
         router.add(
             .post, "/v1/renderers/{rendererName}/drain",
@@ -69,7 +70,7 @@ extension APIRoutes {
                 try Self.noParameters(request)
                 let name = try Self.rendererName(request)
                 guard let status = try await required().drain(name) else { throw Self.rendererNotFound(name) }
-                return Self.json(Self.rendererBytes(status))
+                return Self.json(Self.rendererBytes(status, attention: attention))
             })
         router.add(
             .delete, "/v1/renderers/{rendererName}",
@@ -87,6 +88,12 @@ extension APIRoutes {
                 guard let profile = service.profile(id), !profile.incognito else { throw APIProblem.profileNotFound(id.rawValue) }
                 return Self.json(Self.renderingBytes(try required(), id))
             })
+    }
+
+    /// A request that is not a renderer's uses its profile (``ProfileAttention``).
+    func noteUse(_ request: HTTPRequest) {
+        guard renderers != nil, request.headers[Self.rendererHeader] == nil, let root = rootProfile(of: request) else { return }
+        attention.used(root)
     }
 
     /// Refuses (409) a report whose `Browserd-Renderer` fence is not its profile's current one.
@@ -146,8 +153,9 @@ extension APIRoutes {
         APIProblem.notFound("renderer-not-found", "No renderer named \(APIProblem.echo(name)) is registered (it never was, left, or its lease lapsed).")
     }
 
-    static func rendererBytes(_ status: RendererStatus) -> [UInt8] {
-        APIEncoding.bytes { json in
+    static func rendererBytes(_ status: RendererStatus, attention: ProfileAttention) -> [UInt8] {
+        let now = ContinuousClock.now
+        return APIEncoding.bytes { json in
             json.beginObject()
             json.member("name", status.name)
             json.member("capacity", status.capacity)
@@ -161,6 +169,11 @@ extension APIRoutes {
                 json.beginObject()
                 json.member("profileId", profile)
                 json.member("fence", Int(clamping: fence))
+                // Whether anyone but its renderer watches or used it lately (a renderer at its limit
+                // closes a profile nobody does, and starts one again that somebody does).
+                let seen = attention.seen(ProfileID(rawValue: profile), now: now)
+                json.member("watched", seen.watched)
+                if let idle = seen.idleSeconds { json.member("idleSeconds", (idle * 1000).rounded() / 1000) }
                 json.endObject()
             }
             json.endArray()

@@ -40,6 +40,8 @@ public struct APIRoutes: Sendable {
     let rendererControl: (any RendererControl)?
     /// Which renderer renders which profile (renderers register here); nil: none are assigned (501).
     let renderers: (any RendererRegistry)?
+    /// Who watches and uses each profile (its renderer told so at each renewal).
+    let attention: ProfileAttention
 
     /// - Parameters:
     ///   - service: the browser model behind the API.
@@ -69,9 +71,11 @@ public struct APIRoutes: Sendable {
         webDriverLimits: WebDriverLimits = WebDriverLimits(),
         leases: RendererLeases = RendererLeases(),
         rendererControl: (any RendererControl)? = nil,
-        renderers: (any RendererRegistry)? = nil
+        renderers: (any RendererRegistry)? = nil,
+        attention: ProfileAttention = ProfileAttention()
     ) {
         self.renderers = renderers
+        self.attention = attention
         self.leases = leases
         self.rendererControl = rendererControl
         self.placement = placement
@@ -146,6 +150,7 @@ public struct APIRoutes: Sendable {
             return try await Principal.$tokenID.withValue(token) {
                 try await Principal.$current.withValue(principal) {
                     try routes.checkScope(request, principal: principal)
+                    routes.noteUse(request)
                     if request.method != .get, request.method != .head {
                         try routes.checkRendererFence(request)
                         try routes.checkWriteQuota(request)

@@ -15,7 +15,9 @@ public struct ChromiumLaunch: Sendable, Equatable {
     /// The fence's port on 127.0.0.1 (``FencingProxy``): every request of Chromium's goes through it,
     /// loopback's too. Nil only for a Chromium that loads nothing of the network (tests of the process).
     public var proxyPort: Int?
-    /// `--no-sandbox` (Chromium refuses to start as root without it; never otherwise).
+    /// `--no-sandbox`: Chromium refuses to start as root without it; otherwise only when asked
+    /// (`--chromium-sandbox off`: a container whose seccomp profile forbids the namespaces Chromium's
+    /// sandbox makes).
     public var runsAsRoot: Bool
 
     public init(executable: String, userDataDirectory: String, proxyPort: Int?, runsAsRoot: Bool = getuid() == 0) {

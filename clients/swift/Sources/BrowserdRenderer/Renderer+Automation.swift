@@ -9,7 +9,8 @@ extension Renderer: AutomationHost {
     var advertisedURL: String? {
         guard let gateway, let endpoint = options.devtools else { return nil }
         if let url = endpoint.advertisedURL { return url }
-        let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
+        let named = endpoint.advertisedHost ?? endpoint.host
+        let host = named.contains(":") ? "[\(named)]" : named
         return "ws://\(host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host):\(gateway.port)"
     }
 

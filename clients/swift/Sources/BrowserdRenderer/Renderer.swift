@@ -37,6 +37,8 @@ public actor Renderer {
         public var name: String
         /// Where it counts Chromium's starts (nil: nowhere).
         public var metrics: RendererMetrics?
+        /// Whether Chromium runs in its own sandbox (`--chromium-sandbox`); as root it never can.
+        public var chromiumSandbox = true
 
         public init(
             profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [], allowedNetworks: [IPNetwork] = [],
@@ -62,6 +64,10 @@ public actor Renderer {
         public var port: Int
         /// `ws://HOST:PORT` clients reach the gateway at (nil: `ws://<host>:<port bound>`).
         public var advertisedURL: String?
+
+        /// The host clients reach a gateway of a bound port at (nil: the listen address, or 127.0.0.1
+        /// when it listens on every address): a fleet's gateways, each on a port of its own.
+        public var advertisedHost: String?
 
         public init(host: String = "127.0.0.1", port: Int = 0, advertisedURL: String? = nil) {
             self.host = host
@@ -188,7 +194,7 @@ public actor Renderer {
         let launch = ChromiumLaunch(
             executable: options.chromium,
             userDataDirectory: URL(fileURLWithPath: options.stateDirectory).appendingPathComponent("chromium-\(options.profileID)").path,
-            proxyPort: proxy?.port)
+            proxyPort: proxy?.port, runsAsRoot: getuid() == 0 || !options.chromiumSandbox)
         while !Task.isCancelled {
             let process: ChromiumProcess
             do {

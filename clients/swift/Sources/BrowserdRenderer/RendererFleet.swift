@@ -22,6 +22,8 @@ public actor RendererFleet {
         public var capacity: Int
         /// How many of them run their Chromium at once.
         public var maxProfiles: Int
+        /// How long a profile nobody watches or uses keeps its Chromium when another needs the room (seconds).
+        public var idleAfter: Double = 60
         /// What each profile's ``Renderer`` runs with (its `profileID` is set per profile).
         public var template: Renderer.Options
         /// Where it counts (nil: nowhere).
@@ -59,7 +61,7 @@ public actor RendererFleet {
         self.token = token
         self.logger = logger
         admin = BrowserdClient(server: server, token: token)
-        profiles = RendererProfiles(maximumRunning: options.maxProfiles)
+        profiles = RendererProfiles(maximumRunning: options.maxProfiles, recentlyUsed: options.idleAfter)
     }
 
     /// The profiles it renders now, with their fences (for tests and the status line).
@@ -113,8 +115,13 @@ public actor RendererFleet {
             var given: [String: UInt64] = [:]
             for hold in answer.profiles { given[hold.profileId] = UInt64(hold.fence) }
             fenced = fenced.filter { given[$0] == nil }
-            await carryOut(profiles.held(given.filter { !fenced.contains($0.key) }, now: clock))
-            await carryOut(profiles.tick(now: clock))
+            let now = clock
+            await carryOut(profiles.held(given.filter { !fenced.contains($0.key) }, now: now))
+            // Who watches and uses each profile (not this renderer): demand starts an idle one again.
+            for hold in answer.profiles where given[hold.profileId] != nil && !fenced.contains(hold.profileId) {
+                await carryOut(profiles.seen(hold.profileId, watched: hold.watched, lastUsed: hold.idleSeconds.map { now - $0 }, now: now))
+            }
+            await carryOut(profiles.tick(now: now))
         } catch {
             failures += 1
             options.metrics?.renewalFailures.increment()

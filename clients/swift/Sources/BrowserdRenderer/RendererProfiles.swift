@@ -78,6 +78,24 @@ public struct RendererProfiles: Sendable, Equatable {
         return startWaiting(now: now)
     }
 
+    /// What browserd says of `profile` at a renewal: whether anyone but this renderer watches it, and
+    /// when it was last used (nil: not lately). A watch, or a use newer than the last one known, is
+    /// demand: an idle profile needs its Chromium again. A profile no longer watched may be closed
+    /// for room once its last use is old enough.
+    public mutating func seen(_ profile: String, watched: Bool, lastUsed: Double?, now: Double) -> [Action] {
+        guard var entry = profiles[profile] else { return [] }
+        var demand = watched && !entry.watched
+        entry.watched = watched
+        if let lastUsed, lastUsed > entry.lastUsed {
+            entry.lastUsed = lastUsed
+            demand = true
+        }
+        if watched { entry.lastUsed = max(entry.lastUsed, now) }
+        if demand, entry.state == .idle { entry.state = .waiting }
+        profiles[profile] = entry
+        return startWaiting(now: now)
+    }
+
     /// Time passed: a waiting profile may find room now (a running one is no longer recent).
     public mutating func tick(now: Double) -> [Action] { startWaiting(now: now) }
 

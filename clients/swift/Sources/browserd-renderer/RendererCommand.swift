@@ -39,6 +39,11 @@ struct RendererCommand: AsyncParsableCommand {
     var profile: String?
     @Option(help: "Without --profile: how many profiles browserd may give this renderer.") var capacity = 100
     @Option(help: "Without --profile: how many of its profiles run their Chromium at once.") var maxProfiles = 10
+    @Option(
+        help:
+            "Without --profile: seconds a profile nobody watches or uses keeps its Chromium when another profile needs the room (it starts again when watched or used)."
+    )
+    var profileIdleSeconds = 60
     @Option(help: "Tabs per window besides the active one that keep a live page.") var liveTabs = 3
     @Option(help: "The Chromium binary (default: Debian's /usr/lib/chromium/chromium).") var chromium: String?
     @Option(help: "Where Chromium's profile directory is kept.") var stateDir = "./renderer-state"
@@ -50,16 +55,23 @@ struct RendererCommand: AsyncParsableCommand {
     var devtoolsListen = "127.0.0.1:0"
     @Option(help: "The ws:// URL clients reach --devtools-listen at, when it is not the address itself (a container's name, a proxy).")
     var devtoolsUrl: String?
+    @Option(help: "Without --profile: the host name clients reach each profile's gateway at (its own port), e.g. a container's name.")
+    var devtoolsHost: String?
     @Option(help: "The renderer's name at browserd (its registration, its leases).") var name = ProcessInfo.processInfo.hostName
     @Option(help: "Where /healthz and /metrics (Prometheus) answer: HOST:PORT (port 0: any free one), or 'off'.")
     var statusListen = "127.0.0.1:9464"
+    @Option(
+        help:
+            "on: Chromium runs in its own sandbox; off: without it (--no-sandbox), for a container whose seccomp profile forbids the user namespaces the sandbox makes (as root it is always off)."
+    )
+    var chromiumSandbox = "on"
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     /// The options (and flags) the environment may give, by name.
     static let environmentOptions: [(name: String, repeatable: Bool)] = [
-        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("live-tabs", false),
+        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("profile-idle-seconds", false), ("live-tabs", false),
         ("chromium", false), ("state-dir", false), ("allow-origin", true), ("allow-network", true), ("devtools-listen", false),
-        ("devtools-url", false), ("name", false), ("status-listen", false), ("log-level", false),
+        ("devtools-url", false), ("devtools-host", false), ("name", false), ("status-listen", false), ("log-level", false), ("chromium-sandbox", false),
     ]
 
     /// The arguments the environment gives (`BROWSERD_RENDERER_<NAME>`) for the options `given` does not name.
@@ -72,6 +84,12 @@ struct RendererCommand: AsyncParsableCommand {
             else { continue }
             let values = repeatable ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : [value]
             for value in values where !value.isEmpty { arguments += [flag, value] }
+        }
+        // A container's status address may come as a host and a port of their own.
+        if environment["BROWSERD_RENDERER_STATUS_LISTEN"] == nil, !given.contains(where: { $0.hasPrefix("--status-listen") }),
+            let port = environment["BROWSERD_RENDERER_STATUS_PORT"], !port.isEmpty
+        {
+            arguments += ["--status-listen", "\(environment["BROWSERD_RENDERER_STATUS_HOST"] ?? "127.0.0.1"):\(port)"]
         }
         return arguments
     }
@@ -95,7 +113,9 @@ struct RendererCommand: AsyncParsableCommand {
                 (0...65535).contains(port), colon != devtoolsListen.startIndex
             else { throw ValidationError("--devtools-listen must be HOST:PORT, e.g. 127.0.0.1:9222, or 'off'") }
             let host = devtoolsListen[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            return Renderer.DevToolsEndpoint(host: host, port: port, advertisedURL: devtoolsUrl)
+            var endpoint = Renderer.DevToolsEndpoint(host: host, port: port, advertisedURL: devtoolsUrl)
+            endpoint.advertisedHost = devtoolsHost
+            return endpoint
         }
     }
 
@@ -110,6 +130,7 @@ struct RendererCommand: AsyncParsableCommand {
         }
         _ = try devtoolsEndpoint
         _ = try statusEndpoint
+        guard ["on", "off"].contains(chromiumSandbox) else { throw ValidationError("--chromium-sandbox must be on or off") }
         if let devtoolsUrl {
             guard let url = URL(string: devtoolsUrl), ["ws", "wss"].contains(url.scheme ?? ""), url.query == nil, !devtoolsUrl.hasSuffix("/") else {
                 throw ValidationError("--devtools-url must be a ws:// or wss:// URL without a query or a trailing slash, e.g. ws://renderer:9222")
@@ -122,6 +143,7 @@ struct RendererCommand: AsyncParsableCommand {
             else { throw ValidationError("--name must be 1 to 64 characters of A-Z, a-z, 0-9, ., _ and - (browserd registers it)") }
             guard (1...10_000).contains(capacity) else { throw ValidationError("--capacity must be within 1...10000") }
             guard (1...1_000).contains(maxProfiles) else { throw ValidationError("--max-profiles must be within 1...1000") }
+            guard (1...86_400).contains(profileIdleSeconds) else { throw ValidationError("--profile-idle-seconds must be within 1...86400") }
             guard devtoolsUrl == nil else {
                 throw ValidationError("--devtools-url names one profile's gateway: it goes with --profile (each profile's gateway listens on a port of its own)")
             }
@@ -140,6 +162,7 @@ struct RendererCommand: AsyncParsableCommand {
             stateDirectory: stateDir, allowedOrigins: allowOrigin, allowedNetworks: allowNetwork.compactMap(IPNetwork.init))
         options.devtools = try devtoolsEndpoint
         options.name = name
+        options.chromiumSandbox = chromiumSandbox == "on"
         let metrics = RendererMetrics()
         options.metrics = metrics
         let run: Task<Void, any Error>
@@ -163,6 +186,7 @@ struct RendererCommand: AsyncParsableCommand {
         } else {
             var fleetOptions = RendererFleet.Options(name: name, capacity: capacity, maxProfiles: maxProfiles, template: options)
             fleetOptions.metrics = metrics
+            fleetOptions.idleAfter = Double(profileIdleSeconds)
             let fleet = RendererFleet(options: fleetOptions, server: URL(string: server)!, token: token, logger: logger)
             logger.info("serving the profiles browserd gives renderer \(name)", metadata: ["capacity": "\(capacity)", "maxProfiles": "\(maxProfiles)"])
             run = Task { await fleet.run() }

@@ -37,6 +37,26 @@ import Testing
         #expect(profiles.waiting.isEmpty, "the idle one waits for a use, not for room")
     }
 
+    /// What browserd tells at each renewal: a watch or a new use is demand (an idle profile starts
+    /// again); an old use is none; a profile no longer watched may make room once its use is old.
+    @Test func renewalsSayWhoWatchesAndUses() {
+        var profiles = RendererProfiles(maximumRunning: 1, recentlyUsed: 5)
+        _ = profiles.held(["p1": 1, "p2": 2], now: 0)
+        #expect(profiles.running == ["p1"] && profiles.waiting == ["p2"])
+        // A use from before p1 was given is old news: nothing changes until p1 is idle long enough.
+        #expect(profiles.seen("p1", watched: false, lastUsed: -3, now: 1) == [])
+        #expect(profiles.tick(now: 5) == [.idle(profile: "p1"), .start(profile: "p2", fence: 2)])
+        // Nobody watches p1, and no use is newer than the last: it stays idle.
+        #expect(profiles.seen("p1", watched: false, lastUsed: -3, now: 6) == [])
+        // Somebody watches it: p2 (not used since it was given at 0) makes room at once.
+        #expect(profiles.seen("p1", watched: true, lastUsed: nil, now: 8) == [.idle(profile: "p2"), .start(profile: "p1", fence: 1)])
+        // A new use of p2 (a client's request at 11): it waits while p1 is watched …
+        #expect(profiles.seen("p2", watched: false, lastUsed: 11, now: 12) == [])
+        #expect(profiles.waiting == ["p2"])
+        // … and starts once nobody watches p1 and its last use (the watch, until 8) is 5 s old.
+        #expect(profiles.seen("p1", watched: false, lastUsed: nil, now: 13) == [.idle(profile: "p1"), .start(profile: "p2", fence: 2)])
+    }
+
     /// Live pages across profiles: every window's active tab first, most recently used windows first,
     /// then the second tabs, and so on, up to the maximum.
     @Test func livePagesGoToEachWindowsActiveTabFirst() {

@@ -1012,21 +1012,37 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/RendererHold/fence`.
             public var fence: Swift.Int
+            /// An event stream (not its renderer's) watches the profile or one of its windows, on the instance that answers. A renderer at its limit of running Chromiums closes a profile nobody watches or used lately, and starts one again that somebody does.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererHold/watched`.
+            public var watched: Swift.Bool
+            /// Seconds since a request (not its renderer's) last used the profile on the instance that answers; absent when none did within the hour.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererHold/idleSeconds`.
+            public var idleSeconds: Swift.Double?
             /// Creates a new `RendererHold`.
             ///
             /// - Parameters:
             ///   - profileId:
             ///   - fence: Goes up with every assignment, never handed out twice (stored).
+            ///   - watched: An event stream (not its renderer's) watches the profile or one of its windows, on the instance that answers. A renderer at its limit of running Chromiums closes a profile nobody watches or used lately, and starts one again that somebody does.
+            ///   - idleSeconds: Seconds since a request (not its renderer's) last used the profile on the instance that answers; absent when none did within the hour.
             public init(
                 profileId: Swift.String,
-                fence: Swift.Int
+                fence: Swift.Int,
+                watched: Swift.Bool,
+                idleSeconds: Swift.Double? = nil
             ) {
                 self.profileId = profileId
                 self.fence = fence
+                self.watched = watched
+                self.idleSeconds = idleSeconds
             }
             public enum CodingKeys: String, CodingKey {
                 case profileId
                 case fence
+                case watched
+                case idleSeconds
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1038,9 +1054,19 @@ extension Components {
                     Swift.Int.self,
                     forKey: .fence
                 )
+                self.watched = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .watched
+                )
+                self.idleSeconds = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .idleSeconds
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "profileId",
-                    "fence"
+                    "fence",
+                    "watched",
+                    "idleSeconds"
                 ])
             }
         }
