@@ -294,6 +294,7 @@ def main():
                 setup.close()
                 setup = Setup(browserd, renderer)
                 max_profiles(setup)
+                max_live_pages(setup)
         except BaseException:
             for name in setup.renderers:
                 print(f"--- renderer {name}'s log (last 4000 characters)\n{setup.log(name)[-4000:]}", file=sys.stderr)
@@ -340,6 +341,40 @@ def max_profiles(setup):
         stream.close()
     assert most[0] <= 2, f"{most[0]} profiles rendered at once under --max-profiles 2"
     assert setup.metrics("c")["browserd_renderer_profiles_running"] == 2
+
+
+def max_live_pages(setup):
+    """--max-live-pages 3 across two profiles of one renderer, each a window of three tabs: three pages
+    beat at most, each window's active tab among them."""
+    base = setup.base
+    setup.start("d", extra=["--max-live-pages", "3", "--live-tabs", "3"])
+    wait_for(lambda: any(r["name"] == "d" for r in call(base, "GET", "/v1/renderers")[1]["items"]), "d registered")
+    keys, active = [], []
+    for i in range(2):
+        profile = call(base, "POST", "/v1/profiles", {"name": f"l{i}"})[1]["id"]
+        window = call(base, "POST", "/v1/browsers", {"profileId": profile})[1]["id"]
+        for t in range(3):
+            key = f"{profile}-{t}"
+            call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{setup.site}/alive.html?key={key}"})
+            keys.append(key)
+        active.append(key)
+    held = wait_for(lambda: [r for r in call(base, "GET", "/v1/renderers")[1]["items"] if r["name"] == "d" and len(r["profiles"]) == 2],
+                    "d to hold both profiles")
+    assert held
+    most = [0]
+
+    def beating():
+        alive = [k for k in keys if setup.beats.alive(k, 0.3)]
+        most[0] = max(most[0], len(alive))
+        return alive
+
+    wait_for(lambda: len(beating()) == 3 and all(k in beating() for k in active), "three live pages, both active tabs among them", timeout=40)
+    for _ in range(20):
+        beating()
+        time.sleep(0.1)
+    assert most[0] <= 3, f"{most[0]} pages live under --max-live-pages 3"
+    assert setup.metrics("d")["browserd_renderer_live_pages"] == 3
+    print("renderers: --max-live-pages 3 across two profiles' windows of three tabs: three pages, both active tabs")
 
 
 def run(setup):

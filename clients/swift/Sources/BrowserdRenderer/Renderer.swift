@@ -39,6 +39,9 @@ public actor Renderer {
         public var metrics: RendererMetrics?
         /// Whether Chromium runs in its own sandbox (`--chromium-sandbox`); as root it never can.
         public var chromiumSandbox = true
+        /// Live pages shared with the renderer's other profiles (`--max-live-pages`; nil: each
+        /// window's own ``liveTabs`` only).
+        public var livePageAllocator: LivePageAllocator?
 
         public init(
             profileID: String, liveTabs: Int = 3, chromium: String, stateDirectory: String, allowedOrigins: [String] = [], allowedNetworks: [IPNetwork] = [],
@@ -125,6 +128,8 @@ public actor Renderer {
     /// When each window last had a tab activated or opened (a counter): a client's new page opens in
     /// its profile's most recent window.
     var windowActivity: [String: Int] = [:]
+    /// When each window last had a tab activated or opened (``LivePageAllocator/clock``).
+    var windowActiveAt: [String: Double] = [:]
     var activityCount = 0
     /// The pages changed since the leases were put last.
     var leasesDirty = true
@@ -168,6 +173,7 @@ public actor Renderer {
         }
         incognito?.task.cancel()
         for task in windowTasks.values { task.cancel() }
+        for window in windows.keys { options.livePageAllocator?.remove(window) }
         await dropPages(closingTargets: false)
         await gateway?.stop()
         await withdrawLeases()
@@ -445,6 +451,7 @@ public actor Renderer {
         case .tabsInsert, .tabsSelect, .tabsPopulate, .reset:
             activityCount += 1
             windowActivity[window] = activityCount
+            windowActiveAt[window] = LivePageAllocator.clock
         default: break
         }
         if case .browserClosed = event {
@@ -466,7 +473,7 @@ public actor Renderer {
         let before = windows[window]
         await carryOut(
             table.reconcile(
-                window: window, wanted: before?.livePages(extra: options.liveTabs) ?? [], present: Set(before?.tabs.keys.map { $0 } ?? []),
+                window: window, wanted: wantedPages(window, before), present: Set(before?.tabs.keys.map { $0 } ?? []),
                 now: clock))
         guard let connection = chromium?.connection, windows[window] != nil, let profile = windowProfile[window] else { return }
         // An incognito window's pages go in its profile's context (made on its first page): once it is
@@ -474,7 +481,7 @@ public actor Renderer {
         guard case .some(let context) = await browserContext(for: profile, connection: connection),
             chromium?.connection === connection, popupsUnderWay[window] == nil, let state = windows[window]
         else { return }
-        let live = state.livePages(extra: options.liveTabs)
+        let live = wantedPages(window, state)
         var closing: [LivePage] = []
         for action in table.reconcile(window: window, wanted: live, present: Set(state.tabs.keys.map { $0 }), now: clock) {
             switch action {
@@ -491,6 +498,27 @@ public actor Renderer {
         }
         for page in closing { await page.close(closingTarget: true) }
         await closeUnadopted(in: window, state: state, wanted: live, connection)
+    }
+
+    /// The tabs of `window` that have a live page: its own choice (``WindowTabs/livePages(extra:)``),
+    /// within the renderer's share for it when its profiles share ``Options/livePageAllocator``.
+    private func wantedPages(_ window: String, _ state: WindowTabs?) -> Set<String> {
+        guard let allocator = options.livePageAllocator else { return state?.livePages(extra: options.liveTabs) ?? [] }
+        guard let state else {
+            allocator.remove(window)
+            return []
+        }
+        return allocator.want(
+            state.livePageOrder(extra: options.liveTabs), window: window, lastUsed: windowActiveAt[window, default: 0]
+        ) { [weak self] other in
+            Task { await self?.reconcileIfFollowed(other) }
+        }
+    }
+
+    /// Looks at `window`'s pages again (its share of the renderer's live pages changed).
+    private func reconcileIfFollowed(_ window: String) async {
+        guard windows[window] != nil else { return }
+        await reconcile(window)
     }
 
     /// Closes the pages the table gave up; schedules the sweep of pages whose tab left its window.

@@ -69,6 +69,17 @@ public struct WindowTabs: Sendable, Equatable {
         return live
     }
 
+    /// The tabs ``livePages(extra:)`` gives a page, most wanted first (the active one first).
+    public func livePageOrder(extra: Int) -> [String] {
+        var ordered: [String] = []
+        if let activeID { ordered.append(activeID) }
+        for id in recency where id != activeID {
+            guard ordered.count < extra + (activeID == nil ? 0 : 1) else { break }
+            ordered.append(id)
+        }
+        return ordered
+    }
+
     private mutating func populateWith(_ items: [Components.Schemas.TabItem], selected: String?) -> [ModelTab] {
         let models = items.map(ModelTab.init)
         order = models.map(\.id)

@@ -45,6 +45,11 @@ struct RendererCommand: AsyncParsableCommand {
     )
     var profileIdleSeconds = 60
     @Option(help: "Tabs per window besides the active one that keep a live page.") var liveTabs = 3
+    @Option(
+        help:
+            "Live pages at most across every profile and window of this renderer (each window's active tab first, the most recently active windows first); 0: no bound but --live-tabs."
+    )
+    var maxLivePages = 0
     @Option(help: "The Chromium binary (default: Debian's /usr/lib/chromium/chromium).") var chromium: String?
     @Option(help: "Where Chromium's profile directory is kept.") var stateDir = "./renderer-state"
     @Option(help: "An origin on this machine or a private network that pages may reach, e.g. http://127.0.0.1:9000 (repeatable).")
@@ -69,7 +74,7 @@ struct RendererCommand: AsyncParsableCommand {
 
     /// The options (and flags) the environment may give, by name.
     static let environmentOptions: [(name: String, repeatable: Bool)] = [
-        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("profile-idle-seconds", false), ("live-tabs", false),
+        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("profile-idle-seconds", false), ("live-tabs", false), ("max-live-pages", false),
         ("chromium", false), ("state-dir", false), ("allow-origin", true), ("allow-network", true), ("devtools-listen", false),
         ("devtools-url", false), ("devtools-host", false), ("name", false), ("status-listen", false), ("log-level", false), ("chromium-sandbox", false),
     ]
@@ -122,6 +127,7 @@ struct RendererCommand: AsyncParsableCommand {
     func validate() throws {
         guard URL(string: server)?.scheme != nil else { throw ValidationError("--server must be a URL such as http://127.0.0.1:8080") }
         guard (0...64).contains(liveTabs) else { throw ValidationError("--live-tabs must be within 0...64") }
+        guard (0...100_000).contains(maxLivePages) else { throw ValidationError("--max-live-pages must be within 0...100000") }
         for network in allowNetwork where IPNetwork(network) == nil {
             throw ValidationError("--allow-network \(network) is not a range such as 10.20.0.0/16 or fd00::/8")
         }
@@ -163,6 +169,7 @@ struct RendererCommand: AsyncParsableCommand {
         options.devtools = try devtoolsEndpoint
         options.name = name
         options.chromiumSandbox = chromiumSandbox == "on"
+        if maxLivePages > 0 { options.livePageAllocator = LivePageAllocator(maximum: maxLivePages) }
         let metrics = RendererMetrics()
         options.metrics = metrics
         let run: Task<Void, any Error>

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import BrowserdRenderer
@@ -70,4 +71,22 @@ import Testing
         #expect(LivePageBudget.live(windows, maximum: 100) == ["w1": ["a1", "a2", "a3"], "w2": ["b1", "b2"], "w3": ["c1"]])
         #expect(LivePageBudget.live(windows, maximum: 0).isEmpty)
     }
+
+    /// `--max-live-pages` shared by a renderer's windows (of any profile): a window that becomes active
+    /// takes its share from the others, which are told; a window that goes gives it back.
+    @Test func windowsShareTheLivePages() {
+        let allocator = LivePageAllocator(maximum: 3)
+        let told = Mutex<[String]>([])
+        let tell: @Sendable (String) -> Void = { window in told.withLock { $0.append(window) } }
+        #expect(allocator.want(["a1", "a2", "a3"], window: "A", lastUsed: 1, owner: tell) == ["a1", "a2", "a3"])
+        // B, more recent: every window's active tab first, then B's second.
+        #expect(allocator.want(["b1", "b2"], window: "B", lastUsed: 2, owner: tell) == ["b1", "b2"])
+        #expect(told.withLock { $0 } == ["A"], "A's share changed")
+        #expect(allocator.want(["a1", "a2", "a3"], window: "A", lastUsed: 1, owner: tell) == ["a1"])
+        #expect(allocator.allotted == 3)
+        allocator.remove("B")
+        #expect(told.withLock { $0 } == ["A", "A"])
+        #expect(allocator.want(["a1", "a2", "a3"], window: "A", lastUsed: 1, owner: tell) == ["a1", "a2", "a3"])
+    }
 }
+
