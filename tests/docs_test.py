@@ -49,7 +49,8 @@ def known_flags(browserd):
         flags |= set(re.findall(r"--[a-z][a-z0-9-]*", text))
     for source in glob.glob(os.path.join(ROOT, "clients", "swift", "Sources", "browserd-*", "*.swift")):
         text = open(source).read()
-        for name in re.findall(r"@(?:Option|Flag)\([^\n]*?\)\s*(?:\n\s*)?var (\w+)", text):
+        # An @Option(...) on one line or several (its help may hold parentheses of its own).
+        for name in re.findall(r"@(?:Option|Flag)\((?:[^()]|\([^()]*\))*\)\s*var (\w+)", text):
             flags.add("--" + re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower())
     for script in glob.glob(os.path.join(ROOT, "*", "*.py")):
         flags |= set(re.findall(r"add_argument\(\s*\"(--[a-z0-9-]+)\"", open(script).read()))

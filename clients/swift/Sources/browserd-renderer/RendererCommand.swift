@@ -74,7 +74,8 @@ struct RendererCommand: AsyncParsableCommand {
 
     /// The options (and flags) the environment may give, by name.
     static let environmentOptions: [(name: String, repeatable: Bool)] = [
-        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("profile-idle-seconds", false), ("live-tabs", false), ("max-live-pages", false),
+        ("server", false), ("token", false), ("profile", false), ("capacity", false), ("max-profiles", false), ("profile-idle-seconds", false), ("live-tabs", false),
+        ("max-live-pages", false),
         ("chromium", false), ("state-dir", false), ("allow-origin", true), ("allow-network", true), ("devtools-listen", false),
         ("devtools-url", false), ("devtools-host", false), ("name", false), ("status-listen", false), ("log-level", false), ("chromium-sandbox", false),
     ]

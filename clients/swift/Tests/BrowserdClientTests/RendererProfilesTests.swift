@@ -89,4 +89,3 @@ import Testing
         #expect(allocator.want(["a1", "a2", "a3"], window: "A", lastUsed: 1, owner: tell) == ["a1", "a2", "a3"])
     }
 }
-
