@@ -88,6 +88,19 @@ extension APIRoutes {
                 guard let profile = service.profile(id), !profile.incognito else { throw APIProblem.profileNotFound(id.rawValue) }
                 return Self.json(Self.renderingBytes(try required(), id))
             })
+        router.add(
+            .put, "/v1/profiles/{profileId}/rendering",
+            deferred { request in
+                let id = ProfileID(rawValue: request.parameter("profileId"))
+                guard let profile = service.profile(id), !profile.incognito else { throw APIProblem.profileNotFound(id.rawValue) }
+                let body = try RequestBody(request, allowed: ["pin", "excluded"])
+                let pin = try body.string("pin", maxLength: 64)
+                if let pin { try Self.checkRendererName(pin, field: "pin") }
+                let excluded = try body.bool("excluded") ?? false
+                let registry = try required()
+                try await registry.setRendering(of: id, pin: pin, excluded: excluded)
+                return Self.json(Self.renderingBytes(registry, id))
+            })
     }
 
     /// A request that is not a renderer's uses its profile (``ProfileAttention``).
@@ -183,9 +196,13 @@ extension APIRoutes {
 
     static func renderingBytes(_ registry: any RendererRegistry, _ profile: ProfileID) -> [UInt8] {
         let holder = registry.holder(of: profile)
+        let (pin, excluded) = registry.rendering(of: profile)
         return APIEncoding.bytes { json in
             json.beginObject()
             json.member("profileId", profile.rawValue)
+            json.key("pin")
+            if let pin { json.value(pin) } else { json.null() }
+            json.member("excluded", excluded)
             json.key("renderer")
             if let holder {
                 json.beginObject()

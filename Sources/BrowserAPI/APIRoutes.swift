@@ -102,7 +102,7 @@ public struct APIRoutes: Sendable {
         "PUT /v1/profiles/{profileId}/renderer", "DELETE /v1/profiles/{profileId}/renderer", "POST /v1/profiles/{profileId}/devtools/redemptions",
         // Renderers are the operator's: they register, hold profiles and say where their gateways are.
         "PUT /v1/renderers/{rendererName}", "GET /v1/renderers", "GET /v1/renderers/{rendererName}", "POST /v1/renderers/{rendererName}/drain",
-        "DELETE /v1/renderers/{rendererName}",
+        "DELETE /v1/renderers/{rendererName}", "PUT /v1/profiles/{profileId}/rendering",
     ]
 
     public func register(in router: inout Router) {

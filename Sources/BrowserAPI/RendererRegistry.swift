@@ -17,6 +17,11 @@ public protocol RendererRegistry: Sendable {
     func renderers() -> [RendererStatus]
     /// `profile`'s renderer now (nil: none holds it).
     func holder(of profile: ProfileID) -> RendererHold?
+    /// Pins `profile` to a renderer (nil: none; honoured when it next needs one) and excludes it from
+    /// rendering or not (an excluded profile's renderer lets it go at once); stored before it returns.
+    func setRendering(of profile: ProfileID, pin: String?, excluded: Bool) async throws
+    /// The pin and exclusion of `profile`.
+    func rendering(of profile: ProfileID) -> (pin: String?, excluded: Bool)
 }
 
 /// What a renderer says of itself when it registers or renews.

@@ -137,6 +137,7 @@ public final class PersistenceStore {
                 sql: """
                     CREATE TABLE renderer_assignments (profile_id TEXT PRIMARY KEY, renderer TEXT NOT NULL, fence INTEGER NOT NULL);
                     CREATE TABLE renderer_fence (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
+                    CREATE TABLE renderings (profile_id TEXT PRIMARY KEY, pin TEXT, excluded INTEGER NOT NULL);
                     """),
         ])
     }
@@ -295,6 +296,14 @@ public final class PersistenceStore {
             try db.cached("INSERT OR REPLACE INTO renderer_assignments (profile_id, renderer, fence) VALUES (?, ?, ?)").run(
                 assignment.profileID, assignment.renderer, Int64(bitPattern: assignment.fence))
         }
+        for rendering in change.renderings {
+            if rendering.isDefault {
+                try db.cached("DELETE FROM renderings WHERE profile_id = ?").run(rendering.profileID)
+            } else {
+                try db.cached("INSERT OR REPLACE INTO renderings (profile_id, pin, excluded) VALUES (?, ?, ?)").run(
+                    rendering.profileID, rendering.pin, rendering.excluded ? 1 : 0)
+            }
+        }
         if let fence = change.rendererFence {
             try db.cached("INSERT INTO renderer_fence (id, last) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET last = max(last, excluded.last)").run(
                 Int64(bitPattern: fence))
@@ -422,6 +431,9 @@ public final class PersistenceStore {
                 RendererAssignmentRecord(profileID: row[0].string ?? "", renderer: row[1].string ?? "", fence: UInt64(bitPattern: row[2].int64 ?? 0)))
         }
         for row in try db.rows("SELECT last FROM renderer_fence WHERE id = 1") { state.rendererFence = UInt64(bitPattern: row[0].int64 ?? 0) }
+        for row in try db.rows("SELECT profile_id, pin, excluded FROM renderings ORDER BY profile_id") {
+            state.renderings.append(RenderingRecord(profileID: row[0].string ?? "", pin: row[1].string, excluded: (row[2].int ?? 0) != 0))
+        }
         for row in try db.rows(
             """
             SELECT key, fingerprint, status, headers, body, created_at FROM idempotency_keys WHERE created_at >= ? ORDER BY created_at

@@ -102,6 +102,7 @@ enum PostgresSchema {
                 CREATE TABLE renderers (
                     name text PRIMARY KEY, capacity bigint NOT NULL, devtools_url text, draining boolean NOT NULL,
                     expires_at double precision NOT NULL);
+                CREATE TABLE renderings (profile_id text PRIMARY KEY, pin text, excluded boolean NOT NULL);
                 """),
     ]
 

@@ -123,6 +123,7 @@ extension PostgresStore {
         if only == nil {
             state.rendererAssignments = try await Self.rendererAssignments(on: connection, logger: logger)
             state.rendererFence = try await Self.rendererFence(on: connection, logger: logger)
+            state.renderings = try await Self.renderings(on: connection, logger: logger)
         }
         let since = now.addingTimeInterval(-IdempotencyRecord.lifetime).timeIntervalSince1970
         for try await (key, fingerprint, status, headers, body, created) in try await connection.query(
@@ -153,6 +154,16 @@ extension PostgresStore {
             assignments.append(RendererAssignmentRecord(profileID: profile, renderer: renderer, fence: UInt64(bitPattern: fence)))
         }
         return assignments
+    }
+
+    static func renderings(on connection: PostgresConnection, logger: Logger) async throws -> [RenderingRecord] {
+        var renderings: [RenderingRecord] = []
+        for try await (profile, pin, excluded) in try await connection.query(
+            "SELECT profile_id, pin, excluded FROM renderings ORDER BY profile_id", logger: logger
+        ).decode((String, String?, Bool).self) {
+            renderings.append(RenderingRecord(profileID: profile, pin: pin, excluded: excluded))
+        }
+        return renderings
     }
 
     static func rendererFence(on connection: PostgresConnection, logger: Logger) async throws -> UInt64 {

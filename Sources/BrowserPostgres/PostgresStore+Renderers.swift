@@ -25,6 +25,7 @@ public struct StoredRendererState: Sendable, Equatable {
     public var renderers: [StoredRenderer] = []
     public var assignments: [RendererAssignmentRecord] = []
     public var lastFence: UInt64 = 0
+    public var renderings: [RenderingRecord] = []
 
     public init() {}
 }
@@ -37,6 +38,8 @@ public struct RendererStateChange: Sendable, Equatable {
     public var assignments: [RendererAssignmentRecord] = []
     public var releasedAssignments: [String] = []
     public var lastFence: UInt64?
+    /// Pins and exclusions written (a default one deletes the row).
+    public var renderings: [RenderingRecord] = []
 
     public init() {}
 }
@@ -81,6 +84,7 @@ extension PostgresStore {
         }
         state.assignments = try await rendererAssignments(on: connection, logger: logger)
         state.lastFence = try await rendererFence(on: connection, logger: logger)
+        state.renderings = try await renderings(on: connection, logger: logger)
         return (state, now)
     }
 
@@ -108,6 +112,17 @@ extension PostgresStore {
                 INSERT INTO renderer_assignments (profile_id, renderer, fence) VALUES (\(assignment.profileID), \(assignment.renderer), \(fence))
                 ON CONFLICT (profile_id) DO UPDATE SET renderer = excluded.renderer, fence = excluded.fence
                 """, logger: logger)
+        }
+        for rendering in change.renderings {
+            if rendering.isDefault {
+                try await connection.query("DELETE FROM renderings WHERE profile_id = \(rendering.profileID)", logger: logger)
+            } else {
+                try await connection.query(
+                    """
+                    INSERT INTO renderings (profile_id, pin, excluded) VALUES (\(rendering.profileID), \(rendering.pin), \(rendering.excluded))
+                    ON CONFLICT (profile_id) DO UPDATE SET pin = excluded.pin, excluded = excluded.excluded
+                    """, logger: logger)
+            }
         }
         if let last = change.lastFence {
             let fence = Int64(bitPattern: last)

@@ -436,6 +436,23 @@ public final class PostgresStore: Sendable {
                     $0.append(change.rendererAssignments.map { Int64(bitPattern: $0.fence) })
                 }
             }
+            for rendering in change.renderings {
+                if rendering.isDefault {
+                    try await run(connection, "DELETE FROM renderings WHERE profile_id = $1") { $0.append(rendering.profileID) }
+                } else {
+                    try await run(
+                        connection,
+                        """
+                        INSERT INTO renderings (profile_id, pin, excluded) VALUES ($1, $2, $3)
+                        ON CONFLICT (profile_id) DO UPDATE SET pin = excluded.pin, excluded = excluded.excluded
+                        """
+                    ) {
+                        $0.append(rendering.profileID)
+                        $0.append(rendering.pin)
+                        $0.append(rendering.excluded)
+                    }
+                }
+            }
             if let fence = change.rendererFence {
                 try await run(
                     connection,

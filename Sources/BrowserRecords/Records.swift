@@ -292,6 +292,23 @@ public struct RendererAssignmentRecord: Sendable, Equatable {
     }
 }
 
+/// How a profile is rendered (issue 55): the renderer it is pinned to (it gets that one when it next
+/// needs a renderer and that one has room), and whether it is excluded from rendering.
+public struct RenderingRecord: Sendable, Equatable {
+    public var profileID: String
+    public var pin: String?
+    public var excluded: Bool
+
+    public init(profileID: String, pin: String?, excluded: Bool) {
+        self.profileID = profileID
+        self.pin = pin
+        self.excluded = excluded
+    }
+
+    /// Nothing set: the row goes.
+    public var isDefault: Bool { pin == nil && !excluded }
+}
+
 /// An API token of a profile, stored only as a hash.
 public struct TokenRecord: Sendable, Equatable {
     public var id: String
@@ -333,6 +350,8 @@ public struct ChangeSet: Sendable, Equatable {
     public var rendererAssignments: [RendererAssignmentRecord] = []
     public var releasedRendererAssignments: [String] = []
     public var rendererFence: UInt64?
+    /// Profiles' pins and exclusions written (a default one deletes the row).
+    public var renderings: [RenderingRecord] = []
     /// Replace everything stored with this change (a full resynchronisation after a failed commit).
     public var replacesAll = false
     /// The regular profile whose executor made this change (nil: not one profile's, e.g. a full
@@ -364,6 +383,7 @@ public struct ChangeSet: Sendable, Equatable {
         rendererAssignments += other.rendererAssignments
         releasedRendererAssignments += other.releasedRendererAssignments
         if let fence = other.rendererFence { rendererFence = max(rendererFence ?? 0, fence) }
+        renderings += other.renderings
         idempotency += other.idempotency
         pendingAnswers += other.pendingAnswers
         replacesAll = replacesAll || other.replacesAll
@@ -387,11 +407,13 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.replacesAll == rhs.replacesAll && lhs.tokens == rhs.tokens && lhs.deletedTokens == rhs.deletedTokens
             && lhs.idempotency == rhs.idempotency && lhs.snapshots == rhs.snapshots
             && lhs.rendererAssignments == rhs.rendererAssignments && lhs.releasedRendererAssignments == rhs.releasedRendererAssignments
-            && lhs.rendererFence == rhs.rendererFence
+            && lhs.rendererFence == rhs.rendererFence && lhs.renderings == rhs.renderings
     }
 
     /// Whether it changes renderers' assignments.
-    public var touchesRenderers: Bool { !rendererAssignments.isEmpty || !releasedRendererAssignments.isEmpty || rendererFence != nil }
+    public var touchesRenderers: Bool {
+        !rendererAssignments.isEmpty || !releasedRendererAssignments.isEmpty || rendererFence != nil || !renderings.isEmpty
+    }
 }
 
 /// Everything loaded at start.
@@ -405,6 +427,8 @@ public struct StoredState: Sendable, Equatable {
     /// Which renderer holds which profile, and the last fence handed out.
     public var rendererAssignments: [RendererAssignmentRecord] = []
     public var rendererFence: UInt64 = 0
+    /// Profiles' pins and exclusions.
+    public var renderings: [RenderingRecord] = []
     /// Stored answers of idempotent requests that have not expired.
     public var idempotency: [IdempotencyRecord] = []
 

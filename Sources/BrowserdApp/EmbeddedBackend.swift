@@ -103,7 +103,7 @@ struct EmbeddedBackend: StoreBackend {
         let placement = EmbeddedPlacement(
             residency: residency, reader: reader, tokens: app.tokens, webDriverBasePath: app.configuration.webDriverBasePath, logger: app.logger)
         app.tokens.restore(shared.tokens.map(TokenStore.Record.init))
-        app.rendererRegistry.restore(shared.rendererAssignments, lastFence: shared.rendererFence)
+        app.rendererRegistry.restore(shared.rendererAssignments, lastFence: shared.rendererFence, renderings: shared.renderings)
         app.idempotency.restore(shared.idempotency)
         app.sink.attach(StoreWriter(store: store))
         slot.set(placement)

@@ -34,6 +34,7 @@
                 change.assignments = set.rendererAssignments
                 change.releasedAssignments = set.releasedRendererAssignments
                 change.lastFence = set.rendererFence
+                change.renderings = StoredRendererRegistry.renderings(from: before, to: machine)
                 return ((outcome, machine), change)
             }
         }
@@ -53,6 +54,8 @@
                 assignments: Dictionary(
                     stored.assignments.map { ($0.profileID, RendererAssignments.Assignment(renderer: $0.renderer, fence: $0.fence)) },
                     uniquingKeysWith: { $1 }),
+                pins: Dictionary(stored.renderings.compactMap { r in r.pin.map { (r.profileID, $0) } }, uniquingKeysWith: { $1 }),
+                excluded: Set(stored.renderings.filter(\.excluded).map(\.profileID)),
                 now: now)
         }
     }

@@ -25,6 +25,8 @@ final class StoredRendererRegistry: RendererRegistry {
         var machine: RendererAssignments
         /// Changes not yet durable, in order.
         var pending: [RendererAssignments.Change] = []
+        /// Pins and exclusions not yet durable, by profile.
+        var pendingRenderings: [String: RenderingRecord] = [:]
     }
 
     let leaseDuration: Duration
@@ -67,9 +69,37 @@ final class StoredRendererRegistry: RendererRegistry {
     }
 
     /// The assignments the store kept (at start, before any renderer is answered).
-    func restore(_ stored: [RendererAssignmentRecord], lastFence: UInt64) {
+    func restore(_ stored: [RendererAssignmentRecord], lastFence: UInt64, renderings: [RenderingRecord] = []) {
         let now = ContinuousClock.now
-        state.withLock { $0.machine.restore(stored.map { ($0.profileID, $0.renderer, $0.fence) }, lastFence: lastFence, now: now) }
+        state.withLock { state in
+            state.machine.restore(stored.map { ($0.profileID, $0.renderer, $0.fence) }, lastFence: lastFence, now: now)
+            for rendering in renderings {
+                state.machine.pin(rendering.profileID, to: rendering.pin)
+                state.machine.exclude(rendering.profileID, rendering.excluded)
+            }
+        }
+    }
+
+    func setRendering(of profile: ProfileID, pin: String?, excluded: Bool) async throws {
+        try await decide { machine, wanting, now -> (Bool, [RendererAssignments.Change]) in
+            machine.pin(profile.rawValue, to: pin)
+            machine.exclude(profile.rawValue, excluded)
+            return (true, machine.place(wanting: wanting, now: now))
+        }
+    }
+
+    func rendering(of profile: ProfileID) -> (pin: String?, excluded: Bool) {
+        state.withLock { ($0.machine.pins[profile.rawValue], $0.machine.excluded.contains(profile.rawValue)) }
+    }
+
+    /// The pins and exclusions `after` changed from `before`.
+    static func renderings(from before: RendererAssignments, to after: RendererAssignments) -> [RenderingRecord] {
+        let profiles = Set(before.pins.keys).union(after.pins.keys).union(before.excluded).union(after.excluded)
+        return profiles.sorted().compactMap { profile in
+            let (pin, excluded) = (after.pins[profile], after.excluded.contains(profile))
+            guard pin != before.pins[profile] || excluded != before.excluded.contains(profile) else { return nil }
+            return RenderingRecord(profileID: profile, pin: pin, excluded: excluded)
+        }
     }
 
     /// From now on, decisions are made on `store` (several instances), and what this instance knows
@@ -185,13 +215,21 @@ final class StoredRendererRegistry: RendererRegistry {
                 return outcome
             }
             let now = ContinuousClock.now
-            let (outcome, change, count) = state.withLock { state -> (T, ChangeSet, Int) in
+            let (outcome, change, count, renderings) = state.withLock { state -> (T, ChangeSet, Int, [String: RenderingRecord]) in
+                let before = state.machine
                 let (outcome, changes) = body(&state.machine, profiles, now)
                 state.pending += changes
-                return (outcome, Self.changeSet(state.pending, lastFence: state.machine.lastFence), state.pending.count)
+                for rendering in Self.renderings(from: before, to: state.machine) { state.pendingRenderings[rendering.profileID] = rendering }
+                var change = Self.changeSet(state.pending, lastFence: state.machine.lastFence)
+                change.renderings = state.pendingRenderings.values.sorted { $0.profileID < $1.profileID }
+                return (outcome, change, state.pending.count, state.pendingRenderings)
             }
-            guard !change.rendererAssignments.isEmpty || !change.releasedRendererAssignments.isEmpty else {
-                state.withLock { $0.pending.removeFirst(count) }
+            let done: @Sendable (inout State) -> Void = { state in
+                state.pending.removeFirst(count)
+                for (profile, rendering) in renderings where state.pendingRenderings[profile] == rendering { state.pendingRenderings[profile] = nil }
+            }
+            guard change.touchesRenderers else {
+                state.withLock { done(&$0) }
                 return outcome
             }
             do {
@@ -199,7 +237,7 @@ final class StoredRendererRegistry: RendererRegistry {
             } catch {
                 throw HTTPError.storageUnavailable("The renderers' assignments could not be saved; nothing was answered.", retryAfter: 2)
             }
-            state.withLock { $0.pending.removeFirst(count) }
+            state.withLock { done(&$0) }
             return outcome
         }
     }

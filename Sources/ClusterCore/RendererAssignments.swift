@@ -103,9 +103,11 @@ public struct RendererAssignments: Sendable, Equatable {
     /// registered belongs to a lapsed one (the next placement gives it to another).
     public init(
         leaseDuration: Duration, maximumRenderers: Int = 256, lastFence: UInt64, renderers: [Renderer], assignments: [String: Assignment],
-        now: ContinuousClock.Instant
+        pins: [String: String] = [:], excluded: Set<String> = [], now: ContinuousClock.Instant
     ) {
         self.init(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers, lastFence: max(lastFence, assignments.values.map(\.fence).max() ?? 0))
+        self.pins = pins
+        self.excluded = excluded
         for renderer in renderers {
             var renderer = renderer
             renderer.profiles = []

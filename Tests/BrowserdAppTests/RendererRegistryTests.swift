@@ -73,6 +73,18 @@ import Testing
             #expect(try api.send("DELETE", "/v1/browsers/\(w3)").status == 204)
             #expect(Set(Self.profiles(try Self.put(api, "b").json).keys) == [p1, p2])
 
+            // Excluded: b lets p2 go at once. Pinned to a renderer that is not registered, p2 (no longer
+            // excluded) gets the least loaded one with room meanwhile.
+            let excluded = try api.send("PUT", "/v1/profiles/\(p2)/rendering", ["pin": "c", "excluded": true])
+            #expect(excluded.status == 200 && excluded.json["excluded"] as? Bool == true && excluded.json["pin"] as? String == "c")
+            #expect(excluded.json["renderer"] is NSNull)
+            #expect(Set(Self.profiles(try Self.put(api, "b").json).keys) == [p1])
+            let pinned = try api.send("PUT", "/v1/profiles/\(p2)/rendering", ["pin": "c"]).json
+            #expect((pinned["renderer"] as? [String: Any])?["name"] as? String == "b" && pinned["excluded"] as? Bool == false)
+            #expect(Set(Self.profiles(try Self.put(api, "b").json).keys) == [p1, p2])
+            #expect(try api.send("PUT", "/v1/profiles/\(p2)/rendering", ["pin": "bad name"]).status == 422)
+            #expect(try api.send("PUT", "/v1/profiles/\(p2)/rendering", ["excluded": "yes"]).status == 422)
+
             // b leaves: its profiles are released (a, draining, takes none).
             #expect(try api.send("DELETE", "/v1/renderers/b").status == 204)
             #expect(try api.send("DELETE", "/v1/renderers/b").status == 404)
@@ -110,6 +122,7 @@ import Testing
             #expect(try api.send("GET", "/v1/renderers", headers: bearer).status == 403)
             #expect(try api.send("PUT", "/v1/renderers/r", ["capacity": 1]).status == 401)
             #expect(try api.send("PUT", "/v1/renderers/r", ["capacity": 1], headers: auth).status == 200)
+            #expect(try api.send("PUT", "/v1/profiles/\(profile)/rendering", ["excluded": true], headers: bearer).status == 403)
             // A tenant reads which renderer holds its own profile.
             #expect(try api.send("GET", "/v1/profiles/\(profile)/rendering", headers: bearer).status == 200)
         }
@@ -136,6 +149,9 @@ import Testing
                     profiles.append(profile)
                 }
                 let put = try api.request("PUT", "/v1/renderers/a", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
+                let excluded = try api.request(
+                    "PUT", "/v1/profiles/\(profiles[0])/rendering", headers: crashJSONHeaders, body: Array(#"{"pin":"z","excluded":false}"#.utf8))
+                #expect(excluded.status == 200)
                 return (profiles, RendererRegistryTests.profiles(crashJSON(put)))
             }
             #expect(Set(held.keys) == Set(profiles))
@@ -147,6 +163,7 @@ import Testing
                     try api.request("PUT", "/v1/renderers/a", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
                 }
                 #expect(RendererRegistryTests.profiles(crashJSON(again)) == held, "the same profiles, the same fences")
+                #expect(crashJSON(try api.request("GET", "/v1/profiles/\(profiles[0])/rendering"))["pin"] as? String == "z", "the pin kept")
                 _ = try api.request("PUT", "/v1/renderers/b", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))
                 _ = try api.request("POST", "/v1/renderers/a/drain", headers: crashJSONHeaders)
                 let b = try api.request("PUT", "/v1/renderers/b", headers: crashJSONHeaders, body: Array(#"{"capacity":5}"#.utf8))

@@ -106,11 +106,18 @@ import Testing
                 try await writer.submit(second)
                 var stale = ChangeSet()
                 stale.rendererFence = 1
+                stale.renderings = [
+                    RenderingRecord(profileID: "p1", pin: "a", excluded: false), RenderingRecord(profileID: "p2", pin: nil, excluded: true),
+                ]
                 try await writer.submit(stale)
+                var cleared = ChangeSet()
+                cleared.renderings = [RenderingRecord(profileID: "p1", pin: nil, excluded: false)]
+                try await writer.submit(cleared)
             }
             let stored = try await fixture.read()
             #expect(stored.rendererAssignments == [RendererAssignmentRecord(profileID: "p2", renderer: "b", fence: 3)])
             #expect(stored.rendererFence == 3, "never lowered")
+            #expect(stored.renderings == [RenderingRecord(profileID: "p2", pin: nil, excluded: true)], "a default one deletes the row")
         }
     }
 

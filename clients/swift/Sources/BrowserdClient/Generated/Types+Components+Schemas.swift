@@ -1095,19 +1095,75 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RenderingSettings`.
+        public struct RenderingSettings: Codable, Hashable, Sendable {
+            /// A renderer's name (it need not be registered yet); null or absent: none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RenderingSettings/pin`.
+            public var pin: Swift.String?
+            /// Never rendered while true (absent: false).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RenderingSettings/excluded`.
+            public var excluded: Swift.Bool?
+            /// Creates a new `RenderingSettings`.
+            ///
+            /// - Parameters:
+            ///   - pin: A renderer's name (it need not be registered yet); null or absent: none.
+            ///   - excluded: Never rendered while true (absent: false).
+            public init(
+                pin: Swift.String? = nil,
+                excluded: Swift.Bool? = nil
+            ) {
+                self.pin = pin
+                self.excluded = excluded
+            }
+            public enum CodingKeys: String, CodingKey {
+                case pin
+                case excluded
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.pin = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .pin
+                )
+                self.excluded = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .excluded
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "pin",
+                    "excluded"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/ProfileRendering`.
         public struct ProfileRendering: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ProfileRendering/profileId`.
             public var profileId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ProfileRendering/pin`.
+            public var pin: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ProfileRendering/excluded`.
+            public var excluded: Swift.Bool
             /// Creates a new `ProfileRendering`.
             ///
             /// - Parameters:
             ///   - profileId:
-            public init(profileId: Swift.String) {
+            ///   - pin:
+            ///   - excluded:
+            public init(
+                profileId: Swift.String,
+                pin: Swift.String? = nil,
+                excluded: Swift.Bool
+            ) {
                 self.profileId = profileId
+                self.pin = pin
+                self.excluded = excluded
             }
             public enum CodingKeys: String, CodingKey {
                 case profileId
+                case pin
+                case excluded
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1115,8 +1171,18 @@ extension Components {
                     Swift.String.self,
                     forKey: .profileId
                 )
+                self.pin = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .pin
+                )
+                self.excluded = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .excluded
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "profileId"
+                    "profileId",
+                    "pin",
+                    "excluded"
                 ])
             }
         }

@@ -5200,7 +5200,7 @@ public enum Operations {
     }
     /// Which registered renderer holds the profile
     ///
-    /// The renderer browserd assigned the profile (and its fence), or null while none holds it.
+    /// The renderer browserd assigned the profile (and its fence), or null while none holds it; its pin and whether it is excluded from rendering.
     ///
     /// - Remark: HTTP `GET /v1/profiles/{profileId}/rendering`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/get(getProfileRendering)`.
@@ -5394,6 +5394,383 @@ public enum Operations {
             /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
             ///
             /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/get(getProfileRendering)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Pin a profile to a renderer, or exclude it from rendering
+    ///
+    /// pin: the renderer the profile gets when it next needs one and that renderer has room (null: none; a profile is not moved for a pin). excluded: true lets its renderer go at once and gives it none until it is false again. Stored before the answer. The admin token only.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/rendering`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)`.
+    public enum SetProfileRendering {
+        public static let id: Swift.String = "setProfileRendering"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/path`.
+            public struct Path: Sendable, Hashable {
+                /// A profile id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/path/profileId`.
+                public var profileId: Components.Parameters.ProfileId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - profileId: A profile id.
+                public init(profileId: Components.Parameters.ProfileId) {
+                    self.profileId = profileId
+                }
+            }
+            public var path: Operations.SetProfileRendering.Input.Path
+            /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetProfileRendering.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetProfileRendering.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.SetProfileRendering.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.RenderingSettings)
+            }
+            public var body: Operations.SetProfileRendering.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.SetProfileRendering.Input.Path,
+                headers: Operations.SetProfileRendering.Input.Headers = .init(),
+                body: Operations.SetProfileRendering.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/profiles/{profileId}/rendering/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ProfileRendering)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.ProfileRendering {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.SetProfileRendering.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.SetProfileRendering.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Set
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetProfileRendering.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.SetProfileRendering.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed JSON, or a bad query parameter.
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Only the administrator may do this; or (type /problems/cross-origin-request) a browser sent this state-changing request from another origin.
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// There is no such resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is not application/json; or, with authentication off, a POST without an Authorization header does not say Content-Type: application/json (even with an empty body).
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Host header names a host this server does not answer for (a loopback bind answers loopback names only; see --allowed-hosts).
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.MisdirectedRequest)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            public var misdirectedRequest: Components.Responses.MisdirectedRequest {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A member is missing, of the wrong type, out of range, or names something that does not fit (detail and `field` say which).
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// This server does not offer it (e.g. export and import of profiles need the embedded store).
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/501`.
+            ///
+            /// HTTP response code: `501 notImplemented`.
+            case notImplemented(Components.Responses.NotImplemented)
+            /// The associated value of the enum case if `self` is `.notImplemented`.
+            ///
+            /// - Throws: An error if `self` is not `.notImplemented`.
+            /// - SeeAlso: `.notImplemented`.
+            public var notImplemented: Components.Responses.NotImplemented {
+                get throws {
+                    switch self {
+                    case let .notImplemented(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notImplemented",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)

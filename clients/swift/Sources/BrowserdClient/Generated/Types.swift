@@ -146,11 +146,18 @@ public protocol APIProtocol: Sendable {
     func drainRenderer(_ input: Operations.DrainRenderer.Input) async throws -> Operations.DrainRenderer.Output
     /// Which registered renderer holds the profile
     ///
-    /// The renderer browserd assigned the profile (and its fence), or null while none holds it.
+    /// The renderer browserd assigned the profile (and its fence), or null while none holds it; its pin and whether it is excluded from rendering.
     ///
     /// - Remark: HTTP `GET /v1/profiles/{profileId}/rendering`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/get(getProfileRendering)`.
     func getProfileRendering(_ input: Operations.GetProfileRendering.Input) async throws -> Operations.GetProfileRendering.Output
+    /// Pin a profile to a renderer, or exclude it from rendering
+    ///
+    /// pin: the renderer the profile gets when it next needs one and that renderer has room (null: none; a profile is not moved for a pin). excluded: true lets its renderer go at once and gives it none until it is false again. Stored before the answer. The admin token only.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/rendering`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)`.
+    func setProfileRendering(_ input: Operations.SetProfileRendering.Input) async throws -> Operations.SetProfileRendering.Output
     /// The renderer that holds the profile
     ///
     /// The lease of the browserd-renderer that renders this profile's pages and serves its automation clients (its name, where its DevTools gateway is, Chromium's version, which tab has which page), while it lasts; 404 when no renderer holds the profile. Leases are kept in memory only; a renderer renews its lease every 5 s, so after a restart of browserd they are back within seconds.
@@ -805,7 +812,7 @@ extension APIProtocol {
     }
     /// Which registered renderer holds the profile
     ///
-    /// The renderer browserd assigned the profile (and its fence), or null while none holds it.
+    /// The renderer browserd assigned the profile (and its fence), or null while none holds it; its pin and whether it is excluded from rendering.
     ///
     /// - Remark: HTTP `GET /v1/profiles/{profileId}/rendering`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/get(getProfileRendering)`.
@@ -816,6 +823,23 @@ extension APIProtocol {
         try await getProfileRendering(Operations.GetProfileRendering.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Pin a profile to a renderer, or exclude it from rendering
+    ///
+    /// pin: the renderer the profile gets when it next needs one and that renderer has room (null: none; a profile is not moved for a pin). excluded: true lets its renderer go at once and gives it none until it is false again. Stored before the answer. The admin token only.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/rendering`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/rendering/put(setProfileRendering)`.
+    public func setProfileRendering(
+        path: Operations.SetProfileRendering.Input.Path,
+        headers: Operations.SetProfileRendering.Input.Headers = .init(),
+        body: Operations.SetProfileRendering.Input.Body
+    ) async throws -> Operations.SetProfileRendering.Output {
+        try await setProfileRendering(Operations.SetProfileRendering.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// The renderer that holds the profile
