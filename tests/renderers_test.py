@@ -118,7 +118,10 @@ def pages_handler(beats):
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a page that closed meanwhile (its Chromium stopped)
 
         def log_message(self, *args):
             pass
@@ -152,13 +155,19 @@ class Setup:
         except OSError:
             return False
 
-    def start(self, name, max_profiles=4, extra=()):
-        """A renderer (no --profile); its capacity and status port come from the environment."""
+    def start(self, name, max_profiles=4, extra=(), own_token=False):
+        """A renderer (no --profile); its capacity and status port come from the environment; with
+        `own_token`, it calls with its own renderer token rather than the admin's."""
+        token = ADMIN
+        if own_token:
+            status, body = call(self.base, "POST", f"/v1/renderers/{name}/token")
+            assert status == 201, body
+            token = body["token"]
         log = open(os.path.join(self.root, f"renderer-{name}.log"), "a")
         status = free_port()
         environment = dict(os.environ, BROWSERD_RENDERER_CAPACITY="10", BROWSERD_RENDERER_STATUS_LISTEN=f"127.0.0.1:{status}")
         process = subprocess.Popen(
-            [self.renderer, "--server", self.base, "--token", ADMIN, "--name", name, "--max-profiles", str(max_profiles),
+            [self.renderer, "--server", self.base, "--token", token, "--name", name, "--max-profiles", str(max_profiles),
              "--state-dir", os.path.join(self.root, f"state-{name}"), "--allow-origin", self.site, "--devtools-listen", "off"]
             + list(extra),
             stdout=log, stderr=subprocess.STDOUT, env=environment)
@@ -382,7 +391,7 @@ def run(setup):
     # Both renderers register first; then six profiles: four with a window whose tab beats, two without
     # windows (they want no renderer).
     setup.start("a")
-    setup.start("b")
+    setup.start("b", own_token=True)
     wait_for(lambda: len(call(base, "GET", "/v1/renderers")[1]["items"]) == 2, "both renderers registered")
     windowed, idle = [], []
     for i in range(6):

@@ -69,8 +69,10 @@ extension APIRoutes {
 
     /// Refuses admin-only routes to profile tokens (403) and resources of other profiles (404).
     func checkScope(_ request: HTTPRequest, principal: Principal) throws {
-        guard case .profile = principal else { return }
-        if let template = request.routeTemplate, Self.adminOnly.contains("\(request.method.rawValue) \(template)") {
+        guard principal != .admin else { return }
+        if let template = request.routeTemplate, Self.adminOnly.contains("\(request.method.rawValue) \(template)"),
+            !Self.rendererMay(request, template: template, principal: principal)
+        {
             throw HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may do this.")
         }
         let parameters = request.pathParameters
@@ -89,6 +91,22 @@ extension APIRoutes {
             !principal.reaches(service.rootProfile(ofWindow: window))
         {
             throw APIProblem.groupNotFound(id)
+        }
+    }
+
+    /// The admin-only routes a renderer's token may call: its own registration (register, renew, read,
+    /// drain, leave), and the lease and ticket redemptions of a profile it holds (checked below as any
+    /// profile-scoped request is).
+    static func rendererMay(_ request: HTTPRequest, template: String, principal: Principal) -> Bool {
+        guard case .renderer(let name, _) = principal else { return false }
+        switch "\(request.method.rawValue) \(template)" {
+        case "PUT /v1/renderers/{rendererName}", "GET /v1/renderers/{rendererName}", "POST /v1/renderers/{rendererName}/drain",
+            "DELETE /v1/renderers/{rendererName}":
+            return request.parameter("rendererName") == name
+        case "PUT /v1/profiles/{profileId}/renderer", "DELETE /v1/profiles/{profileId}/renderer", "POST /v1/profiles/{profileId}/devtools/redemptions":
+            return true
+        default:
+            return false
         }
     }
 

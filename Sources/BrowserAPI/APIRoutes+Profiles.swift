@@ -78,8 +78,12 @@ extension APIRoutes {
             .delete, "/v1/profiles/{profileId}",
             deferred { request in
                 let id = ProfileID(rawValue: request.parameter("profileId"))
-                if case .profile(let mine) = Principal.current, mine == id {
+                switch Principal.current {
+                case .profile(let mine) where mine == id:
                     throw HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may delete a regular profile.")
+                case .renderer:
+                    throw HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may delete a regular profile.")
+                default: break
                 }
                 try await service.deleteProfile(id)
                 tokens.revokeAll(of: id)

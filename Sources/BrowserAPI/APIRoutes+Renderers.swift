@@ -42,6 +42,24 @@ extension APIRoutes {
                 }
             })
         router.add(
+            .post, "/v1/renderers/{rendererName}/token",
+            deferred { [tokens] request in
+                try Self.noParameters(request)
+                let name = try Self.rendererName(request)
+                guard let token = tokens.rendererToken(for: name) else {
+                    throw HTTPError(
+                        409, kind: "authentication-off", title: "Authentication Off",
+                        detail: "This server runs without an admin token: renderers need no token of their own.")
+                }
+                return Self.json(
+                    APIEncoding.bytes { json in
+                        json.beginObject()
+                        json.member("name", name)
+                        json.member("token", token)
+                        json.endObject()
+                    }, status: 201)
+            })
+        router.add(
             .get, "/v1/renderers",
             immediate { request in
                 try Self.noParameters(request)

@@ -18,7 +18,7 @@ extension APIRoutes {
                         401, kind: "unauthorized", title: "Unauthorized", detail: "Send Authorization: Bearer <token> with the upload's head.",
                         headers: ["WWW-Authenticate": "Bearer realm=\"browserd\""]))
             }
-            if case .profile = principal, adminOnly.contains("POST \(path)") {
+            if principal != .admin, adminOnly.contains("POST \(path)") {
                 return .refuse(HTTPError(403, kind: "forbidden", title: "Forbidden", detail: "Only the administrator may do this."))
             }
             return .admit(principal: principal.scope)

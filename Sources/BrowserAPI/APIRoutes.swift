@@ -102,7 +102,7 @@ public struct APIRoutes: Sendable {
         "PUT /v1/profiles/{profileId}/renderer", "DELETE /v1/profiles/{profileId}/renderer", "POST /v1/profiles/{profileId}/devtools/redemptions",
         // Renderers are the operator's: they register, hold profiles and say where their gateways are.
         "PUT /v1/renderers/{rendererName}", "GET /v1/renderers", "GET /v1/renderers/{rendererName}", "POST /v1/renderers/{rendererName}/drain",
-        "DELETE /v1/renderers/{rendererName}", "PUT /v1/profiles/{profileId}/rendering",
+        "DELETE /v1/renderers/{rendererName}", "PUT /v1/profiles/{profileId}/rendering", "POST /v1/renderers/{rendererName}/token",
     ]
 
     public func register(in router: inout Router) {
@@ -111,6 +111,8 @@ public struct APIRoutes: Sendable {
             tickets.revoke(tokens: Set(ids))
             revocations.end(tokens: ids)
         }
+        // A renderer's token reaches the profiles its renderer holds when each request comes.
+        if let renderers { tokens.holdsOfRenderer { renderers.profiles(heldBy: $0) } }
         registerTokens(in: &router)
         registerProfiles(in: &router)
         registerTransfer(in: &router)

@@ -15,6 +15,8 @@ public protocol RendererRegistry: Sendable {
     func unregister(_ name: String) async throws -> Bool
     /// The live registrations, by name.
     func renderers() -> [RendererStatus]
+    /// The regular profiles `name` holds now (what its token reaches).
+    func profiles(heldBy name: String) -> Set<ProfileID>
     /// `profile`'s renderer now (nil: none holds it).
     func holder(of profile: ProfileID) -> RendererHold?
     /// Pins `profile` to a renderer (nil: none; honoured when it next needs one) and excludes it from

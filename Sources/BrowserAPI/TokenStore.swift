@@ -67,12 +67,41 @@ public final class TokenStore: Sendable {
 
     /// Who `token` belongs to and, for a profile token, its id (what revoking it names); nil when unknown.
     public func identify(_ token: String) -> (principal: Principal, tokenID: String?)? {
+        if token.hasPrefix(Self.rendererTokenPrefix) {
+            guard let name = renderer(of: token) else { return nil }
+            return (.renderer(name, holds: rendererHolds.withLock { $0 }?(name) ?? []), nil)
+        }
         let hash = Self.hash(token)
         if let adminHash, Self.constantTimeEquals(hash, adminHash) { return (.admin, nil) }
         let all = records.withLock { Array($0.values) }
         var found: (Principal, String?)?
         for record in all where Self.constantTimeEquals(hash, record.hash) { found = (.profile(record.profileID), record.id) }
         return found
+    }
+
+    // MARK: Renderer tokens
+
+    /// A renderer's token: `brt_<name>.<HMAC-SHA256 of its name, keyed by the admin token's hash>`.
+    /// Derived, never stored: every instance that shares the admin token knows it, and rotating the
+    /// admin token revokes them all. It reaches its own registration and the profiles its renderer holds.
+    static let rendererTokenPrefix = "brt_"
+    private let rendererHolds = Mutex<(@Sendable (String) -> Set<ProfileID>)?>(nil)
+
+    /// Where a renderer token's principal learns which profiles its renderer holds.
+    public func holdsOfRenderer(_ holds: @escaping @Sendable (String) -> Set<ProfileID>) { rendererHolds.withLock { $0 = holds } }
+
+    /// The token of the renderer `name` (nil while authentication is off: none is needed).
+    public func rendererToken(for name: String) -> String? {
+        guard let adminHash else { return nil }
+        let code = HMAC<SHA256>.authenticationCode(for: Array("browserd renderer token\n\(name)".utf8), using: SymmetricKey(data: adminHash))
+        return Self.rendererTokenPrefix + name + "." + code.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The renderer a renderer token names, when it is genuine.
+    func renderer(of token: String) -> String? {
+        let body = token.dropFirst(Self.rendererTokenPrefix.count)
+        guard let dot = body.lastIndex(of: "."), dot != body.startIndex, let expected = rendererToken(for: String(body[..<dot])) else { return nil }
+        return Self.constantTimeEquals(Array(token.utf8), Array(expected.utf8)) ? String(body[..<dot]) : nil
     }
 
     /// Told of the ids of tokens that stop being valid (revoked here or elsewhere, or their profile

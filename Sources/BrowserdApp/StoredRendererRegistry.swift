@@ -157,6 +157,14 @@ final class StoredRendererRegistry: RendererRegistry {
         return live.map { Self.status($0, machine: machine, now: now) }
     }
 
+    func profiles(heldBy name: String) -> Set<ProfileID> {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard let renderer = state.machine.renderers[name], renderer.expires > now else { return [] }
+            return Set(renderer.profiles.map(ProfileID.init(rawValue:)))
+        }
+    }
+
     func holder(of profile: ProfileID) -> RendererHold? {
         let now = ContinuousClock.now
         return state.withLock { state in

@@ -125,6 +125,29 @@ import Testing
             #expect(try api.send("PUT", "/v1/profiles/\(profile)/rendering", ["excluded": true], headers: bearer).status == 403)
             // A tenant reads which renderer holds its own profile.
             #expect(try api.send("GET", "/v1/profiles/\(profile)/rendering", headers: bearer).status == 200)
+
+            // A renderer's own token: its registration, and the profiles it holds, nothing else.
+            #expect(try api.post("/v1/renderers/r/token", headers: bearer).status == 403)
+            let issued = try api.post("/v1/renderers/r/token", headers: auth)
+            #expect(issued.status == 201)
+            let rendererToken = issued.json["token"] as? String ?? ""
+            #expect(rendererToken.hasPrefix("brt_r."))
+            let asRenderer = [("Authorization", "Bearer \(rendererToken)")]
+            let other = try api.post("/v1/profiles", ["name": "other"], headers: auth).id
+            let window = try api.post("/v1/browsers", ["profileId": profile], headers: auth).id
+            let otherWindow = try api.post("/v1/browsers", ["profileId": other], headers: auth).id
+            #expect(try api.send("PUT", "/v1/renderers/s", ["capacity": 1], headers: auth).status == 200)
+            _ = try api.send("PUT", "/v1/profiles/\(other)/rendering", ["pin": "s"], headers: auth)
+            let held = try api.send("PUT", "/v1/renderers/r", ["capacity": 1], headers: asRenderer)
+            #expect(held.status == 200 && Set(Self.profiles(held.json).keys) == [profile], "\(held.json)")
+            #expect(try api.send("PUT", "/v1/renderers/s", ["capacity": 1], headers: asRenderer).status == 403, "another's registration")
+            #expect(try api.send("GET", "/v1/renderers", headers: asRenderer).status == 403)
+            #expect(try api.send("GET", "/v1/browsers/\(window)", headers: asRenderer).status == 200, "a window of a profile it holds")
+            #expect(try api.send("GET", "/v1/browsers/\(otherWindow)", headers: asRenderer).status == 404, "another renderer's profile")
+            #expect(try api.send("DELETE", "/v1/profiles/\(profile)", headers: asRenderer).status == 403)
+            #expect(try api.post("/v1/profiles/\(profile)/tokens", headers: asRenderer).status == 403)
+            #expect(try api.send("GET", "/v1/renderers/r", headers: [("Authorization", "Bearer \(rendererToken.dropLast())0")]).status == 401)
+            #expect(try api.send("GET", "/v1/renderers/s", headers: [("Authorization", "Bearer brt_s.\(rendererToken.split(separator: ".").last ?? "")")]).status == 401)
         }
     }
 }

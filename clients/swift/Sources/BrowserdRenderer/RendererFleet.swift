@@ -161,14 +161,31 @@ public actor RendererFleet {
             Task { await self.refused(profile, fence: fence) }
         }
         let client = BrowserdClient(server: server, token: token, middlewares: [header] + (self.options.metrics.map { [$0.timing] } ?? []))
-        let renderer = Renderer(options: options, client: client, logger: logger)
+        let make = { [logger] in Renderer(options: options, client: client, logger: logger) }
+        let renderer = make()
         let logger = self.logger
-        let task = Task {
-            do { try await renderer.run() } catch { logger.error("profile \(profile) stopped: \(error)") }
+        // While it holds the profile: a renderer whose run ends (a stream refused or dropped for good)
+        // starts again, a new one, after a pause.
+        let task = Task { [weak self] in
+            var current = renderer
+            while !Task.isCancelled {
+                do { try await current.run() } catch { logger.error("profile \(profile) stopped: \(error)") }
+                guard !Task.isCancelled else { break }
+                logger.warning("profile \(profile)'s renderer ended while this renderer holds it: starting it again in 1 s")
+                try? await Task.sleep(for: .seconds(1))
+                guard !Task.isCancelled else { break }
+                current = make()
+                await self?.replaced(profile, fence: fence, by: current)
+            }
         }
         running[profile] = (fence, renderer, task)
         self.options.metrics?.profilesRunning.set(Double(running.count))
         logger.info("rendering profile \(profile)", metadata: ["fence": "\(fence)"])
+    }
+
+    private func replaced(_ profile: String, fence: UInt64, by renderer: Renderer) {
+        guard let entry = running[profile], entry.fence == fence else { return }
+        running[profile] = (fence, renderer, entry.task)
     }
 
     private func stop(_ profile: String) async {

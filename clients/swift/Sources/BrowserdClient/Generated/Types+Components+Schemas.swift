@@ -1070,6 +1070,46 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RendererToken`.
+        public struct RendererToken: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererToken/name`.
+            public var name: Swift.String
+            /// brt_<name>.<64 hex digits>; send it as Authorization Bearer.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RendererToken/token`.
+            public var token: Swift.String
+            /// Creates a new `RendererToken`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - token: brt_<name>.<64 hex digits>; send it as Authorization Bearer.
+            public init(
+                name: Swift.String,
+                token: Swift.String
+            ) {
+                self.name = name
+                self.token = token
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case token
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.token = try container.decode(
+                    Swift.String.self,
+                    forKey: .token
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "token"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/RendererList`.
         public struct RendererList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/RendererList/items`.

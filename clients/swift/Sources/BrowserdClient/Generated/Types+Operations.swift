@@ -4922,6 +4922,259 @@ public enum Operations {
             }
         }
     }
+    /// The renderer's own token
+    ///
+    /// A token for the renderer of this name: it registers, renews, drains and removes that registration only, and reaches the profiles the renderer holds when each request comes (their windows, tabs, streams, leases and DevTools ticket redemptions; deleting a profile or issuing its tokens stays the administrator's). It is derived from the admin token (HMAC-SHA256 of the name), never stored: every instance sharing the admin token accepts it, and rotating the admin token revokes every renderer token. 409 while authentication is off. The admin token only.
+    ///
+    /// - Remark: HTTP `POST /v1/renderers/{rendererName}/token`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)`.
+    public enum CreateRendererToken {
+        public static let id: Swift.String = "createRendererToken"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/token/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// A renderer's name (1 to 64 of A-Z, a-z, 0-9, ., _ and -).
+                ///
+                /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/token/POST/path/rendererName`.
+                public var rendererName: Components.Parameters.RendererName
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - rendererName: A renderer's name (1 to 64 of A-Z, a-z, 0-9, ., _ and -).
+                public init(rendererName: Components.Parameters.RendererName) {
+                    self.rendererName = rendererName
+                }
+            }
+            public var path: Operations.CreateRendererToken.Input.Path
+            /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/token/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateRendererToken.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateRendererToken.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.CreateRendererToken.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.CreateRendererToken.Input.Path,
+                headers: Operations.CreateRendererToken.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/token/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/token/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.RendererToken)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.RendererToken {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.CreateRendererToken.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.CreateRendererToken.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// Issued
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.CreateRendererToken.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.CreateRendererToken.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Only the administrator may do this; or (type /problems/cross-origin-request) a browser sent this state-changing request from another origin.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request conflicts with the state: incognito/regular mismatch, cross-profile move, limit reached.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A member is missing, of the wrong type, out of range, or names something that does not fit (detail and `field` say which).
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Hand a renderer's profiles to the others (before it stops)
     ///
     /// The renderer gets no new profile, and each profile it holds goes now to another renderer with room (under a new fence: the drained renderer's reports of it are refused from then on); those no other renderer has room for stay with it. What a renderer does on SIGTERM, before it leaves.

@@ -137,6 +137,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/renderers/{rendererName}`.
     /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/delete(unregisterRenderer)`.
     func unregisterRenderer(_ input: Operations.UnregisterRenderer.Input) async throws -> Operations.UnregisterRenderer.Output
+    /// The renderer's own token
+    ///
+    /// A token for the renderer of this name: it registers, renews, drains and removes that registration only, and reaches the profiles the renderer holds when each request comes (their windows, tabs, streams, leases and DevTools ticket redemptions; deleting a profile or issuing its tokens stays the administrator's). It is derived from the admin token (HMAC-SHA256 of the name), never stored: every instance sharing the admin token accepts it, and rotating the admin token revokes every renderer token. 409 while authentication is off. The admin token only.
+    ///
+    /// - Remark: HTTP `POST /v1/renderers/{rendererName}/token`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)`.
+    func createRendererToken(_ input: Operations.CreateRendererToken.Input) async throws -> Operations.CreateRendererToken.Output
     /// Hand a renderer's profiles to the others (before it stops)
     ///
     /// The renderer gets no new profile, and each profile it holds goes now to another renderer with room (under a new fence: the drained renderer's reports of it are refused from then on); those no other renderer has room for stay with it. What a renderer does on SIGTERM, before it leaves.
@@ -791,6 +798,21 @@ extension APIProtocol {
         headers: Operations.UnregisterRenderer.Input.Headers = .init()
     ) async throws -> Operations.UnregisterRenderer.Output {
         try await unregisterRenderer(Operations.UnregisterRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The renderer's own token
+    ///
+    /// A token for the renderer of this name: it registers, renews, drains and removes that registration only, and reaches the profiles the renderer holds when each request comes (their windows, tabs, streams, leases and DevTools ticket redemptions; deleting a profile or issuing its tokens stays the administrator's). It is derived from the admin token (HMAC-SHA256 of the name), never stored: every instance sharing the admin token accepts it, and rotating the admin token revokes every renderer token. 409 while authentication is off. The admin token only.
+    ///
+    /// - Remark: HTTP `POST /v1/renderers/{rendererName}/token`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)`.
+    public func createRendererToken(
+        path: Operations.CreateRendererToken.Input.Path,
+        headers: Operations.CreateRendererToken.Input.Headers = .init()
+    ) async throws -> Operations.CreateRendererToken.Output {
+        try await createRendererToken(Operations.CreateRendererToken.Input(
             path: path,
             headers: headers
         ))
