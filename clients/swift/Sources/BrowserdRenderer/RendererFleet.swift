@@ -125,7 +125,7 @@ public actor RendererFleet {
         } catch {
             failures += 1
             options.metrics?.renewalFailures.increment()
-            if failures == 1 { logger.warning("renewal failed: \(error)") }
+            if failures == 1 { logger.warning("renewal failed: \(Renderer.brief(error))") }
             // Past the lease browserd last granted, the profiles are others' (or will be): stop them.
             if let leaseEnds, ContinuousClock.now >= leaseEnds - .milliseconds(500), !running.isEmpty {
                 logger.warning("lease lapsed without a renewal: stopping every profile", metadata: ["profiles": "\(running.count)"])
@@ -208,10 +208,13 @@ public actor RendererFleet {
     }
 
     private func leave() async {
+        // The run was cancelled (SIGTERM): these calls must not be, so they run in tasks of their own.
+        let (admin, name) = (self.admin, options.name)
         do {
-            _ = try await admin.api.drainRenderer(path: .init(rendererName: options.name)).ok
+            _ = try await Task.detached { try await admin.api.drainRenderer(path: .init(rendererName: name)).ok }.value
+            logger.info("drained: browserd handed this renderer's profiles to the others")
         } catch {
-            logger.warning("drain failed: \(error)")
+            logger.warning("drain failed: \(Renderer.brief(error))")
         }
         // Every Chromium closes at once (each writes its profile), not one after the other.
         _ = profiles.held([:], now: clock)
@@ -220,9 +223,9 @@ public actor RendererFleet {
         for task in stopping { task.cancel() }
         for task in stopping { await task.value }
         do {
-            _ = try await admin.api.unregisterRenderer(path: .init(rendererName: options.name)).noContent
+            _ = try await Task.detached { try await admin.api.unregisterRenderer(path: .init(rendererName: name)).noContent }.value
         } catch {
-            logger.warning("leaving failed (the registration lapses by itself): \(error)")
+            logger.warning("leaving failed (the registration lapses by itself): \(Renderer.brief(error))")
         }
     }
 }
