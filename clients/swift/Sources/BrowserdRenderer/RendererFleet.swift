@@ -91,12 +91,15 @@ public actor RendererFleet {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    static let renewalAtLeastEvery = Duration.seconds(2)
+
     /// Registers and renews until cancelled; then drains, stops every profile and leaves.
     public func run() async {
         while !Task.isCancelled {
             await renew()
-            let pause = lease / 3
-            try? await Task.sleep(for: pause)
+            // Every third of the lease, and at least every 2 s: a profile's first window waits for the
+            // next renewal to be given to a renderer (its first page's time, measured by bench/renderers.py).
+            try? await Task.sleep(for: min(lease / 3, Self.renewalAtLeastEvery))
         }
         await leave()
     }
