@@ -388,13 +388,13 @@ def max_live_pages(setup):
 
 def run(setup):
     base = setup.base
-    # Both renderers register first; then six profiles: four with a window whose tab beats, two without
-    # windows (they want no renderer).
+    # Both renderers register first; then twelve profiles: four with a window whose tab beats, eight
+    # without windows (they want no renderer).
     setup.start("a")
     setup.start("b", own_token=True)
     wait_for(lambda: len(call(base, "GET", "/v1/renderers")[1]["items"]) == 2, "both renderers registered")
     windowed, idle = [], []
-    for i in range(6):
+    for i in range(12):
         status, profile = call(base, "POST", "/v1/profiles", {"name": f"p{i}"})
         assert status == 201, profile
         if i < 4:
@@ -447,9 +447,14 @@ def run(setup):
     killed = time.time()
     wait_for(lambda: not chromiums_of(os.path.join(setup.root, "state-a")), "a's Chromiums to end with it", timeout=10)
 
+    def started_since(p, moment):
+        """A page of `p` that first beat after `moment` (a new instance, not the old one's last beats)."""
+        with setup.beats.lock:
+            return any(first >= moment for first, _ in setup.beats.seen.get(p, {}).values())
+
     def b_renders_all():
         held = setup.holders()
-        return all(held.get(p) == ["b"] for p in profiles) and all(len(setup.beats.alive(p, 0.5)) == 1 for p in of_a)
+        return all(held.get(p) == ["b"] for p in profiles) and all(started_since(p, killed) for p in of_a)
 
     wait_for(b_renders_all, "b to render a's profiles", timeout=LEASE + 5)
     print(f"renderers: a killed; b renders its {len(of_a)} profiles after {time.time() - killed:.1f} s (lease {LEASE} s)")
@@ -469,7 +474,7 @@ def run(setup):
     # Drained, not lapsed: a holds them at once (b's lease would last 4 s more), and b said so.
     wait_for(lambda: all(setup.holders().get(p) == ["a"] for p in profiles), "a to hold every profile after b drained", timeout=1)
     assert "drained: browserd handed" in setup.log("b"), setup.log("b")[-2000:]
-    wait_for(lambda: all(len(setup.beats.alive(p, 0.5)) == 1 for p in profiles), "a's pages to beat", timeout=15)
+    wait_for(lambda: all(started_since(p, stopped) for p in profiles), "a's pages to beat", timeout=15)
     gaps = []
     with setup.beats.lock:
         for p in profiles:

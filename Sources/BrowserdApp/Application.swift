@@ -79,8 +79,20 @@ public final class Application: Sendable {
         let serviceForMetrics = Mutex<BrowserService?>(nil)
         let backend = Self.backend(for: configuration, sink: sink, factory: factory)
         self.backend = backend
+        let renderersGauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "browserd", metricName: "renderers", unitName: "registered", helpText: "Renderers whose registration is live."))
+        let assignedGauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "browserd", metricName: "renderer", unitName: "assigned_profiles", helpText: "Profiles a renderer holds now."))
+        let registryForMetrics = Mutex<StoredRendererRegistry?>(nil)
         operations.beforeScrape = {
             if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) }
+            if let registry = registryForMetrics.withLock({ $0 }) {
+                let (renderers, assigned) = registry.counts()
+                renderersGauge.set(to: Double(renderers))
+                assignedGauge.set(to: Double(assigned))
+            }
             backend.beforeScrape()
         }
         operations.register(in: &router)
@@ -104,6 +116,7 @@ public final class Application: Sendable {
             wanting: { [service, stored = backend.storedProfiles] in try await StoredRendererRegistry.profilesWithWindows(service, stored: stored) },
             commit: { [sink] change in try await sink.commit(change) })
         self.rendererRegistry = rendererRegistry
+        registryForMetrics.withLock { $0 = rendererRegistry }
         let api = APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency,
             tickets: tickets, webDriverBasePath: configuration.webDriverBasePath,

@@ -178,7 +178,10 @@ final class StoredRendererRegistry: RendererRegistry {
     /// How many profiles are assigned, and how many renderers are live (for `/metrics`).
     func counts() -> (renderers: Int, assigned: Int) {
         let now = ContinuousClock.now
-        return state.withLock { ($0.machine.live(at: now).count, $0.machine.assignments.count) }
+        return state.withLock { state in
+            let live = state.machine.live(at: now)
+            return (live.count, live.reduce(0) { $0 + $1.profiles.count })
+        }
     }
 
     private func status(of name: String) -> RendererStatus? {

@@ -44,6 +44,8 @@ import Testing
             #expect(Self.profiles(try Self.put(api, "b").json).keys.sorted() == [idle])
             let list = try api.get("/v1/renderers").json["items"] as? [[String: Any]] ?? []
             #expect(list.map { $0["name"] as? String } == ["a", "b"])
+            let metrics = String(decoding: try api.get("/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("browserd_renderers_registered 2") && metrics.contains("browserd_renderer_assigned_profiles 3"), "\(metrics.count)")
             #expect(try api.get("/v1/profiles/\(p1)/rendering").json["renderer"] as? [String: Any]?? != nil)
             #expect((try api.get("/v1/profiles/\(p1)/rendering").json["renderer"] as? [String: Any])?["name"] as? String == "a")
 
