@@ -135,11 +135,13 @@ import Testing
             let rendererToken = issued.json["token"] as? String ?? ""
             #expect(rendererToken.hasPrefix("brt_r."))
             let asRenderer = [("Authorization", "Bearer \(rendererToken)")]
+            // s registers and `other` is pinned to it before either profile has a window: whichever
+            // is placed first, r gets `profile` (r and s tie at no load; r sorts first) and s `other`.
             let other = try api.post("/v1/profiles", ["name": "other"], headers: auth).id
-            let window = try api.post("/v1/browsers", ["profileId": profile], headers: auth).id
-            let otherWindow = try api.post("/v1/browsers", ["profileId": other], headers: auth).id
             #expect(try api.send("PUT", "/v1/renderers/s", ["capacity": 1], headers: auth).status == 200)
             _ = try api.send("PUT", "/v1/profiles/\(other)/rendering", ["pin": "s"], headers: auth)
+            let window = try api.post("/v1/browsers", ["profileId": profile], headers: auth).id
+            let otherWindow = try api.post("/v1/browsers", ["profileId": other], headers: auth).id
             let held = try api.send("PUT", "/v1/renderers/r", ["capacity": 1], headers: asRenderer)
             #expect(held.status == 200 && Set(Self.profiles(held.json).keys) == [profile], "\(held.json)")
             #expect(try api.send("PUT", "/v1/renderers/s", ["capacity": 1], headers: asRenderer).status == 403, "another's registration")
