@@ -183,7 +183,7 @@ def renderer_run(browserd, renderer, root, site, pages, memory_points):
         def p(values, q):
             values = sorted(values)
             return values[min(len(values) - 1, int(q * len(values)))]
-        print(f"first window to first page visible: cold (given at the renderer's next renewal, 2 s apart; a Chromium started for it) p50 {p(cold, 0.5):.0f} ms, "
+        print(f"first window to first page visible: cold (placed at its first window, the renderer told on its stream; a Chromium started for it) p50 {p(cold, 0.5):.0f} ms, "
               f"p99 {p(cold, 0.99):.0f} ms ({len(cold)} profiles, one after the other, on a renderer already running)")
         print(f"first window to first page visible: warm (its profile's Chromium runs) p50 {p(warm, 0.5):.0f} ms, p99 {p(warm, 0.99):.0f} ms "
               f"({len(warm)} windows)")

@@ -8,7 +8,9 @@
    pin, groups, navigation, a route; a click in the page reaches the model; a 500-tab window follows
    100 mutations/s (latency from the REST answer to the DOM, measured in the browser); after a server
    restart the page shows the reset and the restored state. A screenshot of a rich window is saved.
-3. With authentication on, the page asks for a token; a profile token sees its own profile only.
+   A registered renderer is listed, and the profile it renders marked.
+3. With authentication on, the page asks for a token; a profile token sees its own profile only
+   (and which renderer renders it).
 
 Fails on any JavaScript error in the console and on any request outside browserd (and, in part 1,
 the page's own origin).
@@ -328,6 +330,12 @@ def inspector(binary, scratch, driver, screenshot):
         _, window = server.call("POST", "/v1/browsers", {"profileId": pid})
         wid = window["id"]
         timed(lambda d: d.find_elements(By.CSS_SELECTOR, f'[data-browser="{wid}"]'), "a new window")
+        # A renderer registers and takes the profile (it has a window): the inspector shows the renderer
+        # and which profile it renders (read every 2 s).
+        server.call("PUT", "/v1/renderers/inspector-r", {"capacity": 3})
+        wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'[data-profile="{pid}"]').get_attribute("data-renderer") == "inspector-r"
+             and "inspector-r 1/3 profiles" in d.find_element(By.ID, "renderers").text
+             and "rendered by inspector-r" in d.find_element(By.CSS_SELECTOR, f'[data-profile="{pid}"]').text, "the renderer and its profile shown", 5)
         driver.find_element(By.CSS_SELECTOR, f'[data-browser="{wid}"]').click()
         assert f"browser={wid}" in driver.current_url, "the address follows the selected window"
         tabs = []
@@ -491,6 +499,7 @@ def authenticated(binary, scratch, driver):
         _, window = server.call("POST", "/v1/browsers", {"profileId": mine["id"]}, token=ADMIN)
         server.call("POST", "/v1/browsers", {"profileId": theirs["id"]}, token=ADMIN)
         _, token = server.call("POST", f"/v1/profiles/{mine['id']}/tokens", token=ADMIN)
+        server.call("PUT", "/v1/renderers/r1", {"capacity": 2}, token=ADMIN)
         driver.get(server.base + "/inspector/")
         wait(driver, lambda d: d.find_element(By.ID, "login").is_displayed(), "the token form", 5)
         driver.find_element(By.ID, "token").send_keys(token["token"])
@@ -499,6 +508,9 @@ def authenticated(binary, scratch, driver):
         driver.find_element(By.CSS_SELECTOR, f'[data-browser="{window["id"]}"]').click()
         server.call("POST", f"/v1/browsers/{window['id']}/tabs", {"url": "https://mine.example/"}, token=token["token"])
         wait(driver, lambda d: len(tab_ids(d)) == 1, "a tab through a ticketed stream")
+        wait(driver, lambda d: "rendered by r1" in d.find_element(By.CSS_SELECTOR, f'[data-profile="{mine["id"]}"]').text,
+             "its profile's renderer", 5)
+        assert not driver.find_element(By.ID, "renderers-pane").is_displayed(), "a profile token sees the renderers"
         time.sleep(0.5)
         assert not driver.find_elements(By.CSS_SELECTOR, f'[data-profile="{theirs["id"]}"]'), "a profile token sees another profile"
         # The unauthenticated probe (401) and the directory probe (403) are expected network errors.

@@ -101,7 +101,7 @@ extension APIRoutes {
         guard case .renderer(let name, _) = principal else { return false }
         switch "\(request.method.rawValue) \(template)" {
         case "PUT /v1/renderers/{rendererName}", "GET /v1/renderers/{rendererName}", "POST /v1/renderers/{rendererName}/drain",
-            "DELETE /v1/renderers/{rendererName}":
+            "DELETE /v1/renderers/{rendererName}", "GET /v1/renderers/{rendererName}/events":
             return request.parameter("rendererName") == name
         case "PUT /v1/profiles/{profileId}/renderer", "DELETE /v1/profiles/{profileId}/renderer", "POST /v1/profiles/{profileId}/devtools/redemptions":
             return true

@@ -15,6 +15,8 @@ extension APIRoutes {
         let registry = self.renderers
         let service = self.service
         let attention = self.attention
+        let wakeups = self.wakeups
+        registry?.onHoldingsChange { wakeups.wake($0) }
 
         @Sendable func required() throws -> any RendererRegistry {
             guard let registry else {
@@ -81,6 +83,21 @@ extension APIRoutes {
                 let name = try Self.rendererName(request)
                 guard let status = try required().renderers().first(where: { $0.name == name }) else { throw Self.rendererNotFound(name) }
                 return Self.json(Self.rendererBytes(status, attention: attention))
+            })
+        router.add(
+            .get, "/v1/renderers/{rendererName}/events",
+            immediate { request in
+                try Self.noParameters(request)
+                let name = try Self.rendererName(request)
+                guard try required().renderers().contains(where: { $0.name == name }) else { throw Self.rendererNotFound(name) }
+                guard wakeups.openCount(name) < RendererWakeups.perRenderer else {
+                    throw HTTPError(
+                        429, kind: "too-many-renderer-streams", title: "Too Many Renderer Streams",
+                        detail: "Renderer \(name) has \(RendererWakeups.perRenderer) event streams open, as many as one renderer may.",
+                        headers: ["Retry-After": "5"])
+                }
+                let reservation = try service.events.reserveStream(root: ProfileID(rawValue: "renderer:" + name))
+                return stream(reservation) { sink in wakeups.add(sink, for: name) }
             })
         router.add(
             .post, "/v1/renderers/{rendererName}/drain",

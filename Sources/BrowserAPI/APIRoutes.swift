@@ -21,6 +21,7 @@ public struct APIRoutes: Sendable {
     let webDriverSessions: WebDriverSessions
     /// The open streams of each profile token, ended when it is revoked.
     let revocations = TokenStreams()
+    let wakeups = RendererWakeups()
     let unavailable: @Sendable () -> String?
     let backup: (@Sendable () async throws -> (path: String, bytes: Int))?
     let saveToken: (@Sendable (_ issued: TokenStore.Record?, _ revoked: TokenStore.Record?) async throws -> Void)?
@@ -103,6 +104,7 @@ public struct APIRoutes: Sendable {
         // Renderers are the operator's: they register, hold profiles and say where their gateways are.
         "PUT /v1/renderers/{rendererName}", "GET /v1/renderers", "GET /v1/renderers/{rendererName}", "POST /v1/renderers/{rendererName}/drain",
         "DELETE /v1/renderers/{rendererName}", "PUT /v1/profiles/{profileId}/rendering", "POST /v1/renderers/{rendererName}/token",
+        "GET /v1/renderers/{rendererName}/events",
     ]
 
     public func register(in router: inout Router) {

@@ -24,6 +24,12 @@ public protocol RendererRegistry: Sendable {
     func setRendering(of profile: ProfileID, pin: String?, excluded: Bool) async throws
     /// The pin and exclusion of `profile`.
     func rendering(of profile: ProfileID) -> (pin: String?, excluded: Bool)
+    /// Calls `tell` with the renderers a decision gave profiles or took some from (but the one whose
+    /// renewal it answered): they renew at once (`GET /v1/renderers/{name}/events`).
+    func onHoldingsChange(_ tell: @escaping @Sendable (Set<String>) -> Void)
+    /// `profiles` have windows now: those without a live renderer are placed at once when a renderer
+    /// has room (not at some renderer's next renewal), and their renderers told.
+    func windowsOpened(in profiles: Set<ProfileID>)
 }
 
 /// What a renderer says of itself when it registers or renews.

@@ -1,4 +1,4 @@
-import BrowserModel
+public import BrowserModel
 
 // With several instances on one database, the profile directory (`GET /v1/profiles`, the
 // administrator's `GET /v1/events`) shows every instance's profiles: each instance tells the others
@@ -9,6 +9,13 @@ extension BrowserService {
     /// profile restored or unloaded because its lease moved is no change.
     public func onDirectoryChange(_ tell: @escaping @Sendable ([DirectoryChange]) -> Void) {
         snapshots.directoryChanged.withLock { $0 = tell }
+    }
+
+    /// Calls `tell` with the regular profiles a change of the directory leaves with windows (their
+    /// own or their off-the-record profile's; a change made here or told by another instance): a
+    /// renderer may be wanted for them now (issue 55).
+    public func onWindowsOpen(_ tell: @escaping @Sendable (Set<ProfileID>) -> Void) {
+        snapshots.windowsOpen.withLock { $0 = tell }
     }
 
     /// Applies changes another instance told (stale ones, about profiles held here, are ignored);

@@ -49,6 +49,8 @@ final class SnapshotIndex: Sendable {
     /// Told of every change of the directory made here (a profile created, changed or deleted; not
     /// one restored or unloaded because its lease moved), for other instances to follow.
     let directoryChanged = Mutex<(@Sendable ([DirectoryChange]) -> Void)?>(nil)
+    /// Told the regular profiles a change (here or another instance's) left with windows.
+    let windowsOpen = Mutex<(@Sendable (Set<ProfileID>) -> Void)?>(nil)
 
     init(events: EventHub, onAction: (@Sendable (String, Bool) -> Void)? = nil) {
         self.events = events
@@ -146,8 +148,20 @@ final class SnapshotIndex: Sendable {
     }
 
     private func publish(_ changes: [DirectoryChange]) {
+        tellWindowsOpen(changes)
         guard !changes.isEmpty, let tell = directoryChanged.withLock({ $0 }) else { return }
         tell(changes)
+    }
+
+    /// Tells ``windowsOpen`` the regular profiles `changes` leave with windows (their own or their
+    /// off-the-record profile's).
+    private func tellWindowsOpen(_ changes: [DirectoryChange]) {
+        var roots = Set<ProfileID>()
+        for case .put(let profile) in changes where profile.windowCount > 0 {
+            roots.insert(profile.incognito ? profile.parentID ?? profile.id : profile.id)
+        }
+        guard !roots.isEmpty, let tell = windowsOpen.withLock({ $0 }) else { return }
+        tell(roots)
     }
 
     /// The directory as of `state`: every profile, here and (several instances) elsewhere, oldest first.
@@ -169,13 +183,15 @@ final class SnapshotIndex: Sendable {
     /// Applies changes another instance announced; one about a profile held here is stale (its
     /// sender no longer holds it) and ignored. Each change that matters is the directory's event.
     func applyRemote(_ changes: [DirectoryChange]) {
-        state.withLock { state in
+        let applied: [DirectoryChange] = state.withLock { state in
+            var applied: [DirectoryChange] = []
             for change in changes {
                 switch change {
                 case .put(let profile):
                     guard state.profiles[profile.id] == nil, state.remote[profile.id] != profile else { continue }
                     let known = state.remote[profile.id] != nil
                     state.remote[profile.id] = profile
+                    applied.append(change)
                     announce(known ? "profiles.update" : "profiles.add", profile, in: state)
                 case .remove(let id):
                     guard state.profiles[id] == nil else { continue }
@@ -183,7 +199,9 @@ final class SnapshotIndex: Sendable {
                     for id in gone where state.remote.removeValue(forKey: id) != nil { announceRemoval(id, in: state) }
                 }
             }
+            return applied
         }
+        tellWindowsOpen(applied)
     }
 
     /// Replaces what is known of the regular profiles held elsewhere with `stored` (every stored

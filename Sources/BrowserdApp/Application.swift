@@ -116,6 +116,8 @@ public final class Application: Sendable {
             wanting: { [service, stored = backend.storedProfiles] in try await StoredRendererRegistry.profilesWithWindows(service, stored: stored) },
             commit: { [sink] change in try await sink.commit(change) })
         self.rendererRegistry = rendererRegistry
+        // A profile's first window is placed with a renderer at once, not at a renderer's next renewal.
+        service.onWindowsOpen { [weak rendererRegistry] profiles in rendererRegistry?.windowsOpened(in: profiles) }
         registryForMetrics.withLock { $0 = rendererRegistry }
         let api = APIRoutes(
             service: service, tokens: tokens, idempotency: idempotency,

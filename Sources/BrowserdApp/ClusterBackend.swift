@@ -122,7 +122,7 @@
             app.service.readSnapshots { [lookups = cluster.stored] id in try await lookups.snapshot(ofTab: id) }
             // Which renderer holds which profile: decided in the database by every instance (read
             // before the server takes renderers' calls: "restore" still blocks them).
-            try await app.rendererRegistry.share(PostgresRendererState(store: store))
+            try await app.rendererRegistry.share(PostgresRendererState(store: store), logger: app.logger)
             app.sink.attach(StoreWriter(store: store))
             // /readyz says whether the database answers (probed every ClusterTiming.databaseProbeEvery).
             let (readiness, logger) = (app.readiness, app.logger)

@@ -5,6 +5,7 @@ import BrowserServices
 import ClusterCore
 import Foundation
 import HTTPServer
+import Logging
 import Synchronization
 
 /// The API's ``RendererRegistry``, made of ClusterCore's ``RendererAssignments`` (the decisions) and
@@ -38,6 +39,10 @@ final class StoredRendererRegistry: RendererRegistry {
     /// The database every instance decides on (nil: this instance decides alone).
     private let shared = Mutex<(any SharedRendererState)?>(nil)
     private let refresher = Mutex<Task<Void, Never>?>(nil)
+    /// Told the renderers a decision gave or took profiles (``onHoldingsChange(_:)``).
+    private let holdingsChanged = Mutex<(@Sendable (Set<String>) -> Void)?>(nil)
+    /// Profiles that opened windows and wait to be placed, and whether a placement runs.
+    private let placing = Mutex<(profiles: Set<String>, running: Bool)>(([], false))
 
     /// - Parameters:
     ///   - wanting: the regular profiles that want a renderer now (they have windows).
@@ -81,7 +86,7 @@ final class StoredRendererRegistry: RendererRegistry {
     }
 
     func setRendering(of profile: ProfileID, pin: String?, excluded: Bool) async throws {
-        try await decide { machine, wanting, now -> (Bool, [RendererAssignments.Change]) in
+        _ = try await decide { machine, wanting, now -> (Bool, [RendererAssignments.Change]) in
             machine.pin(profile.rawValue, to: pin)
             machine.exclude(profile.rawValue, excluded)
             return (true, machine.place(wanting: wanting, now: now))
@@ -103,17 +108,27 @@ final class StoredRendererRegistry: RendererRegistry {
     }
 
     /// From now on, decisions are made on `store` (several instances), and what this instance knows
-    /// of them is read again every `refreshEvery`.
-    func share(_ store: any SharedRendererState, refreshEvery: Duration = .seconds(1)) async throws {
+    /// of them is read again every `refreshEvery`. A failed read keeps the last view, logged once per
+    /// run of failures: it cannot outlive the leases in it (a renderer whose lease lapsed in the view
+    /// holds nothing, so its reports are refused), and the database's outage is `/readyz`'s blocker.
+    func share(_ store: any SharedRendererState, refreshEvery: Duration = .seconds(1), logger: Logger? = nil) async throws {
         let machine = try await store.read(leaseDuration: leaseDuration, maximumRenderers: maximumRenderers)
         state.withLock { $0.machine = machine }
         shared.withLock { $0 = store }
         let (lease, maximum) = (leaseDuration, maximumRenderers)
         let task = Task { [weak self] in
+            var failures = 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: refreshEvery)
-                guard let machine = try? await store.read(leaseDuration: lease, maximumRenderers: maximum) else { continue }
-                self?.state.withLock { $0.machine = machine }
+                do {
+                    let machine = try await store.read(leaseDuration: lease, maximumRenderers: maximum)
+                    if failures > 0 { logger?.notice("the renderers' assignments are read again", metadata: ["failedReads": "\(failures)"]) }
+                    failures = 0
+                    self?.state.withLock { $0.machine = machine }
+                } catch {
+                    if failures == 0 { logger?.warning("the renderers' assignments could not be read; answering from the last view: \(error)") }
+                    failures += 1
+                }
             }
         }
         refresher.withLock { $0 = task }
@@ -123,7 +138,7 @@ final class StoredRendererRegistry: RendererRegistry {
     func stop() { refresher.withLock { $0?.cancel() } }
 
     func register(_ registration: RendererRegistration) async throws -> RendererStatus {
-        let outcome = try await decide { machine, wanting, now -> (RendererAssignments.Registration, [RendererAssignments.Change]) in
+        let outcome = try await decide(answering: registration.name) { machine, wanting, now -> (RendererAssignments.Registration, [RendererAssignments.Change]) in
             let registered = machine.register(
                 name: registration.name, capacity: registration.capacity, devtoolsURL: registration.devtoolsURL, now: now)
             guard case .registered = registered else { return (registered, []) }
@@ -148,6 +163,50 @@ final class StoredRendererRegistry: RendererRegistry {
             guard machine.live(at: now).contains(where: { $0.name == name }) else { return (false, []) }
             let released = machine.unregister(name)
             return (true, released + machine.place(wanting: wanting, now: now))
+        }
+    }
+
+    func onHoldingsChange(_ tell: @escaping @Sendable (Set<String>) -> Void) { holdingsChanged.withLock { $0 = tell } }
+
+    /// Places the profiles that opened windows at once (rather than at some renderer's next renewal)
+    /// when one of them has no live renderer and a renderer has room; their renderers are told.
+    /// Placements run one after another, each taking every profile asked for since the last began.
+    func windowsOpened(in profiles: Set<ProfileID>) {
+        let now = ContinuousClock.now
+        let unplaced = state.withLock { state -> [String] in
+            let machine = state.machine
+            guard machine.live(at: now).contains(where: { !$0.draining && $0.profiles.count < $0.capacity }) else { return [] }
+            return profiles.map(\.rawValue).filter { profile in
+                guard !machine.excluded.contains(profile) else { return false }
+                guard let assignment = machine.assignments[profile], let holder = machine.renderers[assignment.renderer] else { return true }
+                return holder.expires <= now
+            }
+        }
+        guard !unplaced.isEmpty else { return }
+        let start = placing.withLock { placing -> Bool in
+            placing.profiles.formUnion(unplaced)
+            defer { placing.running = true }
+            return !placing.running
+        }
+        guard start else { return }
+        Task { [weak self] in await self?.place() }
+    }
+
+    private func place() async {
+        while true {
+            let profiles = placing.withLock { placing -> Set<String> in
+                defer { placing.profiles = [] }
+                if placing.profiles.isEmpty { placing.running = false }
+                return placing.profiles
+            }
+            guard !profiles.isEmpty else { return }
+            // A failed placement is decided again at the renderers' next renewals.
+            guard let (_, told) = try? await decideTelling(answering: nil, { machine, wanting, now in ((), machine.place(wanting: wanting, now: now)) })
+            else { continue }
+            // With several instances another may have placed them already: their holders are told here
+            // too (a renderer's stream may be open on this instance only).
+            let holders = Set(profiles.compactMap { holder(of: ProfileID(rawValue: $0))?.renderer }).subtracting(told)
+            if !holders.isEmpty { holdingsChanged.withLock { $0 }?(holders) }
         }
     }
 
@@ -201,8 +260,40 @@ final class StoredRendererRegistry: RendererRegistry {
     }
 
     /// Runs one decision on the machine and commits what it changed (with whatever earlier commits
-    /// left pending) before returning; one decision at a time.
+    /// left pending) before returning; one decision at a time. The renderers whose profiles it
+    /// changed are told (``onHoldingsChange(_:)``), but for `answering`, whose renewal it answers.
     private func decide<T: Sendable>(
+        answering: String? = nil,
+        _ body: @escaping @Sendable (inout RendererAssignments, Set<String>, ContinuousClock.Instant) -> (T, [RendererAssignments.Change])
+    ) async throws -> T {
+        try await decideTelling(answering: answering, body).0
+    }
+
+    /// ``decide(answering:_:)``, and the renderers it told.
+    private func decideTelling<T: Sendable>(
+        answering: String?,
+        _ body: @escaping @Sendable (inout RendererAssignments, Set<String>, ContinuousClock.Instant) -> (T, [RendererAssignments.Change])
+    ) async throws -> (T, Set<String>) {
+        let changes = Mutex<[RendererAssignments.Change]>([])
+        let tracked: @Sendable (inout RendererAssignments, Set<String>, ContinuousClock.Instant) -> (T, [RendererAssignments.Change]) = {
+            machine, wanting, now in
+            let (outcome, made) = body(&machine, wanting, now)
+            changes.withLock { $0 = made }
+            return (outcome, made)
+        }
+        let outcome = try await decideOnce(tracked)
+        var told = Set(
+            changes.withLock { $0 }.map { change -> String in
+                switch change {
+                case .assigned(_, let renderer, _), .released(_, let renderer): renderer
+                }
+            })
+        if let answering { told.remove(answering) }
+        if !told.isEmpty { holdingsChanged.withLock { $0 }?(told) }
+        return (outcome, told)
+    }
+
+    private func decideOnce<T: Sendable>(
         _ body: @escaping @Sendable (inout RendererAssignments, Set<String>, ContinuousClock.Instant) -> (T, [RendererAssignments.Change])
     ) async throws -> T {
         let wanting = self.wanting

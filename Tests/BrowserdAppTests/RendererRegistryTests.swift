@@ -95,6 +95,61 @@ import Testing
         }
     }
 
+    /// A profile's first window is placed at once, and its renderer told on its stream (it renews
+    /// then), rather than waiting for some renderer's next renewal.
+    @Test func aFirstWindowIsPlacedAtOnceAndItsRendererTold() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            #expect(try SSEClient(app, "/v1/renderers/b/events").status == 404, "not registered")
+            _ = try Self.put(api, "a", capacity: 1)
+            _ = try Self.put(api, "b", capacity: 1)
+            // Short reads: a quiet stream is told apart in half a second.
+            let streamA = try SSEClient(app, "/v1/renderers/a/events", timeout: .milliseconds(500))
+            let streamB = try SSEClient(app, "/v1/renderers/b/events", timeout: .milliseconds(500))
+            #expect(streamB.status == 200)
+            // Each stream is told once at its start (a renderer that reconnects renews at once).
+            #expect(try streamA.next()?.name == "assignments.changed")
+            let first = try #require(try streamB.next())
+            #expect(first.name == "assignments.changed" && first.json["renderer"] as? String == "b")
+
+            // a has room first (the names tie at no load): the first profile's window goes to a at once,
+            // the second's to b; each renderer is told, and no renewal was needed for either.
+            let (p1, p2) = (try api.profile("one"), try api.profile("two"))
+            _ = try api.window(p1)
+            #expect(try streamA.next()?.name == "assignments.changed")
+            #expect((try api.get("/v1/profiles/\(p1)/rendering").json["renderer"] as? [String: Any])?["name"] as? String == "a")
+            _ = try api.window(p2)
+            #expect(try streamB.next()?.name == "assignments.changed")
+            #expect((try api.get("/v1/profiles/\(p2)/rendering").json["renderer"] as? [String: Any])?["name"] as? String == "b")
+            #expect(Set(Self.profiles(try Self.put(api, "b", capacity: 1).json).keys) == [p2])
+            // A second window changes nothing: nobody is told.
+            _ = try api.window(p1)
+            #expect(streamA.isQuiet(for: .milliseconds(300)))
+
+            // b makes room (its own renewal: it is not told); drained, a's profile moves to b at once, and
+            // both are told.
+            #expect(Set(Self.profiles(try Self.put(api, "b", capacity: 2).json).keys) == [p2])
+            #expect(streamB.isQuiet(for: .milliseconds(200)))
+            #expect(try api.post("/v1/renderers/a/drain").status == 200)
+            #expect(try streamA.next()?.name == "assignments.changed", "a's profile was taken")
+            #expect(try streamB.next()?.name == "assignments.changed", "b was given a's profile")
+            #expect(Set(Self.profiles(try Self.put(api, "b", capacity: 2).json).keys) == [p1, p2])
+
+            // At most four streams per renderer; others' tokens are refused by the guard (see below).
+            let more = try (0..<3).map { _ in try SSEClient(app, "/v1/renderers/b/events") }
+            #expect(more.allSatisfy { $0.status == 200 })
+            let fifth = try SSEClient(app, "/v1/renderers/b/events")
+            #expect(fifth.status == 429)
+            more[0].close()
+            var reopened = 0
+            for _ in 0..<50 where reopened != 200 {
+                reopened = try SSEClient(app, "/v1/renderers/b/events").status
+                if reopened != 200 { Thread.sleep(forTimeInterval: 0.02) }
+            }
+            #expect(reopened == 200, "a closed stream frees its place")
+        }
+    }
+
     @Test func badRegistrationsAre4xx() async throws {
         try await withApplication { app in
             let api = try APIClient(app)
@@ -145,6 +200,9 @@ import Testing
             let held = try api.send("PUT", "/v1/renderers/r", ["capacity": 1], headers: asRenderer)
             #expect(held.status == 200 && Set(Self.profiles(held.json).keys) == [profile], "\(held.json)")
             #expect(try api.send("PUT", "/v1/renderers/s", ["capacity": 1], headers: asRenderer).status == 403, "another's registration")
+            #expect(try SSEClient(app, "/v1/renderers/s/events", headers: asRenderer).status == 403, "another's stream")
+            #expect(try SSEClient(app, "/v1/renderers/r/events", headers: asRenderer).status == 200, "its own stream")
+            #expect(try SSEClient(app, "/v1/renderers/r/events", headers: bearer).status == 403, "a tenant's")
             #expect(try api.send("GET", "/v1/renderers", headers: asRenderer).status == 403)
             #expect(try api.send("GET", "/v1/browsers/\(window)", headers: asRenderer).status == 200, "a window of a profile it holds")
             #expect(try api.send("GET", "/v1/browsers/\(otherWindow)", headers: asRenderer).status == 404, "another renderer's profile")

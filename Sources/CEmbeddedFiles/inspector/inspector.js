@@ -1,8 +1,8 @@
 // browserd inspector: profiles, windows and the selected window, live from browserd's event streams.
-// Plain JavaScript, no build step, no request outside this server. The page never polls: the
-// profile directory, each profile's windows and the selected window each come from one stream,
-// resumed with their last event id after a drop (a `reset` brings the whole state when the
-// position was lost).
+// Plain JavaScript, no build step, no request outside this server. The profile directory, each
+// profile's windows and the selected window each come from one stream, resumed with their last
+// event id after a drop (a `reset` brings the whole state when the position was lost). Only which
+// renderer holds which profile is read every 2 s (no stream carries it), while the page is visible.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -165,6 +165,11 @@ function profileNode(entry) {
     entry.node = el("li", { class: "profile", dataset: { profile: p.id } }, entry.label, entry.list, entry.children);
   }
   entry.node.classList.toggle("incognito", p.incognito);
+  if (!entry.renderedBy) {
+    entry.renderedBy = el("small", { class: "rendered-by" });
+    entry.label.after(entry.renderedBy);
+  }
+  paintRenderedBy(entry);
   entry.label.textContent = p.incognito ? `incognito of ${profiles.get(p.parentId)?.profile.name || p.parentId}` : (p.name || p.id);
   entry.label.title = p.id;
   return entry.node;
@@ -244,6 +249,60 @@ async function loadProfiles() {
     cursor = page.nextCursor;
   } while (cursor);
   setProfiles(items);
+}
+
+// ---- renderers: who renders which profile (issue 55) -------------------------------------------------
+
+const rendering = { byProfile: new Map(), timer: null }; // profile id -> renderer name
+
+function paintRenderedBy(entry) {
+  if (!entry.renderedBy) return;
+  const name = rendering.byProfile.get(entry.profile.incognito ? entry.profile.parentId : entry.profile.id);
+  entry.renderedBy.textContent = name ? `rendered by ${name}` : "";
+  entry.renderedBy.hidden = !name;
+  entry.node.dataset.renderer = name || "";
+}
+
+function renderRenderers(items) {
+  $("renderers").replaceChildren(...items.map((r) => el("li", { dataset: { renderer: r.name } },
+    el("strong", {}, r.name), ` ${r.profiles.length}/${r.capacity} profiles`,
+    r.draining ? el("span", { class: "draining" }, " draining") : "")));
+  $("renderers-pane").hidden = false;
+}
+
+/** Reads the renderers (administrator), or each of one's own profiles' renderer (a profile token). */
+async function loadRendering() {
+  if (document.hidden) return;
+  const byProfile = new Map();
+  const headers = auth.token ? { Authorization: `Bearer ${auth.token}` } : {};
+  const response = await fetch("/v1/renderers", { headers });
+  if (response.status === 501) return stopRendering(); // this server assigns no renderers
+  if (response.ok) {
+    const items = (await response.json()).items;
+    for (const r of items) for (const held of r.profiles) byProfile.set(held.profileId, r.name);
+    renderRenderers(items);
+  } else if (response.status === 403) {
+    for (const entry of profiles.values()) {
+      if (entry.profile.incognito) continue;
+      const answer = await fetch(`/v1/profiles/${encodeURIComponent(entry.profile.id)}/rendering`, { headers });
+      const renderer = answer.ok ? (await answer.json()).renderer : null;
+      if (renderer) byProfile.set(entry.profile.id, renderer.name);
+    }
+  } else return;
+  rendering.byProfile = byProfile;
+  for (const entry of profiles.values()) paintRenderedBy(entry);
+}
+
+function stopRendering() {
+  clearInterval(rendering.timer);
+  rendering.timer = null;
+}
+
+function watchRendering() {
+  const read = () => loadRendering().catch(() => {}); // a failed read is tried again in 2 s
+  read();
+  rendering.timer = setInterval(read, 2000);
+  document.addEventListener("visibilitychange", read);
 }
 
 // ---- the selected window (main) ---------------------------------------------------------------------
@@ -639,6 +698,7 @@ window.addEventListener("pageshow", (event) => { if (event.persisted) location.r
 
 async function start() {
   if (auth.token) $("forget").hidden = false;
+  watchRendering();
   try {
     if (auth.token) {
       // The directory stream is the administrator's: a profile token (403) lists its own profiles.

@@ -77,7 +77,22 @@ extension BrowserdClient {
         }
     }
 
-    /// The reconnecting loop both streams share: open at `position`, yield each decoded event and
+    /// A renderer's wake-ups (`GET /v1/renderers/{name}/events`, issue 55): an element when the stream
+    /// opens (again) and each time browserd gave the renderer profiles or took some away; the renderer
+    /// renews then and learns which from the answer. Reconnects after a drop like the other streams
+    /// (there are no positions: it starts afresh); ends for good on 404 (not registered), 401, 403.
+    public func rendererWakeups(_ name: String, resume: ResumePolicy = .default) -> AsyncThrowingStream<StreamEvent<String>, any Error> {
+        let streams = self.streams
+        return Self.resuming(from: nil, resume: resume) { _ in
+            let output = try await streams.watchRenderer(
+                path: .init(rendererName: name), headers: .init(accept: [.init(contentType: .textEventStream)]))
+            return try output.ok.body.textEventStream
+        } decode: { name, _ in
+            (name, false)
+        }
+    }
+
+    /// The reconnecting loop every stream shares: open at `position`, yield each decoded event and
     /// remember its id, and on a drop wait (backing off) and open again from the last id.
     static func resuming<Payload: Sendable>(
         from start: String?, resume: ResumePolicy,

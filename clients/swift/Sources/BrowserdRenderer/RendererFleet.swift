@@ -93,14 +93,44 @@ public actor RendererFleet {
 
     static let renewalAtLeastEvery = Duration.seconds(2)
 
-    /// Registers and renews until cancelled; then drains, stops every profile and leaves.
+    /// How long between renewals when nothing wakes it: every third of the lease, and at least
+    /// every 2 s.
+    private var renewalInterval: Duration { min(lease / 3, Self.renewalAtLeastEvery) }
+
+    /// Registers and renews until cancelled; then drains, stops every profile and leaves. It renews
+    /// every ``renewalInterval`` and at once when browserd says its profiles changed (its stream
+    /// `GET /v1/renderers/{name}/events`: a profile's first window is placed then, not at the next
+    /// renewal; a first page's time is measured by bench/renderers.py).
     public func run() async {
-        while !Task.isCancelled {
-            await renew()
-            // Every third of the lease, and at least every 2 s: a profile's first window waits for the
-            // next renewal to be given to a renderer (its first page's time, measured by bench/renderers.py).
-            try? await Task.sleep(for: min(lease / 3, Self.renewalAtLeastEvery))
+        let (kicks, kick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        kick.yield()
+        let ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let every = await self?.renewalInterval else { return }
+                try? await Task.sleep(for: every)
+                kick.yield()
+            }
         }
+        let (admin, name, logger) = (self.admin, options.name, self.logger)
+        let listener = Task {
+            var told = false
+            while !Task.isCancelled {
+                do {
+                    for try await _ in admin.rendererWakeups(name) { kick.yield() }
+                } catch {
+                    // Not registered yet (404), or a server without the stream: renewals go on anyway.
+                    if !told { logger.debug("wake-up stream: \(Renderer.brief(error)); renewing every interval meanwhile") }
+                    told = true
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        for await _ in kicks {
+            guard !Task.isCancelled else { break }
+            await renew()
+        }
+        ticker.cancel()
+        listener.cancel()
         await leave()
     }
 

@@ -649,6 +649,55 @@ extension Components {
                 self.body = body
             }
         }
+        public struct TooManyRendererStreams: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/TooManyRendererStreams/headers`.
+            public struct Headers: Sendable, Hashable {
+                /// Seconds to wait before trying again.
+                ///
+                /// - Remark: Generated from `#/components/responses/TooManyRendererStreams/headers/Retry-After`.
+                public var retryAfter: Components.Headers.RetryAfter?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - retryAfter: Seconds to wait before trying again.
+                public init(retryAfter: Components.Headers.RetryAfter? = nil) {
+                    self.retryAfter = retryAfter
+                }
+            }
+            /// Received HTTP response headers
+            public var headers: Components.Responses.TooManyRendererStreams.Headers
+            /// - Remark: Generated from `#/components/responses/TooManyRendererStreams/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/TooManyRendererStreams/content/application\/problem+json`.
+                case applicationProblemJson(Components.Schemas.Problem)
+                /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                ///
+                /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                /// - SeeAlso: `.applicationProblemJson`.
+                public var applicationProblemJson: Components.Schemas.Problem {
+                    get throws {
+                        switch self {
+                        case let .applicationProblemJson(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.TooManyRendererStreams.Body
+            /// Creates a new `TooManyRendererStreams`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            public init(
+                headers: Components.Responses.TooManyRendererStreams.Headers = .init(),
+                body: Components.Responses.TooManyRendererStreams.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
         public struct TooManyRenderers: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/TooManyRenderers/headers`.
             public struct Headers: Sendable, Hashable {

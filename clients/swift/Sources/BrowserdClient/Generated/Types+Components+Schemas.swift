@@ -7285,6 +7285,41 @@ extension Components {
                 }
             }
         }
+        /// A text/event-stream of a renderer's wake-ups (`GET /v1/renderers/{rendererName}/events`): each event says its holdings changed; it renews to learn how. This schema describes one event.
+        ///
+        /// - Remark: Generated from `#/components/schemas/RendererEvent`.
+        public struct RendererEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RendererEvent/event`.
+            @frozen public enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case assignments_changed = "assignments.changed"
+            }
+            /// - Remark: Generated from `#/components/schemas/RendererEvent/event`.
+            public var event: Components.Schemas.RendererEvent.EventPayload
+            /// - Remark: Generated from `#/components/schemas/RendererEvent/data`.
+            public var data: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RendererEvent/retry`.
+            public var retry: Swift.Int?
+            /// Creates a new `RendererEvent`.
+            ///
+            /// - Parameters:
+            ///   - event:
+            ///   - data:
+            ///   - retry:
+            public init(
+                event: Components.Schemas.RendererEvent.EventPayload,
+                data: Swift.String,
+                retry: Swift.Int? = nil
+            ) {
+                self.event = event
+                self.data = data
+                self.retry = retry
+            }
+            public enum CodingKeys: String, CodingKey {
+                case event
+                case data
+                case retry
+            }
+        }
         /// A text/event-stream of a profile's window list (with profileId; starts with browsers.populate), or of the profile directory (without profileId, administrator only; starts with profiles.populate), framed like WindowEvent. This schema describes one event: oneOf by `event`.
         ///
         /// - Remark: Generated from `#/components/schemas/ProfileEvent`.

@@ -5175,6 +5175,305 @@ public enum Operations {
             }
         }
     }
+    /// A renderer's wake-ups (server-sent events)
+    ///
+    /// One `assignments.changed` event when the stream opens, and one each time browserd gives the renderer profiles or takes some away other than in answer to its own renewal (a profile's first window is placed at once, a drain, a pin or an exclusion): the renderer renews then and learns from the answer which profiles it holds, under which fences (the event carries no holdings). Without it a renderer learns at its next renewal. No positions: a renderer that reconnects gets the opening event and renews. Administrator or the renderer's own token; at most 4 open per renderer (429). With several instances, a decision made on another instance reaches this stream when that instance hears of the profile's window (its directory), or at the next renewal.
+    ///
+    /// - Remark: HTTP `GET /v1/renderers/{rendererName}/events`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)`.
+    public enum WatchRenderer {
+        public static let id: Swift.String = "watchRenderer"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/events/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// A renderer's name (1 to 64 of A-Z, a-z, 0-9, ., _ and -).
+                ///
+                /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/events/GET/path/rendererName`.
+                public var rendererName: Components.Parameters.RendererName
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - rendererName: A renderer's name (1 to 64 of A-Z, a-z, 0-9, ., _ and -).
+                public init(rendererName: Components.Parameters.RendererName) {
+                    self.rendererName = rendererName
+                }
+            }
+            public var path: Operations.WatchRenderer.Input.Path
+            /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/events/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.WatchRenderer.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.WatchRenderer.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.WatchRenderer.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.WatchRenderer.Input.Path,
+                headers: Operations.WatchRenderer.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/events/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/renderers/{rendererName}/events/GET/responses/200/content/text\/event-stream`.
+                    case textEventStream(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textEventStream`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textEventStream`.
+                    /// - SeeAlso: `.textEventStream`.
+                    public var textEventStream: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textEventStream(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.WatchRenderer.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.WatchRenderer.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The stream; it stays open until the client leaves or the server stops.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.WatchRenderer.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.WatchRenderer.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Only the administrator may do this; or (type /problems/cross-origin-request) a browser sent this state-changing request from another origin.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// There is no such resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A member is missing, of the wrong type, out of range, or names something that does not fit (detail and `field` say which).
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The renderer already has 4 event streams open (type /problems/too-many-renderer-streams); close one first.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRendererStreams)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.TooManyRendererStreams {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// This server does not offer it (e.g. export and import of profiles need the embedded store).
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/501`.
+            ///
+            /// HTTP response code: `501 notImplemented`.
+            case notImplemented(Components.Responses.NotImplemented)
+            /// The associated value of the enum case if `self` is `.notImplemented`.
+            ///
+            /// - Throws: An error if `self` is not `.notImplemented`.
+            /// - SeeAlso: `.notImplemented`.
+            public var notImplemented: Components.Responses.NotImplemented {
+                get throws {
+                    switch self {
+                    case let .notImplemented(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notImplemented",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case textEventStream
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/event-stream":
+                    self = .textEventStream
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textEventStream:
+                    return "text/event-stream"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .textEventStream,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Hand a renderer's profiles to the others (before it stops)
     ///
     /// The renderer gets no new profile, and each profile it holds goes now to another renderer with room (under a new fence: the drained renderer's reports of it are refused from then on); those no other renderer has room for stay with it. What a renderer does on SIGTERM, before it leaves.

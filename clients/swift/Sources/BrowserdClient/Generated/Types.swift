@@ -144,6 +144,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/renderers/{rendererName}/token`.
     /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/token/post(createRendererToken)`.
     func createRendererToken(_ input: Operations.CreateRendererToken.Input) async throws -> Operations.CreateRendererToken.Output
+    /// A renderer's wake-ups (server-sent events)
+    ///
+    /// One `assignments.changed` event when the stream opens, and one each time browserd gives the renderer profiles or takes some away other than in answer to its own renewal (a profile's first window is placed at once, a drain, a pin or an exclusion): the renderer renews then and learns from the answer which profiles it holds, under which fences (the event carries no holdings). Without it a renderer learns at its next renewal. No positions: a renderer that reconnects gets the opening event and renews. Administrator or the renderer's own token; at most 4 open per renderer (429). With several instances, a decision made on another instance reaches this stream when that instance hears of the profile's window (its directory), or at the next renewal.
+    ///
+    /// - Remark: HTTP `GET /v1/renderers/{rendererName}/events`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)`.
+    func watchRenderer(_ input: Operations.WatchRenderer.Input) async throws -> Operations.WatchRenderer.Output
     /// Hand a renderer's profiles to the others (before it stops)
     ///
     /// The renderer gets no new profile, and each profile it holds goes now to another renderer with room (under a new fence: the drained renderer's reports of it are refused from then on); those no other renderer has room for stay with it. What a renderer does on SIGTERM, before it leaves.
@@ -813,6 +820,21 @@ extension APIProtocol {
         headers: Operations.CreateRendererToken.Input.Headers = .init()
     ) async throws -> Operations.CreateRendererToken.Output {
         try await createRendererToken(Operations.CreateRendererToken.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// A renderer's wake-ups (server-sent events)
+    ///
+    /// One `assignments.changed` event when the stream opens, and one each time browserd gives the renderer profiles or takes some away other than in answer to its own renewal (a profile's first window is placed at once, a drain, a pin or an exclusion): the renderer renews then and learns from the answer which profiles it holds, under which fences (the event carries no holdings). Without it a renderer learns at its next renewal. No positions: a renderer that reconnects gets the opening event and renews. Administrator or the renderer's own token; at most 4 open per renderer (429). With several instances, a decision made on another instance reaches this stream when that instance hears of the profile's window (its directory), or at the next renewal.
+    ///
+    /// - Remark: HTTP `GET /v1/renderers/{rendererName}/events`.
+    /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/events/get(watchRenderer)`.
+    public func watchRenderer(
+        path: Operations.WatchRenderer.Input.Path,
+        headers: Operations.WatchRenderer.Input.Headers = .init()
+    ) async throws -> Operations.WatchRenderer.Output {
+        try await watchRenderer(Operations.WatchRenderer.Input(
             path: path,
             headers: headers
         ))
