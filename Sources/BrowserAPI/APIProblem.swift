@@ -124,6 +124,9 @@ enum APIProblem {
             // The service realizes every tab a request needs before running it again; this reaching
             // the edge means the histories (or pictures) could not be had (never answered with a made-up one).
             return storageUnreadable
+        case .invalidStorageState(let member, _):
+            return HTTPError(
+                422, kind: "invalid-storage-state", title: "Invalid Storage State", detail: detail, extensions: ["member": member])
         case .profileFull:
             return HTTPError(507, kind: "profile-storage-full", title: "Profile Storage Full", detail: detail)
         case .tabAlreadyInList, .groupAlreadyExists, .batchInProgress, .commandAlreadyRegistered,

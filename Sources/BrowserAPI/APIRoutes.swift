@@ -126,6 +126,7 @@ public struct APIRoutes: Sendable {
         registerPresentation(in: &router)
         registerDevTools(in: &router)
         registerRenderers(in: &router)
+        registerStorageState(in: &router)
         if let webDriverBasePath {
             WebDriverRoutes(api: self, sessions: webDriverSessions, base: webDriverBasePath).register(in: &router)
         }

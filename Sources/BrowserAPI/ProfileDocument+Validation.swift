@@ -87,6 +87,7 @@ extension ProfileDocument {
             if let first = check.repairs(of: head.recentlyClosed).first {
                 throw TransferProblem.invalid("recentlyClosed", "does not load as written: \(first)")
             }
+            historyBytes += head.storageStateBytes
             guard historyBytes <= limits.profileBytes else {
                 throw HTTPError(
                     507, kind: "profile-storage-full", title: "Insufficient Storage",

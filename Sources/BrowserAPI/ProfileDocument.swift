@@ -1,4 +1,6 @@
+import BrowserModel
 public import BrowserRecords
+import BrowserServices
 import Foundation
 import HTTPServer
 
@@ -51,6 +53,11 @@ public enum ProfileDocument {
             json.endObject()
         }
         json.endArray()
+        // Its web state (issue 52), as stored: Playwright's storageState document.
+        if let webState = profile.webState {
+            json.key("storageState")
+            json.raw(webState)
+        }
         json.key("windows")
         var bytes = json.bytes
         bytes.append(UInt8(ascii: "["))
@@ -152,6 +159,8 @@ public enum ProfileDocument {
     public struct Head: Sendable {
         public var profile: ProfileRecord
         public var recentlyClosed: [ClosedEntryRecord]
+        /// What its web state counts in the profile's byte budget (0: none).
+        public var storageStateBytes = 0
         /// Where each window is written in the body (read one at a time with ``window(_:in:at:)``).
         public var windows: [Range<Int>]
     }
@@ -167,7 +176,7 @@ public enum ProfileDocument {
             throw APIProblem.malformedJSON("\(error.message) at byte \(error.offset)")
         }
         let reader = Reader(parsed.value, path: "")
-        try reader.allowOnly(["format", "version", "profile", "recentlyClosed", "windows"])
+        try reader.allowOnly(["format", "version", "profile", "recentlyClosed", "storageState", "windows"])
         guard try reader.string("format") == format else {
             throw APIProblem.invalidField("format", "must be \"\(format)\" (a document written by GET /v1/profiles/{id}/export)")
         }
@@ -175,9 +184,20 @@ public enum ProfileDocument {
         guard parsed.value["windows"]?.array != nil else { throw APIProblem.invalidField("windows", "must be an array") }
         let profile = try reader.object("profile")
         try profile.allowOnly(["id", "name", "createdAt"])
-        let record = ProfileRecord(
+        var record = ProfileRecord(
             id: try profile.id("id", kind: "p"), name: try profile.string("name", maxLength: 200),
             createdAt: try profile.date("createdAt"))
+        var storageStateBytes = 0
+        if let document = parsed.value["storageState"] {
+            do {
+                let state = try StorageStateJSON.parse(document)
+                try state.check()
+                record.webState = StorageStateJSON.encode(state)
+                storageStateBytes = state.byteCount
+            } catch ModelError.invalidStorageState(let member, let reason) {
+                throw APIProblem.invalidField("storageState.\(member)", reason)
+            }
+        }
         var closed: [ClosedEntryRecord] = []
         for entry in try reader.array("recentlyClosed") {
             try entry.allowOnly(["id", "kind", "tabs"])
@@ -191,7 +211,7 @@ public enum ProfileDocument {
             let id = kind == .tab ? tabs[0].id : try entry.id("id", kind: "c")
             closed.append(ClosedEntryRecord(id: id, kind: kind, tabs: tabs))
         }
-        return Head(profile: record, recentlyClosed: closed, windows: parsed.spans)
+        return Head(profile: record, recentlyClosed: closed, storageStateBytes: storageStateBytes, windows: parsed.spans)
     }
 
     /// Reads the window written at `span` of `body` (the `index`th): its record (for `profile`) and tabs.

@@ -15,6 +15,11 @@ public final class BrowserState {
     /// The bytes of text the profile may hold and holds; an off-the-record profile shares its
     /// regular profile's.
     public let budget: ByteBudget
+    /// Its cookies and localStorage (issue 52; ``replaceStorageState(_:limits:)``), counted in its budget.
+    public internal(set) var storageState: StorageState = .empty
+    /// What ``storageState`` is charged to the budget.
+    var storageStateBytes = 0
+    var stateObservers: [WeakBrowserStateObserver] = []
 
     /// Creates a regular profile.
     public init(
@@ -52,6 +57,7 @@ public final class BrowserState {
 
     /// Forgets the off-the-record profile (its windows must be closed first by the owner).
     func destroyOffTheRecord() {
+        offTheRecord?.releaseStorageState()
         offTheRecord = nil
     }
 }

@@ -34,6 +34,9 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case notOffTheRecordCapable(String)
     /// The profile's text (histories, titles, recently closed) would pass its byte budget.
     case profileFull(used: Int, adding: Int, limit: Int)
+    /// A web state member is malformed or past one of Chromium's limits (`member`: `cookies[3].value`);
+    /// the reason never quotes a value (cookies are secrets).
+    case invalidStorageState(member: String, reason: String)
     /// The operation needs the histories of these unrealized tabs; nothing was changed. The service
     /// reads them from storage, realizes the tabs and runs the operation again (see ``WebState``).
     case historiesNotLoaded([TabID])
@@ -57,6 +60,7 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
             if let range { "index \(index) is out of range \(range.lowerBound)…\(range.upperBound)" } else { "index \(index) is out of range: the list is empty" }
         case .profileFull(let used, let adding, let limit):
             "the profile holds \(used) bytes of history and titles; \(adding) more would pass its limit of \(limit) (close tabs or clear recently closed tabs to make room)"
+        case .invalidStorageState(let member, let reason): "\(member) \(reason)"
         case .tabNotFound(let id): "tab \(id) does not exist"
         case .tabAlreadyInList(let id): "tab \(id) is already in a window"
         case .browserNotFound(let id): "window \(id) does not exist"

@@ -139,6 +139,13 @@ public final class PersistenceStore {
                     CREATE TABLE renderer_fence (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL);
                     CREATE TABLE renderings (profile_id TEXT PRIMARY KEY, pin TEXT, excluded INTEGER NOT NULL);
                     """),
+            // A profile's web state (issue 52): Playwright's storageState JSON, one row per profile that
+            // has one, gone with its profile.
+            .init(
+                "web states",
+                sql: """
+                    CREATE TABLE web_states (profile_id TEXT PRIMARY KEY REFERENCES profiles(id) ON DELETE CASCADE, state BLOB NOT NULL);
+                    """),
         ])
     }
 
@@ -209,6 +216,13 @@ public final class PersistenceStore {
         for profile in change.profiles {
             try db.cached("INSERT INTO profiles (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name").run(
                 profile.id, profile.name, profile.createdAt.timeIntervalSince1970)
+        }
+        for state in change.webStates {
+            if let json = state.json {
+                try db.cached("INSERT OR REPLACE INTO web_states (profile_id, state) VALUES (?, ?)").run(state.profileID, json)
+            } else {
+                try db.cached("DELETE FROM web_states WHERE profile_id = ?").run(state.profileID)
+            }
         }
         for id in change.deletedWindows { try db.cached("DELETE FROM windows WHERE id = ?").run(id) }
         for window in change.windows {
@@ -454,12 +468,15 @@ public final class PersistenceStore {
     func profileRecords(_ id: String?) throws -> [ProfileRecord] {
         let rows =
             if let id {
-                try db.cached("SELECT id, name, created_at FROM profiles WHERE id = ?").rows(id)
+                try db.cached("SELECT p.id, p.name, p.created_at, w.state FROM profiles p LEFT JOIN web_states w ON w.profile_id = p.id WHERE p.id = ?")
+                    .rows(id)
             } else {
-                try db.rows("SELECT id, name, created_at FROM profiles ORDER BY created_at, id")
+                try db.rows(
+                    "SELECT p.id, p.name, p.created_at, w.state FROM profiles p LEFT JOIN web_states w ON w.profile_id = p.id ORDER BY p.created_at, p.id")
             }
         return rows.map { row in
-            ProfileRecord(id: row[0].string ?? "", name: row[1].string ?? "", createdAt: Date(timeIntervalSince1970: row[2].double ?? 0))
+            ProfileRecord(
+                id: row[0].string ?? "", name: row[1].string ?? "", createdAt: Date(timeIntervalSince1970: row[2].double ?? 0), webState: row[3].bytes)
         }
     }
 

@@ -66,7 +66,7 @@ struct ChangeSegment: Sendable {
     static func isStructural(_ change: ChangeSet) -> Bool {
         change.replacesAll || !change.profiles.isEmpty || !change.deletedProfiles.isEmpty
             || !change.deletedWindows.isEmpty || !change.tokens.isEmpty || !change.deletedTokens.isEmpty
-            || change.touchesRenderers
+            || change.touchesRenderers || !change.webStates.isEmpty
     }
 
     /// `changes` cut into segments, in order.

@@ -104,6 +104,12 @@ enum PostgresSchema {
                     expires_at double precision NOT NULL);
                 CREATE TABLE renderings (profile_id text PRIMARY KEY, pin text, excluded boolean NOT NULL);
                 """),
+        // A profile's web state (issue 52): Playwright's storageState JSON, gone with its profile.
+        Migration(
+            name: "web states",
+            sql: """
+                CREATE TABLE web_states (profile_id text PRIMARY KEY REFERENCES profiles(id) ON DELETE CASCADE, state bytea NOT NULL);
+                """),
     ]
 
     static var latestVersion: Int { migrations.count }

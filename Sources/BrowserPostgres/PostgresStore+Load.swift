@@ -28,11 +28,14 @@ extension PostgresStore {
 
     private func load(on connection: PostgresConnection, now: Date, profile only: String?) async throws -> StoredState {
         var state = StoredState()
-        for try await (id, name, created) in try await connection.query(
-            "SELECT id, name, created_at FROM profiles WHERE \(only)::text IS NULL OR id = \(only) ORDER BY created_at, id",
+        for try await (id, name, created, webState) in try await connection.query(
+            """
+            SELECT p.id, p.name, p.created_at, w.state FROM profiles p LEFT JOIN web_states w ON w.profile_id = p.id
+            WHERE \(only)::text IS NULL OR p.id = \(only) ORDER BY p.created_at, p.id
+            """,
             logger: logger
-        ).decode((String, String, Double).self) {
-            state.profiles.append(ProfileRecord(id: id, name: name, createdAt: Self.date(created)))
+        ).decode((String, String, Double, ByteBuffer?).self) {
+            state.profiles.append(ProfileRecord(id: id, name: name, createdAt: Self.date(created), webState: webState.map(Self.bytes)))
         }
         var groups: [String: [GroupRecord]] = [:]
         for try await (window, id, title, color, collapsed) in try await connection.query(

@@ -582,6 +582,19 @@ public final class PostgresStore: Sendable {
                 $0.append(change.profiles.map(\.createdAt.timeIntervalSince1970))
             }
         }
+        for state in change.webStates {
+            if let json = state.json {
+                try await run(
+                    connection,
+                    "INSERT INTO web_states (profile_id, state) VALUES ($1, $2) ON CONFLICT (profile_id) DO UPDATE SET state = excluded.state"
+                ) {
+                    $0.append(state.profileID)
+                    $0.append(ByteBuffer(bytes: json))
+                }
+            } else {
+                try await run(connection, "DELETE FROM web_states WHERE profile_id = $1") { $0.append(state.profileID) }
+            }
+        }
         if !change.deletedWindows.isEmpty {
             try await run(connection, "DELETE FROM windows WHERE id = ANY($1::text[])") { $0.append(change.deletedWindows) }
         }

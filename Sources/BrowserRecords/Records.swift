@@ -23,11 +23,26 @@ public struct ProfileRecord: Sendable, Equatable {
     public var id: String
     public var name: String
     public var createdAt: Date
+    /// Its web state as stored (Playwright's storageState JSON), when loaded; a change writes it
+    /// through ``ChangeSet/webStates``, never through this.
+    public var webState: [UInt8]?
 
-    public init(id: String, name: String, createdAt: Date) {
+    public init(id: String, name: String, createdAt: Date, webState: [UInt8]? = nil) {
         self.id = id
         self.name = name
         self.createdAt = createdAt
+        self.webState = webState
+    }
+}
+
+/// A regular profile's web state written (issue 52): its storageState JSON, or nil (none: the row goes).
+public struct WebStateRecord: Sendable, Equatable {
+    public var profileID: String
+    public var json: [UInt8]?
+
+    public init(profileID: String, json: [UInt8]?) {
+        self.profileID = profileID
+        self.json = json
     }
 }
 
@@ -352,6 +367,8 @@ public struct ChangeSet: Sendable, Equatable {
     public var rendererFence: UInt64?
     /// Profiles' pins and exclusions written (a default one deletes the row).
     public var renderings: [RenderingRecord] = []
+    /// Profiles' web states written (after the profiles).
+    public var webStates: [WebStateRecord] = []
     /// Replace everything stored with this change (a full resynchronisation after a failed commit).
     public var replacesAll = false
     /// The regular profile whose executor made this change (nil: not one profile's, e.g. a full
@@ -384,6 +401,7 @@ public struct ChangeSet: Sendable, Equatable {
         releasedRendererAssignments += other.releasedRendererAssignments
         if let fence = other.rendererFence { rendererFence = max(rendererFence ?? 0, fence) }
         renderings += other.renderings
+        webStates += other.webStates
         idempotency += other.idempotency
         pendingAnswers += other.pendingAnswers
         replacesAll = replacesAll || other.replacesAll
@@ -394,7 +412,7 @@ public struct ChangeSet: Sendable, Equatable {
         !replacesAll && idempotency.isEmpty && tokens.isEmpty && deletedTokens.isEmpty && !touchesRenderers && profiles.isEmpty
             && deletedProfiles.isEmpty && windows.isEmpty
             && windowHeaders.isEmpty && deletedWindows.isEmpty && tabs.isEmpty
-            && deletedTabs.isEmpty && snapshots.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty
+            && deletedTabs.isEmpty && snapshots.isEmpty && closedAdded.isEmpty && closedRemoved.isEmpty && webStates.isEmpty
     }
 
     public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
@@ -407,7 +425,7 @@ public struct ChangeSet: Sendable, Equatable {
             && lhs.replacesAll == rhs.replacesAll && lhs.tokens == rhs.tokens && lhs.deletedTokens == rhs.deletedTokens
             && lhs.idempotency == rhs.idempotency && lhs.snapshots == rhs.snapshots
             && lhs.rendererAssignments == rhs.rendererAssignments && lhs.releasedRendererAssignments == rhs.releasedRendererAssignments
-            && lhs.rendererFence == rhs.rendererFence && lhs.renderings == rhs.renderings
+            && lhs.rendererFence == rhs.rendererFence && lhs.renderings == rhs.renderings && lhs.webStates == rhs.webStates
     }
 
     /// Whether it changes renderers' assignments.
@@ -453,6 +471,7 @@ extension ChangeSet {
         }
         for answer in idempotency { bytes += 128 + answer.body.count }
         for snapshot in snapshots { bytes += 128 + snapshot.byteCount }
+        for state in webStates { bytes += 64 + (state.json?.count ?? 0) }
         return bytes
     }
 }

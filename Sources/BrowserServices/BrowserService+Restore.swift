@@ -107,6 +107,7 @@ extension BrowserService {
     ) throws -> BuiltProfile {
         let state = BrowserState(
             id: ProfileID(rawValue: profile.id), name: profile.name, createdAt: profile.createdAt, budget: ByteBudget(limit: limits.profileBytes))
+        if let webState = profile.webState { state.restoreStorageState(try StorageStateJSON.parse(bytes: webState)) }
         let session = ProfileSession(browserState: state, limits: limits)
         let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
         mediator.isRestoring = true

@@ -3,7 +3,7 @@ import BrowserRecords
 
 /// Watches a profile session's windows: gives each new window its `WindowMediator` and retires it
 /// when the window goes; publishes the profile snapshots.
-final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
+final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver, BrowserStateObserver {
     unowned let session: ProfileSession
     let snapshots: SnapshotIndex
     /// Whether the profile row must be written.
@@ -14,6 +14,8 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
     /// written entries that left the list since then: what the next change set writes.
     var closedAdded: [(entry: ClosedEntry, parked: Bool)] = []
     var closedRemoved: [ClosedTabID] = []
+    /// Whether the regular profile's web state must be written.
+    var storageStateDirty = false
     /// Set when the profile is deleted: the next change set deletes it (and, by cascade, its data).
     var deleted = false
     /// What the incognito windows' changes in the last change set would have written, were they stored
@@ -34,6 +36,7 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
         self.snapshots = snapshots
         session.browserList.addObserver(self)
         session.recentlyClosed.addObserver(self)
+        session.browserState.addObserver(self)
         updateBrowserListConsumers()
     }
 
@@ -62,6 +65,7 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
                 profileID: state.id, channel: snapshots.events.openProfile(state.id, snapshot: snapshot), incognitoProfileID: incognito)
             recorder.populate(browsers: browsers)
             browserLists[state.id] = recorder
+            state.addObserver(self)
         }
         let ids = Set(live.map(\.id))
         for (id, recorder) in browserLists where !ids.contains(id) {
@@ -70,6 +74,13 @@ final class ProfileMediator: BrowserListObserver, RecentlyClosedTabsObserver {
             browserLists[id] = nil
         }
         if !deleted { browserLists[session.browserState.id]?.incognitoChanged(to: session.offTheRecord?.id) }
+    }
+
+    /// A profile's web state was replaced: the regular one's is written with the next change, and the
+    /// profile's watchers are told (`profile.webState`: counts, never values).
+    func browserStateDidReplaceStorageState(_ state: BrowserState) {
+        if !state.isOffTheRecord { storageStateDirty = true }
+        browserLists[state.id]?.webStateChanged(state.storageState)
     }
 
     /// Attaches a mediator to a session (once).
@@ -197,6 +208,11 @@ extension ProfileMediator {
             change.profiles = [ProfileRecord(id: state.id.rawValue, name: state.name, createdAt: state.createdAt)]
             profileDirty = false
         }
+        if storageStateDirty {
+            let json = state.storageState.isEmpty ? nil : StorageStateJSON.encode(state.storageState)
+            change.webStates = [WebStateRecord(profileID: state.id.rawValue, json: json)]
+            storageStateDirty = false
+        }
         change.deletedWindows = deletedWindows.map(\.rawValue)
         deletedWindows = []
         for browser in touches.browsers where !browser.isIncognito {
@@ -248,6 +264,7 @@ extension ProfileMediator {
     /// Marks everything as written (after a restore).
     func markPersisted() {
         profileDirty = false
+        storageStateDirty = false
         deletedWindows = []
         closedAdded = []
         closedRemoved = []

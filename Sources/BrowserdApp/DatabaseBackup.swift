@@ -38,6 +38,8 @@ struct DatabaseBackup {
         let path = databasePath
         return try await Task.detached {
             let connection = try SQLiteConnection(path: path, mode: .readOnly)
+            // Made owner-only before it is written: a backup holds what the database holds.
+            SQLiteConnection.ownerOnly(destination)
             try connection.run("VACUUM INTO ?", destination)
             let size = (try FileManager.default.attributesOfItem(atPath: destination)[.size] as? NSNumber)?.intValue ?? 0
             return (destination, size)

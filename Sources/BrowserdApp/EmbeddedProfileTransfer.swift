@@ -132,6 +132,7 @@ final class EmbeddedProfileTransfer: ProfileTransfer {
         let (groupIDs, closedGroupIDs, closedTabIDs) = (document.groupIDs, document.closedGroupIDs, document.closedTabIDs)
         var change = ChangeSet()
         change.profiles = [head.profile]
+        if let webState = head.profile.webState { change.webStates = [WebStateRecord(profileID: profileID, json: webState)] }
         change.profileID = profileID
         change.windows = document.windows
         change.tabs = document.tabs.map { (windowID: $0.window, tab: $0.tab) }

@@ -1,5 +1,11 @@
 import CSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One connection to a SQLite database file (or `:memory:`).
 ///
 /// Not `Sendable`: a connection is used by one thread at a time; the layer that owns it (e.g. a
@@ -32,6 +38,7 @@ public final class SQLiteConnection {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         }
+        if mode == .readWriteCreate, !path.hasPrefix(":"), !path.isEmpty { Self.ownerOnly(path) }
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
@@ -45,6 +52,15 @@ public final class SQLiteConnection {
         sqlite3_busy_timeout(db, 5_000)
         _ = CSQLite_db_config_no_dqs(db)
         try execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// Makes `path` readable and writable by its owner only (0600), creating it empty when missing: it
+    /// holds secrets (tokens' hashes, profiles' cookies), and SQLite gives its journal and WAL files the
+    /// database file's mode. Best effort: a file that cannot be made so is opened as it is.
+    public static func ownerOnly(_ path: String) {
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+        _ = chmod(path, 0o600)
     }
 
     deinit {

@@ -121,6 +121,40 @@ import Testing
         }
     }
 
+    /// A profile's web state (issue 52): written with the profile, replaced, cleared, gone with it.
+    @Test(arguments: StoreKind.available)
+    func webStatesRoundTrip(_ kind: StoreKind) async throws {
+        try await StoreFixture.with(kind) { fixture in
+            let (first, second) = (Array(#"{"cookies":[],"origins":[{"origin":"https://a.example","localStorage":[]}]}"#.utf8), Array("{}".utf8))
+            try await fixture.withWriter { writer in
+                var create = Self.sample()
+                create.webStates = [WebStateRecord(profileID: "p0000000000000001", json: first)]
+                try await writer.submit(create)
+                var other = ChangeSet()
+                other.profiles = [ProfileRecord(id: "p0000000000000002", name: "Other", createdAt: Self.time.addingTimeInterval(1))]
+                other.webStates = [WebStateRecord(profileID: "p0000000000000002", json: first)]
+                try await writer.submit(other)
+                var replace = ChangeSet()
+                replace.webStates = [WebStateRecord(profileID: "p0000000000000001", json: second)]
+                try await writer.submit(replace)
+                var clear = ChangeSet()
+                clear.webStates = [WebStateRecord(profileID: "p0000000000000002", json: nil)]
+                try await writer.submit(clear)
+            }
+            var stored = try await fixture.read()
+            #expect(stored.profiles.map(\.webState) == [second, nil])
+            try await fixture.withWriter { writer in
+                var delete = ChangeSet()
+                delete.deletedProfiles = ["p0000000000000001"]
+                try await writer.submit(delete)
+                // Made again: a new profile, without the old one's web state.
+                try await writer.submit(Self.sample())
+            }
+            stored = try await fixture.read()
+            #expect(stored.profiles.first { $0.id == "p0000000000000001" }?.webState == nil, "gone with its profile")
+        }
+    }
+
     /// Deleting a profile removes its windows, tabs, groups, closed tabs and tokens; deleting a window its tabs.
     @Test(arguments: StoreKind.available)
     func deletesCascade(_ kind: StoreKind) async throws {

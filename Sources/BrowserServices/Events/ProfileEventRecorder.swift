@@ -36,6 +36,17 @@ final class ProfileEventRecorder: BrowserListConsumer {
                 }))
     }
 
+    /// The profile's web state was replaced: `profile.webState` with its counts (never a cookie or a value).
+    func webStateChanged(_ state: StorageState) {
+        pending.append(
+            PendingEvent(
+                topic: .browsers, name: "profile.webState",
+                json: EventJSON.object("profileId", profileID.rawValue) {
+                    $0.member("cookies", state.cookies.count)
+                    $0.member("origins", state.origins.count)
+                }))
+    }
+
     func flush() {
         guard !pending.isEmpty else { return }
         let events = pending

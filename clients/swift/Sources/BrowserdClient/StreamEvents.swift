@@ -124,6 +124,8 @@ public enum ProfileStreamEvent: Sendable {
     case profileDeleted(Components.Schemas.ProfileDeletedEvent)
     /// `profile.incognito`: A regular profile's incognito profile was made or destroyed (regular profiles' streams only).
     case profileIncognito(Components.Schemas.ProfileIncognitoEvent)
+    /// `profile.webState`: The profile's web state was replaced (counts only, never values).
+    case profileWebState(Components.Schemas.ProfileWebStateEvent)
     /// `profiles.populate`: First event of the profile directory stream: every profile, oldest first.
     case profilesPopulate(Components.Schemas.ProfilesPopulateEvent)
     /// `profiles.add`: profiles.add: a profile came (a regular one, or an incognito profile made for one); profiles.update: its name or window count changed.
@@ -141,8 +143,8 @@ public enum ProfileStreamEvent: Sendable {
 
     /// The event names this client decodes, as the contract lists them.
     public static let names: Set<String> = [
-        "browsers.populate", "browsers.add", "browsers.remove", "profile.deleted", "profile.incognito", "profiles.populate", "profiles.add",
-        "profiles.update", "profiles.remove", "reset",
+        "browsers.populate", "browsers.add", "browsers.remove", "profile.deleted", "profile.incognito", "profile.webState", "profiles.populate",
+        "profiles.add", "profiles.update", "profiles.remove", "reset",
     ]
 
     /// Decodes one event's `data` by its name.
@@ -155,6 +157,7 @@ public enum ProfileStreamEvent: Sendable {
         case "browsers.remove": return .browsersRemove(try decoder.decode(Components.Schemas.BrowsersRemoveEvent.self, from: json))
         case "profile.deleted": return .profileDeleted(try decoder.decode(Components.Schemas.ProfileDeletedEvent.self, from: json))
         case "profile.incognito": return .profileIncognito(try decoder.decode(Components.Schemas.ProfileIncognitoEvent.self, from: json))
+        case "profile.webState": return .profileWebState(try decoder.decode(Components.Schemas.ProfileWebStateEvent.self, from: json))
         case "profiles.populate": return .profilesPopulate(try decoder.decode(Components.Schemas.ProfilesPopulateEvent.self, from: json))
         case "profiles.add": return .profilesAdd(try decoder.decode(Components.Schemas.ProfilesChangeEvent.self, from: json))
         case "profiles.update": return .profilesUpdate(try decoder.decode(Components.Schemas.ProfilesChangeEvent.self, from: json))

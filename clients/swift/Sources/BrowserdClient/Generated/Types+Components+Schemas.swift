@@ -2162,6 +2162,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ProfileDocument/recentlyClosed`.
             public var recentlyClosed: [Components.Schemas.ProfileDocumentClosedEntry]
+            /// The profile's cookies and localStorage (Playwright's storageState), when it has any.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProfileDocument/storageState`.
+            public var storageState: Components.Schemas.StorageState?
             /// - Remark: Generated from `#/components/schemas/ProfileDocument/windows`.
             public var windows: [Components.Schemas.ProfileDocumentWindow]
             /// Creates a new `ProfileDocument`.
@@ -2171,18 +2175,21 @@ extension Components {
             ///   - version:
             ///   - profile:
             ///   - recentlyClosed: Newest first.
+            ///   - storageState: The profile's cookies and localStorage (Playwright's storageState), when it has any.
             ///   - windows:
             public init(
                 format: OpenAPIRuntime.OpenAPIValueContainer,
                 version: OpenAPIRuntime.OpenAPIValueContainer,
                 profile: Components.Schemas.ProfileDocument.ProfilePayload,
                 recentlyClosed: [Components.Schemas.ProfileDocumentClosedEntry],
+                storageState: Components.Schemas.StorageState? = nil,
                 windows: [Components.Schemas.ProfileDocumentWindow]
             ) {
                 self.format = format
                 self.version = version
                 self.profile = profile
                 self.recentlyClosed = recentlyClosed
+                self.storageState = storageState
                 self.windows = windows
             }
             public enum CodingKeys: String, CodingKey {
@@ -2190,6 +2197,7 @@ extension Components {
                 case version
                 case profile
                 case recentlyClosed
+                case storageState
                 case windows
             }
             public init(from decoder: any Swift.Decoder) throws {
@@ -2210,6 +2218,10 @@ extension Components {
                     [Components.Schemas.ProfileDocumentClosedEntry].self,
                     forKey: .recentlyClosed
                 )
+                self.storageState = try container.decodeIfPresent(
+                    Components.Schemas.StorageState.self,
+                    forKey: .storageState
+                )
                 self.windows = try container.decode(
                     [Components.Schemas.ProfileDocumentWindow].self,
                     forKey: .windows
@@ -2219,6 +2231,7 @@ extension Components {
                     "version",
                     "profile",
                     "recentlyClosed",
+                    "storageState",
                     "windows"
                 ])
             }
@@ -5753,6 +5766,377 @@ extension Components {
                 ])
             }
         }
+        /// Playwright's storageState document.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StorageState`.
+        public struct StorageState: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StorageState/cookies`.
+            public var cookies: [Components.Schemas.StorageCookie]
+            /// - Remark: Generated from `#/components/schemas/StorageState/origins`.
+            public var origins: [Components.Schemas.StorageOrigin]
+            /// Creates a new `StorageState`.
+            ///
+            /// - Parameters:
+            ///   - cookies:
+            ///   - origins:
+            public init(
+                cookies: [Components.Schemas.StorageCookie],
+                origins: [Components.Schemas.StorageOrigin]
+            ) {
+                self.cookies = cookies
+                self.origins = origins
+            }
+            public enum CodingKeys: String, CodingKey {
+                case cookies
+                case origins
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.cookies = try container.decode(
+                    [Components.Schemas.StorageCookie].self,
+                    forKey: .cookies
+                )
+                self.origins = try container.decode(
+                    [Components.Schemas.StorageOrigin].self,
+                    forKey: .origins
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "cookies",
+                    "origins"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StorageCookie`.
+        public struct StorageCookie: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/value`.
+            public var value: Swift.String
+            /// A host (host-only cookie) or .domain.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/domain`.
+            public var domain: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/path`.
+            public var path: Swift.String
+            /// Seconds since 1970; -1 for a session cookie.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/expires`.
+            public var expires: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/httpOnly`.
+            public var httpOnly: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/secure`.
+            public var secure: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/sameSite`.
+            @frozen public enum SameSitePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case strict = "Strict"
+                case lax = "Lax"
+                case none = "None"
+            }
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/sameSite`.
+            public var sameSite: Components.Schemas.StorageCookie.SameSitePayload
+            /// The top-level site of a partitioned (CHIPS) cookie.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/partitionKey`.
+            public var partitionKey: Swift.String?
+            /// Chromium's partition detail, as Playwright carries it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StorageCookie/_crHasCrossSiteAncestor`.
+            public var _crHasCrossSiteAncestor: Swift.Bool?
+            /// Creates a new `StorageCookie`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - value:
+            ///   - domain: A host (host-only cookie) or .domain.
+            ///   - path:
+            ///   - expires: Seconds since 1970; -1 for a session cookie.
+            ///   - httpOnly:
+            ///   - secure:
+            ///   - sameSite:
+            ///   - partitionKey: The top-level site of a partitioned (CHIPS) cookie.
+            ///   - _crHasCrossSiteAncestor: Chromium's partition detail, as Playwright carries it.
+            public init(
+                name: Swift.String,
+                value: Swift.String,
+                domain: Swift.String,
+                path: Swift.String,
+                expires: Swift.Double,
+                httpOnly: Swift.Bool,
+                secure: Swift.Bool,
+                sameSite: Components.Schemas.StorageCookie.SameSitePayload,
+                partitionKey: Swift.String? = nil,
+                _crHasCrossSiteAncestor: Swift.Bool? = nil
+            ) {
+                self.name = name
+                self.value = value
+                self.domain = domain
+                self.path = path
+                self.expires = expires
+                self.httpOnly = httpOnly
+                self.secure = secure
+                self.sameSite = sameSite
+                self.partitionKey = partitionKey
+                self._crHasCrossSiteAncestor = _crHasCrossSiteAncestor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case value
+                case domain
+                case path
+                case expires
+                case httpOnly
+                case secure
+                case sameSite
+                case partitionKey
+                case _crHasCrossSiteAncestor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decode(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.value = try container.decode(
+                    Swift.String.self,
+                    forKey: .value
+                )
+                self.domain = try container.decode(
+                    Swift.String.self,
+                    forKey: .domain
+                )
+                self.path = try container.decode(
+                    Swift.String.self,
+                    forKey: .path
+                )
+                self.expires = try container.decode(
+                    Swift.Double.self,
+                    forKey: .expires
+                )
+                self.httpOnly = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .httpOnly
+                )
+                self.secure = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .secure
+                )
+                self.sameSite = try container.decode(
+                    Components.Schemas.StorageCookie.SameSitePayload.self,
+                    forKey: .sameSite
+                )
+                self.partitionKey = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .partitionKey
+                )
+                self._crHasCrossSiteAncestor = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: ._crHasCrossSiteAncestor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "value",
+                    "domain",
+                    "path",
+                    "expires",
+                    "httpOnly",
+                    "secure",
+                    "sameSite",
+                    "partitionKey",
+                    "_crHasCrossSiteAncestor"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StorageOrigin`.
+        public struct StorageOrigin: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StorageOrigin/origin`.
+            public var origin: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StorageOrigin/LocalStoragePayload`.
+            public struct LocalStoragePayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/StorageOrigin/LocalStoragePayload/name`.
+                public var name: Swift.String
+                /// - Remark: Generated from `#/components/schemas/StorageOrigin/LocalStoragePayload/value`.
+                public var value: Swift.String
+                /// Creates a new `LocalStoragePayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - name:
+                ///   - value:
+                public init(
+                    name: Swift.String,
+                    value: Swift.String
+                ) {
+                    self.name = name
+                    self.value = value
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case name
+                    case value
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.name = try container.decode(
+                        Swift.String.self,
+                        forKey: .name
+                    )
+                    self.value = try container.decode(
+                        Swift.String.self,
+                        forKey: .value
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "name",
+                        "value"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/StorageOrigin/localStorage`.
+            public typealias LocalStoragePayload = [Components.Schemas.StorageOrigin.LocalStoragePayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/StorageOrigin/localStorage`.
+            public var localStorage: Components.Schemas.StorageOrigin.LocalStoragePayload
+            /// Creates a new `StorageOrigin`.
+            ///
+            /// - Parameters:
+            ///   - origin:
+            ///   - localStorage:
+            public init(
+                origin: Swift.String,
+                localStorage: Components.Schemas.StorageOrigin.LocalStoragePayload
+            ) {
+                self.origin = origin
+                self.localStorage = localStorage
+            }
+            public enum CodingKeys: String, CodingKey {
+                case origin
+                case localStorage
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.origin = try container.decode(
+                    Swift.String.self,
+                    forKey: .origin
+                )
+                self.localStorage = try container.decode(
+                    Components.Schemas.StorageOrigin.LocalStoragePayload.self,
+                    forKey: .localStorage
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "origin",
+                    "localStorage"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StorageStateSummary`.
+        public struct StorageStateSummary: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StorageStateSummary/profileId`.
+            public var profileId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StorageStateSummary/cookies`.
+            public var cookies: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/StorageStateSummary/origins`.
+            public var origins: Swift.Int
+            /// What it counts in the profile's byte budget.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StorageStateSummary/bytes`.
+            public var bytes: Swift.Int
+            /// Creates a new `StorageStateSummary`.
+            ///
+            /// - Parameters:
+            ///   - profileId:
+            ///   - cookies:
+            ///   - origins:
+            ///   - bytes: What it counts in the profile's byte budget.
+            public init(
+                profileId: Swift.String,
+                cookies: Swift.Int,
+                origins: Swift.Int,
+                bytes: Swift.Int
+            ) {
+                self.profileId = profileId
+                self.cookies = cookies
+                self.origins = origins
+                self.bytes = bytes
+            }
+            public enum CodingKeys: String, CodingKey {
+                case profileId
+                case cookies
+                case origins
+                case bytes
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.profileId = try container.decode(
+                    Swift.String.self,
+                    forKey: .profileId
+                )
+                self.cookies = try container.decode(
+                    Swift.Int.self,
+                    forKey: .cookies
+                )
+                self.origins = try container.decode(
+                    Swift.Int.self,
+                    forKey: .origins
+                )
+                self.bytes = try container.decode(
+                    Swift.Int.self,
+                    forKey: .bytes
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "profileId",
+                    "cookies",
+                    "origins",
+                    "bytes"
+                ])
+            }
+        }
+        /// The profile's web state was replaced (through the API or by its renderer); counts only, never values.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ProfileWebStateEvent`.
+        public struct ProfileWebStateEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProfileWebStateEvent/profileId`.
+            public var profileId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ProfileWebStateEvent/cookies`.
+            public var cookies: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ProfileWebStateEvent/origins`.
+            public var origins: Swift.Int
+            /// Creates a new `ProfileWebStateEvent`.
+            ///
+            /// - Parameters:
+            ///   - profileId:
+            ///   - cookies:
+            ///   - origins:
+            public init(
+                profileId: Swift.String,
+                cookies: Swift.Int,
+                origins: Swift.Int
+            ) {
+                self.profileId = profileId
+                self.cookies = cookies
+                self.origins = origins
+            }
+            public enum CodingKeys: String, CodingKey {
+                case profileId
+                case cookies
+                case origins
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.profileId = try container.decode(
+                    Swift.String.self,
+                    forKey: .profileId
+                )
+                self.cookies = try container.decode(
+                    Swift.Int.self,
+                    forKey: .cookies
+                )
+                self.origins = try container.decode(
+                    Swift.Int.self,
+                    forKey: .origins
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "profileId",
+                    "cookies",
+                    "origins"
+                ])
+            }
+        }
         /// The client's position is lost: start from this list of windows.
         ///
         /// - Remark: Generated from `#/components/schemas/ProfileResetEvent`.
@@ -7574,6 +7958,31 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/ProfileEvent/case10`.
             case case10(Components.Schemas.ProfileEvent.Case10Payload)
+            /// - Remark: Generated from `#/components/schemas/ProfileEvent/case11`.
+            public struct Case11Payload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ProfileEvent/case11/event`.
+                public var event: OpenAPIRuntime.OpenAPIValueContainer
+                /// - Remark: Generated from `#/components/schemas/ProfileEvent/case11/data`.
+                public var data: Swift.String
+                /// Creates a new `Case11Payload`.
+                ///
+                /// - Parameters:
+                ///   - event:
+                ///   - data:
+                public init(
+                    event: OpenAPIRuntime.OpenAPIValueContainer,
+                    data: Swift.String
+                ) {
+                    self.event = event
+                    self.data = data
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case event
+                    case data
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ProfileEvent/case11`.
+            case case11(Components.Schemas.ProfileEvent.Case11Payload)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
@@ -7636,6 +8045,12 @@ extension Components {
                 } catch {
                     errors.append(error)
                 }
+                do {
+                    self = .case11(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
                 throw Swift.DecodingError.failedToDecodeOneOfSchema(
                     type: Self.self,
                     codingPath: decoder.codingPath,
@@ -7663,6 +8078,8 @@ extension Components {
                 case let .case9(value):
                     try value.encode(to: encoder)
                 case let .case10(value):
+                    try value.encode(to: encoder)
+                case let .case11(value):
                     try value.encode(to: encoder)
                 }
             }

@@ -158,6 +158,25 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/renderers/{rendererName}/drain`.
     /// - Remark: Generated from `#/paths//v1/renderers/{rendererName}/drain/post(drainRenderer)`.
     func drainRenderer(_ input: Operations.DrainRenderer.Input) async throws -> Operations.DrainRenderer.Output
+    /// The profile's cookies and localStorage, as Playwright's storageState
+    ///
+    /// Exactly the document Playwright's `context.storage_state()` writes: every cookie with its attributes, and each origin's localStorage, in the order they were put. It goes into `browser.new_context(storage_state=...)`. Cookies are secrets: only the administrator, the profile's own token (or its renderer's) read them; an off-the-record profile has its own, held in memory only.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/storage-state`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/storage-state/get(getStorageState)`.
+    func getStorageState(_ input: Operations.GetStorageState.Input) async throws -> Operations.GetStorageState.Output
+    /// Replace the profile's cookies and localStorage (Playwright's storageState)
+    ///
+    /// Takes a file saved by Playwright's `context.storage_state(path=...)` as it is (`curl -T state.json`: no Content-Type is taken as JSON). Checked member by member before anything changes: an unknown member, a wrong type, or a value past one of Chromium's limits (4,096 bytes of name and value per cookie, 1,024 per domain, path or partition key, 180 cookies per domain, 3,300 in all, 10 MiB of localStorage per origin in UTF-16) is a 422 invalid-storage-state naming the member (`member`), never quoting a value. It counts in the profile's byte budget (507 past it). Durable (a regular profile's) when answered; watchers of the profile get `profile.webState`; the renderer that holds the profile loads it into its Chromium.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/storage-state`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/storage-state/put(putStorageState)`.
+    func putStorageState(_ input: Operations.PutStorageState.Input) async throws -> Operations.PutStorageState.Output
+    /// Clear the profile's cookies and localStorage
+    ///
+    /// - Remark: HTTP `DELETE /v1/profiles/{profileId}/storage-state`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/storage-state/delete(deleteStorageState)`.
+    func deleteStorageState(_ input: Operations.DeleteStorageState.Input) async throws -> Operations.DeleteStorageState.Output
     /// Which registered renderer holds the profile
     ///
     /// The renderer browserd assigned the profile (and its fence), or null while none holds it; its pin and whether it is excluded from rendering.
@@ -850,6 +869,51 @@ extension APIProtocol {
         headers: Operations.DrainRenderer.Input.Headers = .init()
     ) async throws -> Operations.DrainRenderer.Output {
         try await drainRenderer(Operations.DrainRenderer.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The profile's cookies and localStorage, as Playwright's storageState
+    ///
+    /// Exactly the document Playwright's `context.storage_state()` writes: every cookie with its attributes, and each origin's localStorage, in the order they were put. It goes into `browser.new_context(storage_state=...)`. Cookies are secrets: only the administrator, the profile's own token (or its renderer's) read them; an off-the-record profile has its own, held in memory only.
+    ///
+    /// - Remark: HTTP `GET /v1/profiles/{profileId}/storage-state`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/storage-state/get(getStorageState)`.
+    public func getStorageState(
+        path: Operations.GetStorageState.Input.Path,
+        headers: Operations.GetStorageState.Input.Headers = .init()
+    ) async throws -> Operations.GetStorageState.Output {
+        try await getStorageState(Operations.GetStorageState.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Replace the profile's cookies and localStorage (Playwright's storageState)
+    ///
+    /// Takes a file saved by Playwright's `context.storage_state(path=...)` as it is (`curl -T state.json`: no Content-Type is taken as JSON). Checked member by member before anything changes: an unknown member, a wrong type, or a value past one of Chromium's limits (4,096 bytes of name and value per cookie, 1,024 per domain, path or partition key, 180 cookies per domain, 3,300 in all, 10 MiB of localStorage per origin in UTF-16) is a 422 invalid-storage-state naming the member (`member`), never quoting a value. It counts in the profile's byte budget (507 past it). Durable (a regular profile's) when answered; watchers of the profile get `profile.webState`; the renderer that holds the profile loads it into its Chromium.
+    ///
+    /// - Remark: HTTP `PUT /v1/profiles/{profileId}/storage-state`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/storage-state/put(putStorageState)`.
+    public func putStorageState(
+        path: Operations.PutStorageState.Input.Path,
+        headers: Operations.PutStorageState.Input.Headers = .init(),
+        body: Operations.PutStorageState.Input.Body
+    ) async throws -> Operations.PutStorageState.Output {
+        try await putStorageState(Operations.PutStorageState.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Clear the profile's cookies and localStorage
+    ///
+    /// - Remark: HTTP `DELETE /v1/profiles/{profileId}/storage-state`.
+    /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/storage-state/delete(deleteStorageState)`.
+    public func deleteStorageState(
+        path: Operations.DeleteStorageState.Input.Path,
+        headers: Operations.DeleteStorageState.Input.Headers = .init()
+    ) async throws -> Operations.DeleteStorageState.Output {
+        try await deleteStorageState(Operations.DeleteStorageState.Input(
             path: path,
             headers: headers
         ))
