@@ -41,7 +41,8 @@ run: release
 ## README quickstart as written, the event streams with a real SSE client (httpx-sse), the inspector
 ## page and a cross-origin page in headless chromium (selenium), the WebDriver facade with selenium's
 ## webdriver.Remote and raw HTTP, automation clients (Playwright's connect_over_cdp, raw WebSockets, and
-## WebDriver's scripts) on two profiles' real pages through browserd-renderer (tests/automation_test.py), hostile tenants and clients against a real process (tests/hostile_test.py),
+## WebDriver's scripts) on two profiles' real pages through browserd-renderer (tests/automation_test.py), a profile's web state
+## (a login kept across a killed renderer, Playwright's storageState; tests/web_state_test.py), hostile tenants and clients against a real process (tests/hostile_test.py),
 ## hostile files and uploads against a real process (tests/hostile_files_test.py; the fuzz corpus is
 ## replayed by the Swift suites),
 ## the Swift client package (clients/swift: its suites, and browserd-renderer's with a real headless Chromium and
@@ -129,6 +130,7 @@ test-steps:
 	$(PYTHON) tests/webdriver_test.py $(TEST_BIN)
 	$(PYTHON) tests/automation_test.py $(TEST_BIN) $(BROWSERD_RENDERER)
 	$(PYTHON) tests/renderers_test.py $(POSTGRES_BROWSERD) $(BROWSERD_RENDERER)
+	$(PYTHON) tests/web_state_test.py $(POSTGRES_BROWSERD) $(BROWSERD_RENDERER)
 	$(PYTHON) tests/hostile_test.py $(TEST_BIN)
 	$(PYTHON) tests/hostile_files_test.py $(TEST_BIN)
 	@echo "== $$(date +%T) the Swift client's terminal tab strip (browserd-tabs) in tmux against the embedded build"

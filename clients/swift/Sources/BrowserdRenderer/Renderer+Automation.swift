@@ -92,6 +92,7 @@ extension Renderer: AutomationHost {
     static func brief(_ error: any Error) -> String {
         if let problem = BrowserdProblem.from(error) { return problem.description }
         if let error = error as? ClientError { return "\(error.operationID): \(error.causeDescription) (\(type(of: error.underlyingError)))" }
+        if let error = error as? DevToolsError { return "\(error)" }
         return "\(type(of: error))"
     }
 

@@ -96,6 +96,8 @@ public actor Renderer {
     private var contexts: [String: Task<String?, Never>] = [:]
     /// The live pages: each tab's page, window, target and session (a popup names its opener's target).
     var table = PageTable<LivePage>()
+    /// The profile's web state as kept in step with browserd (``keepWebState()``).
+    var webState = WebStateTracker()
     /// The sweep of pages whose tab left its window (``PageTable/moveGrace``), while one is due.
     private var sweeping: Task<Void, Never>?
     private let started = ContinuousClock.now
@@ -164,6 +166,7 @@ public actor Renderer {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.superviseChromium() }
+            group.addTask { await self.keepWebState() }
             if self.gateway != nil { group.addTask { await self.announceLeases() } }
             group.addTask {
                 do { try await self.followWindows(of: self.options.profileID) } catch { self.logger.error("profile stream ended: \(error)") }
@@ -174,6 +177,8 @@ public actor Renderer {
         incognito?.task.cancel()
         for task in windowTasks.values { task.cancel() }
         for window in windows.keys { options.livePageAllocator?.remove(window) }
+        // What changed since the last reading is saved before Chromium goes.
+        await saveWebState()
         await dropPages(closingTargets: false)
         await gateway?.stop()
         await withdrawLeases()
@@ -207,12 +212,15 @@ public actor Renderer {
                 process = try ChromiumProcess(launch)
                 // The pipe answers once the browser is up.
                 browserVersion = try await process.connection.call("Browser.getVersion", timeout: options.policy.startTimeout)
+                // Nothing a page (or a client) does writes to this machine's disk: downloads are refused.
+                _ = try await process.connection.call("Browser.setDownloadBehavior", ["behavior": "deny"])
+                // browserd's web state goes in before any page of the profile (they would load logged
+                // out), from a page of the renderer's own attached here, before Chromium attaches any.
+                await loadWebState(process.connection)
                 // Every new target is attached and waits for the debugger: a page's popup gets its
                 // script before its first document, and becomes a tab (``popupOpened(_:)``).
                 _ = try await process.connection.call(
                     "Target.setAutoAttach", ["autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true])
-                // Nothing a page (or a client) does writes to this machine's disk: downloads are refused.
-                _ = try await process.connection.call("Browser.setDownloadBehavior", ["behavior": "deny"])
             } catch {
                 logger.error("Chromium did not start: \(error)")
                 try? await Task.sleep(for: backoff.failed())
@@ -353,6 +361,7 @@ public actor Renderer {
             case .browsersAdd(let add): await follow(windowIDs(of: profile) + [add.browser.id], of: profile)
             case .browsersRemove(let remove): await follow(windowIDs(of: profile).filter { $0 != remove.browserId }, of: profile)
             case .profileIncognito(let change): await followIncognito(change.incognitoProfileId, of: profile)
+            case .profileWebState where profile == options.profileID: await webStateChangedAtBrowserd()
             case .profileDeleted:
                 await follow([], of: profile)
                 return

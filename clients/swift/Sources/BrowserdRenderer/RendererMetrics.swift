@@ -16,6 +16,7 @@ public final class RendererMetrics: Sendable {
     public let fencedReports: Counter
     public let renewalFailures: Counter
     public let reportSeconds: DurationHistogram
+    public let webStateSaves: Counter
 
     public init() {
         profilesHeld = registry.makeGauge(name: "browserd_renderer_profiles_held", help: "Profiles browserd gave this renderer.")
@@ -24,6 +25,8 @@ public final class RendererMetrics: Sendable {
         chromiumStarts = registry.makeCounter(name: "browserd_renderer_chromium_starts_total", help: "Chromium processes started (restarts included).")
         fencedReports = registry.makeCounter(
             name: "browserd_renderer_fenced_reports_total", help: "Reports browserd refused because another renderer holds the profile now.")
+        webStateSaves = registry.makeCounter(
+            name: "browserd_renderer_web_state_saves_total", help: "Times a profile's changed web state (cookies, localStorage) was saved at browserd.")
         renewalFailures = registry.makeCounter(name: "browserd_renderer_renewal_failures_total", help: "Registrations or renewals that failed.")
         reportSeconds = registry.makeDurationHistogram(
             name: "browserd_renderer_report_seconds",

@@ -12,6 +12,10 @@ public struct RendererPolicy: Sendable, Equatable {
     /// a picture's.
     public var commandTimeout: Duration = .seconds(10)
     public var quickCommandTimeout: Duration = .seconds(2)
+    /// How often the profile's web state (cookies, the live pages' localStorage) is read and, when it
+    /// changed, saved at browserd: what a crash can lose (issue 52; Chrome's own cookie store commits
+    /// every 30 s).
+    public var webStateEvery: Duration = .seconds(1)
     public var snapshotTimeout: Duration = .seconds(5)
     /// Chromium's navigation list, asked at a commit, may not hold the committed URL yet (a popup's
     /// first entry, about one popup in ten): asked again at most this many times, this far apart.
