@@ -524,8 +524,19 @@ def scenario_webdriver(binary, admin):
     """A WebDriver client behind a round-robin proxy: each command may reach another instance."""
     def body(database, instances):
         capabilities = {"capabilities": {"alwaysMatch": {"browserName": "browserd"}}}
+        # While the database cannot say whether the shared profile exists, a new session is refused
+        # (503), never made here with a second shared profile.
+        database.psql("ALTER TABLE profiles RENAME TO profiles_unreadable", url=database.url)
+        try:
+            refused = instances[1].client.post("/webdriver/session", json=capabilities)
+        finally:
+            database.psql("ALTER TABLE profiles_unreadable RENAME TO profiles", url=database.url)
+        check(refused.status_code == 503 and refused.headers.get("Retry-After"), "a new session the database cannot place: %s %s" % (refused.status_code, refused.text[:160]))
         first = instances[1].client.post("/webdriver/session", json=capabilities)
         check(first.status_code == 200, "new session through B: %s %s" % (first.status_code, first.text))
+        stored = subprocess.run(["psql", database.url, "-At", "-c", "SELECT count(*) FROM profiles WHERE name = 'webdriver'"],
+                                check=True, capture_output=True, text=True).stdout.strip()
+        check(stored == "1", "one shared profile after the refusal: %s" % stored)
         session = first.json()["value"]["sessionId"]
         maker = first.headers.get("X-Browserd-Instance")
         # The shared "webdriver" profile lives on one instance: a second session asked elsewhere goes there.
@@ -692,7 +703,8 @@ def scenario_lazy_read_fails(binary, admin):
         a.stop()  # its leases end with it: B takes the profile over on its first request
         database.psql("ALTER TABLE tabs RENAME TO tabs_unreadable", url=database.url)
         try:
-            replies = [b.client.get("/v1/browsers/%s" % window), b.client.get("/v1/tabs/%s/history" % tab),
+            # The list of every window too: a list without the profile's windows would be made up.
+            replies = [b.client.get("/v1/browsers"), b.client.get("/v1/browsers/%s" % window), b.client.get("/v1/tabs/%s/history" % tab),
                        b.client.post("/v1/tabs/%s/navigate" % tab, json={"url": "https://during.example/"})]
             check(all(r.status_code == 503 and r.headers.get("Retry-After") and r.json().get("type") == "/problems/storage-unavailable" for r in replies),
                   "a failed load is 503 with Retry-After: %s" % [(r.status_code, r.text[:120]) for r in replies])
@@ -708,7 +720,7 @@ def scenario_lazy_read_fails(binary, admin):
         check(after.status_code == 200, "a change after it: %s" % after.status_code)
         urls = [e["url"] for e in b.client.get("/v1/tabs/%s/history" % tab).json()["entries"]]
         check(urls == stored + ["https://after.example/"], "nothing made up, nothing lost: %s" % urls)
-        return "lazy read: a takeover whose load failed (tabs unreadable) was 503 on a read, the history and a change, held nothing; then the stored 6 entries and a 7th"
+        return "lazy read: a takeover whose load failed (tabs unreadable) was 503 on the list of windows, a read, the history and a change, held nothing; then the stored 6 entries and a 7th"
 
     return with_cluster(binary, admin, 2, body)
 

@@ -17,6 +17,11 @@ public protocol ResidencyBackend: Sendable {
     /// Whether something the model does not see keeps `id` in memory (a WebDriver session).
     func keeps(_ id: ProfileID) -> Bool
 
+    /// Before `id` leaves memory (idle): what it queued must be on disk. - Throws: when it is not; the
+    /// profile then stays, and its next idle sweep tries again (issue 53: a failed final flush never
+    /// drops what was acknowledged).
+    func flushBeforeRelease(_ id: ProfileID) async throws
+
     /// `id` has left memory: what it queued must reach the store before anyone loads it again (and
     /// a lease is given back, so another instance may take it at once).
     func released(_ id: ProfileID) async
@@ -28,6 +33,7 @@ public protocol ResidencyBackend: Sendable {
 
 extension ResidencyBackend {
     public func keeps(_ id: ProfileID) -> Bool { false }
+    public func flushBeforeRelease(_ id: ProfileID) async throws {}
     public func evictionsBegin() {}
     public func evictionsEnd() {}
 }
@@ -68,7 +74,7 @@ public final class ProfileResidency: Sendable {
         /// Loads under way, shared by every request that waits for the profile.
         var loading: [ProfileID: Task<Bool, any Error>] = [:]
         /// Profiles being dropped: loading one waits for this first.
-        var evicting: [ProfileID: Task<Void, Never>] = [:]
+        var evicting: [ProfileID: Task<Bool, Never>] = [:]
         /// When each profile in memory was last touched.
         var touched: [ProfileID: ContinuousClock.Instant] = [:]
     }
@@ -133,7 +139,7 @@ public final class ProfileResidency: Sendable {
     /// - Throws: what the backend's ``ResidencyBackend/acquire(_:)`` threw; nothing of it is held.
     public func bringIn(_ id: ProfileID, replacing unreachable: InstanceID? = nil) async throws {
         while true {
-            let (wait, load) = state.withLock { state -> (Task<Void, Never>?, Task<Bool, any Error>?) in
+            let (wait, load) = state.withLock { state -> (Task<Bool, Never>?, Task<Bool, any Error>?) in
                 if let eviction = state.evicting[id] { return (eviction, nil) }
                 if let load = state.loading[id] { return (nil, load) }
                 guard !service.holdsProfile(id) else {
@@ -190,7 +196,7 @@ public final class ProfileResidency: Sendable {
         var dropped: [ProfileID] = []
         for id in service.heldProfiles {
             guard !service.hasOffTheRecord(id), service.events.openStreams(profile: id) == 0, !backend.keeps(id) else { continue }
-            let eviction = state.withLock { state -> Task<Void, Never>? in
+            let eviction = state.withLock { state -> Task<Bool, Never>? in
                 guard state.loading[id] == nil, state.evicting[id] == nil else { return nil }
                 let last = state.touched[id] ?? now
                 if state.touched[id] == nil { state.touched[id] = now }
@@ -201,8 +207,7 @@ public final class ProfileResidency: Sendable {
             }
             guard let eviction else { continue }
             if dropped.isEmpty { backend.evictionsBegin() }
-            await eviction.value
-            dropped.append(id)
+            if await eviction.value { dropped.append(id) }
         }
         if !dropped.isEmpty { backend.evictionsEnd() }
         return dropped
@@ -222,7 +227,19 @@ public final class ProfileResidency: Sendable {
         }
     }
 
-    private func drop(_ id: ProfileID) async {
+    /// Drops `id` once what it queued is on disk (false: that failed, and it stays).
+    private func drop(_ id: ProfileID) async -> Bool {
+        do {
+            try await backend.flushBeforeRelease(id)
+        } catch {
+            state.withLock { state in
+                state.evicting[id] = nil
+                state.touched[id] = .now
+            }
+            logger.warning(
+                "an idle profile stays in memory: what it queued could not be written", metadata: ["profile": "\(id)", "error": "\(error)"])
+            return false
+        }
         let remains = await service.unloadProfile(id)
         await remains.releaseOnAThreadOfItsOwn()
         await backend.released(id)
@@ -233,5 +250,6 @@ public final class ProfileResidency: Sendable {
         evictions.increment()
         loaded.record(Double(service.heldProfiles.count))
         logger.debug("dropped an idle profile from memory", metadata: ["profile": "\(id)"])
+        return true
     }
 }

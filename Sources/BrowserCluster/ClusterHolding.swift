@@ -66,9 +66,16 @@ final class ClusterHolding: PlacementHolding, ProfileDropping {
 
     /// Makes sure `profile` lives somewhere: here already, elsewhere (a live owner), or here after
     /// taking it over. For lists, which gather every profile's windows.
+    /// - Throws: ``TakeoverFailed`` when nobody holds it and taking it over failed (a list without its
+    ///   windows would be a made-up answer), or the database's error.
     func ensureHeld(_ profile: String) async throws {
         if try await lookups.liveOwner(of: profile) != nil { return }
-        _ = await takeOver(profile, replacing: nil)
+        if case .failed = await takeOver(profile, replacing: nil) { throw TakeoverFailed(profile: profile) }
+    }
+
+    /// Nobody holds a profile and taking it over failed.
+    struct TakeoverFailed: Error {
+        let profile: String
     }
 
     /// Drops a profile this instance no longer holds (lost at renewal, fenced, refused, or memory may

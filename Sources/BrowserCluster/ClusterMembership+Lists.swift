@@ -21,9 +21,12 @@ extension ClusterMembership {
         let others: [(instanceID: InstanceID, url: String)]
         do {
             for profile in try await leases.unheldProfiles() where caller.reaches(ProfileID(rawValue: profile)) {
-                try? await ensureHeld(profile)
+                try await ensureHeld(profile)
             }
             others = try await leases.otherLiveInstances()
+        } catch let failed as ClusterHolding.TakeoverFailed {
+            // Its windows cannot be listed: the whole list is refused, never answered without them.
+            throw HTTPError.storageUnavailable("Profile \(failed.profile) could not be taken over, so its windows cannot be listed; retry.", retryAfter: 1)
         } catch {
             throw HTTPError.storageUnavailable("The database cannot say which instances hold windows: \(PostgresStore.describe(error))", retryAfter: 1)
         }

@@ -109,12 +109,14 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     /// Where a new WebDriver session will live, as the facade decides it (`browserd:profileId`, else
     /// a profile token's own profile, else the shared profile named "webdriver"), so the instance
     /// that holds it makes the session. Nil: made here (a new shared profile, or an invalid request).
-    func webDriverSessionProfile(_ request: HTTPRequest) async -> String? {
+    /// - Throws: the database could not say whether the shared profile exists (making it here then
+    ///   could make a second one: the request is refused instead, issue 53).
+    func webDriverSessionProfile(_ request: HTTPRequest) async throws -> String? {
         if let id = RequestSubject.webDriverCapabilityProfile(request) { return id }
         if let own = tokens.tokenProfile(of: request) { return own.rawValue }
         // The oldest stored one, as the facade picks it among those it holds (the database knows a
         // profile as soon as its creation was answered; the directory may learn it a moment later).
-        return try? await stored.oldestProfile(named: "webdriver")
+        return try await stored.oldestProfile(named: "webdriver")
     }
 
     /// Whether a pipeline of reads (``Forwarder/pipelinePath``) came from another instance of this cluster.
@@ -127,7 +129,11 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     public func place(_ request: HTTPRequest) async -> HTTPResponse? {
         let subject: Placement.Subject?
         if RequestSubject.isNewWebDriverSession(request, basePath: webDriverBasePath) {
-            subject = await webDriverSessionProfile(request).map(Placement.Subject.profile)
+            do {
+                subject = try await webDriverSessionProfile(request).map(Placement.Subject.profile)
+            } catch {
+                return PlacementInterpreter.unavailable("The database cannot say which profile a new session belongs to; retry.", request)
+            }
         } else {
             subject = RequestSubject(request)
         }

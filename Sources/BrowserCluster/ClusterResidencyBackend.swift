@@ -86,6 +86,8 @@ final class ClusterResidencyBackend: ResidencyBackend {
     func evictionsBegin() { memory.evictionsBegin() }
     func evictionsEnd() { memory.evictionsEnd() }
 
+    func flushBeforeRelease(_ id: ProfileID) async throws { try await flush() }
+
     func released(_ id: ProfileID) async {
         // What it queued is committed before the lease goes: the next owner reads the last commit.
         do {

@@ -18,8 +18,9 @@ struct OffTheRecordSearch: Sendable {
     let forwarder: Forwarder
     let forwarded: Counter
 
-    /// The answer of the instance that has `subject`, or nil when none does (the handler's 404 here),
-    /// or when another instance forwarded the request (one hop at most).
+    /// The answer of the instance that has `subject`; a 503 when none has it but one could not say
+    /// (a timeout, a 5xx); nil when every instance said it has not (the handler's 404 here), or when
+    /// another instance forwarded the request (one hop at most).
     /// - Throws: the database could not be read.
     func place(_ subject: Placement.Subject, _ request: HTTPRequest) async throws -> HTTPResponse? {
         guard !forwarder.isFromPeer(request) else { return nil }
@@ -36,14 +37,22 @@ struct OffTheRecordSearch: Sendable {
         do { others = try await leases.otherLiveInstances() } catch { throw ClusterLookups.Failure(error) }
         let candidates = OffTheRecordCandidates.order(parentOwners: parentOwners, otherInstances: others.map(\.url))
         let probe = Self.readPath(of: subject)
+        var answers: [OffTheRecordCandidates.Answer] = []
         for url in candidates {
-            guard let found = try? await forwarder.get(probe, from: url, for: request), found.status == 200 else { continue }
+            let status = try? await forwarder.get(probe, from: url, for: request).status
+            let answer = OffTheRecordCandidates.answer(status: status)
+            answers.append(answer)
+            guard answer == .has else { continue }
             forwarded.increment()
             do {
                 return try await forwarder.forward(request, to: url)
             } catch {
                 return PlacementInterpreter.unavailable("The instance that holds this incognito resource did not answer; retry.", request)
             }
+        }
+        // Not found only when every instance said so: one that could not say may hold it (issue 53).
+        if OffTheRecordCandidates.nobodyHasIt(answers) == .unavailable {
+            return PlacementInterpreter.unavailable("An instance that may hold this incognito resource did not answer; retry.", request)
         }
         return nil
     }

@@ -200,8 +200,8 @@ public final class PersistenceStore {
         return check == "ok" ? nil : check
     }
 
-    /// The schema version of the file.
-    public var schemaVersion: Int { (try? SQLiteMigrator.version(of: db)) ?? 0 }
+    /// The schema version of the file. - Throws: when it cannot be read (never a made-up 0).
+    public func schemaVersion() throws -> Int { try SQLiteMigrator.version(of: db) }
 
     /// Applies changes in one transaction; when it returns, they are on disk.
     public func apply(_ changes: [ChangeSet]) throws {

@@ -45,6 +45,8 @@ struct EmbeddedResidencyBackend: ResidencyBackend {
 
     func keeps(_ id: ProfileID) -> Bool { hasWebDriverSessions(id) }
 
+    func flushBeforeRelease(_ id: ProfileID) async throws { try await flush() }
+
     func released(_ id: ProfileID) async {
         // What it queued must be on disk before anyone loads it again.
         do { try await flush() } catch { logger.warning("dropping a profile: the writer failed", metadata: ["profile": "\(id)", "error": "\(error)"]) }

@@ -34,4 +34,35 @@ public enum OffTheRecordCandidates {
         for url in parentOwners + otherInstances where !candidates.contains(url) { candidates.append(url) }
         return candidates
     }
+
+    /// What one candidate said when asked for the subject.
+    public enum Answer: Sendable, Equatable {
+        /// It has it (200).
+        case has
+        /// It answered that it has not (404, or another answer that says so: 401, 403, 410).
+        case hasNot
+        /// It could not say: no answer in time, a refused connection, a 5xx, a 429.
+        case couldNotSay
+    }
+
+    /// A probe's HTTP status as an ``Answer`` (nil: no answer at all).
+    public static func answer(status: Int?) -> Answer {
+        switch status {
+        case 200: .has
+        case 401, 403, 404, 410: .hasNot
+        default: .couldNotSay
+        }
+    }
+
+    /// What the search concludes once every candidate was asked and none has the subject: not found
+    /// only when each said it has not; when any could not say, the subject may live there, so the
+    /// request is refused for now (503), never answered "not found" (issue 53).
+    public static func nobodyHasIt(_ answers: [Answer]) -> Conclusion {
+        answers.contains(.couldNotSay) ? .unavailable : .notFound
+    }
+
+    public enum Conclusion: Sendable, Equatable {
+        case notFound
+        case unavailable
+    }
 }

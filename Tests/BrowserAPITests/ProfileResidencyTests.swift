@@ -20,6 +20,7 @@ import Testing
         let released = Mutex<[ProfileID]>([])
         let failures = Mutex(0)
         let kept = Mutex<Set<ProfileID>>([])
+        let flushFails = Mutex(false)
         let acquireTakes: Duration
         let releaseTakes: Duration
 
@@ -49,6 +50,8 @@ import Testing
         }
 
         func keeps(_ id: ProfileID) -> Bool { kept.withLock { $0.contains(id) } }
+
+        func flushBeforeRelease(_ id: ProfileID) async throws { if flushFails.withLock({ $0 }) { throw Unreadable() } }
 
         func released(_ id: ProfileID) async {
             try? await Task.sleep(for: releaseTakes)
@@ -119,6 +122,24 @@ import Testing
         try await residency.bringIn(idle)
         #expect(service.holdsProfile(idle) && backend.acquires.withLock { $0 } == 5)
         #expect(await Self.residency(backend, idle: nil).evictIdle(now: start + .seconds(1_000)) == [], "no idle time: never")
+    }
+
+    /// An idle profile whose final flush fails stays in memory (what it acknowledged is not dropped),
+    /// and leaves at a later sweep once the flush works (issue 53).
+    @Test func anIdleProfileWhoseFlushFailsStays() async throws {
+        let service = BrowserService(framing: SSEFraming())
+        let backend = Backend(service, acquireTakes: .zero)
+        let residency = Self.residency(backend, idle: .seconds(10))
+        let id = ProfileID(rawValue: "p1")
+        try await residency.bringIn(id)
+        backend.flushFails.withLock { $0 = true }
+        let start = ContinuousClock.now
+        #expect(await residency.evictIdle(now: start + .seconds(12)) == [])
+        #expect(service.holdsProfile(id) && backend.released.withLock { $0 }.isEmpty)
+        #expect(residency.touch(id), "still served")
+        backend.flushFails.withLock { $0 = false }
+        #expect(await residency.evictIdle(now: .now + .seconds(12)) == [id])
+        #expect(!service.holdsProfile(id))
     }
 
     @Test func aTouchDuringADropWaitsForItThenLoadsAgain() async throws {

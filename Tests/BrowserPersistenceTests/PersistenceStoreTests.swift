@@ -53,7 +53,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
         let change = sampleChange()
         do {
             let store = try PersistenceStore(path: path)
-            #expect(store.schemaVersion == PersistenceStore.migrator.latestVersion)
+            #expect(try store.schemaVersion() == PersistenceStore.migrator.latestVersion)
             try store.apply([change])
         }
         let loaded = try PersistenceStore(path: path).load()
@@ -139,7 +139,7 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
             try db.run("INSERT INTO profiles (id, name, created_at) VALUES ('p0000000000000009', 'Old', 0)")
         }
         let store = try PersistenceStore(path: path)
-        #expect(store.schemaVersion == PersistenceStore.migrator.latestVersion)
+        #expect(try store.schemaVersion() == PersistenceStore.migrator.latestVersion)
         #expect(try store.load().profiles.map(\.name) == ["Old"])
     }
 

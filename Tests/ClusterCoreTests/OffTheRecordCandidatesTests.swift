@@ -32,4 +32,14 @@ import Testing
         #expect(OffTheRecordCandidates.order(parentOwners: [], otherInstances: ["http://c"]) == ["http://c"])
         #expect(OffTheRecordCandidates.order(parentOwners: [], otherInstances: []).isEmpty)
     }
+
+    /// A candidate that cannot say (a timeout, a 503) leaves the search unable to say "not found".
+    @Test func aCandidateThatCannotSayMakesTheSearchUnavailableNotNotFound() {
+        #expect(OffTheRecordCandidates.answer(status: 200) == .has)
+        #expect(OffTheRecordCandidates.answer(status: 404) == .hasNot)
+        for status in [nil, 429, 500, 502, 503, 504] as [Int?] { #expect(OffTheRecordCandidates.answer(status: status) == .couldNotSay) }
+        #expect(OffTheRecordCandidates.nobodyHasIt([]) == .notFound)
+        #expect(OffTheRecordCandidates.nobodyHasIt([.hasNot, .hasNot]) == .notFound)
+        #expect(OffTheRecordCandidates.nobodyHasIt([.hasNot, .couldNotSay]) == .unavailable)
+    }
 }

@@ -225,7 +225,7 @@ final class StoreFixture: Sendable {
             switch kind {
             case .sqlite:
                 let path = location
-                _ = try await onThread { try PersistenceStore(path: path).schemaVersion }
+                _ = try await onThread { try PersistenceStore(path: path).schemaVersion() }
             case .postgres:
                 #if PostgreSQL
                     let store = PostgresStore(url: try DatabaseURL(location), callDeadline: Self.callDeadline, logger: Self.logger)
