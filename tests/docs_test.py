@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The README and docs/ stay true to the tree: every relative link reaches a file (and every #anchor a
-heading of it), every `--flag` they name exists, and the README stays short (at most 12 KB).
+heading of it), every `--flag` they name exists, the README stays short (at most 12 KB), and
+docs/layout.md names every source folder there is (Sources/ and clients/swift/Sources/) and no other.
 
 Flags are looked up where they are defined: `browserd serve --help` and `browserd healthcheck --help`
 (the binary given), the @Option/@Flag properties of the Swift clients' commands (clients/swift), the
@@ -59,6 +60,24 @@ def known_flags(browserd):
     return flags
 
 
+def layout_problems(problems):
+    """docs/layout.md names each folder of Sources/ as `Sources/NAME` and each of clients/swift/Sources/
+    as `NAME` (in its clients row), and names no Sources/ folder that is not there."""
+    text = open(os.path.join(ROOT, "docs", "layout.md")).read()
+    server = sorted(d for d in os.listdir(os.path.join(ROOT, "Sources")) if os.path.isdir(os.path.join(ROOT, "Sources", d)))
+    clients = sorted(d for d in os.listdir(os.path.join(ROOT, "clients", "swift", "Sources")))
+    for folder in server:
+        if "`Sources/%s`" % folder not in text:
+            problems.append("docs/layout.md: Sources/%s is not named" % folder)
+    for named in sorted(set(re.findall(r"`Sources/([A-Za-z0-9_-]+)", text))):
+        if named not in server:
+            problems.append("docs/layout.md: Sources/%s does not exist" % named)
+    for folder in clients:
+        if "`%s`" % folder not in text:
+            problems.append("docs/layout.md: clients/swift/Sources/%s is not named" % folder)
+    return len(server) + len(clients)
+
+
 def main():
     browserd = sys.argv[1]
     problems = []
@@ -87,9 +106,11 @@ def main():
             named += 1
             if flag not in flags:
                 problems.append("%s: %s is no flag of browserd, its clients, scripts or the tools listed here" % (name, flag))
+    folders = layout_problems(problems)
     if problems:
         sys.exit("docs:\n  " + "\n  ".join(problems))
-    print("docs: README %d bytes; %d links and %d flags in %d documents all exist" % (size, links, named, len(documents())))
+    print("docs: README %d bytes; %d links and %d flags in %d documents all exist; docs/layout.md names the %d source folders"
+          % (size, links, named, len(documents()), folders))
 
 
 if __name__ == "__main__":

@@ -54,8 +54,7 @@ struct EmbeddedResidencyBackend: ResidencyBackend {
 
     func evictionsBegin() {
         // What the drops free leaves the heap at once (see the shim); glibc's usual settings come back
-        // after them. With `LoadThread`: RSS after idle 1.08× the empty server's at 1,000,000 stored
-        // tabs (1.13× before).
+        // after them (what it earns is measured by bench/memory_policy.py).
         memory.beginEvictions()
     }
 

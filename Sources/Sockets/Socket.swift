@@ -6,8 +6,8 @@ import Synchronization
 
 /// A socket's file descriptor, owned: closed exactly once, by ``close()`` or when the last reference
 /// goes. After a close, ``descriptor`` is -1, so a call made through a closed socket fails with
-/// `EBADF` instead of reaching whatever socket took its number meanwhile (three double-close fixes
-/// in the relay and the stream loops came from raw `Int32`s shared by two owners).
+/// `EBADF` instead of reaching whatever socket took its number meanwhile (a raw `Int32` shared by
+/// two owners can be closed twice).
 ///
 /// The descriptor is atomic: a close from one thread while another still reads it (a client's reader
 /// and the test that ends it) closes it once, and the reader then sees -1.
