@@ -71,12 +71,12 @@ public struct ResidencyMemoryHooks: Sendable {
 ///   and drops of one profile never overlap, and a drop ends with the backend's ``ResidencyBackend/released(_:)``.
 public final class ProfileResidency: Sendable {
     struct State {
+        /// What each profile is doing: the decisions (``ResidencyMachine``).
+        var machine = ResidencyMachine()
         /// Loads under way, shared by every request that waits for the profile.
         var loading: [ProfileID: Task<Bool, any Error>] = [:]
-        /// Profiles being dropped: loading one waits for this first.
-        var evicting: [ProfileID: Task<Bool, Never>] = [:]
-        /// When each profile in memory was last touched.
-        var touched: [ProfileID: ContinuousClock.Instant] = [:]
+        /// Drops under way (true: it left memory); loading one waits for this first.
+        var dropping: [ProfileID: Task<Bool, Never>] = [:]
     }
 
     public let service: BrowserService
@@ -126,11 +126,7 @@ public final class ProfileResidency: Sendable {
     /// Marks the regular profile `root` (in memory) as used now. False when it is still loading or
     /// being dropped: the caller must wait for ``bringIn(_:)``.
     public func touch(_ root: ProfileID, now: ContinuousClock.Instant = .now) -> Bool {
-        state.withLock { state in
-            guard state.evicting[root] == nil, state.loading[root] == nil else { return false }
-            state.touched[root] = now
-            return true
-        }
+        state.withLock { $0.machine.touch(root, now: now) }
     }
 
     /// Brings the regular profile `id` into memory unless it is there (waiting for its drop to end
@@ -139,26 +135,29 @@ public final class ProfileResidency: Sendable {
     /// - Throws: what the backend's ``ResidencyBackend/acquire(_:)`` threw; nothing of it is held.
     public func bringIn(_ id: ProfileID, replacing unreachable: InstanceID? = nil) async throws {
         while true {
+            let held = service.holdsProfile(id)
             let (wait, load) = state.withLock { state -> (Task<Bool, Never>?, Task<Bool, any Error>?) in
-                if let eviction = state.evicting[id] { return (eviction, nil) }
-                if let load = state.loading[id] { return (nil, load) }
-                guard !service.holdsProfile(id) else {
-                    state.touched[id] = .now
-                    return (nil, nil)
+                switch state.machine.want(id, held: held, now: .now) {
+                case .waitForDrop: return (state.dropping[id], nil)
+                case .joinLoad: return (nil, state.loading[id])
+                case .here: return (nil, nil)
+                case .startLoad:
+                    let load = Task { try await self.load(id, replacing: unreachable) }
+                    state.loading[id] = load
+                    return (nil, load)
                 }
-                let load = Task { try await self.load(id, replacing: unreachable) }
-                state.loading[id] = load
-                return (nil, load)
             }
             if let wait {
-                await wait.value
+                _ = await wait.value
                 continue
             }
             guard let load else { return }
             let result = await load.result
+            let heldNow = service.holdsProfile(id)
             state.withLock { state in
-                if state.loading[id] == load { state.loading[id] = nil }
-                if case .success = result { state.touched[id] = .now }
+                guard state.loading[id] == load else { return }
+                state.loading[id] = nil
+                state.machine.loadEnded(id, held: heldNow, now: .now)
             }
             _ = try result.get()
             return
@@ -180,37 +179,68 @@ public final class ProfileResidency: Sendable {
         return true
     }
 
-    /// Forgets what it knew of `id`, which left memory another way (a lease lost, a delete).
-    public func forget(_ id: ProfileID) {
-        state.withLock { _ = $0.touched.removeValue(forKey: id) }
-        loaded.record(Double(service.heldProfiles.count))
-    }
-
-    // MARK: Dropping idle profiles
+    // MARK: Dropping
 
     /// Drops every regular profile untouched for `idle` that nothing keeps.
     /// - Returns: the profiles dropped.
     @discardableResult
     public func evictIdle(now: ContinuousClock.Instant = .now) async -> [ProfileID] {
         guard let idle else { return [] }
-        var dropped: [ProfileID] = []
-        for id in service.heldProfiles {
-            guard !service.hasOffTheRecord(id), service.events.openStreams(profile: id) == 0, !backend.keeps(id) else { continue }
-            let eviction = state.withLock { state -> Task<Bool, Never>? in
-                guard state.loading[id] == nil, state.evicting[id] == nil else { return nil }
-                let last = state.touched[id] ?? now
-                if state.touched[id] == nil { state.touched[id] = now }
-                guard now - last >= idle else { return nil }
-                let task = Task { await self.drop(id) }
-                state.evicting[id] = task
-                return task
-            }
-            guard let eviction else { continue }
-            if dropped.isEmpty { backend.evictionsBegin() }
-            if await eviction.value { dropped.append(id) }
+        let candidates = service.heldProfiles.filter {
+            !service.hasOffTheRecord($0) && service.events.openStreams(profile: $0) == 0 && !backend.keeps($0)
         }
-        if !dropped.isEmpty { backend.evictionsEnd() }
+        var dropped: [ProfileID] = []
+        var began = false
+        // One at a time: a profile is marked only when its turn comes (until then it is served).
+        for id in candidates {
+            let task = state.withLock { state in
+                state.machine.sweep([id], idle: idle, now: now).first.map { startDrop($0, reason: .idle, in: &state) }
+            }
+            guard let task else { continue }
+            if !began { backend.evictionsBegin() }
+            began = true
+            if await task.value { dropped.append(id) }
+        }
+        if began { backend.evictionsEnd() }
         return dropped
+    }
+
+    /// The one door out of memory for another reason than idleness (the cluster's: a lease lost, a
+    /// fenced commit, a refusal, a failed commit): unloads `id` at once (no flush: memory may be ahead
+    /// of what may be written), after a load under way, or joins a drop under way.
+    /// - Returns: whether this drop unloaded it.
+    @discardableResult
+    public func drop(_ id: ProfileID, reason: ResidencyMachine.DropReason) async -> Bool {
+        while true {
+            let (wait, load, task) = state.withLock { state -> (Task<Bool, Never>?, Task<Bool, any Error>?, Task<Bool, Never>?) in
+                switch state.machine.drop(id, reason: reason) {
+                case .alreadyDropping: return (state.dropping[id], nil, nil)
+                case .afterLoad: return (nil, state.loading[id], nil)
+                case .start: return (nil, nil, startDrop(id, reason: reason, in: &state))
+                }
+            }
+            if let task { return await task.value }
+            if let wait {
+                _ = await wait.value
+                return false
+            }
+            _ = await load?.result
+            // The load's waiters end it; if none is left to, this is the one that does.
+            let held = service.holdsProfile(id)
+            state.withLock { state in
+                if let running = state.loading[id], running == load {
+                    state.loading[id] = nil
+                    state.machine.loadEnded(id, held: held, now: .now)
+                }
+            }
+        }
+    }
+
+    /// Starts the drop the machine decided (it is dropping already).
+    private func startDrop(_ id: ProfileID, reason: ResidencyMachine.DropReason, in state: inout State) -> Task<Bool, Never> {
+        let task = Task { await self.carryOutDrop(id, reason: reason) }
+        state.dropping[id] = task
+        return task
     }
 
     /// Sweeps often enough that a profile leaves within a quarter of its idle time after it (nil
@@ -227,29 +257,38 @@ public final class ProfileResidency: Sendable {
         }
     }
 
-    /// Drops `id` once what it queued is on disk (false: that failed, and it stays).
-    private func drop(_ id: ProfileID) async -> Bool {
-        do {
-            try await backend.flushBeforeRelease(id)
-        } catch {
+    /// Carries a drop out: for idleness, once what it queued is on disk (false: that failed, and it
+    /// stays), and handed on after (``ResidencyBackend/released(_:)``); for another reason, at once.
+    private func carryOutDrop(_ id: ProfileID, reason: ResidencyMachine.DropReason) async -> Bool {
+        func end(dropped: Bool) {
             state.withLock { state in
-                state.evicting[id] = nil
-                state.touched[id] = .now
+                state.dropping[id] = nil
+                state.machine.dropEnded(id, dropped: dropped, now: .now)
             }
-            logger.warning(
-                "an idle profile stays in memory: what it queued could not be written", metadata: ["profile": "\(id)", "error": "\(error)"])
+            loaded.record(Double(service.heldProfiles.count))
+        }
+        if reason == .idle {
+            do {
+                try await backend.flushBeforeRelease(id)
+            } catch {
+                end(dropped: false)
+                logger.warning(
+                    "an idle profile stays in memory: what it queued could not be written", metadata: ["profile": "\(id)", "error": "\(error)"])
+                return false
+            }
+        }
+        guard service.holdsProfile(id) else {
+            end(dropped: true)
             return false
         }
         let remains = await service.unloadProfile(id)
         await remains.releaseOnAThreadOfItsOwn()
-        await backend.released(id)
-        state.withLock { state in
-            state.evicting[id] = nil
-            state.touched[id] = nil
+        if reason == .idle {
+            await backend.released(id)
+            evictions.increment()
         }
-        evictions.increment()
-        loaded.record(Double(service.heldProfiles.count))
-        logger.debug("dropped an idle profile from memory", metadata: ["profile": "\(id)"])
+        end(dropped: true)
+        logger.debug("dropped a profile from memory", metadata: ["profile": "\(id)", "reason": "\(reason)"])
         return true
     }
 }

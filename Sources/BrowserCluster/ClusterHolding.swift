@@ -73,6 +73,16 @@ final class ClusterHolding: PlacementHolding, ProfileDropping {
         if case .failed = await takeOver(profile, replacing: nil) { throw TakeoverFailed(profile: profile) }
     }
 
+    /// Why a profile leaves memory, as the residency names it.
+    static func dropReason(_ reason: LeaseKeeper.Reason) -> ResidencyMachine.DropReason {
+        switch reason {
+        case .takenOver, .renewalFailing: .leaseLost
+        case .fenced: .fenced
+        case .refused: .refused
+        case .commitFailed: .commitFailed
+        }
+    }
+
     /// Nobody holds a profile and taking it over failed.
     struct TakeoverFailed: Error {
         let profile: String
@@ -83,10 +93,8 @@ final class ClusterHolding: PlacementHolding, ProfileDropping {
     func drop(_ profile: String, reason: LeaseKeeper.Reason) async {
         leases.forget(profile)
         lookups.forgetOwner(of: profile)
-        let id = ProfileID(rawValue: profile)
-        guard service.holdsProfile(id) else { return }
-        await service.unloadProfile(id).releaseOnAThreadOfItsOwn()
-        residency.forget(id)
+        // Through the residency's one door: after a load under way, never beside another drop.
+        guard await residency.drop(ProfileID(rawValue: profile), reason: Self.dropReason(reason)) else { return }
         lost.increment()
         logger.warning("dropped a profile", metadata: ["profile": "\(profile)", "reason": "\(reason)"])
     }
