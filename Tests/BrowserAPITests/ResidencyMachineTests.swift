@@ -1,10 +1,11 @@
 import BrowserAPI
 import BrowserModel
+import TestSupport
 import Testing
 
 /// ``ResidencyMachine``'s transitions (issue 53), without tasks, a store or a model: every phase a
 /// profile can be in, and every event in each.
-@Suite struct ResidencyMachineTests {
+@Suite(.computing) struct ResidencyMachineTests {
     let id = ProfileID(rawValue: "p1")
     let t0 = ContinuousClock.now
 
