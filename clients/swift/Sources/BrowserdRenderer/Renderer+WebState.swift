@@ -96,7 +96,8 @@ extension Renderer {
 
     /// Reads Chromium's cookies and the live pages' localStorage, and saves the state when it changed.
     func saveWebState() async {
-        guard let connection = chromium?.connection, webState.stored != nil else { return }
+        guard let connection = chromium?.connection, webState.stored != nil, !webStateApplying else { return }
+        let generation = webStateGeneration
         let timeout = options.policy.quickCommandTimeout
         var attempted: WebStateTracker.State?
         do {
@@ -123,6 +124,9 @@ extension Renderer {
                     }
                 }
             }
+            // A load of browserd's state began while this reading was made: the reading may be from
+            // before it, or of half of it; the next one says what Chromium holds then.
+            guard !webStateApplying, generation == webStateGeneration else { return }
             guard let changed = webState.read(cookies: cookies, pages: pages) else { return }
             attempted = changed
             _ = try await client.api.putStorageState(path: .init(profileId: options.profileID), body: .json(changed)).ok
@@ -145,6 +149,9 @@ extension Renderer {
     /// back, what browserd holds now is loaded into Chromium (pages loaded after it see it).
     func webStateChangedAtBrowserd() async {
         guard let connection = chromium?.connection, let previous = webState.stored else { return }
+        webStateApplying = true
+        webStateGeneration += 1
+        defer { webStateApplying = false }
         do {
             let state = try await client.api.getStorageState(path: .init(profileId: options.profileID)).ok.body.json
             guard !webState.isCurrent(state) else { return }

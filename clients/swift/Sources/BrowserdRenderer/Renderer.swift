@@ -98,6 +98,10 @@ public actor Renderer {
     var table = PageTable<LivePage>()
     /// The profile's web state as kept in step with browserd (``keepWebState()``).
     var webState = WebStateTracker()
+    /// Whether a state written at browserd is being loaded into Chromium, and how many were: a reading
+    /// that overlaps one is dropped (it could save the state from before, or half of it).
+    var webStateApplying = false
+    var webStateGeneration = 0
     /// The sweep of pages whose tab left its window (``PageTable/moveGrace``), while one is due.
     private var sweeping: Task<Void, Never>?
     private let started = ContinuousClock.now
