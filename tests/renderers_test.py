@@ -25,8 +25,9 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
+
+from test_stores import stores
 
 ADMIN = "admin-token-for-the-renderers-test"
 LEASE = 4
@@ -240,33 +241,6 @@ def chromiums_of(state_dir):
     return found
 
 
-def postgres_database():
-    """A database of its own on the test cluster (BROWSERD_TEST_DATABASE_URL), and a cluster secret
-    file: (arguments, drop) — or None without a cluster."""
-    admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
-    if not admin:
-        return None
-    name = "renderers_%d_%d" % (os.getpid(), int(time.time() * 1000) % 10**9)
-
-    def psql(sql):
-        subprocess.run(["psql", admin, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, stdout=subprocess.DEVNULL)
-
-    psql("CREATE DATABASE %s" % name)
-    parts = urllib.parse.urlsplit(admin)
-    secret = tempfile.NamedTemporaryFile("w", prefix="browserd-secret-", delete=False)
-    secret.write("renderers-test-cluster-secret-%d\n" % os.getpid())
-    secret.close()
-
-    def drop():
-        os.unlink(secret.name)
-        try:
-            psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
-        except subprocess.CalledProcessError:
-            pass
-
-    return ["--database-url", urllib.parse.urlunsplit(parts._replace(path="/" + name)), "--cluster-secret-file", secret.name], drop
-
-
 def compose_variables_are_known(renderer):
     """deploy/compose.yaml's and the renderer image's BROWSERD_RENDERER_* variables each name a flag of
     browserd-renderer's (BROWSERD_RENDERER_STATUS_HOST and _PORT make --status-listen)."""
@@ -288,13 +262,7 @@ def compose_variables_are_known(renderer):
 def main():
     browserd, renderer = sys.argv[1], sys.argv[2]
     compose_variables_are_known(renderer)
-    stores = [("SQLite", None, lambda: None)]
-    postgres = postgres_database()
-    if postgres:
-        stores.append(("PostgreSQL", postgres[0], postgres[1]))
-    elif os.environ.get("BROWSERD_REQUIRE_POSTGRES") == "1":
-        raise SystemExit("BROWSERD_TEST_DATABASE_URL is not set: run under scripts/with-postgres.sh (make test does)")
-    for label, store, drop in stores:
+    for label, store, drop in stores("renderers"):
         print(f"renderers: on {label}")
         setup = Setup(browserd, renderer, store)
         try:

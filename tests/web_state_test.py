@@ -27,8 +27,9 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
+
+from test_stores import stores
 
 from playwright.sync_api import sync_playwright
 
@@ -76,33 +77,6 @@ def wait_for(predicate, what, timeout=30):
         time.sleep(0.05)
 
 
-def postgres_database():
-    """A database of its own on the test cluster (BROWSERD_TEST_DATABASE_URL), and a cluster secret
-    file: (arguments, drop) — or None without a cluster."""
-    admin = os.environ.get("BROWSERD_TEST_DATABASE_URL")
-    if not admin:
-        return None
-    name = "web_state_%d_%d" % (os.getpid(), int(time.time() * 1000) % 10**9)
-
-    def psql(sql):
-        subprocess.run(["psql", admin, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, stdout=subprocess.DEVNULL)
-
-    psql("CREATE DATABASE %s" % name)
-    parts = urllib.parse.urlsplit(admin)
-    secret = tempfile.NamedTemporaryFile("w", prefix="browserd-secret-", delete=False)
-    secret.write("web-state-test-cluster-secret-%d\n" % os.getpid())
-    secret.close()
-
-    def drop():
-        os.unlink(secret.name)
-        try:
-            psql("DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
-        except subprocess.CalledProcessError:
-            pass
-
-    return ["--database-url", urllib.parse.urlunsplit(parts._replace(path="/" + name)), "--cluster-secret-file", secret.name], drop
-
-
 class Site(http.server.BaseHTTPRequestHandler):
     """/login?user=NAME sets the session cookie (HttpOnly) and, from its script, a localStorage token,
     then goes to /; / says who is logged in: `user:NAME` (the cookie, read by the server) and
@@ -145,13 +119,7 @@ class Site(http.server.BaseHTTPRequestHandler):
 def main():
     browserd, renderer = sys.argv[1], sys.argv[2]
     os.environ["no_proxy"] = "127.0.0.1"
-    stores = [("SQLite", [], lambda: None)]
-    postgres = postgres_database()
-    if postgres:
-        stores.append(("PostgreSQL", postgres[0], postgres[1]))
-    elif os.environ.get("BROWSERD_REQUIRE_POSTGRES") == "1":
-        raise SystemExit("BROWSERD_TEST_DATABASE_URL is not set: run under scripts/with-postgres.sh (make test does)")
-    for label, store, drop in stores:
+    for label, store, drop in stores("web_state"):
         print(f"web state: on {label}")
         try:
             run(browserd, renderer, store)
@@ -186,7 +154,7 @@ def run(browserd, renderer, store):
         return call(base, "GET", f"/v1/tabs/{tab}")[1].get("title", "")
 
     try:
-        start([browserd, "serve", "--port", str(port), "--data-dir", os.path.join(root, "data"), "--log-level", "debug"] + store, "browserd")
+        start([browserd, "serve", "--port", str(port), "--data-dir", os.path.join(root, "data"), "--log-level", "debug"] + (store or []), "browserd")
         wait_for(lambda: reachable(base + "/readyz"), "browserd", 20)
         profile = call(base, "POST", "/v1/profiles", {"name": "login"})[1]["id"]
         window = call(base, "POST", "/v1/browsers", {"profileId": profile})[1]["id"]

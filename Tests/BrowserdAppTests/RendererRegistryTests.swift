@@ -203,6 +203,7 @@ import Testing
             #expect(try SSEClient(app, "/v1/renderers/s/events", headers: asRenderer).status == 403, "another's stream")
             #expect(try SSEClient(app, "/v1/renderers/r/events", headers: asRenderer).status == 200, "its own stream")
             #expect(try SSEClient(app, "/v1/renderers/r/events", headers: bearer).status == 403, "a tenant's")
+            #expect(try SSEClient(app, "/v1/renderers/r/events").status == 401, "no token")
             #expect(try api.send("GET", "/v1/renderers", headers: asRenderer).status == 403)
             #expect(try api.send("GET", "/v1/browsers/\(window)", headers: asRenderer).status == 200, "a window of a profile it holds")
             #expect(try api.send("GET", "/v1/browsers/\(otherWindow)", headers: asRenderer).status == 404, "another renderer's profile")

@@ -107,6 +107,11 @@ import Testing
                 (["cookies": [], "origins": [["origin": "https://a.example", "localStorage": [], "indexedDB": []]]], "origins[0].indexedDB"),
                 (["cookies": [], "origins": [], "extra": true], "extra"),
                 (["origins": []], "cookies"),
+                // Origins a tenant (or a hostile page) might choose: only http(s) ones are kept.
+                (["cookies": [], "origins": [["origin": "file:///etc", "localStorage": []]]], "origins[0].origin"),
+                (["cookies": [], "origins": [["origin": "chrome://settings", "localStorage": []]]], "origins[0].origin"),
+                (["cookies": [], "origins": [["origin": "http://127.0.0.1:0", "localStorage": []]]], "origins[0].origin"),
+                (["cookies": [cookie(["domain": "a.example/path"])], "origins": []], "cookies[0].domain"),
                 (["cookies": [cookie([:]).filter { $0.key != "path" }], "origins": []], "cookies[0].path"),
                 (["cookies": [], "origins": [["origin": "https://a.example"]]], "origins[0].localStorage"),
             ] {
@@ -119,11 +124,24 @@ import Testing
             // Nothing was half-applied.
             #expect(Self.same(try api.get(path).json, ["cookies": [], "origins": []]))
             #expect(try api.send("PUT", path, raw: Array("{".utf8)).status == 400)
+
             #expect(try api.send("PUT", path, raw: Array("{}".utf8), contentType: "text/plain").status == 415)
             #expect(try api.send("PUT", "/v1/profiles/p0000000000000000/storage-state", ["cookies": [], "origins": []]).status == 404)
             // 180 cookies of one domain are fine; another domain's are counted apart.
             let many = (0..<180).map { cookie(["name": "c\($0)"]) } + [cookie(["domain": "other.example"])]
             #expect(try api.send("PUT", path, ["cookies": many, "origins": []]).status == 200)
+        }
+    }
+
+    /// A state past --max-body-bytes is 413 (64 KiB here), and the one stored stands.
+    @Test func aStatePastTheBodyLimitIs413() async throws {
+        try await withApplication({ $0.server.maxBodyBytes = 64 * 1024 }) { app in
+            let profile = try APIClient(app).profile()
+            let huge =
+                Array(#"{"cookies":[],"origins":[{"origin":"https://a.example","localStorage":[{"name":"k","value":""#.utf8)
+                + Array(repeating: UInt8(ascii: "x"), count: 100 * 1024) + Array(#""}]}]}"#.utf8)
+            #expect(try APIClient(app).send("PUT", "/v1/profiles/\(profile)/storage-state", raw: huge).status == 413)
+            #expect(Self.same(try APIClient(app).get("/v1/profiles/\(profile)/storage-state").json, ["cookies": [], "origins": []]))
         }
     }
 
