@@ -73,9 +73,23 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
 
+        // Who calls and what a request names, as values: principals, the tokens that prove them,
+        // request subjects. No HTTP: the API reads them from requests, the cluster's decisions take them.
+        .target(name: "BrowserAccess", dependencies: [
+            "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: swiftSettings),
+        // Which regular profiles are in memory: the residency machine (a value) and the one shell that
+        // carries out its actions for either store's backend.
+        .target(name: "BrowserResidency", dependencies: [
+            "BrowserAccess", "BrowserModel", "BrowserRecords", "BrowserServices",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ], swiftSettings: swiftSettings),
+
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
-            "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", "FirefoxSession", .product(name: "Crypto", package: "swift-crypto"),
+            "BrowserAccess", "BrowserResidency", "HTTPServer", "BrowserServices", "BrowserModel", "BrowserRecords", "FirefoxSession",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -86,13 +100,14 @@ let package = Package(
         // The cluster's decisions as values (placement, leases, the owner cache, peer proofs, timing): no
         // NIO, no PostgreSQL, no sockets, so they build and their tests run in every build.
         .target(name: "ClusterCore", dependencies: [
-            "BrowserAPI", "BrowserModel", "BrowserRecords", "HTTPServer", .product(name: "Crypto", package: "swift-crypto"),
+            "BrowserAccess", "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: swiftSettings),
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
         .target(name: "BrowserCluster", dependencies: [
-            "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserServices", "CLinuxEvents", "ClusterCore", "HTTPServer", "Sockets",
+            "BrowserAccess", "BrowserAPI", "BrowserModel", "BrowserPostgres", "BrowserRecords", "BrowserResidency", "BrowserServices", "CLinuxEvents",
+            "ClusterCore", "HTTPServer", "ProcessMemory", "Sockets",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -116,11 +131,14 @@ let package = Package(
         // A fast JSON writer, shared by the HTTP edge and the event mediators.
         .target(name: "JSONWriter", swiftSettings: swiftSettings),
         .target(name: "MiniHTTPClient", dependencies: ["Sockets"], swiftSettings: swiftSettings),
+        // The process's memory: glibc's allocator settings (MemoryPolicy) and the threads loads run on
+        // so that what they allocate leaves with them (LoadThread).
+        .target(name: "ProcessMemory", dependencies: ["CLinuxEvents"], swiftSettings: swiftSettings),
 
         // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
         .target(name: "BrowserModel", swiftSettings: swiftSettings),
         // Mediators and the service façade: they watch the model and hand out value snapshots.
-        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords", "JSONWriter"], swiftSettings: swiftSettings),
+        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords", "JSONWriter", "ProcessMemory"], swiftSettings: swiftSettings),
 
         // The application: configuration, wiring, operations endpoints.
         .target(
@@ -129,7 +147,9 @@ let package = Package(
                 "CEmbeddedFiles",
                 "CLinuxEvents",
                 "HTTPServer",
+                "BrowserAccess",
                 "BrowserAPI",
+                "BrowserResidency",
                 .target(name: "BrowserCluster", condition: withPostgreSQL),
                 // The renderers' assignments are ClusterCore's decisions, with either store.
                 "ClusterCore",
@@ -139,6 +159,7 @@ let package = Package(
                 .target(name: "BrowserPostgres", condition: withPostgreSQL),
                 "BrowserRecords",
                 "MiniHTTPClient",
+                "ProcessMemory",
                 "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -151,7 +172,7 @@ let package = Package(
             name: "browserd",
             dependencies: [
                 "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "HTTPServer",
-                "MiniHTTPClient",
+                "MiniHTTPClient", "ProcessMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -193,7 +214,7 @@ let package = Package(
         .testTarget(
             name: "ClusterCoreTests",
             dependencies: [
-                "ClusterCore", "BrowserAPI", "BrowserModel", "BrowserRecords", "HTTPServer", "TestSupport",
+                "ClusterCore", "BrowserAccess", "BrowserModel", "BrowserRecords", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -202,7 +223,9 @@ let package = Package(
             name: "BrowserClusterTests",
             dependencies: [
                 .target(name: "BrowserCluster", condition: withPostgreSQL), .target(name: "ClusterCore", condition: withPostgreSQL),
+                .target(name: "BrowserAccess", condition: withPostgreSQL), .target(name: "BrowserAPI", condition: withPostgreSQL),
                 .target(name: "Sockets", condition: withPostgreSQL), "BrowserRecords", "HTTPServer", "TestSupport",
+                .target(name: "BrowserModel", condition: withPostgreSQL),
                 .product(name: "Logging", package: "swift-log", condition: withPostgreSQL),
                 .product(name: "Crypto", package: "swift-crypto", condition: withPostgreSQL),
             ],
@@ -210,19 +233,26 @@ let package = Package(
         .testTarget(
             name: "BrowserAPITests",
             dependencies: [
-                "BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "HTTPServer", "TestSupport",
+                "BrowserAccess", "BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "HTTPServer", "TestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
+            ], swiftSettings: swiftSettings),
+        // The residency machine's transitions, and the shell that carries them out.
+        .testTarget(
+            name: "BrowserResidencyTests",
+            dependencies: [
+                "BrowserAccess", "BrowserAPI", "BrowserResidency", "BrowserModel", "BrowserRecords", "BrowserServices", "TestSupport",
                 .product(name: "Metrics", package: "swift-metrics"),
             ], swiftSettings: swiftSettings),
         .testTarget(
             name: "FirefoxSessionTests",
             dependencies: ["FirefoxSession", "BrowserServices", "BrowserModel", "BrowserRecords", "ImportFuzzing", "JSONWriter", "TestSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "BrowserServicesTests", dependencies: ["BrowserServices", "BrowserModel", "BrowserRecords", "ProcessMemory", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "BrowserdAppTests",
             dependencies: [
                 "BrowserdApp", .target(name: "BrowserPostgres", condition: withPostgreSQL), "BrowserServices", "FirefoxSession", "HTTPServer",
-                "MiniHTTPClient", "TestSupport",
+                "MiniHTTPClient", "ProcessMemory", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,3 +1,4 @@
+public import BrowserAccess
 import BrowserModel
 import BrowserServices
 import Foundation

@@ -1,3 +1,4 @@
+import BrowserAccess
 import BrowserModel
 import BrowserServices
 import FirefoxSession

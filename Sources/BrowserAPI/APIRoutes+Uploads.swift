@@ -1,3 +1,4 @@
+public import BrowserAccess
 public import HTTPServer
 
 // Uploads (a large body: `POST /v1/profiles/import`) are judged from their request head, before a

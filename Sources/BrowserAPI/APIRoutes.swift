@@ -1,3 +1,4 @@
+public import BrowserAccess
 public import BrowserModel
 public import BrowserServices
 import Foundation

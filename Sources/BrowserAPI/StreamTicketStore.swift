@@ -1,3 +1,4 @@
+import BrowserAccess
 import DequeModule
 import Foundation
 import Synchronization

@@ -2,6 +2,7 @@ import BrowserAPI
 import BrowserModel
 public import BrowserPostgres
 import BrowserRecords
+import BrowserResidency
 import BrowserServices
 public import ClusterCore
 import HTTPServer

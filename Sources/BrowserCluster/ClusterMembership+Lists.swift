@@ -1,4 +1,5 @@
 public import BrowserAPI
+import BrowserAccess
 import BrowserModel
 import BrowserPostgres
 import BrowserRecords

@@ -1,13 +1,16 @@
 public import BrowserAPI
+public import BrowserAccess
 public import BrowserModel
 public import BrowserPostgres
 public import BrowserRecords
+public import BrowserResidency
 public import BrowserServices
 public import ClusterCore
 import Foundation
 public import HTTPServer
 public import Logging
 public import Metrics
+public import ProcessMemory
 import Synchronization
 
 /// One instance among several on one PostgreSQL database: each regular profile lives in the memory
@@ -67,7 +70,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
         webDriverBasePath: String?, secret: String, timing: ClusterTiming, forwarding: ForwardingPath = .relay, idle: Duration? = nil,
         hasWebDriverSessions: @escaping @Sendable (ProfileID) -> Bool = { _ in false },
-        flush: @escaping @Sendable () async throws -> Void = {}, memory: ResidencyMemoryHooks = .none, factory: any MetricsFactory,
+        flush: @escaping @Sendable () async throws -> Void = {}, memory: MemoryPolicy = .untouched, factory: any MetricsFactory,
         logger: Logger
     ) {
         self.webDriverBasePath = webDriverBasePath

@@ -1,11 +1,14 @@
 import BrowserAPI
+import BrowserAccess
 import BrowserModel
 import BrowserPostgres
 import BrowserRecords
+import BrowserResidency
 import BrowserServices
 import ClusterCore
 import Logging
 import Metrics
+import ProcessMemory
 
 /// How a cluster instance brings a profile into memory: it takes the profile's lease, then reads it;
 /// and lets it go: what it queued committed, then the lease given back (another instance may take it
@@ -27,13 +30,13 @@ final class ClusterResidencyBackend: ResidencyBackend {
     /// `browserd_lease_takeovers_total`.
     let takeovers: Counter
     /// What the allocator is asked to do after a load and around evictions (the application's memory policy).
-    let memory: ResidencyMemoryHooks
+    let memory: MemoryPolicy
     let logger: Logger
 
     init(
         leases: ProfileLeases, store: PostgresStore, service: BrowserService, tokens: TokenStore, idempotency: IdempotencyStore,
         hasWebDriverSessions: @escaping @Sendable (ProfileID) -> Bool, flush: @escaping @Sendable () async throws -> Void, takeovers: Counter,
-        memory: ResidencyMemoryHooks, logger: Logger
+        memory: MemoryPolicy, logger: Logger
     ) {
         self.memory = memory
         self.leases = leases
@@ -83,8 +86,8 @@ final class ClusterResidencyBackend: ResidencyBackend {
 
     func keeps(_ id: ProfileID) -> Bool { hasWebDriverSessions(id) }
 
-    func evictionsBegin() { memory.evictionsBegin() }
-    func evictionsEnd() { memory.evictionsEnd() }
+    func evictionsBegin() { memory.beginEvictions() }
+    func evictionsEnd() { memory.endEvictions() }
 
     func flushBeforeRelease(_ id: ProfileID) async throws { try await flush() }
 

@@ -1,6 +1,7 @@
 import BrowserModel
 public import BrowserRecords
 import Foundation
+import ProcessMemory
 
 // Restoring what the database holds at start (spec §8): each tab at its saved index, pinned by the
 // saved pinned count, groups re-created where their tabs are contiguous in the regular section,

@@ -1,4 +1,5 @@
 import BrowserAPI
+import BrowserAccess
 import BrowserPersistence
 import BrowserRecords
 public import BrowserServices

@@ -4,6 +4,7 @@ public import BrowserServices
 import Foundation
 public import HTTPServer
 public import Logging
+public import ProcessMemory
 
 #if PostgreSQL
     public import BrowserPostgres

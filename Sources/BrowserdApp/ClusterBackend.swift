@@ -114,7 +114,7 @@
                 webDriverBasePath: configuration.webDriverBasePath, secret: configuration.clusterSecret ?? "",
                 timing: timing, forwarding: configuration.forwardingPath, idle: configuration.profileIdle,
                 hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
-                flush: { [sink = app.sink] in try await sink.commit(ChangeSet()) }, memory: configuration.memoryPolicy.residencyHooks,
+                flush: { [sink = app.sink] in try await sink.commit(ChangeSet()) }, memory: configuration.memoryPolicy,
                 factory: app.metricsFactory, logger: app.logger)
             membership.set(cluster)
             placementSlot.set(cluster)

@@ -1,11 +1,14 @@
 import BrowserAPI
+import BrowserAccess
 import BrowserPersistence
 import BrowserRecords
+import BrowserResidency
 import BrowserServices
 import Foundation
 import HTTPServer
 import Logging
 import Metrics
+import ProcessMemory
 import Synchronization
 
 /// The state in one SQLite file under the data directory (the default). At start only the directory

@@ -1,5 +1,7 @@
 import BrowserAPI
+import BrowserAccess
 import BrowserModel
+import BrowserResidency
 import BrowserServices
 import HTTPServer
 import Logging

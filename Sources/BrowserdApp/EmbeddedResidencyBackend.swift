@@ -1,9 +1,11 @@
 import BrowserAPI
 import BrowserModel
 import BrowserRecords
+import BrowserResidency
 import BrowserServices
 import Foundation
 import Logging
+import ProcessMemory
 
 /// How the embedded store brings a profile into memory: nothing to take, its rows read alone. The
 /// rules of when (first touch, idle eviction) are ``ProfileResidency``'s, shared with a cluster.

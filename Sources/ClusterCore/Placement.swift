@@ -1,4 +1,4 @@
-public import BrowserAPI
+public import BrowserAccess
 public import BrowserRecords
 
 /// Where one request goes — served here, taken over, forwarded to the instance that holds its

@@ -1,4 +1,4 @@
-public import BrowserAPI
+public import BrowserAccess
 import BrowserModel
 public import BrowserRecords
 public import Logging

@@ -4,6 +4,7 @@ import BrowserdApp
 import Foundation
 import HTTPServer
 import Logging
+import ProcessMemory
 import ServiceLifecycle
 
 #if PostgreSQL

@@ -1,3 +1,4 @@
+import BrowserAccess
 import BrowserServices
 import Foundation
 import HTTPServer

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessMemory
 import Synchronization
 import TestSupport
 import Testing

@@ -103,6 +103,30 @@ import Testing
         }
     }
 
+    /// The modules that hold values only, and what none of them may reach, directly or through a module
+    /// they depend on: no HTTP, no sockets, no event loops, no database. The cluster's decisions
+    /// (`ClusterCore`) are a leaf that any store's build can run and test.
+    static let valuesOnly = ["BrowserModel", "BrowserRecords", "BrowserAccess", "ClusterCore"]
+    static let notForValues: Set<String> = [
+        "HTTPServer", "BrowserAPI", "CMicroHTTPD", "Sockets", "CLinuxEvents", "MiniHTTPClient", "SQLite", "CSQLite", "BrowserPersistence",
+        "BrowserPostgres", "PostgresNIO", "NIOCore", "NIOHTTP1", "AsyncHTTPClient", "BrowserServices", "BrowserResidency",
+    ]
+
+    @Test func theValueModulesReachNoIO() throws {
+        let declared = try Self.declaredDependencies()
+        for module in Self.valuesOnly {
+            #expect(declared[module] != nil, "\(module) is not a target of Package.swift")
+            var reached: Set<String> = []
+            var next = declared[module] ?? []
+            while let dependency = next.popFirst() {
+                guard reached.insert(dependency).inserted else { continue }
+                next.formUnion(declared[dependency] ?? [])
+            }
+            let forbidden = reached.intersection(Self.notForValues)
+            #expect(forbidden.isEmpty, "\(module) reaches \(forbidden.sorted())")
+        }
+    }
+
     /// Every suite says what it does with a thread (`Tests/TestSupport/OffThePool.swift`): a suite on
     /// Swift's cooperative pool could hold one of its two threads on CI and stall the live servers.
     @Test func everySuiteRunsOffTheCooperativePool() throws {

@@ -1,6 +1,7 @@
 import BrowserdApp
 import Foundation
 import HTTPServer
+import ProcessMemory
 import TestSupport
 import Testing
 

@@ -1,4 +1,4 @@
-import BrowserAPI
+import BrowserAccess
 import BrowserModel
 import BrowserRecords
 import Foundation

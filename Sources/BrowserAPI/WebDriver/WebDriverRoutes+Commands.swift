@@ -1,4 +1,6 @@
+import BrowserAccess
 import BrowserModel
+import BrowserResidency
 import BrowserServices
 import Foundation
 import HTTPServer

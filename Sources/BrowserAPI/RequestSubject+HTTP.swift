@@ -1,14 +1,8 @@
+public import BrowserAccess
 public import HTTPServer
 
-/// What a request names, by its route's parameters, query or body: the profile, window, tab or group
-/// whose regular profile must be in memory to serve it. The placement stages ask it (the cluster's,
-/// to find the instance that holds the profile; the embedded store's, to load the profile on first use).
-public enum RequestSubject: Sendable, Hashable {
-    case profile(String)
-    case window(String)
-    case tab(String)
-    case group(String)
-
+/// Reading a request's subject (what the placement stages ask before a handler runs).
+extension RequestSubject {
     /// What `request` names without asking anything (a new WebDriver session's profile may take a
     /// lookup: see ``isNewWebDriverSession(_:basePath:)``); nil: nothing placeable.
     public init?(_ request: HTTPRequest) {

@@ -1,5 +1,6 @@
-import BrowserAPI
+import BrowserAccess
 import BrowserModel
+import BrowserResidency
 import TestSupport
 import Testing
 

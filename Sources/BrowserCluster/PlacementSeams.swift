@@ -1,34 +1,10 @@
 public import BrowserRecords
+public import ClusterCore
 public import HTTPServer
 
-// What ``PlacementInterpreter`` asks of the world, as three seams: the cluster's classes carry them
-// out (the owner cache and the database, the forwarder, this instance's residency), the interpreter's
-// tests fake them. None of them decides anything: ``Placement`` does.
-
-/// Who holds what: the owner cache in front of the database.
-public protocol PlacementLookups: Sendable {
-    /// The stored regular profile known to hold `subject` without asking the database (nil: unknown).
-    func knownProfile(holding subject: Placement.Subject) -> String?
-
-    /// The owner known to hold `profile`'s lease without asking the database, when it is another
-    /// instance (nil: unknown, or this instance).
-    func knownOwner(of profile: String) -> Placement.Owner?
-
-    /// The stored regular profile that holds `subject`, as the database says (remembered).
-    /// - Throws: the database could not be read.
-    func storedProfile(holding subject: Placement.Subject) async throws -> String?
-
-    /// Who holds `profile`'s lease: the known owner elsewhere, else the database's word (a live owner
-    /// elsewhere is remembered). Nil: nobody ever held it.
-    /// - Throws: the database could not be read.
-    func owner(of profile: String) async throws -> Placement.Owner?
-
-    /// The owner of `profile` is stale (it said 503, or did not answer): ask the database next time.
-    func forgetOwner(of profile: String)
-
-    /// `profile` holds `subject` (an owner's 201 said so): no query next time.
-    func remember(profile: String, holding subject: Placement.Subject)
-}
+// What ``PlacementInterpreter`` asks of the world beyond the owner cache (``PlacementLookups``, in
+// ClusterCore): forwarding a request, and this instance's residency. The cluster's classes carry them
+// out, the interpreter's tests fake them. None of them decides anything: ``Placement`` does.
 
 /// A relay of one request to its owner, ready to start: `start` sends it, and calls its completion
 /// once, from any thread, with the owner's answer or why it could not be reached. Must not block.

@@ -1,3 +1,4 @@
+public import BrowserAccess
 public import BrowserModel
 public import BrowserRecords
 public import BrowserServices
@@ -36,24 +37,6 @@ extension ResidencyBackend {
     public func flushBeforeRelease(_ id: ProfileID) async throws {}
     public func evictionsBegin() {}
     public func evictionsEnd() {}
-}
-
-/// What a backend asks of the allocator after a load and around evictions (the application's memory
-/// policy, which the store's module does not know).
-public struct ResidencyMemoryHooks: Sendable {
-    public var afterLoad: @Sendable () -> Void
-    public var evictionsBegin: @Sendable () -> Void
-    public var evictionsEnd: @Sendable () -> Void
-
-    public init(
-        afterLoad: @escaping @Sendable () -> Void, evictionsBegin: @escaping @Sendable () -> Void, evictionsEnd: @escaping @Sendable () -> Void
-    ) {
-        self.afterLoad = afterLoad
-        self.evictionsBegin = evictionsBegin
-        self.evictionsEnd = evictionsEnd
-    }
-
-    public static let none = ResidencyMemoryHooks(afterLoad: {}, evictionsBegin: {}, evictionsEnd: {})
 }
 
 /// Which regular profiles are in this instance's memory, whatever the store: the one owner of

@@ -1,4 +1,3 @@
-import BrowserAPI
 import CLinuxEvents
 import Synchronization
 
@@ -72,7 +71,7 @@ public struct MemoryPolicy: Sendable, Equatable {
     }
 
     /// Sets the threshold (once per process: the first application's policy that sets one wins).
-    func applyAtStart() {
+    public func applyAtStart() {
         guard let trimThreshold else { return }
         Self.applied.withLock { applied in
             guard !applied else { return }
@@ -82,28 +81,21 @@ public struct MemoryPolicy: Sendable, Equatable {
     }
 
     /// Before idle profiles are freed.
-    func beginEvictions() {
+    public func beginEvictions() {
         if returnsFreedMemoryDuringEvictions { CLinuxEvents_return_freed_memory_eagerly(1, trimThreshold ?? 128 * 1024) }
     }
 
     /// After they were freed: the free pages go back, and glibc's settings with this policy's thresholds.
-    func endEvictions() {
+    public func endEvictions() {
         guard returnsFreedMemoryDuringEvictions else { return }
         _ = CLinuxEvents_trim_heap()
         CLinuxEvents_return_freed_memory_eagerly(0, trimThreshold ?? 128 * 1024)
     }
 
     /// After a load's (or a whole-file check's) records became garbage.
-    func afterLoad() {
+    public func afterLoad() {
         if trimsAfterLoads { _ = CLinuxEvents_trim_heap() }
     }
 
     private static let applied = Mutex(false)
-}
-
-extension MemoryPolicy {
-    /// The policy as a residency backend of another module asks it (a cluster instance's).
-    var residencyHooks: ResidencyMemoryHooks {
-        ResidencyMemoryHooks(afterLoad: { afterLoad() }, evictionsBegin: { beginEvictions() }, evictionsEnd: { endEvictions() })
-    }
 }

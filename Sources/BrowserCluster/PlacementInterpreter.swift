@@ -1,6 +1,8 @@
 public import BrowserAPI
-public import BrowserModel
+public import BrowserAccess
+import BrowserModel
 public import BrowserRecords
+public import ClusterCore
 public import HTTPServer
 public import Logging
 

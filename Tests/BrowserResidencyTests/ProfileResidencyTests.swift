@@ -1,6 +1,8 @@
 import BrowserAPI
+import BrowserAccess
 import BrowserModel
 import BrowserRecords
+import BrowserResidency
 import BrowserServices
 import Foundation
 import Metrics

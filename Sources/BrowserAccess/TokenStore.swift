@@ -2,7 +2,6 @@ public import BrowserModel
 public import BrowserRecords
 import Crypto
 public import Foundation
-public import HTTPServer
 import Synchronization
 
 /// API tokens: the admin token and per-profile tokens. Only SHA-256 hashes are kept; a token is shown
@@ -56,14 +55,6 @@ public final class TokenStore: Sendable {
 
     /// Who `token` belongs to, or nil.
     public func principal(for token: String) -> Principal? { identify(token)?.principal }
-
-    /// The profile whose token `request` carries as `Authorization: Bearer …`, if it carries one.
-    public func tokenProfile(of request: HTTPRequest) -> ProfileID? {
-        guard let header = request.headers["Authorization"], header.lowercased().hasPrefix("bearer "),
-            case .profile(let own)? = principal(for: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        else { return nil }
-        return own
-    }
 
     /// Who `token` belongs to and, for a profile token, its id (what revoking it names); nil when unknown.
     public func identify(_ token: String) -> (principal: Principal, tokenID: String?)? {

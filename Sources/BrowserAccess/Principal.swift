@@ -18,7 +18,7 @@ public enum Principal: Sendable, Equatable {
     @TaskLocal public static var tokenID: String? = nil
 
     /// The key under which this caller's idempotency keys live.
-    var scope: String {
+    package var scope: String {
         switch self {
         case .admin: "admin"
         case .profile(let id): "profile:\(id)"
