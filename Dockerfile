@@ -8,8 +8,11 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift openapi.yaml ./
+# Every folder Package.swift names a target in (the benchmarks' and fuzzers' too: the manifest checks them).
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY bench/Sources ./bench/Sources
+COPY fuzz/Sources ./fuzz/Sources
 # With the PostgreSQL trait: the image runs one instance on SQLite or several on one PostgreSQL.
 RUN swift build -c release --static-swift-stdlib --traits PostgreSQL --product browserd \
  && cp "$(swift build -c release --traits PostgreSQL --show-bin-path)/browserd" /usr/local/bin/browserd

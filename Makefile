@@ -56,7 +56,7 @@ run: release
 # it (scripts/beside.sh, three times): none of them needs what apt brings for the tests. A failed build there
 # does not stop make: test-steps builds again and shows why in full (when it built, test-steps does not
 # build again: .build-test/prepared).
-LINT := $(SWIFT) format lint --strict --recursive Sources Tests clients/swift/Sources clients/swift/Tests
+LINT := $(SWIFT) format lint --strict --recursive Sources Tests bench/Sources fuzz/Sources clients/swift/Sources clients/swift/Tests
 test:
 	@mkdir -p .build-test
 	@scripts/beside.sh .build-test/resolve.log "BROWSERD_CLIENT_TESTS=1 $(SWIFT) package resolve --scratch-path .build-test" \

@@ -41,50 +41,50 @@ let package = Package(
     targets: [
         // C libraries, reached only through these thin wrapper modules.
         .systemLibrary(
-            name: "CMicroHTTPD",
+            name: "CMicroHTTPD", path: "Sources/0-C/CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         // epoll and eventfd for the event loops (the stream loops, the cluster's relay; headers only).
-        .systemLibrary(name: "CLinuxEvents"),
+        .systemLibrary(name: "CLinuxEvents", path: "Sources/0-C/CLinuxEvents"),
         .systemLibrary(
-            name: "CLZ4",
+            name: "CLZ4", path: "Sources/0-C/CLZ4",
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"])]
         ),
         .systemLibrary(
-            name: "CSQLite",
+            name: "CSQLite", path: "Sources/0-C/CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
         // The files browserd serves from its binary: the contract (a link to the top-level openapi.yaml,
         // one source of truth) and the inspector page, compiled in by C23 `#embed` (no build step, no CDN).
-        .target(name: "CEmbeddedFiles", exclude: ["openapi.yaml", "inspector"]),
+        .target(name: "CEmbeddedFiles", path: "Sources/0-C/CEmbeddedFiles", exclude: ["openapi.yaml", "inspector"]),
 
         // The durable form of the model as plain values: what mediators emit and persistence stores.
-        .target(name: "BrowserRecords", swiftSettings: swiftSettings),
+        .target(name: "BrowserRecords", path: "Sources/2-Model/BrowserRecords", swiftSettings: swiftSettings),
         // SQLite persistence of the records: schema, migrations, group-committing writer.
-        .target(name: "BrowserPersistence", dependencies: ["SQLite", "BrowserRecords"], swiftSettings: swiftSettings),
+        .target(name: "BrowserPersistence", dependencies: ["SQLite", "BrowserRecords"], path: "Sources/3-Storage/BrowserPersistence", swiftSettings: swiftSettings),
         // PostgreSQL persistence of the same records (`--database-url`): the shared store of several instances.
         .target(name: "BrowserPostgres", dependencies: [
             "BrowserRecords",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: swiftSettings),
+        ], path: "Sources/3-Storage/BrowserPostgres", swiftSettings: swiftSettings),
 
         // Who calls and what a request names, as values: principals, the tokens that prove them,
         // request subjects. No HTTP: the API reads them from requests, the cluster's decisions take them.
         .target(name: "BrowserAccess", dependencies: [
             "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
-        ], swiftSettings: swiftSettings),
+        ], path: "Sources/2-Model/BrowserAccess", swiftSettings: swiftSettings),
         // Which regular profiles are in memory: the residency machine (a value) and the one shell that
         // carries out its actions for either store's backend.
         .target(name: "BrowserResidency", dependencies: [
             "BrowserAccess", "BrowserModel", "BrowserRecords", "BrowserServices",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ], swiftSettings: swiftSettings),
+        ], path: "Sources/4-Services/BrowserResidency", swiftSettings: swiftSettings),
 
         // The HTTP edge of the API: parse, check, dispatch or read a snapshot, encode.
         .target(name: "BrowserAPI", dependencies: [
@@ -93,16 +93,16 @@ let package = Package(
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ], swiftSettings: swiftSettings),
+        ], path: "Sources/5-API/BrowserAPI", swiftSettings: swiftSettings),
         // Firefox's session files (mozLz4 through liblz4, their JSON) read into an ImportedSession.
-        .target(name: "FirefoxSession", dependencies: ["CLZ4", "JSONWriter", "BrowserModel", "BrowserServices"], swiftSettings: swiftSettings),
+        .target(name: "FirefoxSession", dependencies: ["CLZ4", "JSONWriter", "BrowserModel", "BrowserServices"], path: "Sources/4-Services/FirefoxSession", swiftSettings: swiftSettings),
 
         // The cluster's decisions as values (placement, leases, the owner cache, peer proofs, timing): no
         // NIO, no PostgreSQL, no sockets, so they build and their tests run in every build.
         .target(name: "ClusterCore", dependencies: [
             "BrowserAccess", "BrowserModel", "BrowserRecords", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: swiftSettings),
+        ], path: "Sources/4-Services/ClusterCore", swiftSettings: swiftSettings),
         // Several instances on one PostgreSQL database: placement, leases, the owner cache, the
         // directory and forwarding. Its decisions are value state machines (Placement, LeaseKeeper).
         .target(name: "BrowserCluster", dependencies: [
@@ -114,31 +114,32 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ], swiftSettings: swiftSettings),
+        ], path: "Sources/6-App/BrowserCluster", swiftSettings: swiftSettings),
 
         // Infrastructure layers: they know nothing of browsers.
         // A socket that owns its descriptor (closed exactly once) and resolved addresses.
-        .target(name: "Sockets", swiftSettings: swiftSettings),
+        .target(name: "Sockets", path: "Sources/1-Infrastructure/Sockets", swiftSettings: swiftSettings),
         .target(
             name: "HTTPServer",
             dependencies: [
                 "CLinuxEvents", "CMicroHTTPD", "JSONWriter", "Sockets",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/1-Infrastructure/HTTPServer",
             swiftSettings: swiftSettings
         ),
-        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite"], path: "Sources/1-Infrastructure/SQLite", swiftSettings: swiftSettings),
         // A fast JSON writer, shared by the HTTP edge and the event mediators.
-        .target(name: "JSONWriter", swiftSettings: swiftSettings),
-        .target(name: "MiniHTTPClient", dependencies: ["Sockets"], swiftSettings: swiftSettings),
+        .target(name: "JSONWriter", path: "Sources/1-Infrastructure/JSONWriter", swiftSettings: swiftSettings),
+        .target(name: "MiniHTTPClient", dependencies: ["Sockets"], path: "Sources/1-Infrastructure/MiniHTTPClient", swiftSettings: swiftSettings),
         // The process's memory: glibc's allocator settings (MemoryPolicy) and the threads loads run on
         // so that what they allocate leaves with them (LoadThread).
-        .target(name: "ProcessMemory", dependencies: ["CLinuxEvents"], swiftSettings: swiftSettings),
+        .target(name: "ProcessMemory", dependencies: ["CLinuxEvents"], path: "Sources/1-Infrastructure/ProcessMemory", swiftSettings: swiftSettings),
 
         // The model: pure Swift, no I/O; imports neither HTTP nor SQLite.
-        .target(name: "BrowserModel", swiftSettings: swiftSettings),
+        .target(name: "BrowserModel", path: "Sources/2-Model/BrowserModel", swiftSettings: swiftSettings),
         // Mediators and the service façade: they watch the model and hand out value snapshots.
-        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords", "JSONWriter", "ProcessMemory"], swiftSettings: swiftSettings),
+        .target(name: "BrowserServices", dependencies: ["BrowserModel", "BrowserRecords", "JSONWriter", "ProcessMemory"], path: "Sources/4-Services/BrowserServices", swiftSettings: swiftSettings),
 
         // The application: configuration, wiring, operations endpoints.
         .target(
@@ -166,6 +167,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/6-App/BrowserdApp",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -177,14 +179,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/6-App/browserd",
             swiftSettings: swiftSettings
         ),
 
         // What an imported file goes through, for the fuzz targets and the corpus replay (`make fuzz`).
-        .target(
-            name: "ImportFuzzing", dependencies: ["BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "CFuzzerDriver", "FirefoxSession"],
+        .target(name: "ImportFuzzing", dependencies: ["BrowserAPI", "BrowserModel", "BrowserRecords", "BrowserServices", "CFuzzerDriver", "FirefoxSession"], path: "fuzz/Sources/ImportFuzzing",
             swiftSettings: swiftSettings),
-        .systemLibrary(name: "CFuzzerDriver"),
+        .systemLibrary(name: "CFuzzerDriver", path: "fuzz/Sources/CFuzzerDriver"),
 
         // Helpers shared by the test targets: a seeded generator, and the trait that runs suites off the
         // cooperative pool (OffThePool).
@@ -267,17 +269,17 @@ if Context.environment["BROWSERD_CLIENT_TESTS"] != "1" {
     package.targets += [
         // A bare HTTPServer with a stream hub, for bench/streams.py.
         .executableTarget(name: "StreamBench", dependencies: ["HTTPServer", .product(name: "Logging", package: "swift-log")],
-                          path: "Sources/StreamBench", swiftSettings: swiftSettings),
+                          path: "bench/Sources/StreamBench", swiftSettings: swiftSettings),
         // Model operation costs and memory, for bench/run.sh.
-        .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "Sources/ModelBench", swiftSettings: swiftSettings),
+        .executableTarget(name: "ModelBench", dependencies: ["BrowserModel"], path: "bench/Sources/ModelBench", swiftSettings: swiftSettings),
         // JSONText against Foundation's JSONEncoder, for bench/run.sh.
-        .executableTarget(name: "JSONBench", dependencies: ["JSONWriter"], path: "Sources/JSONBench", swiftSettings: swiftSettings),
+        .executableTarget(name: "JSONBench", dependencies: ["JSONWriter"], path: "bench/Sources/JSONBench", swiftSettings: swiftSettings),
         // Persistence throughput and restore time, for bench/run.sh.
         .executableTarget(name: "PersistenceBench", dependencies: ["BrowserPersistence", "BrowserRecords", "BrowserServices", "SQLite"],
-                          path: "Sources/PersistenceBench", swiftSettings: swiftSettings),
+                          path: "bench/Sources/PersistenceBench", swiftSettings: swiftSettings),
         // libFuzzer targets (`make fuzz` builds them with -sanitize=fuzzer); built plainly, they replay files.
-        .executableTarget(name: "FuzzFirefoxSession", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
-        .executableTarget(name: "FuzzProfileDocument", dependencies: ["ImportFuzzing"], swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzFirefoxSession", dependencies: ["ImportFuzzing"], path: "fuzz/Sources/FuzzFirefoxSession", swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzProfileDocument", dependencies: ["ImportFuzzing"], path: "fuzz/Sources/FuzzProfileDocument", swiftSettings: swiftSettings),
     ]
 }
 

@@ -5,7 +5,7 @@ Edit the contract either by hand or from Python:
     from openapi_tool import load, save
     doc = load(); doc["paths"][...] = ...; save(doc)
 
-the next build compiles it into the binary (C23 `#embed` in Sources/CEmbeddedFiles).
+the next build compiles it into the binary (C23 `#embed` in Sources/0-C/CEmbeddedFiles).
 """
 import os
 import yaml

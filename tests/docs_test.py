@@ -61,21 +61,42 @@ def known_flags(browserd):
 
 
 def layout_problems(problems):
-    """docs/layout.md names each folder of Sources/ as `Sources/NAME` and each of clients/swift/Sources/
-    as `NAME` (in its clients row), and names no Sources/ folder that is not there."""
+    """docs/layout.md names each rung of Sources/ as `Sources/RUNG`, each module folder (of a rung,
+    of bench/Sources and fuzz/Sources, and of clients/swift/Sources) as `NAME`, and no Sources/ folder
+    that is not there; and those module folders are exactly the targets Package.swift puts there."""
     text = open(os.path.join(ROOT, "docs", "layout.md")).read()
-    server = sorted(d for d in os.listdir(os.path.join(ROOT, "Sources")) if os.path.isdir(os.path.join(ROOT, "Sources", d)))
-    clients = sorted(d for d in os.listdir(os.path.join(ROOT, "clients", "swift", "Sources")))
-    for folder in server:
-        if "`Sources/%s`" % folder not in text:
-            problems.append("docs/layout.md: Sources/%s is not named" % folder)
-    for named in sorted(set(re.findall(r"`Sources/([A-Za-z0-9_-]+)", text))):
-        if named not in server:
-            problems.append("docs/layout.md: Sources/%s does not exist" % named)
+
+    def folders(path):
+        path = os.path.join(ROOT, path)
+        return sorted(d for d in os.listdir(path) if os.path.isdir(os.path.join(path, d)))
+
+    rungs = folders("Sources")
+    modules = {}
+    for rung in rungs:
+        for module in folders(os.path.join("Sources", rung)):
+            modules["Sources/%s/%s" % (rung, module)] = module
+    for place in ("bench/Sources", "fuzz/Sources"):
+        for module in folders(place):
+            modules["%s/%s" % (place, module)] = module
+    clients = folders(os.path.join("clients", "swift", "Sources"))
+    for rung in rungs:
+        if "`Sources/%s`" % rung not in text:
+            problems.append("docs/layout.md: Sources/%s is not named" % rung)
+    for named in sorted(set(re.findall(r"`((?:Sources|bench/Sources|fuzz/Sources)/[A-Za-z0-9_/-]+)`", text))):
+        if not os.path.isdir(os.path.join(ROOT, named)):
+            problems.append("docs/layout.md: %s does not exist" % named)
+    for path, module in sorted(modules.items()):
+        if "`%s`" % module not in text:
+            problems.append("docs/layout.md: %s is not named" % path)
     for folder in clients:
         if "`%s`" % folder not in text:
             problems.append("docs/layout.md: clients/swift/Sources/%s is not named" % folder)
-    return len(server) + len(clients)
+    manifest = open(os.path.join(ROOT, "Package.swift")).read()
+    declared = set(re.findall(r'path: "((?:Sources|bench/Sources|fuzz/Sources)/[^"]+)"', manifest))
+    for path in sorted(declared.symmetric_difference(modules)):
+        where = "Package.swift names no target there" if path in modules else "no such folder"
+        problems.append("Package.swift and Sources/ differ at %s: %s" % (path, where))
+    return len(rungs) + len(modules) + len(clients)
 
 
 def main():

@@ -12,7 +12,7 @@ struct InProcessAPI {
 
     init(tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore(), leases: RendererLeases = RendererLeases()) {
         var router = Router()
-        APIRoutes(service: BrowserService(framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases).register(in: &router)
+        APIRoutes(service: BrowserService(storedTabs: NothingStored(), framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases).register(in: &router)
         self.router = router
     }
 

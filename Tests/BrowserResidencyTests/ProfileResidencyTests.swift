@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func concurrentFirstTouchesShareOneLoadAndNoneIsServedBeforeItEnds() async throws {
-        let backend = Backend(BrowserService(framing: SSEFraming()), acquireTakes: .milliseconds(200))
+        let backend = Backend(BrowserService(storedTabs: NothingStored(), framing: SSEFraming()), acquireTakes: .milliseconds(200))
         let residency = Self.residency(backend)
         let id = ProfileID(rawValue: "p1")
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func aFailedLoadHoldsNothingAndTheNextTouchLoadsAgain() async throws {
-        let backend = Backend(BrowserService(framing: SSEFraming()))
+        let backend = Backend(BrowserService(storedTabs: NothingStored(), framing: SSEFraming()))
         backend.failures.withLock { $0 = 1 }
         let residency = Self.residency(backend)
         let id = ProfileID(rawValue: "p1")
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func idleProfilesLeaveUnlessSomethingKeepsThem() async throws {
-        let service = BrowserService(framing: SSEFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: SSEFraming())
         let backend = Backend(service, acquireTakes: .zero)
         let residency = Self.residency(backend, idle: .seconds(10))
         let (idle, kept, busy, withIncognito) = (ProfileID(rawValue: "idle"), ProfileID(rawValue: "kept"), ProfileID(rawValue: "busy"), ProfileID(rawValue: "otr"))
@@ -129,7 +129,7 @@ import Testing
     /// An idle profile whose final flush fails stays in memory (what it acknowledged is not dropped),
     /// and leaves at a later sweep once the flush works (issue 53).
     @Test func anIdleProfileWhoseFlushFailsStays() async throws {
-        let service = BrowserService(framing: SSEFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: SSEFraming())
         let backend = Backend(service, acquireTakes: .zero)
         let residency = Self.residency(backend, idle: .seconds(10))
         let id = ProfileID(rawValue: "p1")
@@ -145,7 +145,7 @@ import Testing
     }
 
     @Test func aTouchDuringADropWaitsForItThenLoadsAgain() async throws {
-        let service = BrowserService(framing: SSEFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: SSEFraming())
         let backend = Backend(service, acquireTakes: .zero, releaseTakes: .milliseconds(300))
         let residency = Self.residency(backend, idle: .seconds(1))
         let id = ProfileID(rawValue: "p1")

@@ -8,7 +8,7 @@ import Testing
 
 @Suite(.computing) struct BrowserServiceTests {
     @Test func windowLifecycleThroughCommands() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "Work")
         let window = try await service.createWindow(profile: profile.id)
         #expect(window.tabs.isEmpty && window.activeIndex == -1)
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func noOpKeepsTheVersion() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         let (tab, version) = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func closedTabsGoToRecentlyClosedAndRestore() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         let (tab, _) = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func incognitoProfileAndItsWindows() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let (otr, created) = try await service.offTheRecordProfile(of: profile.id)
         #expect(created && otr.incognito && otr.parentID == profile.id)
@@ -90,7 +90,7 @@ import Testing
                 openerNavigationIndex: 0, title: "", loading: false, progress: 1, faviconURL: nil,
                 createdAt: at, lastActiveAt: at, historyIndex: 0, history: [entry("https://c.example/")]),
         ]
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let summary = try await service.restore(stored)
         #expect(summary.tabs == 2)
         let repairs = summary.repairs.joined(separator: "\n")
@@ -126,7 +126,7 @@ import Testing
             }
         }
         let seen = Mutex<[String]>([])
-        let summary = try await BrowserService(framing: TestFraming()).restore(
+        let summary = try await BrowserService(storedTabs: NothingStored(), framing: TestFraming()).restore(
             stored,
             progress: { done in
                 seen.withLock { $0.append("\(done.profiles)p \(done.windows)w \(done.tabs)t") }

@@ -8,7 +8,7 @@ import Testing
 /// pending close-alls a profile may have (16): the model confirms the oldest, and their timers end.
 @Suite(.computing) struct ClosingTimerTests {
     @Test func timersAreBoundedByThePendingCloseAlls() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         var last: TabsClosingSnapshot?
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func atMostSixteenPendingPerProfile() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         for round in 0..<20 {
             let window = try await service.createWindow(profile: profile.id)

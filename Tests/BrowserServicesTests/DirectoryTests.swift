@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func changesMadeHereAreToldInOrder() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let told = Told()
         service.onDirectoryChange { told.add($0) }
         let profile = try await service.createProfile(name: "Work")
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func whatOthersTellIsListedAndStreamed() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let local = try await service.createProfile(name: "Here")
         let sink = watching(service)
         let work = remote("work")
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func aProfileThatChangesHandsIsNeitherAddedNorRemoved() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let told = Told()
         service.onDirectoryChange { told.add($0) }
         let profile = try await service.createProfile(name: "Moving")
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func resyncReplacesRegularProfilesHeldElsewhere() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let a = remote("a")
         let b = remote("b")
         let otr = remote("a-otr", incognito: true, parent: a.id)

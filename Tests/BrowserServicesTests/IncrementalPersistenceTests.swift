@@ -111,7 +111,7 @@ final class MemoryStore: DurableSink {
     @Test(arguments: [(seed: UInt64(1), tabs: 200), (seed: UInt64(7), tabs: 40)])
     func incrementalEqualsFullRebuild(seed: UInt64, tabs: Int) async throws {
         let store = MemoryStore()
-        let service = BrowserService(sink: store, framing: TestFraming())
+        let service = BrowserService(sink: store, storedTabs: NothingStored(), framing: TestFraming())
         var random = SplitMix64(seed: seed)
         let profile = try await service.createProfile(name: "p")
         let a = try await service.createWindow(profile: profile.id).id
@@ -249,7 +249,7 @@ final class MemoryStore: DurableSink {
             // What was written, restored by a new service, is the state (every 20th step and the last:
             // a restore costs as much as the rest of a step together).
             if step % 20 == 19 || step == 499 {
-                let restored = BrowserService(sink: MemoryStore(), framing: TestFraming())
+                let restored = BrowserService(sink: MemoryStore(), storedTabs: NothingStored(), framing: TestFraming())
                 _ = try await restored.restore(stored.storedState)
                 for snapshot in snapshots where restored.window(snapshot.id) != snapshot {
                     failures += 1

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func anUnloadedProfileIsFreed() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
@@ -49,7 +49,7 @@ import Testing
     /// The window mediators (each holds a copy of every tab's state) are let go with the rest of the
     /// profile, by whoever releases its remains, not on the profile's executor while it unloads.
     @Test func theWindowMediatorsGoWithTheRemains() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://a.example"), in: window.id)
@@ -69,7 +69,7 @@ import Testing
     /// The tab index gives its room back when the windows that filled it leave (Swift's dictionaries
     /// never shrink by themselves): an idle server returns to an empty one's size.
     @Test func theTabIndexShrinksWhenAProfileLeaves() async throws {
-        let service = BrowserService(framing: TestFraming())
+        let service = BrowserService(storedTabs: NothingStored(), framing: TestFraming())
         let profile = try await service.createProfile(name: "p")
         let window = try await service.createWindow(profile: profile.id)
         for i in 0..<2_000 {

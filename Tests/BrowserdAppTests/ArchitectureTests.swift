@@ -8,10 +8,10 @@ import Testing
     /// Modules every target may import without declaring them.
     static let system: Set<String> = ["Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Testing", "XCTest"]
 
-    /// Each target of `Package.swift` with the names it depends on (targets and products).
-    static func declaredDependencies() throws -> [String: Set<String>] {
+    /// `Package.swift`'s target declarations, each with its name: the text from one declaration (at
+    /// the targets' indentation) to the next.
+    static func declarations() throws -> [(name: String, text: Substring)] {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
-        var result: [String: Set<String>] = [:]
         let starts = ["\n        .target(", "\n        .executableTarget(", "\n        .testTarget(", "\n        .systemLibrary("]
         var pieces: [Substring] = []
         var rest = text[...]
@@ -20,26 +20,32 @@ import Testing
             rest = rest[next.upperBound...]
         }
         pieces.append(rest)
-        for piece in pieces.dropFirst() {
-            guard let name = piece.firstMatch(of: /name: "([^"]+)"/)?.1 else { continue }
+        return pieces.dropFirst().compactMap { piece in
+            guard let name = piece.firstMatch(of: /^\s*name: "([^"]+)"/)?.1 else { return nil }
+            return (String(name), piece)
+        }
+    }
+
+    /// Each target of `Package.swift` with the names it depends on (targets and products).
+    static func declaredDependencies() throws -> [String: Set<String>] {
+        var result: [String: Set<String>] = [:]
+        for (name, piece) in try declarations() {
             var dependencies: Set<String> = []
             if let list = piece.firstMatch(of: /dependencies: \[([^\]]*)\]/)?.1 {
                 let withoutPackages = list.replacing(/package: "[^"]+"/, with: "")
                 for match in withoutPackages.matches(of: /"([^"]+)"/) { dependencies.insert(String(match.1)) }
             }
-            result[String(name)] = dependencies
+            result[name] = dependencies
         }
         return result
     }
 
     /// The folder of each target that names one (`path:`); the others live in `Sources/NAME` or `Tests/NAME`.
     static func declaredPaths() throws -> [String: String] {
-        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         var result: [String: String] = [:]
-        // `path:` in the target's own declaration (on its line, or a later one before the next target).
-        let target =
-            /\.(?:target|testTarget|executableTarget)\(\s*name: "([^"]+)"(?:[^\n]|\n(?!\s*\.(?:target|testTarget|executableTarget|systemLibrary|package)\())*?path: "([^"]+)"/
-        for match in text.matches(of: target) { result[String(match.1)] = String(match.2) }
+        for (name, piece) in try declarations() {
+            if let path = piece.firstMatch(of: /\bpath: "([^"]+)"/)?.1 { result[name] = String(path) }
+        }
         return result
     }
 
@@ -125,6 +131,29 @@ import Testing
             let forbidden = reached.intersection(Self.notForValues)
             #expect(forbidden.isEmpty, "\(module) reaches \(forbidden.sorted())")
         }
+    }
+
+    /// `Sources/` is the ladder (`Sources/0-C` … `Sources/6-App`): a module depends on modules of its
+    /// own rung or lower ones, never higher, so `ls Sources` reads bottom to top.
+    @Test func theLadderPointsDown() throws {
+        let declared = try Self.declaredDependencies()
+        let paths = try Self.declaredPaths()
+        func rung(_ target: String) -> Int? {
+            guard let path = paths[target], let match = path.firstMatch(of: /^Sources\/(\d+)-[^\/]+\/[^\/]+$/) else { return nil }
+            return Int(match.1)
+        }
+        let placed = declared.keys.filter { rung($0) != nil }
+        #expect(placed.count > 20, "the rungs of Sources/ were not found in Package.swift: \(paths)")
+        var upward: [String] = []
+        for target in placed {
+            let mine = rung(target)!
+            for dependency in declared[target] ?? [] {
+                if let theirs = rung(dependency), theirs > mine { upward.append("\(target) (\(mine)) → \(dependency) (\(theirs))") }
+            }
+        }
+        #expect(upward.isEmpty, "dependencies that climb the ladder: \(upward.sorted())")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("Sources").path)
+        #expect(folders.allSatisfy { $0.firstMatch(of: /^\d+-/) != nil }, "Sources/ holds only rungs: \(folders.sorted())")
     }
 
     /// Every suite says what it does with a thread (`Tests/TestSupport/OffThePool.swift`): a suite on

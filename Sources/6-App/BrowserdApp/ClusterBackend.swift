@@ -24,6 +24,7 @@
         /// The membership, once started (routes and metrics are made before).
         let membership = ClusterMembership.Slot()
         let placementSlot = PlacementSlot()
+        private let tabsSlot = StoredTabsSlot()
         /// The PostgreSQL pool's task, ended at shutdown after the writer.
         private let pool = Mutex<Task<Void, Never>?>(nil)
         private let ownedGauge: Gauge
@@ -65,6 +66,7 @@
 
         var placement: PlacementSlot? { placementSlot }
         var transfer: ProfileTransferSlot? { nil }
+        var storedTabs: any StoredTabReading { tabsSlot }
 
         var responseHeaders: HTTPHeaders {
             var headers = HTTPHeaders()
@@ -119,7 +121,7 @@
             membership.set(cluster)
             placementSlot.set(cluster)
             // Tabs' pictures stored by an earlier run (or another instance), read when one is asked for.
-            app.service.readSnapshots { [lookups = cluster.stored] id in try await lookups.snapshot(ofTab: id) }
+            tabsSlot.set(ClusterStoredTabs(lookups: cluster.stored))
             // Which renderer holds which profile: decided in the database by every instance (read
             // before the server takes renderers' calls: "restore" still blocks them).
             try await app.rendererRegistry.share(PostgresRendererState(store: store), logger: app.logger)
@@ -170,5 +172,17 @@
                 await pool.value
             }
         }
+    }
+
+    /// PostgreSQL's reading of tabs: pictures stored by an earlier run or another instance. Its
+    /// profiles are restored with every history (none is left unrealized), so none is read here.
+    struct ClusterStoredTabs: StoredTabReading {
+        let lookups: StoredLookups
+
+        func histories(ofTabs ids: [String]) async throws -> [String: BrowserService.StoredHistory] {
+            throw ServiceError.storageUnreadable("this store restores every history whole: none is left to read")
+        }
+
+        func snapshot(ofTab id: String) async throws -> SnapshotRecord? { try await lookups.snapshot(ofTab: id) }
     }
 #endif

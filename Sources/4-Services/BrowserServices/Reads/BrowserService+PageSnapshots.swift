@@ -6,26 +6,16 @@ public import BrowserRecords
 // never stored) and otherwise read from storage where the API serves them — a read that fails is the
 // request's failure (503), never an empty or older picture.
 extension BrowserService {
-    /// Reads the stored picture of a tab, with its bytes (nil: storage holds none for it); a read that
-    /// fails throws.
-    public typealias SnapshotReader = @Sendable (_ tabID: String) async throws -> SnapshotRecord?
-
-    /// Lets pictures stored in an earlier run be served: `reader` reads one when it is asked for.
-    public func readSnapshots(with reader: @escaping SnapshotReader) {
-        snapshotReader.withLock { $0 = reader }
-    }
-
     /// The picture of a tab's page with its bytes, and the window's version; nil when the tab has none.
     /// - Throws: ``ServiceError/storageUnreadable(_:)`` when its bytes had to be read and could not be.
     public func pageSnapshot(ofTab id: TabID) async throws -> PageSnapshot? {
         guard let (tab, _) = tab(id), let picture = tab.snapshot else { return nil }
         if picture.bytes != nil { return picture }
-        guard let reader = snapshotReader.withLock({ $0 }) else {
-            throw ServiceError.storageUnreadable("no store is attached to read the pictures of tabs")
-        }
         let stored: SnapshotRecord?
         do {
-            stored = try await reader(id.rawValue)
+            stored = try await storedTabs.snapshot(ofTab: id.rawValue)
+        } catch let error as ServiceError {
+            throw error
         } catch {
             throw ServiceError.storageUnreadable("the picture of tab \(id) could not be read: \(error)")
         }
@@ -41,13 +31,10 @@ extension BrowserService {
     /// so that an operation that deletes their rows (a close-all) keeps them for its undo.
     /// - Throws: ``ServiceError/storageUnreadable(_:)`` when a read fails (the tabs stay as they were).
     func holdSnapshotBytes(of ids: [TabID], on executor: ProfileExecutor) async throws {
-        guard let reader = snapshotReader.withLock({ $0 }) else {
-            throw ServiceError.storageUnreadable("no store is attached to read the pictures of tabs")
-        }
         var stored: [TabID: PageSnapshot?] = [:]
         for id in ids {
             do {
-                stored[id] = try await reader(id.rawValue).flatMap { record in
+                stored[id] = try await storedTabs.snapshot(ofTab: id.rawValue).flatMap { record in
                     record.bytes.map {
                         PageSnapshot(etag: record.etag, mediaType: record.mediaType, byteCount: record.byteCount, capturedAt: record.capturedAt, bytes: $0)
                     }

@@ -100,7 +100,7 @@ public final class Application: Sendable {
         InspectorRoutes().register(in: &router)
         let actionMetrics = ActionMetrics(factory: factory)
         let service = BrowserService(
-            limits: configuration.modelLimits, sink: sink, waitsForCommit: !configuration.relaxedDurability,
+            limits: configuration.modelLimits, sink: sink, storedTabs: backend.storedTabs, waitsForCommit: !configuration.relaxedDurability,
             events: configuration.events, framing: SSEFraming(),
             onAction: { name, ok in
                 actionMetrics.count(name, ok: ok)

@@ -187,7 +187,9 @@ do {
         let store = try PersistenceStore(path: path)
         let structure = try store.load(includingTabs: false)
         let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(structure))
-        summary = try await BrowserService(limits: .init(windowsPerProfile: 10_000), framing: NoStreams()).restore(structure) { try feed.tabs(ofWindow: $0) }
+        summary = try await BrowserService(limits: .init(windowsPerProfile: 10_000), storedTabs: NothingStored(), framing: NoStreams()).restore(structure) {
+            try feed.tabs(ofWindow: $0)
+        }
         feed.finish()
     }
     let overlapped = clock.now - startOverlapped
@@ -196,7 +198,7 @@ do {
     let start = clock.now
     let stored = try PersistenceStore(path: path).load()
     let loaded = clock.now
-    _ = try await BrowserService(limits: .init(windowsPerProfile: 10_000), framing: NoStreams()).restore(stored)
+    _ = try await BrowserService(limits: .init(windowsPerProfile: 10_000), storedTabs: NothingStored(), framing: NoStreams()).restore(stored)
     let sequential = clock.now
     print(String(format: "\nRestore: %d tabs in %d windows, 10 history entries each (database %.0f MiB)", summary.tabs, summary.windows, size / 1_048_576))
     print(String(format: "  overlapped (as browserd starts): %.2f s, peak RSS %.0f MiB (%.0f MiB before)", seconds(overlapped), peak, before))

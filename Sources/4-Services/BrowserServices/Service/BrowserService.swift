@@ -16,9 +16,8 @@ public final class BrowserService: Sendable {
     let waitsForCommit: Bool
     /// Routes that arrived while the state was being restored, one per window (the newest).
     let savedRoutes = Mutex<[BrowserID: SavedRoute]>([:])
-    /// Reads stored tabs' histories (their entries and current index), for tabs restored unrealized.
-    let historyReader = Mutex<HistoryReader?>(nil)
-    let snapshotReader = Mutex<SnapshotReader?>(nil)
+    /// Reads what storage holds of tabs: histories of tabs restored unrealized, stored pictures.
+    let storedTabs: any StoredTabReading
     /// Tabs realized so far, and the bursts of them (see ``RealizationLog``).
     let realizations = RealizationLog()
     /// The bytes each profile may write per second (nil: no quota); charged with every change queued.
@@ -30,6 +29,7 @@ public final class BrowserService: Sendable {
     /// - Parameters:
     ///   - limits: the model's caps.
     ///   - sink: where durable changes go; nil keeps everything in memory only.
+    ///   - storedTabs: reads what storage holds of tabs (``NothingStored`` when nothing is stored).
     ///   - waitsForCommit: false answers once a change is queued for the next commit (`--durability
     ///     relaxed`): a crash loses at most what was queued, i.e. the changes of the last commit interval.
     ///   - events: bounds of the event streams.
@@ -37,7 +37,7 @@ public final class BrowserService: Sendable {
     ///   - onAction: told of every action a window's dispatcher ran, by name and outcome (metrics).
     ///   - writeQuota: the bytes each profile may write per second; nil: no quota.
     public init(
-        limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, waitsForCommit: Bool = true,
+        limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, storedTabs: any StoredTabReading, waitsForCommit: Bool = true,
         events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
         onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil, writeQuota: WriteQuota? = nil
     ) {
@@ -45,6 +45,7 @@ public final class BrowserService: Sendable {
         self.limits = limits
         self.snapshots = SnapshotIndex(events: EventHub(limits: events, framing: framing), onAction: onAction)
         self.sink = sink
+        self.storedTabs = storedTabs
         self.waitsForCommit = waitsForCommit
     }
 

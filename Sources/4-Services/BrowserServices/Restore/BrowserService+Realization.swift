@@ -20,16 +20,6 @@ extension BrowserService {
         }
     }
 
-    /// Reads the stored histories of tabs by id, in one read. A tab storage does not hold is left out
-    /// of the answer; a read that fails throws.
-    public typealias HistoryReader = @Sendable (_ tabIDs: [String]) async throws -> [String: StoredHistory]
-
-    /// Lets tabs stored with a ``HistorySummary`` (and no history) be realized: `reader` reads their
-    /// histories when a command first needs them.
-    public func readHistories(with reader: @escaping HistoryReader) {
-        historyReader.withLock { $0 = reader }
-    }
-
     /// How many tabs restored unrealized have been realized since start.
     public var tabsRealized: Int { realizations.count }
 
@@ -41,12 +31,11 @@ extension BrowserService {
     /// - Throws: ``ServiceError/storageUnreadable(_:)`` when the read fails or storage holds no
     ///   history for one of them (the tabs stay as they were).
     func realize(_ ids: [TabID], on executor: ProfileExecutor) async throws {
-        guard let reader = historyReader.withLock({ $0 }) else {
-            throw ServiceError.storageUnreadable("no store is attached to read the histories of unrealized tabs")
-        }
         let stored: [String: StoredHistory]
         do {
-            stored = try await reader(ids.map(\.rawValue))
+            stored = try await storedTabs.histories(ofTabs: ids.map(\.rawValue))
+        } catch let error as ServiceError {
+            throw error
         } catch {
             throw ServiceError.storageUnreadable("the histories of \(ids.count) tab(s) could not be read: \(error)")
         }

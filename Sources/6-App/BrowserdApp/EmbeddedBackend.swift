@@ -23,6 +23,7 @@ struct EmbeddedBackend: StoreBackend {
     let idle: Duration?
     private let slot = PlacementSlot()
     private let transferSlot = ProfileTransferSlot()
+    private let tabsSlot = StoredTabsSlot()
     private let running = Running()
 
     /// What start made, for stop.
@@ -42,6 +43,7 @@ struct EmbeddedBackend: StoreBackend {
     var otherWindows: (@Sendable (HTTPRequest) async throws -> [ListedWindow])? { nil }
     var placement: PlacementSlot? { slot }
     var transfer: ProfileTransferSlot? { transferSlot }
+    var storedTabs: any StoredTabReading { tabsSlot }
     var responseHeaders: HTTPHeaders { [:] }
     /// No cluster: no peer.
     var admitsPipeline: @Sendable (HTTPRequest) -> Bool { { _ in false } }
@@ -78,24 +80,7 @@ struct EmbeddedBackend: StoreBackend {
                 "many tabs were realized within one second: something read whole lists of histories",
                 metadata: ["realized": "\(count)+"])
         }
-        app.service.readHistories { ids in
-            do {
-                let read = try await histories.read { store in
-                    var read: [String: BrowserService.StoredHistory] = [:]
-                    for id in ids {
-                        if let (entries, index) = try store.history(ofTab: id) { read[id] = .init(entries: entries, index: index) }
-                    }
-                    return read
-                }
-                realized.increment(by: Int64(read.count))
-                return read
-            } catch {
-                logger.error("tab histories could not be read", metadata: ["tabs": "\(ids.count)", "error": "\(error)"])
-                throw error
-            }
-        }
-        // Tabs' pictures stored by an earlier run, read when one is asked for (a failed read: 503).
-        app.service.readSnapshots { id in try await histories.read { try $0.snapshot(ofTab: id) } }
+        tabsSlot.set(EmbeddedStoredTabs(reader: histories, realized: realized, logger: logger))
         let backend = EmbeddedResidencyBackend(
             service: app.service, reader: reader, histories: histories,
             hasWebDriverSessions: { [api = app.api] in api.hasWebDriverSessions(profile: $0) },
@@ -223,4 +208,31 @@ struct EmbeddedBackend: StoreBackend {
     func stop() async {
         running.sweeper.withLock { $0?.cancel() }
     }
+}
+
+/// The SQLite store's reading of tabs: on a reader of its own, so a realization never waits behind a
+/// profile's load (a failed read fails that request: 503, nothing changed, nothing made up).
+struct EmbeddedStoredTabs: StoredTabReading {
+    let reader: StoreReader
+    let realized: Counter
+    let logger: Logger
+
+    func histories(ofTabs ids: [String]) async throws -> [String: BrowserService.StoredHistory] {
+        do {
+            let read = try await reader.read { store in
+                var read: [String: BrowserService.StoredHistory] = [:]
+                for id in ids {
+                    if let (entries, index) = try store.history(ofTab: id) { read[id] = .init(entries: entries, index: index) }
+                }
+                return read
+            }
+            realized.increment(by: Int64(read.count))
+            return read
+        } catch {
+            logger.error("tab histories could not be read", metadata: ["tabs": "\(ids.count)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    func snapshot(ofTab id: String) async throws -> SnapshotRecord? { try await reader.read { try $0.snapshot(ofTab: id) } }
 }

@@ -16,6 +16,9 @@ protocol StoreBackend: Sendable {
     var placement: PlacementSlot? { get }
     /// Export and import of whole profiles; nil: this store does not offer them (501).
     var transfer: ProfileTransferSlot? { get }
+    /// What the service reads of stored tabs (histories of unrealized tabs, stored pictures), given
+    /// to it when it is made; its reads fail until the store is open.
+    var storedTabs: any StoredTabReading { get }
     /// Headers every answer carries (which instance made it).
     var responseHeaders: HTTPHeaders { get }
     /// Whether a pipeline of reads (`APIRoutes.clusterPipelinePath`) comes from another instance of
