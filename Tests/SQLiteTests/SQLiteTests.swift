@@ -124,6 +124,16 @@ func withDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         }
     }
 
+    /// A version that cannot be read is an error, never 0 (issue 53: `PersistenceStore.schemaVersion`,
+    /// which reads it so, answered 0 for a file it could not read).
+    @Test func aVersionThatCannotBeReadIsAnErrorNotZero() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("browserd-notadb-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: path))
+        let connection = try SQLiteConnection(path: path)
+        #expect(throws: SQLiteError.self) { try SQLiteMigrator.version(of: connection) }
+    }
+
     @Test func failingMigrationLeavesEarlierOnes() throws {
         try withDatabase { db in
             let broken = SQLiteMigrator(migrator.migrations + [.init("broken", sql: "CREATE TABLE a (z)")])
