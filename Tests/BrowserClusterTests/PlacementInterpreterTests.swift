@@ -1,6 +1,7 @@
 #if PostgreSQL
     import BrowserAccess
     import BrowserAPI
+    import BrowserModel
     import BrowserRecords
     import ClusterCore
     import HTTPServer
@@ -20,15 +21,15 @@
         /// Who holds what, as the test says; every question counted.
         final class Lookups: PlacementLookups {
             struct State {
-                var known: [String: String] = [:]
-                var knownOwners: [String: Placement.Owner] = [:]
-                var stored: [String: String] = [:]
-                var owners: [String: Placement.Owner] = [:]
+                var known: [String: ProfileID] = [:]
+                var knownOwners: [ProfileID: Placement.Owner] = [:]
+                var stored: [String: ProfileID] = [:]
+                var owners: [ProfileID: Placement.Owner] = [:]
                 var fails = false
                 var storedAsked = 0
                 var ownerAsked = 0
-                var forgotten: [String] = []
-                var remembered: [(String, Placement.Subject)] = []
+                var forgotten: [ProfileID] = []
+                var remembered: [(ProfileID, Placement.Subject)] = []
             }
             let state = Mutex(State())
 
@@ -37,24 +38,24 @@
                 case .profile(let id), .window(let id), .tab(let id), .group(let id): id
                 }
             }
-            func knownProfile(holding subject: Placement.Subject) -> String? { state.withLock { $0.known[Self.key(subject)] } }
-            func knownOwner(of profile: String) -> Placement.Owner? { state.withLock { $0.knownOwners[profile] } }
-            func storedProfile(holding subject: Placement.Subject) async throws -> String? {
+            func knownProfile(holding subject: Placement.Subject) -> ProfileID? { state.withLock { $0.known[Self.key(subject)] } }
+            func knownOwner(of profile: ProfileID) -> Placement.Owner? { state.withLock { $0.knownOwners[profile] } }
+            func storedProfile(holding subject: Placement.Subject) async throws -> ProfileID? {
                 try state.withLock {
                     $0.storedAsked += 1
                     if $0.fails { throw Failure() }
                     return $0.stored[Self.key(subject)]
                 }
             }
-            func owner(of profile: String) async throws -> Placement.Owner? {
+            func owner(of profile: ProfileID) async throws -> Placement.Owner? {
                 try state.withLock {
                     $0.ownerAsked += 1
                     if $0.fails { throw Failure() }
                     return $0.owners[profile]
                 }
             }
-            func forgetOwner(of profile: String) { state.withLock { $0.forgotten.append(profile) } }
-            func remember(profile: String, holding subject: Placement.Subject) { state.withLock { $0.remembered.append((profile, subject)) } }
+            func forgetOwner(of profile: ProfileID) { state.withLock { $0.forgotten.append(profile) } }
+            func remember(profile: ProfileID, holding subject: Placement.Subject) { state.withLock { $0.remembered.append((profile, subject)) } }
         }
 
         struct Failure: Error {}
@@ -104,7 +105,7 @@
                 var holds: Set<String> = []
                 var databaseAnswers = true
                 var takeover = Placement.Takeover.here
-                var tookOver: [(String, InstanceID?)] = []
+                var tookOver: [(ProfileID, InstanceID?)] = []
                 var incognito: HTTPResponse?
                 var searched = 0
             }
@@ -112,7 +113,7 @@
 
             func holdsHere(_ subject: Placement.Subject) -> Bool { state.withLock { $0.holds.contains(Lookups.key(subject)) } }
             var databaseAnswers: Bool { state.withLock { $0.databaseAnswers } }
-            func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover {
+            func takeOver(_ profile: ProfileID, replacing unreachable: InstanceID?) async -> Placement.Takeover {
                 state.withLock {
                     $0.tookOver.append((profile, unreachable))
                     return $0.takeover

@@ -15,21 +15,21 @@ import Testing
 
     /// The database's leases, as the test says.
     final class Leases: LeaseRenewing {
-        let state = Mutex((lost: Set<String>(), fails: false, held: ["p1", "p2"]))
-        func renew() async throws -> Set<String> {
+        let state = Mutex((lost: Set<ProfileID>(), fails: false, held: ["p1", "p2"] as [ProfileID]))
+        func renew() async throws -> Set<ProfileID> {
             try state.withLock {
                 if $0.fails { throw Failure() }
                 return $0.lost
             }
         }
-        var heldProfiles: [String] { state.withLock { $0.held } }
+        var heldProfiles: [ProfileID] { state.withLock { $0.held } }
     }
 
     /// What was dropped, in order.
     final class Dropped: ProfileDropping {
-        let profiles = Mutex<[(String, LeaseKeeper.Reason)]>([])
-        func drop(_ profile: String, reason: LeaseKeeper.Reason) async { profiles.withLock { $0.append((profile, reason)) } }
-        var names: [String] { profiles.withLock { $0.map(\.0) } }
+        let profiles = Mutex<[(ProfileID, LeaseKeeper.Reason)]>([])
+        func drop(_ profile: ProfileID, reason: LeaseKeeper.Reason) async { profiles.withLock { $0.append((profile, reason)) } }
+        var names: [ProfileID] { profiles.withLock { $0.map(\.0) } }
     }
 
     let timing = ClusterTiming(leaseSeconds: 10)

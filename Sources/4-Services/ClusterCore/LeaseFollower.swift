@@ -1,3 +1,4 @@
+public import BrowserModel
 import Synchronization
 
 /// What keeping leases needs of the database.
@@ -5,16 +6,16 @@ public protocol LeaseRenewing: Sendable {
     /// Renews every lease this instance holds.
     /// - Returns: the profiles whose lease another instance holds now.
     /// - Throws: the database did not answer, or answered an error.
-    func renew() async throws -> Set<String>
+    func renew() async throws -> Set<ProfileID>
 
     /// The profiles whose lease this instance holds.
-    var heldProfiles: [String] { get }
+    var heldProfiles: [ProfileID] { get }
 }
 
 /// What stopping serving a profile takes on this instance.
 public protocol ProfileDropping: Sendable {
     /// Stops serving `profile`: its lease and owner forgotten, its memory unloaded if it was held.
-    func drop(_ profile: String, reason: LeaseKeeper.Reason) async
+    func drop(_ profile: ProfileID, reason: LeaseKeeper.Reason) async
 }
 
 /// Keeps this instance's leases: renews them every ``ClusterTiming/renewEvery`` and carries out what the
@@ -53,10 +54,10 @@ public final class LeaseFollower: Sendable {
     }
 
     /// A commit of `profile` was fenced out: another instance holds it now.
-    public func fenced(_ profile: String) async { await perform(keeper.withLock { $0.fenced(profile) }) }
+    public func fenced(_ profile: ProfileID) async { await perform(keeper.withLock { $0.fenced(profile) }) }
 
     /// The database refused one of `profile`'s changes.
-    public func refused(_ profile: String) async { await perform(keeper.withLock { $0.refused(profile) }) }
+    public func refused(_ profile: ProfileID) async { await perform(keeper.withLock { $0.refused(profile) }) }
 
     /// Renews every ``ClusterTiming/renewEvery`` until cancelled.
     public func running() -> Task<Void, Never> {

@@ -1,3 +1,5 @@
+public import BrowserModel
+
 /// What to do about the leases this instance holds, decided from what happened to them: a pure value
 /// state machine (`mutating func event(...) -> Action`, as postgres-nio's), carried out by
 /// ``ClusterMembership`` (which talks to the database and unloads profiles).
@@ -22,7 +24,7 @@ public struct LeaseKeeper: Sendable {
     public enum Action: Sendable, Equatable {
         case none
         /// Stop serving these profiles (unload them, forget their leases).
-        case drop([String], Reason)
+        case drop([ProfileID], Reason)
         /// Stop serving every profile held.
         case dropAll(Reason)
     }
@@ -39,7 +41,7 @@ public struct LeaseKeeper: Sendable {
     }
 
     /// A renewal succeeded; the database said the leases in `lost` are held by others now.
-    public mutating func renewed(lost: [String], at now: ContinuousClock.Instant) -> Action {
+    public mutating func renewed(lost: [ProfileID], at now: ContinuousClock.Instant) -> Action {
         lastRenewal = now
         gaveUp = false
         return lost.isEmpty ? .none : .drop(lost, .takenOver)
@@ -53,8 +55,8 @@ public struct LeaseKeeper: Sendable {
     }
 
     /// A commit of `profile` was fenced out: another instance holds its lease now.
-    public mutating func fenced(_ profile: String) -> Action { .drop([profile], .fenced) }
+    public mutating func fenced(_ profile: ProfileID) -> Action { .drop([profile], .fenced) }
 
     /// The database refused a change of `profile` (its other changes are not affected).
-    public mutating func refused(_ profile: String) -> Action { .drop([profile], .refused) }
+    public mutating func refused(_ profile: ProfileID) -> Action { .drop([profile], .refused) }
 }

@@ -1,3 +1,5 @@
+public import BrowserModel
+
 /// What placement remembers between requests, so most requests ask the database nothing:
 ///
 /// - which instance holds a profile's lease (forgotten when a `browserd_leases` notification says the
@@ -11,36 +13,36 @@ public struct OwnerCache: Sendable {
     public static let defaultLimit = 200_000
 
     public let limit: Int
-    private var owners: [String: Placement.Owner] = [:]
-    private var profiles: [String: String] = [:]
+    private var owners: [ProfileID: Placement.Owner] = [:]
+    private var profiles: [String: ProfileID] = [:]
 
     public init(limit: Int = OwnerCache.defaultLimit) { self.limit = max(1, limit) }
 
     /// The remembered owner of `profile`.
-    public func owner(of profile: String) -> Placement.Owner? { owners[profile] }
+    public func owner(of profile: ProfileID) -> Placement.Owner? { owners[profile] }
 
-    public mutating func remember(_ owner: Placement.Owner, of profile: String) {
+    public mutating func remember(_ owner: Placement.Owner, of profile: ProfileID) {
         if owners.count >= limit, owners[profile] == nil { owners.removeAll(keepingCapacity: true) }
         owners[profile] = owner
     }
 
     /// The lease of `profile` moved (or its owner did not answer): ask the database next time.
-    public mutating func forgetOwner(of profile: String) { owners[profile] = nil }
+    public mutating func forgetOwner(of profile: ProfileID) { owners[profile] = nil }
 
     /// Lease moves may have been missed: forget every owner.
     public mutating func forgetOwners() { owners.removeAll() }
 
     /// The stored regular profile that holds `subject`, as the database said.
-    public func profile(holding subject: Placement.Subject) -> String? { profiles[Self.key(subject)] }
+    public func profile(holding subject: Placement.Subject) -> ProfileID? { profiles[Self.key(subject)] }
 
-    public mutating func remember(profile: String, holding subject: Placement.Subject) {
+    public mutating func remember(profile: ProfileID, holding subject: Placement.Subject) {
         let key = Self.key(subject)
         if profiles.count >= limit, profiles[key] == nil { profiles.removeAll(keepingCapacity: true) }
         profiles[key] = profile
     }
 
     /// `profile` was deleted: what it held is no longer its.
-    public mutating func forgetProfile(_ profile: String) {
+    public mutating func forgetProfile(_ profile: ProfileID) {
         profiles = profiles.filter { $0.value != profile }
         owners[profile] = nil
     }

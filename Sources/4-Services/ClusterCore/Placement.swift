@@ -1,4 +1,5 @@
 public import BrowserAccess
+public import BrowserModel
 public import BrowserRecords
 
 /// Where one request goes — served here, taken over, forwarded to the instance that holds its
@@ -48,11 +49,11 @@ public struct Placement: Sendable {
         /// Ask which stored regular profile holds the subject: then ``storedProfile(_:)``.
         case lookUpProfile(Subject)
         /// Ask who holds `profile`'s lease: then ``owner(_:)``.
-        case lookUpOwner(String)
+        case lookUpOwner(ProfileID)
         /// Acquire `profile`'s lease and restore it here (replacing an owner found gone): then ``tookOver(_:)``.
-        case takeOver(String, replacing: InstanceID?)
+        case takeOver(ProfileID, replacing: InstanceID?)
         /// Send the request to `owner`: then ``forwarded(status:)`` or ``forwardFailed()``.
-        case forward(Owner, profile: String)
+        case forward(Owner, profile: ProfileID)
         /// Check whether `owner`'s address refuses connections: then ``refusal(_:)``.
         case probeRefusal(Owner)
         /// Look for the instance holding an incognito subject (never stored): its answer, or the handler here.
@@ -74,11 +75,11 @@ public struct Placement: Sendable {
     private enum State: Sendable, Equatable {
         case initial
         case lookingUpProfile
-        case lookingUpOwner(String)
-        case takingOver(String)
-        case forwarding(Owner, profile: String)
-        case probing(Owner, profile: String)
-        case takingOverFromTheGone(String)
+        case lookingUpOwner(ProfileID)
+        case takingOver(ProfileID)
+        case forwarding(Owner, profile: ProfileID)
+        case probing(Owner, profile: ProfileID)
+        case takingOverFromTheGone(ProfileID)
         case done
     }
 
@@ -114,7 +115,7 @@ public struct Placement: Sendable {
     /// - Parameter callerReaches: whether the caller may use that profile (the administrator, or its
     ///   token). When not, nothing is taken over, relayed or probed for it: served here, where the
     ///   handler answers 404 as for an id nothing holds.
-    public mutating func storedProfile(_ profile: String?, subject: Subject, callerReaches: Bool = true) -> Action {
+    public mutating func storedProfile(_ profile: ProfileID?, subject: Subject, callerReaches: Bool = true) -> Action {
         precondition(state == .lookingUpProfile, "storedProfile after lookUpProfile")
         guard let profile else {
             // The database never has off-the-record profiles and what they hold: their owners may.
@@ -176,7 +177,7 @@ public struct Placement: Sendable {
         return .takeOver(profile, replacing: owner.instanceID)
     }
 
-    private mutating func send(to owner: Owner, profile: String) -> Action {
+    private mutating func send(to owner: Owner, profile: ProfileID) -> Action {
         // Forwarded to us, but we do not hold it: the lease moved meanwhile. Never a second hop.
         guard !fromPeer else { return finish(.unavailable("The profile is moving between instances; retry.")) }
         state = .forwarding(owner, profile: profile)

@@ -44,8 +44,8 @@ final class ClusterHolding: PlacementHolding, ProfileDropping {
 
     /// Takes `profile` and restores it here, once even if many requests ask at the same time (the
     /// ``ProfileResidency``'s single flight; a profile being dropped for idleness is waited for).
-    func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover {
-        let id = ProfileID(rawValue: profile)
+    func takeOver(_ id: ProfileID, replacing unreachable: InstanceID?) async -> Placement.Takeover {
+        let profile = id
         do {
             try await residency.bringIn(id, replacing: unreachable)
             // Its old owner is no longer asked.
@@ -69,7 +69,7 @@ final class ClusterHolding: PlacementHolding, ProfileDropping {
     /// taking it over. For lists, which gather every profile's windows.
     /// - Throws: ``TakeoverFailed`` when nobody holds it and taking it over failed (a list without its
     ///   windows would be a made-up answer), or the database's error.
-    func ensureHeld(_ profile: String) async throws {
+    func ensureHeld(_ profile: ProfileID) async throws {
         if try await lookups.liveOwner(of: profile) != nil { return }
         if case .failed = await takeOver(profile, replacing: nil) { throw TakeoverFailed(profile: profile) }
     }
@@ -86,24 +86,29 @@ final class ClusterHolding: PlacementHolding, ProfileDropping {
 
     /// Nobody holds a profile and taking it over failed.
     struct TakeoverFailed: Error {
-        let profile: String
+        let profile: ProfileID
     }
 
     /// Drops a profile this instance no longer holds (lost at renewal, fenced, refused, or memory may
     /// be ahead of the database after a failed commit).
-    func drop(_ profile: String, reason: LeaseKeeper.Reason) async {
-        leases.forget(profile)
+    func drop(_ profile: ProfileID, reason: LeaseKeeper.Reason) async {
+        leases.forget(profile.rawValue)
         lookups.forgetOwner(of: profile)
         // Through the residency's one door: after a load under way, never beside another drop.
-        guard await residency.drop(ProfileID(rawValue: profile), reason: Self.dropReason(reason)) else { return }
+        guard await residency.drop(profile, reason: Self.dropReason(reason)) else { return }
         lost.increment()
         logger.warning("dropped a profile", metadata: ["profile": "\(profile)", "reason": "\(reason)"])
     }
 }
 
-/// The database's lease renewal, as the ``LeaseFollower`` asks it.
-extension ProfileLeases: LeaseRenewing {
-    public var heldProfiles: [String] { Array(held.all.keys) }
+/// The database's lease renewal, as the ``LeaseFollower`` asks it (the store's ids are strings, the
+/// cluster's decisions take ``ProfileID``s: converted here, once).
+struct StoredLeaseRenewal: LeaseRenewing {
+    let leases: ProfileLeases
+
+    func renew() async throws -> Set<ProfileID> { Set(try await leases.renew().map(ProfileID.init(rawValue:))) }
+
+    var heldProfiles: [ProfileID] { leases.held.all.keys.map(ProfileID.init(rawValue:)) }
 }
 
 /// The stored tokens, as the ``TokenFollower`` reads them.

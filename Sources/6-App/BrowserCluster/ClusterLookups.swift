@@ -1,3 +1,4 @@
+import BrowserModel
 import BrowserPostgres
 import BrowserRecords
 import ClusterCore
@@ -24,16 +25,16 @@ final class ClusterLookups: PlacementLookups {
         self.stored = stored
     }
 
-    func knownProfile(holding subject: Placement.Subject) -> String? { cache.withLock { $0.profile(holding: subject) } }
+    func knownProfile(holding subject: Placement.Subject) -> ProfileID? { cache.withLock { $0.profile(holding: subject) } }
 
-    func knownOwner(of profile: String) -> Placement.Owner? {
+    func knownOwner(of profile: ProfileID) -> Placement.Owner? {
         guard let owner = cache.withLock({ $0.owner(of: profile) }), owner.instanceID != instanceID else { return nil }
         return owner
     }
 
-    func storedProfile(holding subject: Placement.Subject) async throws -> String? {
+    func storedProfile(holding subject: Placement.Subject) async throws -> ProfileID? {
         if let known = knownProfile(holding: subject) { return known }
-        let found: String? = try await described {
+        let raw: String? = try await described {
             switch subject {
             case .profile(let id): try await stored.profileExists(id) ? id : nil
             case .window(let id): try await stored.profile(ofWindow: id)
@@ -41,13 +42,14 @@ final class ClusterLookups: PlacementLookups {
             case .group(let id): try await stored.profile(ofGroup: id)
             }
         }
+        let found = raw.map(ProfileID.init(rawValue:))
         if let found { remember(profile: found, holding: subject) }
         return found
     }
 
-    func owner(of profile: String) async throws -> Placement.Owner? {
+    func owner(of profile: ProfileID) async throws -> Placement.Owner? {
         if let known = knownOwner(of: profile) { return known }
-        guard let lease = try await described({ try await leases.owner(of: profile) }) else { return nil }
+        guard let lease = try await described({ try await leases.owner(of: profile.rawValue) }) else { return nil }
         let owner = Placement.Owner(instanceID: lease.instanceID, url: lease.url, live: lease.live)
         if owner.live, owner.instanceID != instanceID { cache.withLock { $0.remember(owner, of: profile) } }
         return owner
@@ -55,20 +57,20 @@ final class ClusterLookups: PlacementLookups {
 
     /// The live owner of `profile` other than this instance, known or from the database (never taking
     /// the profile over).
-    func liveOwner(of profile: String) async throws -> Placement.Owner? {
+    func liveOwner(of profile: ProfileID) async throws -> Placement.Owner? {
         guard let owner = try await owner(of: profile), owner.live, owner.instanceID != instanceID else { return nil }
         return owner
     }
 
-    func forgetOwner(of profile: String) { cache.withLock { $0.forgetOwner(of: profile) } }
+    func forgetOwner(of profile: ProfileID) { cache.withLock { $0.forgetOwner(of: profile) } }
 
     /// Lease moves may have been missed (listening restarted): forget every owner.
     func forgetOwners() { cache.withLock { $0.forgetOwners() } }
 
     /// `profile` was deleted: what it held is no longer its.
-    func forgetProfile(_ profile: String) { cache.withLock { $0.forgetProfile(profile) } }
+    func forgetProfile(_ profile: ProfileID) { cache.withLock { $0.forgetProfile(profile) } }
 
-    func remember(profile: String, holding subject: Placement.Subject) { cache.withLock { $0.remember(profile: profile, holding: subject) } }
+    func remember(profile: ProfileID, holding subject: Placement.Subject) { cache.withLock { $0.remember(profile: profile, holding: subject) } }
 
     private func described<T>(_ query: () async throws -> T) async throws -> T {
         do { return try await query() } catch { throw Failure(error) }

@@ -100,7 +100,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
         placement = PlacementInterpreter(
             instanceID: leases.held.instanceID, lookups: lookups, forwarding: forwarder, holding: holding,
             forwardedOne: { forwarded.increment() }, logger: logger)
-        leaseFollower = LeaseFollower(timing: timing, renewing: leases, dropping: holding, describe: PostgresStore.describe)
+        leaseFollower = LeaseFollower(timing: timing, renewing: StoredLeaseRenewal(leases: leases), dropping: holding, describe: PostgresStore.describe)
         tokenFollower = TokenFollower(tokens: tokens, stored: stored, logger: logger)
     }
 
@@ -152,19 +152,19 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     }
 
     /// Makes sure `profile` lives somewhere (for lists, which gather every profile's windows).
-    func ensureHeld(_ profile: String) async throws { try await holding.ensureHeld(profile) }
+    func ensureHeld(_ profile: String) async throws { try await holding.ensureHeld(ProfileID(rawValue: profile)) }
 
     // MARK: Losing profiles
 
     /// A commit of `profile` was fenced out: another instance holds it now.
-    public func fenced(_ profile: String) async { await leaseFollower.fenced(profile) }
+    public func fenced(_ profile: String) async { await leaseFollower.fenced(ProfileID(rawValue: profile)) }
 
     /// The database refused one of `profile`'s changes.
-    public func refused(_ profile: String) async { await leaseFollower.refused(profile) }
+    public func refused(_ profile: String) async { await leaseFollower.refused(ProfileID(rawValue: profile)) }
 
     /// Drops a profile this instance no longer holds (memory may be ahead of the database after a
     /// failed commit).
-    public func drop(_ profile: String, reason: LeaseKeeper.Reason) async { await holding.drop(profile, reason: reason) }
+    public func drop(_ profile: String, reason: LeaseKeeper.Reason) async { await holding.drop(ProfileID(rawValue: profile), reason: reason) }
 
     // MARK: Running
 
@@ -181,7 +181,7 @@ public final class ClusterMembership: RequestPlacement, Sendable {
     private func followingMoves() -> Task<Void, Never> {
         let (notifications, lookups) = (notifications, lookups)
         return Task {
-            await notifications.watchMoves(listening: { lookups.forgetOwners() }, moved: { lookups.forgetOwner(of: $0) })
+            await notifications.watchMoves(listening: { lookups.forgetOwners() }, moved: { lookups.forgetOwner(of: ProfileID(rawValue: $0)) })
         }
     }
 

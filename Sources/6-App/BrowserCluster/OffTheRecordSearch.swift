@@ -31,7 +31,7 @@ struct OffTheRecordSearch: Sendable {
         }
         var parentOwners: [String] = []
         for parent in OffTheRecordCandidates.parents(of: subject, announced: announced) {
-            if let owner = try await lookups.liveOwner(of: parent) { parentOwners.append(owner.url) }
+            if let owner = try await lookups.liveOwner(of: ProfileID(rawValue: parent)) { parentOwners.append(owner.url) }
         }
         let others: [(instanceID: InstanceID, url: String)]
         do { others = try await leases.otherLiveInstances() } catch { throw ClusterLookups.Failure(error) }

@@ -176,7 +176,7 @@ public struct PlacementInterpreter: Sendable {
     /// Relays `request` to `owner` without a task (`start`: the forwarder's relay of it, ready); what is
     /// left after a failure (a probe, a takeover) goes on in a task.
     func relay(
-        _ start: PlacementRelay, _ request: HTTPRequest, to owner: Placement.Owner, profile: String, _ machine: Placement,
+        _ start: PlacementRelay, _ request: HTTPRequest, to owner: Placement.Owner, profile: ProfileID, _ machine: Placement,
         _ complete: @escaping @Sendable (HTTPResponse?) -> Void
     ) {
         forwardedOne()
@@ -194,7 +194,7 @@ public struct PlacementInterpreter: Sendable {
 
     /// The owner answered: its answer, with the lookups kept true (an owner that said 503 no longer
     /// holds the profile; what its 201 made lives in `profile`).
-    func relayed(_ answer: HTTPResponse, profile: String, _ placement: inout Placement) -> HTTPResponse {
+    func relayed(_ answer: HTTPResponse, profile: ProfileID, _ placement: inout Placement) -> HTTPResponse {
         if case .relay(forgetOwner: true) = placement.forwarded(status: answer.status) {
             lookups.forgetOwner(of: profile)
         } else if answer.status == 201, let location = answer.headers["Location"], let made = Self.subject(named: location) {
@@ -207,7 +207,7 @@ public struct PlacementInterpreter: Sendable {
 
     /// The owner could not be reached: the machine's next action (probe its address), the known owner
     /// forgotten.
-    func forwardFailed(_ error: any Error, owner: Placement.Owner, profile: String, _ placement: inout Placement) -> Placement.Action {
+    func forwardFailed(_ error: any Error, owner: Placement.Owner, profile: ProfileID, _ placement: inout Placement) -> Placement.Action {
         lookups.forgetOwner(of: profile)
         logger.warning("forwarding failed", metadata: ["profile": "\(profile)", "owner": "\(owner.instanceID)", "error": "\(error)"])
         return placement.forwardFailed()
@@ -232,7 +232,7 @@ public struct PlacementInterpreter: Sendable {
     }
 
     /// Whether the request's caller may use stored profile `profile` (placement runs as the caller).
-    static func callerReaches(_ profile: String?) -> Bool { profile.map { Principal.current.reaches(ProfileID(rawValue: $0)) } ?? true }
+    static func callerReaches(_ profile: ProfileID?) -> Bool { profile.map { Principal.current.reaches($0) } ?? true }
 
     public static func unavailable(_ detail: String, _ request: HTTPRequest) -> HTTPResponse {
         HTTPError.unavailable(detail, retryAfter: 1).response(instance: request.path)

@@ -1,3 +1,4 @@
+public import BrowserModel
 public import BrowserRecords
 public import ClusterCore
 public import HTTPServer
@@ -38,7 +39,7 @@ public protocol PlacementHolding: Sendable {
 
     /// Takes `profile`'s lease (replacing an owner found gone) and restores it here, once however
     /// many requests ask.
-    func takeOver(_ profile: String, replacing unreachable: InstanceID?) async -> Placement.Takeover
+    func takeOver(_ profile: ProfileID, replacing unreachable: InstanceID?) async -> Placement.Takeover
 
     /// The answer of the instance that holds off-the-record `subject` (which only its owner's memory
     /// has), or nil when none does (the handler here answers 404).
