@@ -117,8 +117,9 @@ let package = Package(
         ], path: "Sources/6-App/BrowserCluster", swiftSettings: swiftSettings),
 
         // Infrastructure layers: they know nothing of browsers.
-        // A socket that owns its descriptor (closed exactly once) and resolved addresses.
-        .target(name: "Sockets", path: "Sources/1-Infrastructure/Sockets", swiftSettings: swiftSettings),
+        // A socket that owns its descriptor (closed exactly once), resolved addresses, and the core every
+        // event loop shares (EventLoopCore: epoll, the eventfd, handed-over work, registrations by tag).
+        .target(name: "Sockets", dependencies: ["CLinuxEvents"], path: "Sources/1-Infrastructure/Sockets", swiftSettings: swiftSettings),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -193,7 +194,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPServerTests",
-            dependencies: ["HTTPServer", "MiniHTTPClient", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTPServer", "MiniHTTPClient", "Sockets", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "JSONWriterTests", dependencies: ["JSONWriter", "TestSupport"], swiftSettings: swiftSettings),

@@ -345,24 +345,22 @@
         @Test func theReceiveBufferKeepsWhatIsNotConsumed() throws {
             var pair: [Int32] = [0, 0]
             #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0)
-            defer {
-                close(pair[0])
-                close(pair[1])
-            }
+            let reading = Socket(adopting: pair[0])
+            defer { close(pair[1]) }
             let buffer = ReceiveBuffer()
             #expect(buffer.isEmpty && buffer.capacity == ReceiveBuffer.readSize)
             let sent = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             #expect(sent.withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) } == sent.count)
             var full = true
             while full {
-                let (n, wasFull) = buffer.receive(from: pair[0])
+                let (n, wasFull) = buffer.receive(from: reading)
                 #expect(n > 0)
                 full = wasFull
             }
             #expect(buffer.count == sent.count && Array(buffer.bytes) == sent)
             buffer.consume(10_000)
             #expect(Array(buffer.bytes) == Array(sent[10_000...]))
-            let (nothing, _) = buffer.receive(from: pair[0])
+            let (nothing, _) = buffer.receive(from: reading)
             #expect(nothing < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             #expect(Array(buffer.bytes) == Array(sent[10_000...]), "room was made by moving what is left")
             let more = [UInt8](repeating: 7, count: 300_000)
@@ -373,13 +371,16 @@
                     let n = more[written...].withUnsafeBytes { send(pair[1], $0.baseAddress, $0.count, 0) }
                     if n > 0 { written += n }
                 }
-                let (n, _) = buffer.receive(from: pair[0])
+                let (n, _) = buffer.receive(from: reading)
                 if n > 0 { received += n }
             }
             #expect(buffer.count == 30_000 + more.count && Array(buffer.bytes.suffix(more.count)) == more)
             #expect(buffer.capacity > ReceiveBuffer.keptCapacity)
             buffer.consume(buffer.count)
             #expect(buffer.isEmpty && buffer.capacity == ReceiveBuffer.readSize)
+            reading.close()
+            let (closed, _) = buffer.receive(from: reading)
+            #expect(closed < 0 && errno == EBADF, "a closed socket is never read through its old number")
         }
 
         @Test func anOwnerThatNeverAnswersTimesOutAndStoppingFailsWhatIsUnderWay() async throws {

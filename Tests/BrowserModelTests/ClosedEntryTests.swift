@@ -118,6 +118,24 @@ import Testing
 
     // MARK: Close all, undo (TabsCloser)
 
+    /// An unrealized tab is never closed unremembered (issue 53): a close-all over it refuses before it
+    /// changes anything, and once realized (as the service does, from storage) it is remembered with
+    /// its history.
+    @Test func aCloseAllOverAnUnrealizedTabRefusesThenRemembersIt() throws {
+        let s = session()
+        let browser = try s.createBrowser()
+        let stored = try UnrealizedWebStateTests.history(["https://a.example/", "https://b.example/"], current: 1)
+        let tab = UnrealizedWebStateTests.unrealized(stored)
+        try browser.webStateList.insert(tab, .automatic().activating())
+        #expect(throws: ModelError.historiesNotLoaded([tab.id])) { try s.closeTabs(in: [browser], policy: .allTabs) }
+        #expect(browser.webStateList.count == 1 && s.recentlyClosed.parked.isEmpty, "nothing changed")
+        tab.realize(with: stored)
+        let closing = try s.closeTabs(in: [browser], policy: .allTabs)
+        s.confirmClosing(closing.id)
+        let remembered = try #require(s.recentlyClosed.entries.first?.tabs.first)
+        #expect(remembered.tabID == tab.id && remembered.history.items.map(\.url) == ["https://a.example/", "https://b.example/"])
+    }
+
     /// iOS `TabsCloser` (`tabs_closer_unittest.mm`: CloseTabs then UndoCloseTabs): one call closes every
     /// tab and one call brings them back with order, pinned state, groups, openers and the active tab;
     /// nothing is recorded as recently closed meanwhile.

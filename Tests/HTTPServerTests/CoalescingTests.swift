@@ -14,7 +14,7 @@ import Testing
     /// Whether answer bytes wait on the client's socket (peeked: nothing is taken off).
     static func hasBytes(_ client: HTTPClientConnection) -> Bool {
         var byte: UInt8 = 0
-        return recv(client.descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+        return (client.withDescriptor { recv($0, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) } ?? 0) > 0
     }
 
     static let more = (HTTPServer.pipelinedHeader, "more")

@@ -166,13 +166,13 @@ import Testing
             // Past the limit the server closes at once: those connections see the close on a read
             // (given up to 2 s on a loaded machine: the count of those still open only falls).
             for connection in held {
-                let fd = connection.descriptor
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = connection.withDescriptor { fcntl($0, F_SETFL, fcntl($0, F_GETFL) | O_NONBLOCK) }
             }
             func stillOpen() -> Int {
                 held.filter { connection in
                     var byte: UInt8 = 0
-                    return recv(connection.descriptor, &byte, 1, Int32(MSG_PEEK)) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+                    let peeked = connection.withDescriptor { recv($0, &byte, 1, Int32(MSG_PEEK)) } ?? 0
+                    return peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
                 }.count
             }
             let deadline = ContinuousClock.now + .seconds(2)

@@ -9,15 +9,16 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
-/// A close-on-exec epoll set with a new non-blocking eventfd (`*wake`) registered for reads, so that
-/// another thread can wake the loop sleeping in `epoll_wait`; -1 (and `*wake` -1) when either fails.
+/// A close-on-exec epoll set with a new non-blocking eventfd (`*wake`) registered for reads under tag 0
+/// (`data.u64`: every other registration carries its loop's tag, never a descriptor), so that another
+/// thread can wake the loop sleeping in `epoll_wait`; -1 (and `*wake` -1) when either fails.
 static inline int CLinuxEvents_create_loop(int *wake)
 {
     *wake = -1;
     int epoll = epoll_create1(EPOLL_CLOEXEC);
     if (epoll < 0) return -1;
     int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    struct epoll_event event = { .events = EPOLLIN, .data.fd = fd };
+    struct epoll_event event = { .events = EPOLLIN, .data.u64 = 0 };
     if (fd < 0 || epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0) {
         if (fd >= 0) close(fd);
         close(epoll);

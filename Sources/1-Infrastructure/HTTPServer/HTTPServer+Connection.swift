@@ -437,8 +437,10 @@ extension HTTPServer {
         guard clean, !stopping.load(ordering: .relaxed), let daemon = daemonHandle else { return false }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(writer.fd, $0, &length) }
+        let named = try? writer.socket.withDescriptor { fd in
+            withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+            }
         }
         guard named == 0 else { return false }
         let handed = writer.socket.release()

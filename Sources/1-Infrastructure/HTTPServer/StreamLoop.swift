@@ -1,36 +1,34 @@
-import CLinuxEvents
 import CMicroHTTPD
 import Foundation
+import Sockets
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A thread that sends the streams' bytes over sockets it owns: one epoll set, one eventfd to be
-/// woken, and the list of streams with something to send.
+/// A thread that sends the streams' bytes over sockets it owns, on an ``EventLoopCore`` (one epoll set,
+/// one eventfd to be woken, the streams handed over with something to send).
 ///
 /// A stream is scheduled when bytes are written to it (once, however many writes come before the
 /// loop gets to it), flushed with one `writev` per HTTP chunk, and, when its socket is full, left
 /// until epoll says it is writable. Every stream's socket is watched for the client hanging up
-/// (`EPOLLRDHUP`), so a client that leaves is noticed at once, idle or not.
+/// (`EPOLLRDHUP`), so a client that leaves is noticed at once, idle or not. A stream is registered
+/// under its id (a tag), never its descriptor.
 ///
 /// Thread confinement: `registered` and every socket call happen on the loop's thread only; other
-/// threads touch `ready` (under its mutex) and the eventfd.
+/// threads hand streams over through the core (``schedule(_:)``).
 final class StreamLoop: @unchecked Sendable {
     // `@unchecked Sendable`: `registered` is confined to the loop's thread (see above); the rest is
-    // immutable or a Mutex/Atomic.
-    private let epoll: Int32
-    private let wakeFD: Int32
-    private let ready = Mutex<(streams: [StreamWriter], sleeping: Bool)>(([], false))
+    // immutable, a Mutex or Atomic, or the core (Sendable).
+    private let core = EventLoopCore<StreamWriter>(capacity: 512, refusesAfterStop: false)
     private struct Registration {
         let writer: StreamWriter
         /// Whether epoll reports the socket writable too (only while it is full).
         var writable = false
     }
 
-    private var registered: [Int32: Registration] = [:]
-    private let stopped = Atomic<Bool>(false)
+    private var registered: [EventLoopCore<StreamWriter>.Tag: Registration] = [:]
     /// Whether the loop is writing streams out (it took some and has not yet found none left).
     let busy = Atomic<Bool>(false)
     /// Called on the loop's thread when a stream has ended: whether its socket was given back to
@@ -41,9 +39,6 @@ final class StreamLoop: @unchecked Sendable {
     init(name: String, ended: @escaping @Sendable (StreamWriter, Bool) -> Bool) {
         self.name = name
         self.ended = ended
-        var wake: Int32 = -1
-        epoll = CLinuxEvents_create_loop(&wake)
-        wakeFD = wake
     }
 
     func start() {
@@ -55,80 +50,49 @@ final class StreamLoop: @unchecked Sendable {
     }
 
     /// Ends the loop's thread once every stream it holds has ended.
-    func stop() {
-        stopped.store(true, ordering: .releasing)
-        wake()
-    }
+    func stop() { core.stop() }
 
     /// Puts `writer` on the list to flush (its caller saw it was not there yet).
     func schedule(_ writer: StreamWriter) {
-        let sleeping = ready.withLock { ready -> Bool in
-            ready.streams.append(writer)
-            busy.store(true, ordering: .releasing)
-            defer { ready.sleeping = false }
-            return ready.sleeping
-        }
-        if sleeping { wake() }
+        core.submit(writer, onQueued: { busy.store(true, ordering: .releasing) })
     }
 
-    private func wake() { CLinuxEvents_wake(wakeFD) }
+    private static func tag(_ writer: StreamWriter) -> EventLoopCore<StreamWriter>.Tag { .init(UInt64(bitPattern: Int64(writer.id)) &+ 1) }
 
     private func run() {
-        let capacity = 512
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        defer { events.deallocate() }
         var batch: [StreamWriter] = []
         while true {
             // Take what is ready; sleep only when there is nothing.
-            let waitMs: Int32 = ready.withLock { ready in
-                if ready.streams.isEmpty {
-                    ready.sleeping = true
-                    busy.store(false, ordering: .releasing)
-                    return 1000
-                }
-                busy.store(true, ordering: .releasing)
-                swap(&batch, &ready.streams)
-                return 0
-            }
+            let stopped = core.take(into: &batch, marked: { sleeps in busy.store(!sleeps, ordering: .releasing) })
             for writer in batch { flush(writer) }
+            let none = batch.isEmpty
             batch.removeAll(keepingCapacity: true)
-            if stopped.load(ordering: .acquiring) && registered.isEmpty && ready.withLock({ $0.streams.isEmpty }) { break }
-            let count = epoll_wait(epoll, events, Int32(capacity), waitMs)
-            ready.withLock { $0.sleeping = false }
-            guard count > 0 else { continue }
-            for index in 0..<Int(count) {
-                let event = events[index]
-                let fd = event.data.fd
-                if fd == wakeFD {
-                    CLinuxEvents_drain(wakeFD)
-                    continue
-                }
-                guard let writer = registered[fd]?.writer else { continue }
-                if event.events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            if stopped && registered.isEmpty && none { break }
+            core.wait(milliseconds: none ? 1000 : 0) { event in
+                guard let writer = registered[event.tag]?.writer else { return }
+                if event.hungUp {
                     end(writer, clean: false)
-                } else if event.events & EPOLLOUT.rawValue != 0 {
+                } else if event.writable {
                     flush(writer)
                 }
             }
         }
-        close(wakeFD)
-        close(epoll)
     }
 
     private func flush(_ writer: StreamWriter) {
-        // Scheduled just before it ended: its descriptor may already be another connection's.
+        // Scheduled just before it ended: its socket may be closed, or given back.
         guard !writer.hasEnded else { return }
-        if registered[writer.fd] == nil {
+        let tag = Self.tag(writer)
+        if registered[tag] == nil {
             // First flush: watch the socket for the client hanging up.
-            var event = epoll_event()
-            event.events = EPOLLRDHUP.rawValue
-            event.data.fd = writer.fd
-            guard epoll_ctl(epoll, EPOLL_CTL_ADD, writer.fd, &event) == 0 else {
+            do {
+                try core.register(writer.socket, as: tag, events: .hangUp)
+            } catch {
                 writer.markClosed()
                 if !ended(writer, false) { writer.socket.close() }
                 return
             }
-            registered[writer.fd] = Registration(writer: writer)
+            registered[tag] = Registration(writer: writer)
         }
         switch writer.flush() {
         case .idle:
@@ -142,24 +106,24 @@ final class StreamLoop: @unchecked Sendable {
         case .abort:
             // SO_LINGER with a zero time: close resets the connection and frees its send buffer.
             var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-            _ = setsockopt(writer.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            _ = try? writer.socket.withDescriptor {
+                setsockopt($0, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            }
             end(writer, clean: false)
         }
     }
 
     /// Whether epoll also reports the socket writable (only while it is full).
     private func watch(_ writer: StreamWriter, writable: Bool) {
-        guard registered[writer.fd]?.writable != writable else { return }
-        registered[writer.fd]?.writable = writable
-        var event = epoll_event()
-        event.events = EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
-        event.data.fd = writer.fd
-        _ = epoll_ctl(epoll, EPOLL_CTL_MOD, writer.fd, &event)
+        let tag = Self.tag(writer)
+        guard registered[tag]?.writable != writable else { return }
+        registered[tag]?.writable = writable
+        try? core.modify(writer.socket, as: tag, events: writable ? [.hangUp, .writable] : .hangUp)
     }
 
     private func end(_ writer: StreamWriter, clean: Bool) {
-        guard registered.removeValue(forKey: writer.fd) != nil else { return }
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, writer.fd, nil)
+        guard registered.removeValue(forKey: Self.tag(writer)) != nil else { return }
+        core.deregister(writer.socket)
         writer.markClosed()
         if !ended(writer, clean) { writer.socket.close() }
     }

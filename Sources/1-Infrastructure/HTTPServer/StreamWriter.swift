@@ -58,8 +58,6 @@ public final class StreamWriter: Sendable {
     /// The socket, owned by the stream from the hand-over until it closes or gives it back (closed
     /// exactly once, or released to libmicrohttpd).
     let socket: Socket
-    /// Its descriptor (-1 once closed or given back); used on the stream loop's thread only.
-    var fd: Int32 { socket.descriptor }
     /// HTTP/1.1 chunk framing; without it (an HTTP/1.0 client) the data goes as it is and the stream
     /// ends by closing the connection.
     let chunked: Bool
@@ -208,7 +206,8 @@ public final class StreamWriter: Sendable {
                         return s.finishing ? .finished : .idle
                     }
                 }
-                let sent = Self.send(&s, fd: fd)
+                // A socket closed meanwhile writes nothing: -1 with EBADF, as the call itself would.
+                let sent = (try? socket.withDescriptor { Self.send(&s, fd: $0) }) ?? Self.badDescriptor()
                 if sent < 0 {
                     if errno == EAGAIN || errno == EWOULDBLOCK {
                         s.awaitingWritable = true
@@ -237,6 +236,11 @@ public final class StreamWriter: Sendable {
 
     /// One `writev` of the head's rest, the chunk's size line, its data (the queued arrays as they
     /// are) and its closing CRLF. Returns the bytes sent, or -1 with `errno`.
+    private static func badDescriptor() -> Int {
+        errno = EBADF
+        return -1
+    }
+
     private static func send(_ s: inout State, fd: Int32) -> Int {
         let maxVectors = 64
         return withUnsafeTemporaryAllocation(of: iovec.self, capacity: maxVectors) { vectors -> Int in

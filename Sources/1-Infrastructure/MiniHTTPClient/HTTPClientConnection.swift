@@ -47,9 +47,12 @@ public final class HTTPClientConnection {
     /// number again, which by then may belong to another thread's socket (reading it would steal that
     /// socket's data; writing it would corrupt that socket's stream).
     private let socket: Socket
-    private var fd: Int32 { socket.descriptor }
-    /// The socket (for tests that poke it directly); -1 once closed.
-    public var descriptor: Int32 { fd }
+    /// The descriptor for this connection's own calls (its one thread): -1 once closed, so a call
+    /// fails with `EBADF` instead of reaching another socket.
+    private var fd: Int32 { (try? socket.withDescriptor { $0 }) ?? -1 }
+
+    /// Runs `body` with the socket's descriptor (for tests that poke it directly); nil once closed.
+    public func withDescriptor<T>(_ body: (Int32) -> T) -> T? { try? socket.withDescriptor(body) }
     private var buffer: [UInt8] = []
     private var isChunkedStream = false
     public var isOpen: Bool { socket.isOpen }

@@ -5,17 +5,28 @@ import Synchronization
 #endif
 
 /// A socket's file descriptor, owned: closed exactly once, by ``close()`` or when the last reference
-/// goes. After a close, ``descriptor`` is -1, so a call made through a closed socket fails with
-/// `EBADF` instead of reaching whatever socket took its number meanwhile (a raw `Int32` shared by
-/// two owners can be closed twice).
+/// goes. Its descriptor is not handed out: code outside this module reaches it only for the length of
+/// a closure (``withDescriptor(_:)``, as NIO's `withUnsafeHandle`), which fails once the socket is
+/// closed, so a call made through a closed socket never reaches whatever socket took its number
+/// meanwhile (a raw `Int32` shared by two owners can be closed twice).
 ///
 /// The descriptor is atomic: a close from one thread while another still reads it (a client's reader
 /// and the test that ends it) closes it once, and the reader then sees -1.
 public final class Socket: Sendable {
     private let state: Atomic<Int32>
 
-    /// The descriptor while open, -1 once closed or released.
-    public var descriptor: Int32 { state.load(ordering: .acquiring) }
+    /// The descriptor while open, -1 once closed or released (this module's; others use
+    /// ``withDescriptor(_:)``).
+    var descriptor: Int32 { state.load(ordering: .acquiring) }
+
+    /// Runs `body` with the open descriptor (for a system call this type does not wrap: epoll, `poll`,
+    /// `recv` into a caller's buffer). `body` must not close it or keep it.
+    /// - Throws: ``SocketError/closed`` when the socket is closed.
+    public func withDescriptor<T>(_ body: (Int32) -> T) throws(SocketError) -> T {
+        let fd = descriptor
+        guard fd >= 0 else { throw .closed }
+        return body(fd)
+    }
 
     /// Owns `descriptor` from now on (an accepted connection, one made elsewhere).
     public init(adopting descriptor: Int32) {
@@ -80,11 +91,14 @@ public final class Socket: Sendable {
 public enum SocketError: Error, Equatable, CustomStringConvertible, Sendable {
     case system(String, Int32)
     case resolve(String)
+    /// The socket was closed (``Socket/withDescriptor(_:)`` on a closed socket).
+    case closed
 
     public var description: String {
         switch self {
         case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
         case .resolve(let what): what
+        case .closed: "the socket is closed"
         }
     }
 }

@@ -332,11 +332,16 @@ private final class SessionTracker: WebStateListObserver {
         let tab = detach.tab
         // A tab that only ever showed the new-tab page is not remembered; one that is, is remembered
         // with a window of its history around the current entry.
-        guard
-            let closed = ClosedTab(
-                closing: tab, at: detach.fromIndex, in: list, of: browser, group: detach.group,
-                wasActive: status.oldActive === tab)
-        else { return }
+        let remembered: ClosedTab?
+        do {
+            remembered = try ClosedTab(
+                closing: tab, at: detach.fromIndex, in: list, of: browser, group: detach.group, wasActive: status.oldActive === tab)
+        } catch {
+            // `WebStateList.close` refuses an unrealized tab before it detaches anything (unless the
+            // close is a cleanup, which is not remembered): a closing tab here always has its history.
+            preconditionFailure("a remembered close reached an unrealized tab: \(error)")
+        }
+        guard let closed = remembered else { return }
         if let collecting = session.collecting, collecting.list == ObjectIdentifier(list) {
             session.collecting?.tabs.append(closed)
         } else {
@@ -367,15 +372,16 @@ extension ClosedTab {
     /// the new-tab page (`RecordHistoryForWebStateAtIndex`, `IsTabInteresting`); else a window of its
     /// history around the current entry (`PopulateTab`: ``NavigationHistory/restoreWindow(maxPersist:)``),
     /// its group's visual data and its pinned state.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` for an unrealized tab (never forgotten for it:
+    ///   every close that remembers checks its tabs are realized before it changes anything,
+    ///   `WebStateList.close`, `requireClosable`).
     init?(
         closing tab: WebState, at index: Int, in list: WebStateList, of browser: Browser, group: TabGroup?, wasActive: Bool,
         closedAt: Date = Date()
-    ) {
+    ) throws(ModelError) {
         // `PopulateTab` first, then `IsTabInteresting` on what it kept (`CreateHistoricalTab` drops a
         // tab whose window is empty: every entry had an empty or reader-mode URL).
-        // Every close checks that its tabs are realized before it changes anything (`WebStateList.close`),
-        // so a closing tab always has its history here.
-        guard let window = try? tab.history.restoreWindow() else { return nil }
+        let window = try tab.history.restoreWindow()
         guard !window.isEmpty, !window.isNewTabPageOnly else { return nil }
         self.init(
             tabID: tab.id, history: window, title: tab.title, faviconURL: tab.faviconURL,

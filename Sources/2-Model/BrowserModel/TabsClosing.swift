@@ -81,7 +81,8 @@ extension ProfileSession {
             }
             if !browser.isIncognito {
                 for parked in tabs {
-                    if let closed = ClosedTab(
+                    // `requireClosable` above: every tab of a regular window is realized.
+                    if let closed = try ClosedTab(
                         closing: parked.webState, at: parked.index, in: list, of: browser,
                         group: list.group(at: parked.index), wasActive: parked.wasActive, closedAt: closedAt)
                     {

@@ -366,8 +366,11 @@ final class Forwarder: Sendable {
         } catch {
             return error == .system("connect", ECONNREFUSED)
         }
-        var poller = pollfd(fd: socket.descriptor, events: Int16(POLLOUT), revents: 0)
-        guard poll(&poller, 1, milliseconds) == 1 else { return false }
+        let polled = try? socket.withDescriptor { fd in
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            return poll(&poller, 1, milliseconds)
+        }
+        guard polled == 1 else { return false }
         return socket.pendingError() == ECONNREFUSED
     }
 

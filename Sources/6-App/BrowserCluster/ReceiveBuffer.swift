@@ -1,3 +1,5 @@
+import Sockets
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -59,10 +61,13 @@ final class ReceiveBuffer {
     /// Reads what `fd` has (at most the free room, ``readSize`` at least): `recv`'s result, the
     /// number of bytes added when positive. `full` tells whether the read filled the room offered
     /// (then more may be waiting).
-    func receive(from fd: Int32) -> (result: Int, full: Bool) {
+    func receive(from socket: Socket) -> (result: Int, full: Bool) {
         makeRoom()
         let room = capacity - end
-        let n = recv(fd, storage + end, room, 0)
+        guard let n = try? socket.withDescriptor({ recv($0, storage + end, room, 0) }) else {
+            errno = EBADF
+            return (-1, false)
+        }
         if n > 0 { end += n }
         return (n, n == room)
     }

@@ -1,4 +1,3 @@
-import CLinuxEvents
 import ClusterCore
 import Foundation
 import HTTPServer
@@ -26,11 +25,14 @@ import Synchronization
 /// written behind another bodyless read not yet written marks that one as followed by more, so the
 /// owner sends their answers together (`HTTPServer+Coalescing`).
 ///
+/// The thread, its epoll set, the eventfd and the hand-over are an ``EventLoopCore``'s (shared with the
+/// HTTP edge's stream loops); each connection is registered under its id (a tag), never a descriptor.
+///
 /// Thread confinement: `machine`, `pending`, `connections` and every socket belong to the loop's
-/// thread; other threads touch `incoming` (under its mutex) and the eventfd.
+/// thread; other threads hand jobs over through the core.
 final class RelayLoop: @unchecked Sendable {
     // `@unchecked Sendable`: `machine`, `pending`, `connections`, `addresses` and `unwritten` are
-    // confined to the loop's thread (see above); the rest is immutable or a Mutex.
+    // confined to the loop's thread (see above); the rest is immutable or the core (Sendable).
 
     /// One request to relay.
     struct Job: Sendable {
@@ -87,9 +89,7 @@ final class RelayLoop: @unchecked Sendable {
     static let followedByMore = Array("\(HTTPServer.pipelinedHeader): more\r\n".utf8)
 
     let connectionLimit: Int
-    private let epoll: Int32
-    private let wakeFD: Int32
-    private let incoming = Mutex<(jobs: [Job], sleeping: Bool, stopped: Bool)>(([], false, false))
+    private let core = EventLoopCore<Job>(capacity: 256, refusesAfterStop: true)
     private var machine: RelayMachine
     private var pending: [RelayMachine.JobID: Pending] = [:]
     private var connections: [RelayMachine.ConnectionID: Connection] = [:]
@@ -106,9 +106,6 @@ final class RelayLoop: @unchecked Sendable {
             settings: .init(
                 connectionLimit: connectionLimit, reuseWithin: min(timing.forwardIdleTimeout, .seconds(20)), deadline: timing.forwardDeadline,
                 connectTimeout: timing.forwardConnectTimeout, encloses: encloser != nil))
-        var wake: Int32 = -1
-        epoll = CLinuxEvents_create_loop(&wake)
-        wakeFD = wake
         let thread = Thread { [self] in
             Thread.current.name = name
             run()
@@ -119,50 +116,26 @@ final class RelayLoop: @unchecked Sendable {
     /// Hands `job` to the loop; its completion is called once, on the loop's thread (it must not
     /// block), or at once with ``RelayFailure/closed`` once the loop has stopped.
     func submit(_ job: Job) {
-        let (accepted, sleeping) = incoming.withLock { incoming -> (Bool, Bool) in
-            guard !incoming.stopped else { return (false, false) }
-            incoming.jobs.append(job)
-            defer { incoming.sleeping = false }
-            return (true, incoming.sleeping)
-        }
-        guard accepted else { return job.completion(.failure(.closed)) }
-        if sleeping { wake() }
+        guard core.submit(job) else { return job.completion(.failure(.closed)) }
     }
 
     /// Stops the loop: requests waiting or under way fail with ``RelayFailure/closed``, every
     /// connection is closed. Safe to call twice.
-    func stop() {
-        let first = incoming.withLock { incoming -> Bool in
-            defer { incoming.stopped = true }
-            return !incoming.stopped
-        }
-        if first { wake() }
-    }
-
-    private func wake() { CLinuxEvents_wake(wakeFD) }
+    func stop() { core.stop() }
 
     // MARK: The loop's thread
 
-    /// An epoll registration's tag: the connection's id in the high half, a low half that is never a
-    /// descriptor (negative as an `Int32`), so that it is never taken for the eventfd and a late event
-    /// of a closed connection finds no connection.
-    private static func tag(_ id: RelayMachine.ConnectionID) -> UInt64 { UInt64(id) << 32 | 0x8000_0000 }
+    /// A connection's registration: its id (from 1; a late event of a closed connection finds none).
+    private static func tag(_ id: RelayMachine.ConnectionID) -> EventLoopCore<Job>.Tag { .init(UInt64(id) &+ 1) }
 
     private func run() {
-        let capacity = 256
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        defer { events.deallocate() }
         var batch: [Job] = []
         var nextSweep = ContinuousClock.now + .milliseconds(100)
         while true {
-            let (stopped, waitMs) = incoming.withLock { incoming -> (Bool, Int32) in
-                swap(&batch, &incoming.jobs)
-                if !batch.isEmpty || machine.hasWaitingReads || incoming.stopped { return (incoming.stopped, 0) }
-                incoming.sleeping = true
-                // Deadlines are checked every 100 ms while any connection is open.
-                return (false, machine.connectionCount == 0 ? 1000 : 100)
-            }
+            // Sleeps only when nothing came and no read waits to be sent again.
+            let stopped = core.take(into: &batch, whenIdle: { !machine.hasWaitingReads })
             if stopped { break }
+            let idle = batch.isEmpty && !machine.hasWaitingReads
             var requests: [RelayMachine.Request] = []
             requests.reserveCapacity(batch.count)
             for job in batch {
@@ -177,21 +150,14 @@ final class RelayLoop: @unchecked Sendable {
             batch.removeAll(keepingCapacity: true)
             perform(machine.turn(requests, now: .now))
             flushWrites()
-            let count = epoll_wait(epoll, events, Int32(capacity), waitMs)
-            incoming.withLock { $0.sleeping = false }
-            if count > 0 {
-                for index in 0..<Int(count) {
-                    let event = events[index]
-                    if event.data.fd == wakeFD {
-                        CLinuxEvents_drain(wakeFD)
-                        continue
-                    }
-                    guard let connection = connections[Int(event.data.u64 >> 32)] else { continue }
-                    handle(connection, events: event.events)
-                }
-                // Reads sent again on new connections meanwhile.
-                flushWrites()
+            // Deadlines are checked every 100 ms while any connection is open.
+            let waitMs: Int32 = idle ? (machine.connectionCount == 0 ? 1000 : 100) : 0
+            let count = core.wait(milliseconds: waitMs) { event in
+                guard let connection = connections[Int(event.tag.rawValue &- 1)] else { return }
+                handle(connection, event)
             }
+            // Reads sent again on new connections meanwhile.
+            if count > 0 { flushWrites() }
             let now = ContinuousClock.now
             if now >= nextSweep {
                 perform(machine.tick(now: now))
@@ -199,14 +165,8 @@ final class RelayLoop: @unchecked Sendable {
             }
         }
         // Stopped: what waits or is under way fails; every connection closes.
-        let left = incoming.withLock { incoming -> [Job] in
-            defer { incoming.jobs = [] }
-            return incoming.jobs
-        }
-        for job in batch + left { job.completion(.failure(.closed)) }
+        for job in batch + core.takeLeft() { job.completion(.failure(.closed)) }
         perform(machine.stop())
-        Glibc.close(wakeFD)
-        Glibc.close(epoll)
     }
 
     /// Carries the machine's actions out, in order. `answer` and `frame`: the answer just read (and its
@@ -241,7 +201,7 @@ final class RelayLoop: @unchecked Sendable {
             case .close(let id):
                 guard let connection = connections.removeValue(forKey: id) else { continue }
                 // Unregistered first, so its number is never used after another socket takes it.
-                _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.socket.descriptor, nil)
+                core.deregister(connection.socket)
                 connection.socket.close()
             }
         }
@@ -289,10 +249,7 @@ final class RelayLoop: @unchecked Sendable {
             guard let address = addresses[key] else { throw .resolve("no address for \(key)") }
             let socket = try Socket.tcp(family: address.family)
             let connected = try socket.startConnecting(to: address)
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-            event.data.u64 = Self.tag(id)
-            guard epoll_ctl(epoll, EPOLL_CTL_ADD, socket.descriptor, &event) == 0 else { throw .system("epoll_ctl", errno) }
+            try core.register(socket, as: Self.tag(id), events: [.readable, .writable, .hangUp, .edgeTriggered])
             connections[id] = Connection(id: id, socket: socket, pipelined: pipelined)
             if connected { machine.connected(id) }
         } catch {
@@ -300,19 +257,19 @@ final class RelayLoop: @unchecked Sendable {
         }
     }
 
-    private func handle(_ connection: Connection, events: UInt32) {
+    private func handle(_ connection: Connection, _ event: EventLoop.Event) {
         if machine.isConnecting(connection.id) {
-            guard events & (EPOLLOUT.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 else { return }
+            guard event.writable || event.hungUp else { return }
             let failure = connection.socket.pendingError()
             if failure != 0 { return perform(machine.connectFailed(connection.id, reason: String(cString: strerror(failure)))) }
             machine.connected(connection.id)
             write(connection)
             return
         }
-        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-            read(connection, hungUp: events & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0)
+        if event.readable || event.hungUp {
+            read(connection, hungUp: event.hungUp)
         }
-        if events & EPOLLOUT.rawValue != 0, connections[connection.id] === connection, connection.sent < connection.outgoing.count {
+        if event.writable, connections[connection.id] === connection, connection.sent < connection.outgoing.count {
             write(connection)
         }
     }
@@ -347,7 +304,7 @@ final class RelayLoop: @unchecked Sendable {
     /// is read to its end, which raises no further edge.
     private func read(_ connection: Connection, hungUp: Bool) {
         while true {
-            let (n, full) = connection.received.receive(from: connection.socket.descriptor)
+            let (n, full) = connection.received.receive(from: connection.socket)
             var ended = false
             if n == 0 {
                 ended = true
