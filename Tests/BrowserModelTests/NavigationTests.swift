@@ -44,6 +44,24 @@ import Testing
         #expect(history.count == 2)
     }
 
+    /// A page's own push within its document (`history.pushState`) is added even to the current URL, as
+    /// Chromium's `NavigationControllerImpl` adds a same-document entry that does not replace; the
+    /// document stays: its title with the new entry, and no load starts.
+    @Test func aPushWithinTheDocumentAddsAnEntryEvenToItsOwnURL() throws {
+        var history = NavigationHistory()
+        history.commit(item("https://a.example/"))
+        let added = history.commit(item("https://a.example/"), sameDocument: true)
+        #expect(added)
+        #expect(history.count == 2 && history.currentIndex == 1)
+        let tab = WebState(history: history, title: "A")
+        try tab.updatePageState(isLoading: false)
+        try tab.navigate(pushingWithinDocument: "https://a.example/", transition: .link)
+        #expect(tab.historyCount == 3 && tab.lastCommittedIndex == 2 && tab.title == "A" && !tab.isLoading)
+        #expect(try tab.history.currentItem?.title == "A")
+        try tab.navigate(to: "https://a.example/", transition: .link)
+        #expect(tab.historyCount == 3, "a navigation to the same URL otherwise adds none")
+    }
+
     /// Chromium's `should_replace_current_entry` (a redirect's final URL, `location.replace`,
     /// `replaceState`): the entry at the index changes; the index, the count and the forward entries stay.
     @Test func replacingTheCurrentEntryKeepsTheIndexAndTheForwardEntries() {

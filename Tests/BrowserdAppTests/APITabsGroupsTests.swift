@@ -83,6 +83,26 @@ import Testing
         }
     }
 
+    /// A renderer's report of a push within the document (`sameDocument`) adds an entry even to the
+    /// current URL (Chromium's same-URL pushState); a plain navigation to it adds none.
+    @Test func aSameDocumentPushAddsAnEntryToItsOwnURL() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let t = try api.tab(try api.window(try api.profile()), "https://one.example/a")
+            #expect(try api.post("/v1/tabs/\(t)/navigate", ["url": "https://one.example/a"])["historyCount"] as? Int == 1)
+            // The page loaded (a renderer's report).
+            try api.send("PATCH", "/v1/tabs/\(t)", ["title": "One", "loading": false])
+            let pushed = try api.post("/v1/tabs/\(t)/navigate", ["url": "https://one.example/a", "sameDocument": true])
+            #expect(pushed.status == 200 && pushed["historyCount"] as? Int == 2 && pushed["historyIndex"] as? Int == 1)
+            #expect(pushed["title"] as? String == "One" && pushed["loading"] as? Bool == false, "the document stays")
+            let replaced = try api.post("/v1/tabs/\(t)/navigate", ["url": "https://one.example/a", "sameDocument": true, "replace": true])
+            #expect(replaced["historyCount"] as? Int == 2)
+            let history = try api.get("/v1/tabs/\(t)/history")
+            #expect((history["entries"] as? [[String: Any]])?.compactMap { $0["url"] as? String } == ["https://one.example/a", "https://one.example/a"])
+            #expect(try api.post("/v1/tabs/\(t)/navigate", ["url": "https://one.example/a", "sameDocument": "yes"]).status == 422)
+        }
+    }
+
     @Test func activatePinMoveReplaceDuplicate() async throws {
         try await withApplication { app in
             let api = try APIClient(app)

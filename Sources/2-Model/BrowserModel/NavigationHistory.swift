@@ -51,12 +51,15 @@ public struct NavigationHistory: Sendable, Equatable {
     }
 
     /// Commits a new navigation: the forward entries are deleted and the item appended, unless the URL
-    /// equals the current item's and it is not a form submission (then nothing is added).
+    /// equals the current item's and it is not a form submission (then nothing is added) — a page's own
+    /// push within its document (`history.pushState`, `sameDocument`) is always added, to its own URL
+    /// too, as Chromium's `NavigationControllerImpl` adds one for a same-document navigation that does
+    /// not replace its entry.
     /// - Parameter maxItems: the oldest items are dropped to keep at most this many.
     /// - Returns: whether an item was added.
     @discardableResult
-    public mutating func commit(_ item: NavigationItem, maxItems: Int = .max) -> Bool {
-        if let current = currentItem, current.url == item.url,
+    public mutating func commit(_ item: NavigationItem, maxItems: Int = .max, sameDocument: Bool = false) -> Bool {
+        if !sameDocument, let current = currentItem, current.url == item.url,
             !(item.transition == .formSubmit && current.transition != .formSubmit)
         {
             return false

@@ -184,6 +184,28 @@ public final class WebState {
 
     // MARK: Navigation
 
+    /// The page pushed an entry within its document (`history.pushState`): a new entry with `url`
+    /// after the current one (its own URL too: ``NavigationHistory/commit(_:maxItems:sameDocument:)``),
+    /// the forward entries deleted; the document stays, so its title and favicon stay with the new
+    /// entry and no load starts.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
+    public func navigate(
+        pushingWithinDocument url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max
+    )
+        throws(ModelError)
+    {
+        let before = byteCount
+        let title = self.title
+        try mutateHistory { history in
+            var item = NavigationItem(url: url, transition: transition, timestamp: time)
+            item.title = title
+            history.commit(item, maxItems: maxItems, sameDocument: true)
+        }
+        budget?.charge(byteCount - before)
+        isCrashed = false
+        notify(.navigation)
+    }
+
     /// Commits a navigation to `url` at once (pruning forward entries) and starts loading.
     /// - Parameter maxItems: history cap; the oldest entries are dropped past it.
     /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).

@@ -185,9 +185,10 @@ extension APIRoutes {
     func navigateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.parameter("tabId")
         let window = try windowOf(tab: id)
-        let body = try RequestBody(request, allowed: ["url", "transition", "replace"])
+        let body = try RequestBody(request, allowed: ["url", "transition", "replace", "sameDocument"])
         let url = try body.requiredString("url", maxLength: 2 * 1024 * 1024)
         let replacesCurrent = try body.bool("replace") ?? false
+        let sameDocument = try body.bool("sameDocument") ?? false
         var transition = PageTransition.link
         if let name = try body.string("transition", maxLength: 32) {
             guard let value = PageTransition(rawValue: name) else {
@@ -199,7 +200,9 @@ extension APIRoutes {
             TabCommands.navigate,
             NavigateRequest(
                 tabID: TabID(rawValue: id),
-                navigation: replacesCurrent ? .replaceCurrent(url: url, transition: transition) : .navigate(url: url, transition: transition)),
+                navigation: replacesCurrent
+                    ? .replaceCurrent(url: url, transition: transition)
+                    : sameDocument ? .pushWithinDocument(url: url, transition: transition) : .navigate(url: url, transition: transition)),
             in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version)
     }

@@ -95,6 +95,8 @@ public enum TabNavigation: Sendable {
     case navigate(url: String, transition: PageTransition)
     /// The current entry replaced (a renderer's redirect, `location.replace`, `replaceState`).
     case replaceCurrent(url: String, transition: PageTransition)
+    /// A new entry the page pushed within its document (`history.pushState`): added even to its own URL.
+    case pushWithinDocument(url: String, transition: PageTransition)
     case back, forward, reload
     case go(offset: Int)
 }

@@ -228,6 +228,10 @@ extension WindowMediator {
             let url = try self.url(url)
             try browser.browserState.budget.check(adding: url.utf8.count)
             try tab.navigate(replacingCurrentWith: url, transition: transition)
+        case .pushWithinDocument(let url, let transition):
+            let url = try self.url(url)
+            try browser.browserState.budget.check(adding: url.utf8.count)
+            try tab.navigate(pushingWithinDocument: url, transition: transition, maxItems: limits.historyEntries)
         case .back: try tab.go(offset: -1)
         case .forward: try tab.go(offset: 1)
         case .reload: tab.reload()

@@ -170,6 +170,7 @@ extension NavigateRequest: ActionDescribable {
             switch self.navigation {
             case .navigate(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue))"
             case .replaceCurrent(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue), replacing)"
+            case .pushWithinDocument(let url, let transition): ActionLog.shorten(url) + " (\(transition.rawValue), within the document)"
             case .back: "back"
             case .forward: "forward"
             case .reload: "reload"

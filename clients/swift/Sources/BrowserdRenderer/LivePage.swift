@@ -510,10 +510,11 @@ private struct Worker {
                     try await call("Page.navigateToHistoryEntry", ["entryId": .number(Double(entryID))])
                 case .reload:
                     try await call("Page.reload")
-                case .reportNavigation(let url, let transition, let replace):
+                case .reportNavigation(let url, let transition, let replace, let sameDocument):
                     let tab = try await client.api.navigateTab(
                         path: .init(tabId: sync.model.id),
-                        body: .json(.init(url: url, transition: .init(rawValue: transition) ?? .link, replace: replace))
+                        body: .json(
+                            .init(url: url, transition: .init(rawValue: transition) ?? .link, replace: replace, sameDocument: sameDocument ? true : nil))
                     ).ok.body.json
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportMove(let offset):

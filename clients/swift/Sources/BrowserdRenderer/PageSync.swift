@@ -51,8 +51,10 @@ public struct PageSync: Sendable {
         case traverse(entryID: Int)
         /// `Page.reload`.
         case reload
-        /// `POST /v1/tabs/{id}/navigate`: the page committed a new entry, or replaced its current one.
-        case reportNavigation(url: String, transition: String, replace: Bool)
+        /// `POST /v1/tabs/{id}/navigate`: the page committed a new entry, or replaced its current one;
+        /// `sameDocument`: it pushed the entry within its document (`history.pushState`), which
+        /// Chromium adds even to the current URL.
+        case reportNavigation(url: String, transition: String, replace: Bool, sameDocument: Bool = false)
         /// `POST /v1/tabs/{id}/go`: the page moved within its history.
         case reportMove(offset: Int)
         /// `PATCH /v1/tabs/{id}`: only the members given.
@@ -232,7 +234,7 @@ public struct PageSync: Sendable {
         }
         // The same entry again (replaceState of its own URL): nothing new for the model.
         if step == .replace, url == previousURL || url == model.url { return [] }
-        return [.reportNavigation(url: url, transition: transition, replace: step == .replace)]
+        return [.reportNavigation(url: url, transition: transition, replace: step == .replace, sameDocument: sameDocument && step == .push)]
     }
 
     /// The last id ``stepped(url:step:sameDocument:transition:)`` made up.
@@ -359,7 +361,7 @@ public struct PageSync: Sendable {
         let foreseen: Bool =
             switch report {
             case .reportPageState: tab.url == before.url && tab.historyIndex == before.historyIndex && tab.historyCount == before.historyCount
-            case .reportNavigation(let url, _, let replace):
+            case .reportNavigation(let url, _, let replace, _):
                 tab.url == url
                     && (replace
                         ? tab.historyIndex == before.historyIndex && tab.historyCount == before.historyCount
@@ -526,7 +528,8 @@ extension PageSync.Action: CustomStringConvertible {
         case .load(let url): "load (\(url.utf8.count)-byte URL)"
         case .traverse(let entryID): "traverse to entry \(entryID)"
         case .reload: "reload"
-        case .reportNavigation(let url, let transition, let replace): "report a navigation (\(url.utf8.count)-byte URL, \(transition), replace: \(replace))"
+        case .reportNavigation(let url, let transition, let replace, let sameDocument):
+            "report a navigation (\(url.utf8.count)-byte URL, \(transition), replace: \(replace), same document: \(sameDocument))"
         case .reportMove(let offset): "report a move by \(offset)"
         case .reportPageState(let title, let loading, let progress, let favicon):
             "report page state (title: \(title.map { "\($0.unicodeScalars.count) characters" } ?? "-"), loading: \(loading.map(String.init) ?? "-"), "

@@ -396,12 +396,14 @@ extension PageSyncTests {
                 == [.reportNavigation(url: "http://b.test/", transition: "typed", replace: false)])
         _ = sync.reported(
             .reportNavigation(url: "http://b.test/", transition: "typed", replace: false), answer: Self.tab("http://b.test/", index: 1, count: 2), now: 1)
-        // pushState of the same URL: Chromium's list has a new entry, and so does the model's.
+        // pushState of the same URL: Chromium's list has a new entry, and so does the model's (told it
+        // is a push within the document, which the model adds even to the current URL).
         #expect(
             sync.event(.stepped(url: "http://b.test/", step: .push, sameDocument: true, transition: "link"), now: 2)
-                == [.reportNavigation(url: "http://b.test/", transition: "link", replace: false)])
+                == [.reportNavigation(url: "http://b.test/", transition: "link", replace: false, sameDocument: true)])
         _ = sync.reported(
-            .reportNavigation(url: "http://b.test/", transition: "link", replace: false), answer: Self.tab("http://b.test/", index: 2, count: 3), now: 2)
+            .reportNavigation(url: "http://b.test/", transition: "link", replace: false, sameDocument: true),
+            answer: Self.tab("http://b.test/", index: 2, count: 3), now: 2)
         // replaceState: the current entry; of its own URL, nothing.
         #expect(
             sync.event(.stepped(url: "http://b.test/r", step: .replace, sameDocument: true, transition: "link"), now: 3)

@@ -3994,25 +3994,33 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/NavigateTab/replace`.
             public var replace: Swift.Bool?
+            /// The page pushed this entry within its document (`history.pushState`; a renderer reports it). It is added even when its URL is the current entry's (a navigation to the same URL otherwise adds none), the document's title stays with it, and no load starts. With `replace`, the current entry is replaced as without it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/NavigateTab/sameDocument`.
+            public var sameDocument: Swift.Bool?
             /// Creates a new `NavigateTab`.
             ///
             /// - Parameters:
             ///   - url: An absolute http, https, about, data, file or browserd URL.
             ///   - transition:
             ///   - replace: Replace the current entry instead of adding one (a renderer reports a redirect's final URL, `location.replace` or `history.replaceState`; Chromium's should_replace_current_entry). The index and the forward entries stay.
+            ///   - sameDocument: The page pushed this entry within its document (`history.pushState`; a renderer reports it). It is added even when its URL is the current entry's (a navigation to the same URL otherwise adds none), the document's title stays with it, and no load starts. With `replace`, the current entry is replaced as without it.
             public init(
                 url: Swift.String,
                 transition: Components.Schemas.NavigateTab.TransitionPayload? = nil,
-                replace: Swift.Bool? = nil
+                replace: Swift.Bool? = nil,
+                sameDocument: Swift.Bool? = nil
             ) {
                 self.url = url
                 self.transition = transition
                 self.replace = replace
+                self.sameDocument = sameDocument
             }
             public enum CodingKeys: String, CodingKey {
                 case url
                 case transition
                 case replace
+                case sameDocument
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -4028,10 +4036,15 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .replace
                 )
+                self.sameDocument = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .sameDocument
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "url",
                     "transition",
-                    "replace"
+                    "replace",
+                    "sameDocument"
                 ])
             }
         }
