@@ -475,9 +475,13 @@ public struct PageSync: Sendable {
         }
         // New entries (several when commits were coalesced: a pushState storm), each reported in order:
         // after the entry shown before, or the first in its place (location.replace: it is gone).
+        // A same-document commit (no loader) of the URL before it is a pushState of it: the model adds
+        // that entry only when told (a navigation to the current URL otherwise adds none).
         if let at = history.index(of: previous.id), at < history.currentIndex {
-            return history.entries[(at + 1)...history.currentIndex].filter { Self.pageCanShow($0.url) }.map {
-                .reportNavigation(url: $0.url, transition: $0.modelTransition, replace: false)
+            let fresh = history.entries[at...history.currentIndex]
+            return zip(fresh, fresh.dropFirst()).filter { Self.pageCanShow($0.1.url) }.map { earlier, entry in
+                .reportNavigation(
+                    url: entry.url, transition: entry.modelTransition, replace: false, sameDocument: loaderID == nil && entry.url == earlier.url)
             }
         }
         if history.index(of: previous.id) == nil {
@@ -492,7 +496,8 @@ public struct PageSync: Sendable {
             }
         }
         let replaced = history.entries.count == before.entries.count && history.currentIndex == before.currentIndex
-        return [.reportNavigation(url: current.url, transition: current.modelTransition, replace: replaced)]
+        let pushedItself = loaderID == nil && !replaced && current.url == previous.url
+        return [.reportNavigation(url: current.url, transition: current.modelTransition, replace: replaced, sameDocument: pushedItself)]
     }
 
     /// Reports what the page shows once the document showing it is the tab's current entry and no
