@@ -39,6 +39,8 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidStorageState(member: String, reason: String)
     /// The operation needs the histories of these unrealized tabs; nothing was changed. The service
     /// reads them from storage, realizes the tabs and runs the operation again (see ``WebState``).
+    /// The tab has no pending navigation with this id (it committed, was discarded or replaced).
+    case pendingNavigationGone(TabID, id: Int)
     case historiesNotLoaded([TabID])
     /// The operation must keep the pictures of these tabs, whose bytes only storage holds (a tab read
     /// from storage knows its picture without them); nothing was changed. The service reads them,
@@ -87,6 +89,8 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .closedTabNotFound(let id): "recently closed entry \(id) does not exist"
         case .closingNotFound(let id): "close-all \(id) cannot be undone: it was confirmed or undone, or does not exist"
         case .notOffTheRecordCapable(let what): what
+        case .pendingNavigationGone(let tab, let id):
+            "tab \(tab) has no pending navigation \(id): it committed, was discarded or another replaced it"
         case .historiesNotLoaded(let ids): "the histories of \(ids.count) tab(s) are not loaded: \(ids.prefix(5).map(\.rawValue))"
         case .snapshotsNotLoaded(let ids): "the pictures of \(ids.count) tab(s) are not loaded: \(ids.prefix(5).map(\.rawValue))"
         }

@@ -42,6 +42,9 @@ public final class WebState {
     /// The picture of its page its renderer took last (``setSnapshot(_:)``); it stays through
     /// navigations until the next one, as a tab switcher shows it. Counted in its profile's budget.
     public private(set) var snapshot: PageSnapshot?
+    /// The navigation a client asked for that the tab's page has not committed yet (spec §6; see
+    /// ``PendingNavigation``): only while a renderer's page shows the tab. Never stored.
+    public private(set) var pendingNavigation: PendingNavigation?
     public let createdAt: Date
     public private(set) var lastActiveAt: Date
     /// In the order they were added, so every change reaches observers in a known order.
@@ -65,8 +68,11 @@ public final class WebState {
             case .realized(let history): history.byteCount
             case .unrealized(let metadata): metadata.byteCount
             }
-        return text + (faviconURL?.utf8.count ?? 0) + (snapshot?.byteCount ?? 0)
+        return text + (faviconURL?.utf8.count ?? 0) + (snapshot?.byteCount ?? 0) + pendingByteCount
     }
+
+    /// The bytes a pending new entry's URL holds (a move within the history holds an entry's own).
+    private var pendingByteCount: Int { pendingNavigation.map { $0.isNewEntry ? $0.url.utf8.count : 0 } ?? 0 }
 
     /// Whether its history is in memory (a tab made in this run always is).
     public var isRealized: Bool { realizedHistory != nil }
@@ -152,8 +158,15 @@ public final class WebState {
         self.lastActiveAt = lastActiveAt
     }
 
-    /// The URL the tab shows: the current history item's, or empty.
+    /// The URL the tab shows (Chromium's visible entry): a pending new navigation's, else the last
+    /// committed entry's, or empty.
     public var visibleURL: String {
+        if let pendingNavigation, pendingNavigation.isNewEntry { return pendingNavigation.url }
+        return lastCommittedURL
+    }
+
+    /// The last committed entry's URL, or empty (what storage keeps: never a pending one's).
+    public var lastCommittedURL: String {
         switch storage {
         case .realized(let history): history.currentItem?.url ?? ""
         case .unrealized(let metadata): metadata.visibleURL
@@ -201,6 +214,9 @@ public final class WebState {
             item.title = title
             history.commit(item, maxItems: maxItems, sameDocument: true)
         }
+        // The forward entries are gone: a move pending to one of them is too (a new entry's stays: the
+        // document stays while it loads).
+        if pendingNavigation?.isNewEntry == false { pendingNavigation = nil }
         budget?.charge(byteCount - before)
         isCrashed = false
         notify(.navigation)
@@ -212,6 +228,8 @@ public final class WebState {
     public func navigate(to url: String, transition: PageTransition, at time: Date = Date(), maxItems: Int = .max) throws(ModelError) {
         let before = byteCount
         try mutateHistory { $0.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems) }
+        // A new document committed: a navigation still pending is over (Chromium's `DiscardNonCommittedEntries`).
+        pendingNavigation = nil
         faviconURL = nil
         budget?.charge(byteCount - before)
         title = ""
@@ -253,6 +271,7 @@ public final class WebState {
         var moved = false
         try mutateHistory { moved = $0.go(offset: offset) }
         guard moved else { return false }
+        setPending(nil)
         title = realizedHistory?.currentItem?.title ?? ""
         isLoading = true
         progress = 0
@@ -268,9 +287,13 @@ public final class WebState {
         try go(offset: index - lastCommittedIndex)
     }
 
-    /// Reloads: the history index stays; loading starts.
+    /// Reloads: the history index stays; loading starts; a pending navigation is over.
     public func reload() {
         guard lastCommittedIndex >= 0 else { return }
+        if pendingNavigation != nil {
+            setPending(nil)
+            notify(.navigation)
+        }
         // A tab already loading from the start shows nothing new: no notification, no new version.
         guard !isLoading || progress != 0 else { return }
         isLoading = true
@@ -282,10 +305,130 @@ public final class WebState {
         notify(.loading)
     }
 
+    // MARK: Pending navigations (a renderer's page commits them)
+
+    private func setPending(_ pending: PendingNavigation?) {
+        let before = pendingByteCount
+        pendingNavigation = pending
+        budget?.charge(pendingByteCount - before)
+    }
+
+    /// Starts a navigation to `url` that the tab's page will commit or not (spec §6, "new pending
+    /// item"): it replaces any pending one; loading starts; the history is unchanged until
+    /// ``commitPending(_:url:at:maxItems:)``. A navigation to the current entry's URL (not a form's
+    /// submission) adds no entry when it commits (``NavigationHistory/commit(_:maxItems:sameDocument:)``),
+    /// so it pends as a load of that entry, as a reload does.
+    /// - Returns: the pending navigation.
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
+    @discardableResult
+    public func startNavigation(to url: String, transition: PageTransition, at time: Date = Date()) throws(ModelError) -> PendingNavigation {
+        guard let history = realizedHistory else { throw .historiesNotLoaded([id]) }
+        let sameEntry =
+            history.currentItem.map { $0.url == url && !(transition == .formSubmit && $0.transition != .formSubmit) } ?? false
+        let pending = PendingNavigation(url: url, index: sameEntry ? history.currentIndex : nil, transition: transition, startedAt: time)
+        startPending(pending)
+        return pending
+    }
+
+    /// Starts a move by `offset` (back, forward, go) that the tab's page will commit or not; the
+    /// current entry stays until then, and stays the visible one (Chromium shows a pending entry only
+    /// for a new navigation). The offset counts from a move still pending, else from the last
+    /// committed entry (Chromium's `GetCurrentEntryIndex`: back then forward before back committed
+    /// goes back to where it was). Out of range or 0: nothing (nil).
+    /// - Throws: ``ModelError/historiesNotLoaded(_:)`` while unrealized (nothing changes then).
+    @discardableResult
+    public func startMove(offset: Int, at time: Date = Date()) throws(ModelError) -> PendingNavigation? {
+        guard let history = realizedHistory else { throw .historiesNotLoaded([id]) }
+        let base = pendingNavigation?.index ?? history.currentIndex
+        let index = base + offset
+        guard offset != 0, history.items.indices.contains(index) else { return nil }
+        let pending = PendingNavigation(url: history.items[index].url, index: index, transition: history.items[index].transition, startedAt: time)
+        startPending(pending)
+        return pending
+    }
+
+    /// Starts a reload the tab's page will commit or not (Chromium's reload is a pending entry at the
+    /// current index). Nothing with no entry (nil).
+    @discardableResult
+    public func startReload(at time: Date = Date()) -> PendingNavigation? {
+        guard let history = realizedHistory, let current = history.currentItem else {
+            // An unrealized tab's reload needs no history: it loads its current entry at once.
+            reload()
+            return nil
+        }
+        let pending = PendingNavigation(url: current.url, index: history.currentIndex, transition: .reload, startedAt: time)
+        startPending(pending)
+        return pending
+    }
+
+    private func startPending(_ pending: PendingNavigation) {
+        setPending(pending)
+        isLoading = true
+        progress = 0
+        isCrashed = false
+        notify(.navigation)
+    }
+
+    /// The page committed pending navigation `id`: a new entry is added (its URL `url` when the page
+    /// ended elsewhere: a redirect's final URL, as Chromium's entry holds it), or the history moves to
+    /// the entry it went to. The page goes on loading.
+    /// - Throws: ``ModelError/pendingNavigationGone(_:id:)`` when the tab has no pending navigation
+    ///   `id` (nothing changes); ``ModelError/historiesNotLoaded(_:)`` while unrealized.
+    public func commitPending(_ id: Int, url: String? = nil, at time: Date = Date(), maxItems: Int = .max) throws(ModelError) {
+        guard let pending = pendingNavigation, pending.id == id else { throw .pendingNavigationGone(self.id, id: id) }
+        let before = byteCount
+        let (oldURL, oldIndex) = (lastCommittedURL, lastCommittedIndex)
+        var landed = true
+        try mutateHistory { history in
+            if let index = pending.index {
+                // Its entry may have moved since (the page's own commits): it is gone then.
+                guard history.items.indices.contains(index), history.items[index].url == pending.url else {
+                    landed = false
+                    return
+                }
+                history.goTo(index: index)
+                // It ended elsewhere (a redirect): the entry holds where it ended, as Chromium's does.
+                if let url, url != pending.url {
+                    history.replaceCurrent(with: NavigationItem(url: url, transition: history.items[index].transition, timestamp: time))
+                }
+            } else {
+                history.commit(NavigationItem(url: url ?? pending.url, transition: pending.transition, timestamp: time), maxItems: maxItems)
+            }
+        }
+        pendingNavigation = nil
+        if landed, lastCommittedURL != oldURL || lastCommittedIndex != oldIndex {
+            // The entry it landed on shows its own title (none yet for a new one, which loses the favicon too).
+            title = realizedHistory?.currentItem?.title ?? ""
+            if pending.isNewEntry || lastCommittedURL != oldURL { faviconURL = nil }
+        }
+        budget?.charge(byteCount - before)
+        // Committed: the page loads it now (never progress 0, a command's state).
+        isLoading = true
+        if progress == 0 { progress = Self.committedProgress }
+        notify(.navigation)
+    }
+
+    /// The progress of a load whose navigation just committed.
+    public static let committedProgress = 0.1
+
+    /// Pending navigation `id` ended without a commit (a 204 or 205, a download, a load cancelled or
+    /// failed before it committed): it is discarded and the entry before it stays current
+    /// (`DiscardNonCommittedEntries`); loading ends.
+    /// - Throws: ``ModelError/pendingNavigationGone(_:id:)`` when the tab has no pending navigation `id`.
+    public func discardPending(_ id: Int) throws(ModelError) {
+        guard let pending = pendingNavigation, pending.id == id else { throw .pendingNavigationGone(self.id, id: id) }
+        setPending(nil)
+        isLoading = false
+        progress = 1
+        notify(.navigation)
+    }
+
     // MARK: Page state (renderer reports)
 
     /// Applies what a renderer reports; only fields given change. A crash (`isCrashed` true) also ends
-    /// loading, as a renderer that is gone loads nothing (Chromium's `WebStateImpl::OnRenderProcessGone`);
+    /// loading and discards a pending navigation, as a renderer that is gone loads nothing (Chromium's
+    /// `WebStateImpl::OnRenderProcessGone`); while a navigation is pending, loading does not end but
+    /// with it (its commit or discard);
     /// `isCrashed` false is a renderer's word that the page runs again.
     /// - Returns: the kinds of change that happened (empty when every value was already so).
     /// - Throws: ``ModelError/historiesNotLoaded(_:)`` for a new title while unrealized (the current
@@ -297,9 +440,19 @@ public final class WebState {
     ) throws(ModelError) -> Set<WebStateChange> {
         var changes = Set<WebStateChange>()
         var isLoading = isLoading
+        // A navigation still pending loads (Chromium's `IsLoading` follows the navigation): a report
+        // that the document before it stopped loading, come late, does not end that.
+        if isLoading == false, pendingNavigation != nil { isLoading = nil }
         if let isCrashed, isCrashed != self.isCrashed {
             self.isCrashed = isCrashed
-            if isCrashed { isLoading = false }
+            if isCrashed {
+                isLoading = false
+                // No page is left to commit it.
+                if pendingNavigation != nil {
+                    setPending(nil)
+                    changes.insert(.navigation)
+                }
+            }
             changes.insert(.crashed)
         }
         if let title, title != self.title {

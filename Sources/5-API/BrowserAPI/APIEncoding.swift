@@ -47,6 +47,7 @@ enum APIEncoding {
         json.member("lastActiveAt", JSONText.timestamp(tab.lastActiveAt))
         json.key("snapshot")
         json.pageSnapshot(tab.snapshot)
+        json.pendingNavigation(tab.pending)
         json.endObject()
     }
 

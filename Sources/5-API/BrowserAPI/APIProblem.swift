@@ -119,6 +119,8 @@ enum APIProblem {
             return HTTPError(409, kind: "incognito-mismatch", title: "Incognito Mismatch", detail: detail)
         case .crossProfile: return HTTPError(409, kind: "cross-profile", title: "Cross-Profile Operation", detail: detail)
         case .limitReached: return HTTPError(409, kind: "limit-reached", title: "Limit Reached", detail: detail)
+        case .pendingNavigationGone:
+            return HTTPError(409, kind: "pending-navigation-gone", title: "Pending Navigation Gone", detail: detail)
         case .noWindowToRestoreInto: return HTTPError(409, kind: "no-window", title: "No Window", detail: detail)
         case .historiesNotLoaded, .snapshotsNotLoaded:
             // The service realizes every tab a request needs before running it again; this reaching

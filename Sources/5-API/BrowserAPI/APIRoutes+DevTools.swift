@@ -15,6 +15,7 @@ extension APIRoutes {
         let leases = self.leases
         let tickets = self.tickets
         let tokens = self.tokens
+        let routes = self
 
         router.add(
             .put, "/v1/profiles/{profileId}/renderer",
@@ -22,9 +23,11 @@ extension APIRoutes {
                 let id = ProfileID(rawValue: request.parameter("profileId"))
                 guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
                 let announcement = try Self.rendererAnnouncement(request)
+                let before = leases.lease(of: id)?.pages.map(\.tab) ?? []
                 let lease = leases.put(
                     id, name: announcement.name, devtoolsURL: announcement.devtoolsURL, controlKey: announcement.controlKey,
                     browser: announcement.browser, pages: announcement.pages)
+                await routes.commitPendingWithoutPage(Set(before).subtracting(announcement.pages.map(\.tab)))
                 return Self.json(Self.leaseBytes(lease, seconds: Int(leases.duration.components.seconds)))
             })
         router.add(
@@ -42,7 +45,9 @@ extension APIRoutes {
                 try Self.noParameters(request)
                 let id = ProfileID(rawValue: request.parameter("profileId"))
                 guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
+                let before = leases.lease(of: id)?.pages.map(\.tab) ?? []
                 leases.remove(id)
+                await routes.commitPendingWithoutPage(before)
                 return .noContent
             })
 
@@ -226,6 +231,19 @@ extension APIRoutes {
             json.member("leaseSeconds", seconds)
             json.member("expiresAt", JSONText.timestamp(lease.expiresAt))
             json.endObject()
+        }
+    }
+}
+
+extension APIRoutes {
+    /// Tabs whose live page is gone (the renderer's lease no longer names it) commit the navigation
+    /// still pending for that page at once, as a tab without a page does: no page is left to decide.
+    /// A navigation that changed meanwhile is left to its own page (its commit answers 409 and is dropped).
+    func commitPendingWithoutPage(_ tabs: some Collection<TabID>) async {
+        for tab in tabs {
+            guard let (snapshot, _) = service.tab(tab), let pending = snapshot.pending else { continue }
+            _ = try? await service.dispatch(
+                TabCommands.navigate, NavigateRequest(tabID: tab, navigation: .commitPending(id: pending.id, url: nil)), in: snapshot.browserID)
         }
     }
 }

@@ -28,15 +28,20 @@ extension APIRoutes {
         action("activate") { try await $1.dispatch(TabCommands.activate, $0, in: $2, ifMatch: $3) }
         action("pin") { try await $1.dispatch(TabCommands.pin, PinRequest(tabID: $0, pinned: true), in: $2, ifMatch: $3) }
         action("unpin") { try await $1.dispatch(TabCommands.pin, PinRequest(tabID: $0, pinned: false), in: $2, ifMatch: $3) }
-        action("back") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .back), in: $2, ifMatch: $3) }
-        action("forward") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .forward), in: $2, ifMatch: $3) }
-        action("reload") { try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: .reload), in: $2, ifMatch: $3) }
+        for (path, navigation) in [("back", TabNavigation.back), ("forward", .forward), ("reload", .reload)] {
+            action(path) {
+                let pends = routes.pageShows(tab: $0, in: $2)
+                return try await $1.dispatch(TabCommands.navigate, NavigateRequest(tabID: $0, navigation: navigation, pends: pends), in: $2, ifMatch: $3)
+            }
+        }
 
         router.add(.post, "/v1/tabs/{tabId}/duplicate", deferred(duplicateTab))
         router.add(.post, "/v1/tabs/{tabId}/move", deferred(moveTab))
         router.add(.post, "/v1/tabs/{tabId}/replace", deferred(replaceTab))
         router.add(.post, "/v1/tabs/{tabId}/navigate", deferred(navigateTab))
         router.add(.post, "/v1/tabs/{tabId}/go", deferred(goTab))
+        router.add(.post, "/v1/tabs/{tabId}/pending/commit", deferred(commitPendingNavigation))
+        router.add(.post, "/v1/tabs/{tabId}/pending/discard", deferred(discardPendingNavigation))
         router.add(.get, "/v1/tabs/{tabId}/history", deferred(getTabHistory))
     }
 }
@@ -185,10 +190,12 @@ extension APIRoutes {
     func navigateTab(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.parameter("tabId")
         let window = try windowOf(tab: id)
-        let body = try RequestBody(request, allowed: ["url", "transition", "replace", "sameDocument"])
+        let body = try RequestBody(request, allowed: ["url", "transition", "replace", "sameDocument", "committed"])
         let url = try body.requiredString("url", maxLength: 2 * 1024 * 1024)
         let replacesCurrent = try body.bool("replace") ?? false
         let sameDocument = try body.bool("sameDocument") ?? false
+        // A page's own navigation, already committed (a renderer's report), never waits for the page.
+        let committed = try body.bool("committed") ?? false
         var transition = PageTransition.link
         if let name = try body.string("transition", maxLength: 32) {
             guard let value = PageTransition(rawValue: name) else {
@@ -202,7 +209,8 @@ extension APIRoutes {
                 tabID: TabID(rawValue: id),
                 navigation: replacesCurrent
                     ? .replaceCurrent(url: url, transition: transition)
-                    : sameDocument ? .pushWithinDocument(url: url, transition: transition) : .navigate(url: url, transition: transition)),
+                    : sameDocument ? .pushWithinDocument(url: url, transition: transition) : .navigate(url: url, transition: transition),
+                pends: !committed && pageShows(tab: TabID(rawValue: id), in: window)),
             in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version)
     }
@@ -211,10 +219,46 @@ extension APIRoutes {
     func goTab(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.parameter("tabId")
         let window = try windowOf(tab: id)
-        let body = try RequestBody(request, allowed: ["offset"])
+        let body = try RequestBody(request, allowed: ["offset", "committed"])
         let offset = try body.requiredInt("offset", range: -100_000...100_000)
+        let committed = try body.bool("committed") ?? false
         let (tab, version) = try await service.dispatch(
-            TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .go(offset: offset)),
+            TabCommands.navigate,
+            NavigateRequest(
+                tabID: TabID(rawValue: id), navigation: .go(offset: offset), pends: !committed && pageShows(tab: TabID(rawValue: id), in: window)),
+            in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version)
+    }
+
+    /// Whether a renderer's live page shows `tab` (its profile's lease names the page's target): a
+    /// client's navigation then waits for that page to commit it (``PendingNavigation``); with none,
+    /// it commits at once.
+    func pageShows(tab: TabID, in window: BrowserID) -> Bool {
+        guard let profile = service.window(window)?.profileID else { return false }
+        return leases.lease(of: profile)?.target(of: tab) != nil
+    }
+
+    /// `POST /v1/tabs/{tabId}/pending/commit`: the tab's page committed its pending navigation.
+    func commitPendingNavigation(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["id", "url"])
+        let pending = try body.requiredInt("id", range: 1...PendingNavigation.maxID)
+        let url = try body.string("url", maxLength: 2 * 1024 * 1024)
+        let (tab, version) = try await service.dispatch(
+            TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .commitPending(id: pending, url: url)),
+            in: window, ifMatch: try Self.ifMatch(request))
+        return Self.tabResponse(tab, version: version)
+    }
+
+    /// `POST /v1/tabs/{tabId}/pending/discard`: the tab's page ended its pending navigation without a commit.
+    func discardPendingNavigation(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.parameter("tabId")
+        let window = try windowOf(tab: id)
+        let body = try RequestBody(request, allowed: ["id"])
+        let pending = try body.requiredInt("id", range: 1...PendingNavigation.maxID)
+        let (tab, version) = try await service.dispatch(
+            TabCommands.navigate, NavigateRequest(tabID: TabID(rawValue: id), navigation: .discardPending(id: pending)),
             in: window, ifMatch: try Self.ifMatch(request))
         return Self.tabResponse(tab, version: version)
     }

@@ -99,14 +99,23 @@ public enum TabNavigation: Sendable {
     case pushWithinDocument(url: String, transition: PageTransition)
     case back, forward, reload
     case go(offset: Int)
+    /// The tab's page committed its pending navigation `id` (at `url` when it ended elsewhere: a redirect).
+    case commitPending(id: Int, url: String?)
+    /// The tab's page ended its pending navigation `id` without a commit (a 204, a download, a cancel).
+    case discardPending(id: Int)
 }
 
 public struct NavigateRequest: Sendable {
     public var tabID: TabID
     public var navigation: TabNavigation
-    public init(tabID: TabID, navigation: TabNavigation) {
+    /// Whether a client's navigation (navigate, back, forward, go, reload) waits for the tab's page to
+    /// commit it (``PendingNavigation``): so while a renderer's live page shows the tab. Otherwise it
+    /// commits at once (no page will, or the page already did: a renderer's report).
+    public var pends: Bool
+    public init(tabID: TabID, navigation: TabNavigation, pends: Bool = false) {
         self.tabID = tabID
         self.navigation = navigation
+        self.pends = pends
     }
 }
 

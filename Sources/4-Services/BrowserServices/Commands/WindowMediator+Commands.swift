@@ -223,7 +223,11 @@ extension WindowMediator {
         case .navigate(let url, let transition):
             let url = try self.url(url)
             try browser.browserState.budget.check(adding: url.utf8.count)
-            try tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
+            if request.pends {
+                try tab.startNavigation(to: url, transition: transition)
+            } else {
+                try tab.navigate(to: url, transition: transition, maxItems: limits.historyEntries)
+            }
         case .replaceCurrent(let url, let transition):
             let url = try self.url(url)
             try browser.browserState.budget.check(adding: url.utf8.count)
@@ -232,12 +236,22 @@ extension WindowMediator {
             let url = try self.url(url)
             try browser.browserState.budget.check(adding: url.utf8.count)
             try tab.navigate(pushingWithinDocument: url, transition: transition, maxItems: limits.historyEntries)
-        case .back: try tab.go(offset: -1)
-        case .forward: try tab.go(offset: 1)
-        case .reload: tab.reload()
-        case .go(let offset): try tab.go(offset: offset)
+        case .back: try move(tab, offset: -1, pends: request.pends)
+        case .forward: try move(tab, offset: 1, pends: request.pends)
+        case .go(let offset): try move(tab, offset: offset, pends: request.pends)
+        case .reload: if request.pends { tab.startReload() } else { tab.reload() }
+        case .commitPending(let id, let url):
+            let url = try url.map { try self.url($0) }
+            try browser.browserState.budget.check(adding: url?.utf8.count ?? 0)
+            try tab.commitPending(id, url: url, maxItems: limits.historyEntries)
+        case .discardPending(let id): try tab.discardPending(id)
         }
         return try snapshot(of: request.tabID)
+    }
+
+    /// A move within `tab`'s history, pending for its page or at once.
+    private func move(_ tab: WebState, offset: Int, pends: Bool) throws {
+        if pends { try tab.startMove(offset: offset) } else { try tab.go(offset: offset) }
     }
 
     func updatePageState(_ update: PageStateUpdate) throws -> TabSnapshot {

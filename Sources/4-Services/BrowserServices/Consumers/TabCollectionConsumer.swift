@@ -20,6 +20,8 @@ public struct TabItem: Sendable, Equatable {
     public var historyCount: Int
     /// The picture of its page its renderer took last, if any (events and lists never carry its bytes).
     public var snapshot: PageSnapshot?
+    /// The navigation its page has not committed yet, if any (``PendingNavigation``).
+    public var pending: PendingNavigation? = nil
 }
 
 /// What shows a window's tabs (Chromium's `TabCollectionConsumer`): told every change of the list

@@ -21,6 +21,21 @@ extension JSONText {
         member("historyCount", item.historyCount)
         key("snapshot")
         pageSnapshot(item.snapshot)
+        pendingNavigation(item.pending)
+        endObject()
+    }
+
+    /// A tab's pending navigation as the API shows it: a `pending` member only while there is one.
+    public mutating func pendingNavigation(_ pending: PendingNavigation?) {
+        guard let pending else { return }
+        key("pending")
+        beginObject()
+        member("id", pending.id)
+        member("url", pending.url)
+        key("historyIndex")
+        if let index = pending.index { value(index) } else { null() }
+        member("transition", pending.transition.rawValue)
+        member("startedAt", JSONText.timestamp(pending.startedAt))
         endObject()
     }
 

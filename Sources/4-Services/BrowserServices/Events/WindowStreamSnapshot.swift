@@ -14,7 +14,7 @@ struct WindowStreamSnapshot: StreamSnapshot {
             TabItem(
                 id: $0.id, url: $0.url, title: $0.title, loading: $0.loading, progress: $0.progress, crashed: $0.crashed,
                 faviconURL: $0.faviconURL, pinned: $0.pinned, groupID: $0.groupID, openerID: $0.openerID,
-                historyIndex: $0.historyIndex, historyCount: $0.historyCount, snapshot: $0.snapshot)
+                historyIndex: $0.historyIndex, historyCount: $0.historyCount, snapshot: $0.snapshot, pending: $0.pending)
         }
     }
 

@@ -175,8 +175,10 @@ extension NavigateRequest: ActionDescribable {
             case .forward: "forward"
             case .reload: "reload"
             case .go(let offset): "go \(offset)"
+            case .commitPending(let id, let url): "commit pending \(id)" + (url.map { " at " + ActionLog.shorten($0) } ?? "")
+            case .discardPending(let id): "discard pending \(id)"
             }
-        return [ActionArgument("navigation", navigation), ActionArgument("tabId", tabID.rawValue)]
+        return [ActionArgument("navigation", navigation + (pends ? " (pending)" : "")), ActionArgument("tabId", tabID.rawValue)]
     }
 }
 

@@ -30,7 +30,7 @@ final class TabCollectionMediator: WebStateListObserver {
             id: tab.id, url: tab.visibleURL, title: tab.title, loading: tab.isLoading, progress: tab.progress, crashed: tab.isCrashed,
             faviconURL: tab.faviconURL, pinned: list.isPinned(at: index), groupID: list.group(at: index)?.id,
             openerID: list.opener(at: index)?.webState.id, historyIndex: tab.lastCommittedIndex,
-            historyCount: tab.historyCount, snapshot: tab.snapshot)
+            historyCount: tab.historyCount, snapshot: tab.snapshot, pending: tab.pendingNavigation)
     }
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {

@@ -28,6 +28,9 @@ public struct TabSnapshot: Sendable, Equatable {
     public var lastActiveAt: Date
     /// The picture of its page its renderer took last (with its bytes while this run holds them), if any.
     public var snapshot: PageSnapshot?
+    /// The navigation its page has not committed yet (``PendingNavigation``): its `url` is the tab's
+    /// when it goes to a new entry.
+    public var pending: PendingNavigation? = nil
 }
 
 /// A tab group as consumers see it.
@@ -163,7 +166,7 @@ extension WebStateList {
             active: index == activeIndex, loading: tab.isLoading, progress: tab.progress, crashed: tab.isCrashed, faviconURL: tab.faviconURL,
             canGoBack: tab.canGoBack, canGoForward: tab.canGoForward,
             historyIndex: tab.lastCommittedIndex, historyCount: tab.historyCount,
-            createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, snapshot: tab.snapshot)
+            createdAt: tab.createdAt, lastActiveAt: tab.lastActiveAt, snapshot: tab.snapshot, pending: tab.pendingNavigation)
     }
 
     func groupSnapshot(_ group: TabGroup, browserID: BrowserID) -> GroupSnapshot {

@@ -4,7 +4,8 @@ import Foundation
 /// A tab's values that do not depend on where it stands (its index, whether it is active or pinned
 /// come from the window): immutable, and shared by the snapshots of successive versions, so a change
 /// of one tab makes one new slot, not a new snapshot of every tab. A tab with a page picture has a
-/// ``PicturedTabSlot`` (the picture's fields would cost every other tab 16 bytes).
+/// ``PicturedTabSlot`` (the picture's fields would cost every other tab 16 bytes), as has one with a
+/// pending navigation.
 public class TabSlot: @unchecked Sendable {
     // `@unchecked Sendable`: every stored property is a `let` of a Sendable type, here and in its one
     // subclass (a non-final class cannot be checked).
@@ -31,10 +32,16 @@ public class TabSlot: @unchecked Sendable {
     var historyCount: Int { Int(storedHistoryCount) }
     /// The picture of its page (with its bytes while this run holds them), if any.
     var picture: PageSnapshot? { nil }
+    /// The navigation its page has not committed yet, if any.
+    var pending: PendingNavigation? { nil }
 
     /// The slot of `tab` as `list` holds it now.
     static func make(_ tab: WebState, in list: WebStateList) -> TabSlot {
-        if let picture = tab.snapshot { PicturedTabSlot(tab, in: list, picture: picture) } else { TabSlot(tab, in: list) }
+        if tab.snapshot != nil || tab.pendingNavigation != nil {
+            PicturedTabSlot(tab, in: list, picture: tab.snapshot, pending: tab.pendingNavigation)
+        } else {
+            TabSlot(tab, in: list)
+        }
     }
 
     /// The slot of `tab` as `list` holds it now.
@@ -57,17 +64,21 @@ public class TabSlot: @unchecked Sendable {
     }
 }
 
-/// The slot of a tab with a page picture.
+/// The slot of a tab with a page picture or a pending navigation (a few tabs: the others do not pay
+/// for these fields).
 final class PicturedTabSlot: TabSlot, @unchecked Sendable {
-    // `@unchecked Sendable`: as its superclass, one more `let` of a Sendable type.
-    private let storedPicture: PageSnapshot
+    // `@unchecked Sendable`: as its superclass, more `let`s of Sendable types.
+    private let storedPicture: PageSnapshot?
+    private let storedPending: PendingNavigation?
 
-    init(_ tab: WebState, in list: WebStateList, picture: PageSnapshot) {
+    init(_ tab: WebState, in list: WebStateList, picture: PageSnapshot?, pending: PendingNavigation?) {
         storedPicture = picture
+        storedPending = pending
         super.init(tab, in: list)
     }
 
     override var picture: PageSnapshot? { storedPicture }
+    override var pending: PendingNavigation? { storedPending }
 }
 
 /// The tabs of a window snapshot: a persistent sequence of slots in chunks of at most 128, so a new
@@ -127,7 +138,7 @@ public struct TabSnapshotList: RandomAccessCollection, Sendable, Equatable {
             groupID: slot.groupID, openerID: slot.openerID, active: index == activeIndex, loading: slot.loading,
             progress: slot.progress, crashed: slot.crashed, faviconURL: slot.faviconURL, canGoBack: slot.canGoBack, canGoForward: slot.canGoForward,
             historyIndex: slot.historyIndex, historyCount: slot.historyCount, createdAt: slot.createdAt,
-            lastActiveAt: slot.lastActiveAt, snapshot: slot.picture)
+            lastActiveAt: slot.lastActiveAt, snapshot: slot.picture, pending: slot.pending)
     }
 
     // MARK: Edits (O(chunk + chunks))

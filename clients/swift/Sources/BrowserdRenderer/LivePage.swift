@@ -17,6 +17,8 @@ final class LivePage: Sendable {
         case resync(loaderID: String?)
         /// The commit numbered so has waited ``RendererPolicy/stepWait`` for its step.
         case stepTimeout(Int)
+        /// `Page.navigate` of the page's load numbered so answered (``PageSync/Event/loadAnswered(number:loaderID:errorText:)``).
+        case loadAnswered(number: Int, loaderID: String?, errorText: String?)
     }
 
     let tabID: String
@@ -201,6 +203,11 @@ private struct Worker {
     var documentCommitted = false
     /// The page's pictures (one taken at a time, the same one never put twice).
     let pictures = PagePictures()
+    /// Subframes whose first document is loading (its commit makes no entry), at most
+    /// ``maximumInitialFrameLoads`` (a page making frames in a loop: past it the set starts again, and
+    /// a first document's commit is only read for nothing).
+    var initialFrameLoads: Set<String> = []
+    static let maximumInitialFrameLoads = 1_024
     /// The members of a report browserd refused, logged once each for this page.
     var refusalsLogged: Set<String> = []
     let clock = ContinuousClock()
@@ -291,6 +298,9 @@ private struct Worker {
                 guard awaitingStep?.number == number else { break }
                 logger.debug("tab \(sync.model.id): no step for a commit within \(policy.stepWait): the list is read")
                 await readAwaitedCommit()
+            case .loadAnswered(let number, let loaderID, let errorText):
+                if let errorText { logger.debug("tab \(sync.model.id): load \(number) ended: \(errorText)") }
+                await perform(sync.event(.loadAnswered(number: number, loaderID: loaderID, errorText: errorText), now: now))
             }
         }
         // Closed: its picture as it leaves (what the tab switcher shows of it from now on), then the
@@ -404,7 +414,14 @@ private struct Worker {
         logger.trace("page event", metadata: ["tab": "\(sync.model.id)", "method": "\(event.method)"])
         switch event.method {
         case "Page.frameRequestedNavigation":
-            guard event.params["frameId"]?.string == mainFrameID else { return }
+            guard event.params["frameId"]?.string == mainFrameID else {
+                // A subframe's first document (its `src`) makes no entry: its commit needs no reading.
+                if event.params["reason"]?.string == "initialFrameNavigation", let frame = event.params["frameId"]?.string {
+                    if initialFrameLoads.count >= Self.maximumInitialFrameLoads { initialFrameLoads.removeAll() }
+                    initialFrameLoads.insert(frame)
+                }
+                return
+            }
             requestedReason = event.params["reason"]?.string
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.string == mainFrameID else { return }
@@ -415,8 +432,18 @@ private struct Worker {
             startedStep = event.params["loaderId"]?.string.flatMap { loader in step.map { (loader, $0) } }
             requestedReason = nil
             intent = nil
+            if event.params["navigationType"]?.string == "differentDocument" {
+                sync.navigationStarted(loaderID: event.params["loaderId"]?.string, url: event.params["url"]?.string)
+            }
         case "Page.frameNavigated":
-            guard event.params["frame"]?["parentId"] == nil else { return }
+            guard event.params["frame"]?["parentId"] == nil else {
+                // A subframe's own navigation after its first document (a link in an iframe, a script's,
+                // a traversal) may make or move to an entry of the tab's (Chromium's manual subframe
+                // navigation): the list tells.
+                guard let frame = event.params["frame"]?["id"]?.string, initialFrameLoads.remove(frame) == nil else { return }
+                await readAwaitedCommit()
+                return await historyChanged(loaderID: nil, url: nil, subframe: true)
+            }
             mainFrameID = event.params["frame"]?["id"]?.string ?? mainFrameID
             let frame = event.params["frame"]
             let url = frame?["url"]?.string.map { $0 + (frame?["urlFragment"]?.string ?? "") }
@@ -462,14 +489,18 @@ private struct Worker {
         }
     }
 
-    mutating func historyChanged(loaderID: String?, url: String?) async {
+    mutating func historyChanged(loaderID: String?, url: String?, subframe: Bool = false) async {
         var answer: PageHistory?
         reading: for attempt in 0..<policy.historyAttempts where !Task.isCancelled {
             do {
                 guard let history = PageHistory(try await call("Page.getNavigationHistory")) else { break }
-                switch PageSync.reading(
-                    history, committed: url, attempt: attempt, attempts: policy.historyAttempts, newerCommitWaits: mailbox.hasPendingCommit)
-                {
+                let reading =
+                    subframe
+                    ? PageSync.subframeReading(
+                        history, before: sync.page, attempt: attempt, attempts: policy.historyAttempts, newerCommitWaits: mailbox.hasPendingCommit)
+                    : PageSync.reading(
+                        history, committed: url, attempt: attempt, attempts: policy.historyAttempts, newerCommitWaits: mailbox.hasPendingCommit)
+                switch reading {
                 case .use(let taken):
                     answer = taken
                     break reading
@@ -477,21 +508,21 @@ private struct Worker {
                     // Kept should the next asks fail.
                     answer = PageSync.filled(history, committed: url)
                 }
-                logger.debug("tab \(sync.model.id): navigation history without the committed URL yet (attempt \(attempt))")
+                logger.debug("tab \(sync.model.id): navigation history not showing the commit yet (attempt \(attempt))")
             } catch {
                 logger.debug("tab \(sync.model.id): no navigation history (attempt \(attempt)): \(error)")
             }
             try? await Task.sleep(for: policy.historyRetryInterval)
         }
         guard var history = answer else { return }
-        if sync.firstCommitLeavesBlankEntry(history), (try? await call("Page.resetNavigationHistory")) != nil,
+        if !subframe, sync.firstCommitLeavesBlankEntry(history), (try? await call("Page.resetNavigationHistory")) != nil,
             let again = try? await call("Page.getNavigationHistory"), let fresh = PageHistory(again)
         {
             history = fresh
         }
         logger.trace("page history", metadata: ["tab": "\(sync.model.id)", "history": "\(history)"])
         if let current = history.current, PageSync.pageCanShow(current.url) { documentCommitted = true }
-        await perform(sync.event(.committed(history, loaderID: loaderID, url: url), now: now))
+        await perform(sync.event(.committed(history, loaderID: loaderID, url: url, subframe: subframe), now: now))
     }
 
     mutating func perform(_ actions: [PageSync.Action]) async {
@@ -500,11 +531,18 @@ private struct Worker {
             do {
                 switch action {
                 case .load(let url):
-                    let result = try await call("Page.navigate", ["url": .string(url)])
-                    if result["errorText"]?.string != nil {
-                        await perform(sync.event(.loadFailed, now: now))
-                    } else {
-                        sync.loadStarted(loaderID: result["loaderId"]?.string)
+                    // Answered when the load commits or fails (seconds for a slow server): the page's
+                    // task goes on meanwhile, so that a newer navigation replaces this one at once.
+                    let (number, stale) = sync.loadSent(url: url)
+                    if stale {
+                        logger.debug("tab \(sync.model.id): a load a newer one replaced is not sent")
+                        continue
+                    }
+                    let (connection, session, timeout, mailbox) = (connection, sessionID, policy.commandTimeout, mailbox)
+                    Task {
+                        let result = try? await connection.call("Page.navigate", ["url": .string(url)], session: session, timeout: timeout)
+                        guard let number else { return }
+                        mailbox.send(.loadAnswered(number: number, loaderID: result?["loaderId"]?.string, errorText: result?["errorText"]?.string))
                     }
                 case .traverse(let entryID):
                     try await call("Page.navigateToHistoryEntry", ["entryId": .number(Double(entryID))])
@@ -514,11 +552,20 @@ private struct Worker {
                     let tab = try await client.api.navigateTab(
                         path: .init(tabId: sync.model.id),
                         body: .json(
-                            .init(url: url, transition: .init(rawValue: transition) ?? .link, replace: replace, sameDocument: sameDocument ? true : nil))
+                            .init(
+                                url: url, transition: .init(rawValue: transition) ?? .link, replace: replace, sameDocument: sameDocument ? true : nil,
+                                committed: true))
                     ).ok.body.json
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportMove(let offset):
-                    let tab = try await client.api.goTab(path: .init(tabId: sync.model.id), body: .json(.init(offset: offset))).ok.body.json
+                    let tab = try await client.api.goTab(path: .init(tabId: sync.model.id), body: .json(.init(offset: offset, committed: true))).ok.body.json
+                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                case .reportCommit(let id, let url):
+                    let tab = try await client.api.commitPendingNavigation(path: .init(tabId: sync.model.id), body: .json(.init(id: id, url: url)))
+                        .ok.body.json
+                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                case .reportDiscard(let id):
+                    let tab = try await client.api.discardPendingNavigation(path: .init(tabId: sync.model.id), body: .json(.init(id: id))).ok.body.json
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
                 case .reportCrash:
                     let tab = try await client.api.updateTab(

@@ -10,6 +10,12 @@
 ///   record it: a new entry (`navigate`), a move within the history (`go`), a replaced entry
 ///   (`navigate` with `replace`: a redirect's final URL, `location.replace`, `replaceState`); titles,
 ///   favicons and loading as page state.
+/// - A client's navigation that pends in browserd (``ModelTab/pending``) is loaded the same way, and
+///   the page decides: its commit is reported as that navigation's (``Action/reportCommit(id:url:)``,
+///   where the page ended: a redirect's final URL, or the error page Chromium commits for a network
+///   error), a load that ends without one (a 204, a download, a load another replaced: `Page.navigate`
+///   answers `net::ERR_ABORTED`) discards it (``Action/reportDiscard(id:)``). A new navigation replaces
+///   a load of ours still under way at once, as Chromium's does.
 /// - No echo: every state of the model a report produced is expected back on the tab's stream and
 ///   is not taken as a command (``reported(_:now:)``); an expectation not met within
 ///   ``expectationLifetime`` is forgotten, so a lost event cannot mask a later command.
@@ -20,7 +26,11 @@ public struct PageSync: Sendable {
         /// The page committed a navigation to `url` (`loaderID`: the document's loader, nil for a
         /// same-document commit); its back/forward list as Chromium holds it when asked, which may
         /// already show what the page did next (a `pushState` right after the load).
-        case committed(PageHistory, loaderID: String?, url: String? = nil)
+        case committed(PageHistory, loaderID: String?, url: String? = nil, subframe: Bool = false)
+        /// `Page.navigate` of the load numbered `number` (the page's loads in the order its actions
+        /// asked for them) answered: its loader, or the error that ended it (`net::ERR_ABORTED`: no
+        /// commit follows; any other: Chromium commits an error page).
+        case loadAnswered(number: Int, loaderID: String?, errorText: String?)
         /// The page committed a navigation to `url` that it says itself how it made (the Navigation
         /// API's `navigationType`, read in the renderer's own isolated world: the page cannot forge
         /// it): a push or a replace is reported from this alone, with no round trip to Chromium's list
@@ -57,6 +67,11 @@ public struct PageSync: Sendable {
         case reportNavigation(url: String, transition: String, replace: Bool, sameDocument: Bool = false)
         /// `POST /v1/tabs/{id}/go`: the page moved within its history.
         case reportMove(offset: Int)
+        /// `POST /v1/tabs/{id}/pending/commit`: the page committed the tab's pending navigation `id`
+        /// (at `url` when it ended elsewhere).
+        case reportCommit(id: Int, url: String?)
+        /// `POST /v1/tabs/{id}/pending/discard`: the page ended the tab's pending navigation `id` without a commit.
+        case reportDiscard(id: Int)
         /// `PATCH /v1/tabs/{id}`: only the members given.
         case reportPageState(title: String?, loading: Bool?, progress: Double?, faviconURL: String??)
         /// `PATCH /v1/tabs/{id}` with `crashed: true` (loading ends with it).
@@ -102,11 +117,37 @@ public struct PageSync: Sendable {
         public var loaderID: String?
         /// The model's state it brings the page to.
         public var serves: ModelTab
+        /// Its number among the loads sent (``loadSent(url:)``), which its answer carries
+        /// (``Event/loadAnswered(number:loaderID:errorText:)``); nil until it is sent.
+        public var number: Int?
+        /// `Page.navigate` answered an error after which Chromium commits an error page.
+        public var failed = false
 
-        init(kind: Kind, serves: ModelTab) {
+        init(kind: Kind, serves: ModelTab, number: Int? = nil) {
             self.kind = kind
             self.serves = serves
+            self.number = number
         }
+    }
+
+    /// How many loads of ours were sent (`Page.navigate`).
+    public private(set) var loadsSent = 0
+
+    private mutating func load(_ url: String, own: Bool) -> Action {
+        if own { ownLoad = OwnLoad(kind: .navigate(url: url), serves: model) }
+        return .load(url: url)
+    }
+
+    /// The page is about to send a ``Action/load(url:)``: its number when it is the load of ours under
+    /// way (its answer carries it), nil for a placeholder's. `stale` when a newer load took its place
+    /// before it went (an action performed after the reports before it were answered): it is not
+    /// sent, as it would replace the newer one in Chromium.
+    public mutating func loadSent(url: String) -> (number: Int?, stale: Bool) {
+        guard case .navigate(let ours) = ownLoad?.kind else { return (nil, false) }
+        guard ours == url, ownLoad?.number == nil else { return (nil, Self.pageCanShow(url)) }
+        loadsSent += 1
+        ownLoad?.number = loadsSent
+        return (loadsSent, false)
     }
 
     public private(set) var ownLoad: OwnLoad?
@@ -156,6 +197,18 @@ public struct PageSync: Sendable {
         guard let url, pageCanShow(url), !history.holds(url) else { return .use(history) }
         if !newerCommitWaits, attempt + 1 < attempts { return .askAgain }
         return .use(filled(history, committed: url))
+    }
+
+    /// Judges a list read after a subframe's commit: Chromium records a subframe's entry (or its move)
+    /// a moment after the frame's commit event, so a list that shows no change from `before` (the
+    /// same current entry, as many entries) is asked for again, up to `attempts` (a subframe commit
+    /// that makes no entry, such as an iframe's `location.replace`, costs that wait, off every other
+    /// page's path); a newer commit waiting reads it anyway.
+    public static func subframeReading(_ history: PageHistory, before: PageHistory?, attempt: Int, attempts: Int, newerCommitWaits: Bool) -> HistoryReading {
+        guard let before, history.current?.id == before.current?.id, history.entries.count == before.entries.count,
+            !newerCommitWaits, attempt + 1 < attempts
+        else { return .use(history) }
+        return .askAgain
     }
 
     /// The list with its current entry given the committed URL when Chromium left it empty.
@@ -215,6 +268,11 @@ public struct PageSync: Sendable {
     /// under way): the list is read instead.
     private mutating func stepped(url: String, step: Step, sameDocument: Bool, transition: String) -> [Action]? {
         guard follows(step, to: url), var list = page else { return nil }
+        // A list read for an earlier commit showed this one already, and it was reported from it.
+        if reportedAhead > 0 {
+            reportedAhead -= 1
+            return []
+        }
         madeUpIDs -= 1
         let entry = PageHistory.Entry(id: madeUpIDs, url: url, transition: transition)
         let previousURL = list.current?.url
@@ -239,6 +297,9 @@ public struct PageSync: Sendable {
 
     /// The last id ``stepped(url:step:sameDocument:transition:)`` made up.
     private var madeUpIDs = 0
+    /// How many commits still to come a list read showed and reported already (a list read for a
+    /// commit that waited for its step may show the commits after it).
+    private var reportedAhead = 0
 
     /// The list as read, with the ids it now gives to entries a step made up: an entry at the same
     /// place with the same URL is the same entry.
@@ -291,27 +352,39 @@ public struct PageSync: Sendable {
     }
 
     /// What the page does first: load the tab's current entry (or the placeholder of one it does not load).
-    public mutating func start() -> [Action] {
-        guard Self.pageCanShow(model.url) else {
-            let placeholder = Self.placeholder(for: model.url)
-            return placeholder == "about:blank" ? [] : [.load(url: placeholder)]
-        }
-        ownLoad = OwnLoad(kind: .navigate(url: model.url), serves: model)
-        return [.load(url: model.url)]
-    }
+    public mutating func start() -> [Action] { nextLoad() }
 
     public mutating func event(_ event: Event, now: Double) -> [Action] {
         switch event {
         case .model(let tab): return modelChanged(tab, now: now)
-        case .committed(let history, let loaderID, let url):
+        case .committed(let history, let loaderID, let url, let subframe):
             // The list already shows later entries: this commit first (the list up to its entry), then the rest.
             if let url, history.current?.url != url, history.currentIndex >= 0,
                 let at = history.entries[...history.currentIndex].lastIndex(where: { $0.url == url })
             {
                 let first = committed(PageHistory(currentIndex: at, entries: Array(history.entries[...at])), loaderID: loaderID)
-                return first + committed(history, loaderID: nil)
+                let rest = committed(history, loaderID: nil)
+                // The commits of the entries after this one are reported now: their steps, still to
+                // come, are not reported again.
+                reportedAhead = history.currentIndex - at
+                return first + rest
             }
-            return committed(history, loaderID: loaderID)
+            reportedAhead = 0
+            return committed(history, loaderID: loaderID, subframe: subframe)
+        case .loadAnswered(let number, let loaderID, let errorText):
+            guard let own = ownLoad, own.number == number else { return [] }
+            guard let errorText else {
+                if ownLoad?.loaderID == nil { ownLoad?.loaderID = loaderID }
+                return []
+            }
+            // Chromium commits an error page for a network error (its entry holds the URL): that commit
+            // is this load's. An aborted load (a 204, a download, a load another replaced) commits nothing.
+            guard errorText == Self.abortedError else {
+                ownLoad?.failed = true
+                if ownLoad?.loaderID == nil { ownLoad?.loaderID = loaderID }
+                return []
+            }
+            return self.event(.loadFailed, now: now)
         case .stepped(let url, let step, let sameDocument, let transition):
             return stepped(url: url, step: step, sameDocument: sameDocument, transition: transition) ?? []
         case .refreshed(let history):
@@ -338,18 +411,33 @@ public struct PageSync: Sendable {
             loadPending = false
             return model.crashed ? [] : [.reportCrash]
         case .loadFailed:
+            let pending = ownLoad?.serves.pending
             ownLoad = nil
+            // The pending navigation it served is discarded, if browserd still holds it.
+            let discard: [Action] = pending.flatMap { $0.id == model.pending?.id ? [.reportDiscard(id: $0.id)] : nil } ?? []
             if loadPending {
                 loadPending = false
-                return nextLoad()
+                return discard + nextLoad()
             }
+            if !discard.isEmpty { return discard }
             return model.loading ? [.reportPageState(title: nil, loading: false, progress: 1, faviconURL: nil)] : []
         }
     }
 
+    /// `Page.navigate`'s error for a load that never commits.
+    public static let abortedError = "net::ERR_ABORTED"
+
     /// `Page.navigate` answered: its commit will carry `loaderID`.
     public mutating func loadStarted(loaderID: String?) {
         guard case .navigate = ownLoad?.kind else { return }
+        ownLoad?.loaderID = loaderID
+    }
+
+    /// The top frame started a new document's navigation to `url` with `loaderID`
+    /// (`Page.frameStartedNavigating`): a load of ours to that URL not answered yet is this one (its
+    /// commit may come before `Page.navigate`'s answer).
+    public mutating func navigationStarted(loaderID: String?, url: String?) {
+        guard case .navigate(let ours) = ownLoad?.kind, ownLoad?.loaderID == nil, let url, url == ours else { return }
         ownLoad?.loaderID = loaderID
     }
 
@@ -367,9 +455,12 @@ public struct PageSync: Sendable {
                         ? tab.historyIndex == before.historyIndex && tab.historyCount == before.historyCount
                         : tab.historyIndex <= before.historyIndex + 1)
             case .reportMove(let offset): tab.historyIndex == before.historyIndex + offset && tab.historyCount == before.historyCount
+            case .reportCommit, .reportDiscard: tab.pending == nil
             default: true
             }
-        guard foreseen else { return modelChanged(tab, now: now) }
+        // A client's navigation pending since (its move keeps the tab's URL and place) is a command.
+        let newPending = tab.pending != nil && tab.pending?.id != before.pending?.id
+        guard foreseen, !newPending else { return modelChanged(tab, now: now) }
         expected.append((tab.position, now + Self.expectationLifetime))
         model = tab
         if ownLoad == nil, let page, page.current?.url == tab.url {
@@ -388,10 +479,16 @@ public struct PageSync: Sendable {
         let before = model
         model = tab
         guard tab.asksForALoad, tab.position != before.position || !before.asksForALoad else { return [] }
-        // One load at a time: the next follows the commit of the one under way.
-        guard ownLoad == nil else {
-            loadPending = true
-            return []
+        // One load at a time: the next follows the commit of the one under way, but a new navigation
+        // replaces a new document's load under way at once (Chromium cancels it: its `Page.navigate`
+        // answers `net::ERR_ABORTED`, and its pending navigation was replaced in browserd already).
+        if let own = ownLoad {
+            guard case .navigate = own.kind, let pending = tab.pending, pending.index == nil else {
+                loadPending = true
+                return []
+            }
+            ownLoad = nil
+            loadPending = false
         }
         return nextLoad()
     }
@@ -399,30 +496,34 @@ public struct PageSync: Sendable {
     /// The load that brings the page to the model's current entry, from where the page stands: the
     /// entry it shows again (a reload), an entry it holds at the model's offset (a traversal), or the URL.
     private mutating func nextLoad() -> [Action] {
-        guard Self.pageCanShow(model.url) else {
+        let url = model.targetURL
+        guard Self.pageCanShow(url) else {
             ownLoad = nil
-            let placeholder = Self.placeholder(for: model.url)
-            return page?.current?.url == placeholder ? [] : [.load(url: placeholder)]
+            let placeholder = Self.placeholder(for: url)
+            // Nothing of the page's decides a navigation it does not load: it commits at once.
+            let commit: [Action] = model.pending.map { [.reportCommit(id: $0.id, url: nil)] } ?? []
+            // A page is made blank: it shows that placeholder until its first commit.
+            return commit + ((page?.current?.url ?? "about:blank") == placeholder ? [] : [load(placeholder, own: false)])
         }
-        if let page, let anchor, anchor.count == model.historyCount {
-            let target = anchor.page + (model.historyIndex - anchor.model)
-            if target == page.currentIndex, page.current?.url == model.url {
+        let index = model.pending.map { $0.index } ?? model.historyIndex
+        if let index, let page, let anchor, anchor.count == model.historyCount {
+            let target = anchor.page + (index - anchor.model)
+            if target == page.currentIndex, page.current?.url == url {
                 // An id a step made up (negative) is no entry of Chromium's: its reload's commit is
                 // matched by any entry.
                 ownLoad = OwnLoad(kind: .reload(entryID: page.current.flatMap { $0.id < 0 ? nil : $0.id }), serves: model)
                 return [.reload]
             }
             // Chromium's entry by its own id only (not one a step made up and no read has named yet).
-            if page.entries.indices.contains(target), page.entries[target].url == model.url, page.entries[target].id >= 0 {
+            if page.entries.indices.contains(target), page.entries[target].url == url, page.entries[target].id >= 0 {
                 ownLoad = OwnLoad(kind: .traverse(entryID: page.entries[target].id), serves: model)
                 return [.traverse(entryID: page.entries[target].id)]
             }
         }
-        ownLoad = OwnLoad(kind: .navigate(url: model.url), serves: model)
-        return [.load(url: model.url)]
+        return [load(url, own: true)]
     }
 
-    private mutating func committed(_ history: PageHistory, loaderID: String?) -> [Action] {
+    private mutating func committed(_ history: PageHistory, loaderID: String?, subframe: Bool = false) -> [Action] {
         let before = resolvingMadeUpIDs(in: history)
         if loaderID != nil { pictureDue = true }
         page = history
@@ -440,17 +541,37 @@ public struct PageSync: Sendable {
             case .navigate(let url):
                 let ours = own.loaderID.map { $0 == loaderID } ?? (current.url == url)
                 guard ours else { return [] }
-                // It ended elsewhere: a redirect (Chromium's entry holds the final URL).
-                if current.url != url, current.url != model.url, Self.pageCanShow(current.url), !loadPending {
+                if let pending = own.serves.pending {
+                    // The pending navigation it served committed, where the page ended (Chromium's
+                    // entry holds a redirect's final URL, and a failed load's own URL).
+                    let landed = current.url != url && Self.pageCanShow(current.url) ? current.url : nil
+                    actions.append(.reportCommit(id: pending.id, url: landed))
+                } else if current.url != url, current.url != model.url, Self.pageCanShow(current.url), !loadPending {
+                    // It ended elsewhere: a redirect (Chromium's entry holds the final URL).
                     actions.append(.reportNavigation(url: current.url, transition: current.modelTransition, replace: true))
                 }
             case .traverse(let id):
                 guard current.id == id else { return [] }
+                if let pending = own.serves.pending { actions.append(.reportCommit(id: pending.id, url: nil)) }
             case .reload(let id):
                 guard id == nil || current.id == id else { return [] }
+                if let pending = own.serves.pending { actions.append(.reportCommit(id: pending.id, url: nil)) }
             }
             ownLoad = nil
-            anchor = (own.serves.historyIndex, own.serves.historyCount, history.currentIndex)
+            // The entry the page shows is the model's entry the load served: a pending move's, or a
+            // new one after the current entry (its count checked before use: browserd's cap may have
+            // dropped the oldest). It maps one list onto the other even when browserd answers that a
+            // newer navigation replaced this one.
+            if let pending = own.serves.pending {
+                anchor =
+                    pending.index.map { ($0, own.serves.historyCount, history.currentIndex) }
+                    ?? (own.serves.historyIndex + 1, own.serves.historyIndex + 2, history.currentIndex)
+            } else {
+                anchor = (own.serves.historyIndex, own.serves.historyCount, history.currentIndex)
+            }
+            // A move a subframe made (back across a subframe entry): the top document did not load,
+            // so no stop of its loading follows.
+            if subframe { actions += loadingChanged(false, progress: 1) }
             if loadPending {
                 loadPending = false
                 actions += nextLoad()
@@ -479,9 +600,12 @@ public struct PageSync: Sendable {
         // that entry only when told (a navigation to the current URL otherwise adds none).
         if let at = history.index(of: previous.id), at < history.currentIndex {
             let fresh = history.entries[at...history.currentIndex]
+            // A subframe's commit (a link in an iframe) that made an entry is Chromium's manual subframe
+            // navigation: the top-level URL stays, the document too.
             return zip(fresh, fresh.dropFirst()).filter { Self.pageCanShow($0.1.url) }.map { earlier, entry in
                 .reportNavigation(
-                    url: entry.url, transition: entry.modelTransition, replace: false, sameDocument: loaderID == nil && entry.url == earlier.url)
+                    url: entry.url, transition: subframe ? "manual_subframe" : entry.modelTransition, replace: false,
+                    sameDocument: (loaderID == nil || subframe) && entry.url == earlier.url)
             }
         }
         if history.index(of: previous.id) == nil {
@@ -536,6 +660,8 @@ extension PageSync.Action: CustomStringConvertible {
         case .reportNavigation(let url, let transition, let replace, let sameDocument):
             "report a navigation (\(url.utf8.count)-byte URL, \(transition), replace: \(replace), same document: \(sameDocument))"
         case .reportMove(let offset): "report a move by \(offset)"
+        case .reportCommit(let id, let url): "report pending navigation \(id) committed" + (url.map { " at a \($0.utf8.count)-byte URL" } ?? "")
+        case .reportDiscard(let id): "report pending navigation \(id) discarded"
         case .reportPageState(let title, let loading, let progress, let favicon):
             "report page state (title: \(title.map { "\($0.unicodeScalars.count) characters" } ?? "-"), loading: \(loading.map(String.init) ?? "-"), "
                 + "progress: \(progress.map { String($0) } ?? "-"), favicon: \(favicon.map { $0.map { "\($0.utf8.count) bytes" } ?? "none" } ?? "-"))"

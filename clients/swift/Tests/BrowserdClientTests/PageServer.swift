@@ -6,7 +6,8 @@ import TestSupport
 #endif
 
 /// Test pages on loopback (python3's http.server, the standard library only): links, a late title, a
-/// favicon, a server redirect, pushState, a popup and window.close().
+/// favicon, a server redirect, pushState, a popup and window.close(), no content, a download, a slow
+/// answer, and an iframe.
 final class PageServer: Sendable {
     let port: Int
     /// Spawned without Foundation's `Process` (TestSupport's `ChildProcess` says why).
@@ -50,6 +51,10 @@ final class PageServer: Sendable {
                 + " setInterval(() => { for (let j = 0; j < 50; j++) history.pushState({}, '', '/endless-storm.html#' + i++);"
                 + " document.title = 'Endless ' + i; }, 10)</script>",
             "/long-title.html": "<!doctype html><title>" + "L" * 3000 + "</title>",
+            # Navigations that never commit, a slow one, and frames (RendererTests+History.swift).
+            "/frames.html": "<!doctype html><title>Frames</title><iframe id=f src=/inner1.html></iframe>",
+            "/inner1.html": "<!doctype html><title>Inner 1</title><a id=l href=/inner2.html>next</a>",
+            "/inner2.html": "<!doctype html><title>Inner 2</title>",
             "/big-icon.html": "<!doctype html><title>Big icon</title><link rel=icon href='data:image/png;base64," + "A" * 1500000 + "'>",
         }
 
@@ -61,6 +66,22 @@ final class PageServer: Sendable {
                     self.send_header("Location", "/c.html?from=redirect")
                     self.end_headers()
                     return
+                if path == "/204":
+                    self.send_response(204)
+                    self.end_headers()
+                    return
+                if path == "/download":
+                    body = b"not a page"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Disposition", "attachment; filename=file.bin")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                if path == "/slow.html":
+                    time.sleep(3)
+                    path = "/c.html"
                 if path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
                     # A WebSocket's handshake (RFC 6455), then the connection is held a moment.
                     key = self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"

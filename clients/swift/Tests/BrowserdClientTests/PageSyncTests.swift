@@ -516,6 +516,7 @@ extension PageSyncTests {
             case .devtools(let event): seen.append("\(event.method) \(event.params["url"]?.string ?? event.params["payload"]?.string ?? "")")
             case .resync(let loader): seen.append("resync \(loader ?? "-")")
             case .stepTimeout(let number): seen.append("step timeout \(number)")
+            case .loadAnswered(let number, _, let error): seen.append("load \(number) answered \(error ?? "-")")
             }
         }
         return seen

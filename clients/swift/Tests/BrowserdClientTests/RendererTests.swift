@@ -25,7 +25,10 @@ import Testing
         let state: URL
 
         /// - Parameter extraOrigins: origins pages may reach besides the page server's (given it).
-        init(liveTabs: Int = 3, extraOrigins: (PageServer) -> [String] = { _ in [] }) async throws {
+        /// - Parameter gateway: the renderer runs its DevTools gateway (as `browserd-renderer` does unless
+        ///   `--devtools-listen off`) and so announces its pages in its lease: a client's navigation of
+        ///   a live tab then pends until the page commits it (issue 56). Without it, navigations commit at once.
+        init(liveTabs: Int = 3, gateway: Bool = true, extraOrigins: (PageServer) -> [String] = { _ in [] }) async throws {
             server = try await LiveServer()
             pages = try PageServer()
             client = BrowserdClient(server: server.url)
@@ -37,11 +40,11 @@ import Testing
             var logger = Logger(label: "browserd-renderer")
             // BROWSERD_RENDERER_TRACE=1: every DevTools event and page action, to see a failure through.
             logger.logLevel = ProcessInfo.processInfo.environment["BROWSERD_RENDERER_TRACE"] == "1" ? .trace : .info
-            renderer = Renderer(
-                options: .init(
-                    profileID: profile.id, liveTabs: liveTabs, chromium: chromium, stateDirectory: state.path,
-                    allowedOrigins: [pages.origin] + extraOrigins(pages)),
-                client: client, logger: logger)
+            var options = Renderer.Options(
+                profileID: profile.id, liveTabs: liveTabs, chromium: chromium, stateDirectory: state.path,
+                allowedOrigins: [pages.origin] + extraOrigins(pages))
+            if gateway { options.devtools = .init() }
+            renderer = Renderer(options: options, client: client, logger: logger)
             let renderer = self.renderer
             run = Task { try await renderer.run() }
         }
@@ -56,9 +59,9 @@ import Testing
 
         /// Runs `body` with a setup, and stops it (Chromium closed) however `body` ends.
         static func with(
-            liveTabs: Int = 3, extraOrigins: (PageServer) -> [String] = { _ in [] }, _ body: (Setup) async throws -> Void
+            liveTabs: Int = 3, gateway: Bool = true, extraOrigins: (PageServer) -> [String] = { _ in [] }, _ body: (Setup) async throws -> Void
         ) async throws {
-            let setup = try await Setup(liveTabs: liveTabs, extraOrigins: extraOrigins)
+            let setup = try await Setup(liveTabs: liveTabs, gateway: gateway, extraOrigins: extraOrigins)
             do {
                 try await body(setup)
             } catch {

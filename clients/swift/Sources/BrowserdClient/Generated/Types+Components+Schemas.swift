@@ -354,6 +354,10 @@ extension Components {
             public var lastActiveAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Tab/snapshot`.
             public var snapshot: Components.Schemas.PageSnapshot?
+            /// Present only while the tab has a navigation its page has not committed yet.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tab/pending`.
+            public var pending: Components.Schemas.PendingNavigation?
             /// Creates a new `Tab`.
             ///
             /// - Parameters:
@@ -378,6 +382,7 @@ extension Components {
             ///   - createdAt:
             ///   - lastActiveAt:
             ///   - snapshot:
+            ///   - pending: Present only while the tab has a navigation its page has not committed yet.
             public init(
                 id: Swift.String,
                 browserId: Swift.String,
@@ -399,7 +404,8 @@ extension Components {
                 targetId: Swift.String? = nil,
                 createdAt: Foundation.Date,
                 lastActiveAt: Foundation.Date,
-                snapshot: Components.Schemas.PageSnapshot? = nil
+                snapshot: Components.Schemas.PageSnapshot? = nil,
+                pending: Components.Schemas.PendingNavigation? = nil
             ) {
                 self.id = id
                 self.browserId = browserId
@@ -422,6 +428,7 @@ extension Components {
                 self.createdAt = createdAt
                 self.lastActiveAt = lastActiveAt
                 self.snapshot = snapshot
+                self.pending = pending
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -445,6 +452,7 @@ extension Components {
                 case createdAt
                 case lastActiveAt
                 case snapshot
+                case pending
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -532,6 +540,10 @@ extension Components {
                     Components.Schemas.PageSnapshot.self,
                     forKey: .snapshot
                 )
+                self.pending = try container.decodeIfPresent(
+                    Components.Schemas.PendingNavigation.self,
+                    forKey: .pending
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "browserId",
@@ -553,7 +565,8 @@ extension Components {
                     "targetId",
                     "createdAt",
                     "lastActiveAt",
-                    "snapshot"
+                    "snapshot",
+                    "pending"
                 ])
             }
         }
@@ -3998,6 +4011,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/NavigateTab/sameDocument`.
             public var sameDocument: Swift.Bool?
+            /// The page already committed this navigation (a renderer reports the page's own navigation): it commits at once. Without it, a client's navigation pends while a renderer's live page shows the tab (see PendingNavigation).
+            ///
+            /// - Remark: Generated from `#/components/schemas/NavigateTab/committed`.
+            public var committed: Swift.Bool?
             /// Creates a new `NavigateTab`.
             ///
             /// - Parameters:
@@ -4005,22 +4022,26 @@ extension Components {
             ///   - transition:
             ///   - replace: Replace the current entry instead of adding one (a renderer reports a redirect's final URL, `location.replace` or `history.replaceState`; Chromium's should_replace_current_entry). The index and the forward entries stay.
             ///   - sameDocument: The page pushed this entry within its document (`history.pushState`; a renderer reports it). It is added even when its URL is the current entry's (a navigation to the same URL otherwise adds none), the document's title stays with it, and no load starts. With `replace`, the current entry is replaced as without it.
+            ///   - committed: The page already committed this navigation (a renderer reports the page's own navigation): it commits at once. Without it, a client's navigation pends while a renderer's live page shows the tab (see PendingNavigation).
             public init(
                 url: Swift.String,
                 transition: Components.Schemas.NavigateTab.TransitionPayload? = nil,
                 replace: Swift.Bool? = nil,
-                sameDocument: Swift.Bool? = nil
+                sameDocument: Swift.Bool? = nil,
+                committed: Swift.Bool? = nil
             ) {
                 self.url = url
                 self.transition = transition
                 self.replace = replace
                 self.sameDocument = sameDocument
+                self.committed = committed
             }
             public enum CodingKeys: String, CodingKey {
                 case url
                 case transition
                 case replace
                 case sameDocument
+                case committed
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -4040,11 +4061,16 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .sameDocument
                 )
+                self.committed = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .committed
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "url",
                     "transition",
                     "replace",
-                    "sameDocument"
+                    "sameDocument",
+                    "committed"
                 ])
             }
         }
@@ -4052,15 +4078,25 @@ extension Components {
         public struct GoTab: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/GoTab/offset`.
             public var offset: Swift.Int
+            /// The page already committed this navigation (a renderer reports the page's own navigation): it commits at once. Without it, a client's navigation pends while a renderer's live page shows the tab (see PendingNavigation).
+            ///
+            /// - Remark: Generated from `#/components/schemas/GoTab/committed`.
+            public var committed: Swift.Bool?
             /// Creates a new `GoTab`.
             ///
             /// - Parameters:
             ///   - offset:
-            public init(offset: Swift.Int) {
+            ///   - committed: The page already committed this navigation (a renderer reports the page's own navigation): it commits at once. Without it, a client's navigation pends while a renderer's live page shows the tab (see PendingNavigation).
+            public init(
+                offset: Swift.Int,
+                committed: Swift.Bool? = nil
+            ) {
                 self.offset = offset
+                self.committed = committed
             }
             public enum CodingKeys: String, CodingKey {
                 case offset
+                case committed
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -4068,8 +4104,13 @@ extension Components {
                     Swift.Int.self,
                     forKey: .offset
                 )
+                self.committed = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .committed
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "offset"
+                    "offset",
+                    "committed"
                 ])
             }
         }
@@ -4669,6 +4710,10 @@ extension Components {
             public var historyCount: Swift.Int
             /// - Remark: Generated from `#/components/schemas/TabItem/snapshot`.
             public var snapshot: Components.Schemas.PageSnapshot?
+            /// Present only while the tab has a navigation its page has not committed yet.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TabItem/pending`.
+            public var pending: Components.Schemas.PendingNavigation?
             /// Creates a new `TabItem`.
             ///
             /// - Parameters:
@@ -4685,6 +4730,7 @@ extension Components {
             ///   - historyIndex: The current entry's index in the tab's history (a renderer tells back, forward and go from a new entry by it).
             ///   - historyCount: How many entries the tab's history has.
             ///   - snapshot:
+            ///   - pending: Present only while the tab has a navigation its page has not committed yet.
             public init(
                 id: Swift.String,
                 url: Swift.String,
@@ -4698,7 +4744,8 @@ extension Components {
                 openerTabId: Swift.String? = nil,
                 historyIndex: Swift.Int,
                 historyCount: Swift.Int,
-                snapshot: Components.Schemas.PageSnapshot? = nil
+                snapshot: Components.Schemas.PageSnapshot? = nil,
+                pending: Components.Schemas.PendingNavigation? = nil
             ) {
                 self.id = id
                 self.url = url
@@ -4713,6 +4760,7 @@ extension Components {
                 self.historyIndex = historyIndex
                 self.historyCount = historyCount
                 self.snapshot = snapshot
+                self.pending = pending
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -4728,6 +4776,7 @@ extension Components {
                 case historyIndex
                 case historyCount
                 case snapshot
+                case pending
             }
         }
         /// The picture of a tab's page its renderer put last (its bytes are at GET /v1/tabs/{tabId}/snapshot), or null when it has none.
@@ -8775,6 +8824,167 @@ extension Components {
                     "tabIds",
                     "browserIds",
                     "undoableUntil"
+                ])
+            }
+        }
+        /// A navigation a client asked for that the tab's live page has not committed yet (Chromium's pending entry). A client's navigate, back, forward, go or reload pends while a renderer's live page shows the tab (GET /v1/tabs/{tabId} answers its `targetId`); with no live page it commits at once and no `pending` appears. The entry before it stays current (historyIndex, historyCount, GET /v1/tabs/{tabId}/history) until the page commits it (POST /v1/tabs/{tabId}/pending/commit); a page that ends it without a commit (a 204 or 205, a download, a navigation that replaced it) discards it (POST /v1/tabs/{tabId}/pending/discard). Never stored: a restart drops it.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PendingNavigation`.
+        public struct PendingNavigation: Codable, Hashable, Sendable {
+            /// Names this navigation: the page commits or discards it by this id, so that a late answer about a navigation another replaced changes nothing.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PendingNavigation/id`.
+            public var id: Swift.Int
+            /// Where it goes: a new entry's URL (then the tab's `url` too: Chromium's visible entry), or the URL of the entry it moves to.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PendingNavigation/url`.
+            public var url: Swift.String
+            /// The history entry it moves to (back, forward, go, reload), null for a new entry.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PendingNavigation/historyIndex`.
+            public var historyIndex: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/PendingNavigation/transition`.
+            @frozen public enum TransitionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case link = "link"
+                case typed = "typed"
+                case bookmark = "bookmark"
+                case generated = "generated"
+                case reload = "reload"
+                case formSubmit = "form_submit"
+                case autoToplevel = "auto_toplevel"
+                case keyword = "keyword"
+                case startPage = "start_page"
+                case manualSubframe = "manual_subframe"
+            }
+            /// - Remark: Generated from `#/components/schemas/PendingNavigation/transition`.
+            public var transition: Components.Schemas.PendingNavigation.TransitionPayload
+            /// - Remark: Generated from `#/components/schemas/PendingNavigation/startedAt`.
+            public var startedAt: Foundation.Date
+            /// Creates a new `PendingNavigation`.
+            ///
+            /// - Parameters:
+            ///   - id: Names this navigation: the page commits or discards it by this id, so that a late answer about a navigation another replaced changes nothing.
+            ///   - url: Where it goes: a new entry's URL (then the tab's `url` too: Chromium's visible entry), or the URL of the entry it moves to.
+            ///   - historyIndex: The history entry it moves to (back, forward, go, reload), null for a new entry.
+            ///   - transition:
+            ///   - startedAt:
+            public init(
+                id: Swift.Int,
+                url: Swift.String,
+                historyIndex: Swift.Int? = nil,
+                transition: Components.Schemas.PendingNavigation.TransitionPayload,
+                startedAt: Foundation.Date
+            ) {
+                self.id = id
+                self.url = url
+                self.historyIndex = historyIndex
+                self.transition = transition
+                self.startedAt = startedAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case url
+                case historyIndex
+                case transition
+                case startedAt
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.Int.self,
+                    forKey: .id
+                )
+                self.url = try container.decode(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                self.historyIndex = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .historyIndex
+                )
+                self.transition = try container.decode(
+                    Components.Schemas.PendingNavigation.TransitionPayload.self,
+                    forKey: .transition
+                )
+                self.startedAt = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .startedAt
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "url",
+                    "historyIndex",
+                    "transition",
+                    "startedAt"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CommitPendingNavigation`.
+        public struct CommitPendingNavigation: Codable, Hashable, Sendable {
+            /// The pending navigation's id (the tab's `pending.id`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CommitPendingNavigation/id`.
+            public var id: Swift.Int
+            /// Where the page ended when not at the pending URL (a redirect's final URL, which Chromium's entry holds).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CommitPendingNavigation/url`.
+            public var url: Swift.String?
+            /// Creates a new `CommitPendingNavigation`.
+            ///
+            /// - Parameters:
+            ///   - id: The pending navigation's id (the tab's `pending.id`).
+            ///   - url: Where the page ended when not at the pending URL (a redirect's final URL, which Chromium's entry holds).
+            public init(
+                id: Swift.Int,
+                url: Swift.String? = nil
+            ) {
+                self.id = id
+                self.url = url
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case url
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.Int.self,
+                    forKey: .id
+                )
+                self.url = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "url"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DiscardPendingNavigation`.
+        public struct DiscardPendingNavigation: Codable, Hashable, Sendable {
+            /// The pending navigation's id (the tab's `pending.id`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/DiscardPendingNavigation/id`.
+            public var id: Swift.Int
+            /// Creates a new `DiscardPendingNavigation`.
+            ///
+            /// - Parameters:
+            ///   - id: The pending navigation's id (the tab's `pending.id`).
+            public init(id: Swift.Int) {
+                self.id = id
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.Int.self,
+                    forKey: .id
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id"
                 ])
             }
         }

@@ -21167,7 +21167,7 @@ public enum Operations {
             }
         }
     }
-    /// Navigate (commits a new history entry)
+    /// Navigate (a new history entry, pending while a live page shows the tab)
     ///
     /// - Remark: HTTP `POST /v1/tabs/{tabId}/navigate`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/navigate/post(navigateTab)`.
@@ -32126,6 +32126,1023 @@ public enum Operations {
             /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
             ///
             /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/closings/{closingId}/confirm/post(confirmCloseAll)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The page committed the tab's pending navigation
+    ///
+    /// A renderer reports that the tab's page committed its pending navigation `id`: a new entry is added (at `url` when the page ended elsewhere), or the history moves to the entry it went to; the page goes on loading. A navigation that failed with a network error commits too (Chromium commits an error page at its URL).
+    ///
+    /// - Remark: HTTP `POST /v1/tabs/{tabId}/pending/commit`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)`.
+    public enum CommitPendingNavigation {
+        public static let id: Swift.String = "commitPendingNavigation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// A tab id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/path/tabId`.
+                public var tabId: Components.Parameters.TabId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tabId: A tab id.
+                public init(tabId: Components.Parameters.TabId) {
+                    self.tabId = tabId
+                }
+            }
+            public var path: Operations.CommitPendingNavigation.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// 1 to 255 visible ASCII characters (a value in double quotes, the structured-field form, is the same key without them); anything else gets 400. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The answer of a request that changed saved state is committed with the change, so it survives a crash.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                /// The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/header/If-Match`.
+                public var ifMatch: Components.Parameters.IfMatch?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CommitPendingNavigation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey: 1 to 255 visible ASCII characters (a value in double quotes, the structured-field form, is the same key without them); anything else gets 400. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The answer of a request that changed saved state is committed with the change, so it survives a crash.
+                ///   - ifMatch: The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    ifMatch: Components.Parameters.IfMatch? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CommitPendingNavigation.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.ifMatch = ifMatch
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.CommitPendingNavigation.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.CommitPendingNavigation)
+            }
+            public var body: Operations.CommitPendingNavigation.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.CommitPendingNavigation.Input.Path,
+                headers: Operations.CommitPendingNavigation.Input.Headers = .init(),
+                body: Operations.CommitPendingNavigation.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// true when this is the stored answer to an earlier request with the same Idempotency-Key.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/200/headers/Idempotent-Replayed`.
+                    public var idempotentReplayed: Swift.String?
+                    /// Strong entity tag of the window version, e.g. "v12".
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/200/headers/ETag`.
+                    public var eTag: Components.Headers.ETag?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - idempotentReplayed: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+                    ///   - eTag: Strong entity tag of the window version, e.g. "v12".
+                    public init(
+                        idempotentReplayed: Swift.String? = nil,
+                        eTag: Components.Headers.ETag? = nil
+                    ) {
+                        self.idempotentReplayed = idempotentReplayed
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.CommitPendingNavigation.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tab)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Tab {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.CommitPendingNavigation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.CommitPendingNavigation.Output.Ok.Headers = .init(),
+                    body: Operations.CommitPendingNavigation.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.CommitPendingNavigation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.CommitPendingNavigation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed JSON, or a bad query parameter.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A browser sent this state-changing request from another origin (Sec-Fetch-Site cross-site or same-site, or an Origin that is neither this host nor a --cors-origins origin); type /problems/cross-origin-request.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.CrossOrigin)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.CrossOrigin {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// There is no such resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Conflict: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/409/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/commit/POST/responses/409/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.CommitPendingNavigation.Output.Conflict.Body
+                /// Creates a new `Conflict`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.CommitPendingNavigation.Output.Conflict.Body) {
+                    self.body = body
+                }
+            }
+            /// The tab has no pending navigation with this id (it committed, was discarded or another replaced it): `pending-navigation-gone`; or another conflict.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Operations.CommitPendingNavigation.Output.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Operations.CommitPendingNavigation.Output.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// If-Match does not match the window version.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/412`.
+            ///
+            /// HTTP response code: `412 preconditionFailed`.
+            case preconditionFailed(Components.Responses.PreconditionFailed)
+            /// The associated value of the enum case if `self` is `.preconditionFailed`.
+            ///
+            /// - Throws: An error if `self` is not `.preconditionFailed`.
+            /// - SeeAlso: `.preconditionFailed`.
+            public var preconditionFailed: Components.Responses.PreconditionFailed {
+                get throws {
+                    switch self {
+                    case let .preconditionFailed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "preconditionFailed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is not application/json; or, with authentication off, a POST without an Authorization header does not say Content-Type: application/json (even with an empty body).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Host header names a host this server does not answer for (a loopback bind answers loopback names only; see --allowed-hosts).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.MisdirectedRequest)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            public var misdirectedRequest: Components.Responses.MisdirectedRequest {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A member is missing, of the wrong type, out of range, or names something that does not fit (detail and `field` say which).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The profile wrote more than its quota lately (--profile-write-bytes-per-second, 1 MiB/s on average, eight seconds' worth at once; type /problems/write-rate-exceeded); nothing changed. Retry after Retry-After seconds; other profiles are not affected.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.WriteRateExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.WriteRateExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The profile's history text would pass its byte budget (--profile-max-bytes); close tabs or clear recently closed tabs to make room. Nothing changed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)/responses/507`.
+            ///
+            /// HTTP response code: `507 code507`.
+            case code507(Components.Responses.ProfileStorageFull)
+            /// The associated value of the enum case if `self` is `.code507`.
+            ///
+            /// - Throws: An error if `self` is not `.code507`.
+            /// - SeeAlso: `.code507`.
+            public var code507: Components.Responses.ProfileStorageFull {
+                get throws {
+                    switch self {
+                    case let .code507(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "code507",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The page ended the tab's pending navigation without a commit
+    ///
+    /// A renderer reports that the tab's page ended its pending navigation `id` without a commit (a 204 or 205, a download, a navigation cancelled or failed before it committed): it is discarded, the entry before it stays current, loading ends (Chromium's DiscardNonCommittedEntries).
+    ///
+    /// - Remark: HTTP `POST /v1/tabs/{tabId}/pending/discard`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)`.
+    public enum DiscardPendingNavigation {
+        public static let id: Swift.String = "discardPendingNavigation"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// A tab id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/path/tabId`.
+                public var tabId: Components.Parameters.TabId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tabId: A tab id.
+                public init(tabId: Components.Parameters.TabId) {
+                    self.tabId = tabId
+                }
+            }
+            public var path: Operations.DiscardPendingNavigation.Input.Path
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// 1 to 255 visible ASCII characters (a value in double quotes, the structured-field form, is the same key without them); anything else gets 400. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The answer of a request that changed saved state is committed with the change, so it survives a crash.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                /// The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+                ///
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/header/If-Match`.
+                public var ifMatch: Components.Parameters.IfMatch?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DiscardPendingNavigation.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey: 1 to 255 visible ASCII characters (a value in double quotes, the structured-field form, is the same key without them); anything else gets 400. A retry with the same key and body gets the stored answer (with Idempotent-Replayed: true); the same key with another body gets 422; while the first request runs, 409. Keys live 24 hours and are scoped to the caller. The answer of a request that changed saved state is committed with the change, so it survives a crash.
+                ///   - ifMatch: The window ETag the change is based on ("v12") or *; another version gets 412, a malformed header 400.
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    ifMatch: Components.Parameters.IfMatch? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DiscardPendingNavigation.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.ifMatch = ifMatch
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.DiscardPendingNavigation.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.DiscardPendingNavigation)
+            }
+            public var body: Operations.DiscardPendingNavigation.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.DiscardPendingNavigation.Input.Path,
+                headers: Operations.DiscardPendingNavigation.Input.Headers = .init(),
+                body: Operations.DiscardPendingNavigation.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// true when this is the stored answer to an earlier request with the same Idempotency-Key.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/200/headers/Idempotent-Replayed`.
+                    public var idempotentReplayed: Swift.String?
+                    /// Strong entity tag of the window version, e.g. "v12".
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/200/headers/ETag`.
+                    public var eTag: Components.Headers.ETag?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - idempotentReplayed: true when this is the stored answer to an earlier request with the same Idempotency-Key.
+                    ///   - eTag: Strong entity tag of the window version, e.g. "v12".
+                    public init(
+                        idempotentReplayed: Swift.String? = nil,
+                        eTag: Components.Headers.ETag? = nil
+                    ) {
+                        self.idempotentReplayed = idempotentReplayed
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.DiscardPendingNavigation.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Tab)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Tab {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.DiscardPendingNavigation.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.DiscardPendingNavigation.Output.Ok.Headers = .init(),
+                    body: Operations.DiscardPendingNavigation.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.DiscardPendingNavigation.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.DiscardPendingNavigation.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Malformed JSON, or a bad query parameter.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No token, or a token that is not valid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A browser sent this state-changing request from another origin (Sec-Fetch-Site cross-site or same-site, or an Origin that is neither this host nor a --cors-origins origin); type /problems/cross-origin-request.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.CrossOrigin)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.CrossOrigin {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// There is no such resource.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Conflict: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/409/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/tabs/{tabId}/pending/discard/POST/responses/409/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.DiscardPendingNavigation.Output.Conflict.Body
+                /// Creates a new `Conflict`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.DiscardPendingNavigation.Output.Conflict.Body) {
+                    self.body = body
+                }
+            }
+            /// The tab has no pending navigation with this id (it committed, was discarded or another replaced it): `pending-navigation-gone`; or another conflict.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Operations.DiscardPendingNavigation.Output.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Operations.DiscardPendingNavigation.Output.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// If-Match does not match the window version.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/412`.
+            ///
+            /// HTTP response code: `412 preconditionFailed`.
+            case preconditionFailed(Components.Responses.PreconditionFailed)
+            /// The associated value of the enum case if `self` is `.preconditionFailed`.
+            ///
+            /// - Throws: An error if `self` is not `.preconditionFailed`.
+            /// - SeeAlso: `.preconditionFailed`.
+            public var preconditionFailed: Components.Responses.PreconditionFailed {
+                get throws {
+                    switch self {
+                    case let .preconditionFailed(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "preconditionFailed",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request body is larger than the configured limit (default 1 MiB).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.PayloadTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Components.Responses.PayloadTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is not application/json; or, with authentication off, a POST without an Authorization header does not say Content-Type: application/json (even with an empty body).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Host header names a host this server does not answer for (a loopback bind answers loopback names only; see --allowed-hosts).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.MisdirectedRequest)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            public var misdirectedRequest: Components.Responses.MisdirectedRequest {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A member is missing, of the wrong type, out of range, or names something that does not fit (detail and `field` say which).
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The profile wrote more than its quota lately (--profile-write-bytes-per-second, 1 MiB/s on average, eight seconds' worth at once; type /problems/write-rate-exceeded); nothing changed. Retry after Retry-After seconds; other profiles are not affected.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.WriteRateExceeded)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.WriteRateExceeded {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Not ready (restoring saved state), or storage is failing (type /problems/storage-unavailable): the change could not be saved to disk and did not happen (it is undone in memory too, and no answer is kept for its Idempotency-Key), or a commit failed earlier and changes are refused until a write succeeds again; or storage could not be read for this request (a tab's history, a profile's load, an export's first read): nothing changed, and nothing is answered in place of what could not be read. Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)

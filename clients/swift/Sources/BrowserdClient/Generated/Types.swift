@@ -409,7 +409,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tabs/{tabId}/replace`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/replace/post(replaceTab)`.
     func replaceTab(_ input: Operations.ReplaceTab.Input) async throws -> Operations.ReplaceTab.Output
-    /// Navigate (commits a new history entry)
+    /// Navigate (a new history entry, pending while a live page shows the tab)
     ///
     /// - Remark: HTTP `POST /v1/tabs/{tabId}/navigate`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/navigate/post(navigateTab)`.
@@ -599,6 +599,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/profiles/{profileId}/closings/{closingId}/confirm`.
     /// - Remark: Generated from `#/paths//v1/profiles/{profileId}/closings/{closingId}/confirm/post(confirmCloseAll)`.
     func confirmCloseAll(_ input: Operations.ConfirmCloseAll.Input) async throws -> Operations.ConfirmCloseAll.Output
+    /// The page committed the tab's pending navigation
+    ///
+    /// A renderer reports that the tab's page committed its pending navigation `id`: a new entry is added (at `url` when the page ended elsewhere), or the history moves to the entry it went to; the page goes on loading. A navigation that failed with a network error commits too (Chromium commits an error page at its URL).
+    ///
+    /// - Remark: HTTP `POST /v1/tabs/{tabId}/pending/commit`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)`.
+    func commitPendingNavigation(_ input: Operations.CommitPendingNavigation.Input) async throws -> Operations.CommitPendingNavigation.Output
+    /// The page ended the tab's pending navigation without a commit
+    ///
+    /// A renderer reports that the tab's page ended its pending navigation `id` without a commit (a 204 or 205, a download, a navigation cancelled or failed before it committed): it is discarded, the entry before it stays current, loading ends (Chromium's DiscardNonCommittedEntries).
+    ///
+    /// - Remark: HTTP `POST /v1/tabs/{tabId}/pending/discard`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)`.
+    func discardPendingNavigation(_ input: Operations.DiscardPendingNavigation.Input) async throws -> Operations.DiscardPendingNavigation.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -1512,7 +1526,7 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Navigate (commits a new history entry)
+    /// Navigate (a new history entry, pending while a live page shows the tab)
     ///
     /// - Remark: HTTP `POST /v1/tabs/{tabId}/navigate`.
     /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/navigate/post(navigateTab)`.
@@ -1961,6 +1975,40 @@ extension APIProtocol {
         body: Operations.ConfirmCloseAll.Input.Body? = nil
     ) async throws -> Operations.ConfirmCloseAll.Output {
         try await confirmCloseAll(Operations.ConfirmCloseAll.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The page committed the tab's pending navigation
+    ///
+    /// A renderer reports that the tab's page committed its pending navigation `id`: a new entry is added (at `url` when the page ended elsewhere), or the history moves to the entry it went to; the page goes on loading. A navigation that failed with a network error commits too (Chromium commits an error page at its URL).
+    ///
+    /// - Remark: HTTP `POST /v1/tabs/{tabId}/pending/commit`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/commit/post(commitPendingNavigation)`.
+    public func commitPendingNavigation(
+        path: Operations.CommitPendingNavigation.Input.Path,
+        headers: Operations.CommitPendingNavigation.Input.Headers = .init(),
+        body: Operations.CommitPendingNavigation.Input.Body
+    ) async throws -> Operations.CommitPendingNavigation.Output {
+        try await commitPendingNavigation(Operations.CommitPendingNavigation.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The page ended the tab's pending navigation without a commit
+    ///
+    /// A renderer reports that the tab's page ended its pending navigation `id` without a commit (a 204 or 205, a download, a navigation cancelled or failed before it committed): it is discarded, the entry before it stays current, loading ends (Chromium's DiscardNonCommittedEntries).
+    ///
+    /// - Remark: HTTP `POST /v1/tabs/{tabId}/pending/discard`.
+    /// - Remark: Generated from `#/paths//v1/tabs/{tabId}/pending/discard/post(discardPendingNavigation)`.
+    public func discardPendingNavigation(
+        path: Operations.DiscardPendingNavigation.Input.Path,
+        headers: Operations.DiscardPendingNavigation.Input.Headers = .init(),
+        body: Operations.DiscardPendingNavigation.Input.Body
+    ) async throws -> Operations.DiscardPendingNavigation.Output {
+        try await discardPendingNavigation(Operations.DiscardPendingNavigation.Input(
             path: path,
             headers: headers,
             body: body
