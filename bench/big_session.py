@@ -11,8 +11,9 @@ per tab, every URL distinct) and measures the release browserd on each, side by 
   - RSS with every profile loaded, and per tab over the empty server; then with 1% of the tabs realized;
   - with `--profile-idle-seconds`: RSS after the profiles went idle and left memory, against the empty
     server's;
-  - a second shape (issue 38): 20 profiles × 10 windows × 500 tabs with ~110-byte URLs and ~55-byte
-    titles (SEED_LONG=1), every profile loaded, no tab realized: RSS per tab over the empty server.
+  - a second shape (issues 38, 54): 20 profiles × 10 windows × 500 tabs with ~110-byte URLs and ~55-byte
+    titles (SEED_LONG=1), every window read once through the API, no tab realized: RSS per tab over the
+    empty server, and the bytes of windows' answers kept (`--window-answer-cache-bytes`).
 Prints a table and writes bench/out/big_session.json and docs/big-session.svg.
 
 Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 10,100] [--idle-seconds 5]
@@ -169,16 +170,20 @@ def long_shape(args, scratch, empty_rss):
                    stdout=subprocess.DEVNULL, env={**os.environ, "SEED_LONG": "1"})
     ready, port, server = start(args.browserd, data)
     try:
+        # Every window read once through the API (issue 54's shape): what reads leave behind counts.
         for p in range(profiles):
-            _, body = timed_get(port, f"/v1/browsers/{window(p, 0)}/tabs")
-            assert len(json.loads(body)["items"]) == tabs
+            for w in range(windows):
+                _, body = timed_get(port, f"/v1/browsers/{window(p, w)}")
+                assert len(json.loads(body)["tabs"]) == tabs
         rss = settle_rss(server.pid)
+        metrics = get(port, "/metrics")[1].decode()
+        cached = next((float(x.split()[-1]) for x in metrics.splitlines() if x.startswith("browserd_window_answers_bytes ")), 0.0)
     finally:
         stop(server)
         shutil.rmtree(data, ignore_errors=True)
     count = profiles * windows * tabs
     return {"tabs": count, "profiles": profiles, "tabs_per_window": tabs, "rss_mib": rss / 1024,
-            "rss_per_tab_b": (rss - empty_rss) * 1024 / count}
+            "rss_per_tab_b": (rss - empty_rss) * 1024 / count, "answers_cached_mib": cached / 2**20}
 
 
 def main():
@@ -315,7 +320,8 @@ def main():
     if long:
         print(f"\nSecond shape: {long['tabs']:,} tabs in {long['profiles']} profiles × 10 windows × {long['tabs_per_window']} tabs, "
               f"~110-byte URLs, ~55-byte titles, every profile loaded, no tab realized: RSS {long['rss_mib']:.0f} MiB, "
-              f"{long['rss_per_tab_b']:.0f} B per tab over the empty server (aim: at most 1,200)")
+              f"{long['rss_per_tab_b']:.0f} B per tab over the empty server (aim: at most 1,200); every window read once, "
+              f"{long['answers_cached_mib']:.1f} MiB of their answers kept")
     print("\nFirst request to a cold profile (its 10,000 tabs loaded; the answer is one window's 1,000 tabs), lazy:")
     for r in loads:
         print(f"  {r['tabs']:>9,} stored tabs, {r['profiles']} profiles: cold p50 {r['cold_p50_ms']:.0f} ms, "

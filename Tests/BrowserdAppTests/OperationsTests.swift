@@ -44,6 +44,35 @@ import Testing
         }
     }
 
+    /// Issue 54: windows' answers are kept within `--window-answer-cache-bytes`, the least recently read
+    /// leaving first, and `/metrics` counts them; an answer that left is built again, the same.
+    @Test func windowAnswersAreBoundedAndCounted() async throws {
+        try await withApplication({ $0.windowAnswerCacheBytes = 3_000 }) { app in
+            let api = try APIClient(app)
+            let profile = try api.profile()
+            var windows: [String] = []
+            for w in 0..<4 {
+                let window = try api.window(profile)
+                for t in 0..<3 { _ = try api.tab(window, "https://w\(w).example/\(t)") }
+                windows.append(window)
+            }
+            var first: [String: [UInt8]] = [:]
+            for window in windows { first[window] = try api.get("/v1/browsers/\(window)").body }
+            for window in windows { #expect(try api.get("/v1/browsers/\(window)").body == first[window], "built again, the same") }
+            let text = try app.client().request("GET", "/metrics").text
+            func value(_ name: String) -> Double {
+                text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
+            }
+            let answer = Double(first[windows[0]]?.count ?? 0)
+            #expect(answer > 700, "each answer is most of the budget: \(answer)")
+            #expect(value("browserd_window_answers_limit_bytes") == 3_000)
+            #expect(value("browserd_window_answers_bytes") > 0 && value("browserd_window_answers_bytes") <= 3_000)
+            #expect(value("browserd_window_answers_entries") >= 1 && value("browserd_window_answers_entries") < 4)
+            #expect(value("browserd_window_answers_evictions_total") >= 1)
+            #expect(value("browserd_window_answers_misses_total") >= 8, "every read after the first went round the budget")
+        }
+    }
+
     @Test func servesItsContract() async throws {
         try await withApplication { app in
             let response = try app.get("/openapi.yaml")

@@ -37,6 +37,9 @@ public final class SharedResponse: Sendable {
         }
     }
 
+    /// What the answer holds: its body and headers (what a cache of answers counts).
+    public var byteCount: Int { body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } + 64 }
+
     private static func same(_ left: HTTPHeaders, _ right: HTTPHeaders) -> Bool {
         left.fields.count == right.fields.count && zip(left.fields, right.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }

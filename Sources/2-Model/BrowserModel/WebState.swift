@@ -44,7 +44,14 @@ public final class WebState {
     public private(set) var snapshot: PageSnapshot?
     /// The navigation a client asked for that the tab's page has not committed yet (spec §6; see
     /// ``PendingNavigation``): only while a renderer's page shows the tab. Never stored.
-    public private(set) var pendingNavigation: PendingNavigation?
+    public var pendingNavigation: PendingNavigation? { pending?.navigation }
+    /// Boxed: a tab without one (nearly all) pays one reference for it, not the value's 57 bytes.
+    private var pending: PendingBox?
+
+    private final class PendingBox {
+        let navigation: PendingNavigation
+        init(_ navigation: PendingNavigation) { self.navigation = navigation }
+    }
     public let createdAt: Date
     public private(set) var lastActiveAt: Date
     /// In the order they were added, so every change reaches observers in a known order.
@@ -216,7 +223,7 @@ public final class WebState {
         }
         // The forward entries are gone: a move pending to one of them is too (a new entry's stays: the
         // document stays while it loads).
-        if pendingNavigation?.isNewEntry == false { pendingNavigation = nil }
+        if pendingNavigation?.isNewEntry == false { pending = nil }
         budget?.charge(byteCount - before)
         isCrashed = false
         notify(.navigation)
@@ -229,7 +236,7 @@ public final class WebState {
         let before = byteCount
         try mutateHistory { $0.commit(NavigationItem(url: url, transition: transition, timestamp: time), maxItems: maxItems) }
         // A new document committed: a navigation still pending is over (Chromium's `DiscardNonCommittedEntries`).
-        pendingNavigation = nil
+        pending = nil
         faviconURL = nil
         budget?.charge(byteCount - before)
         title = ""
@@ -309,7 +316,7 @@ public final class WebState {
 
     private func setPending(_ pending: PendingNavigation?) {
         let before = pendingByteCount
-        pendingNavigation = pending
+        self.pending = pending.map(PendingBox.init)
         budget?.charge(pendingByteCount - before)
     }
 
@@ -395,7 +402,7 @@ public final class WebState {
                 history.commit(NavigationItem(url: url ?? pending.url, transition: pending.transition, timestamp: time), maxItems: maxItems)
             }
         }
-        pendingNavigation = nil
+        self.pending = nil
         if landed, lastCommittedURL != oldURL || lastCommittedIndex != oldIndex {
             // The entry it landed on shows its own title (none yet for a new one, which loses the favicon too).
             title = realizedHistory?.currentItem?.title ?? ""

@@ -64,7 +64,7 @@ extension APIRoutes {
     }
 
     static func encodeWindow(_ service: BrowserService, _ window: WindowSnapshot) -> [UInt8] {
-        service.cachedWindow(window.id, make: windowAnswer)?.1.body ?? APIEncoding.windowBytes(window)
+        service.cachedWindow(window.id, bytes: \.byteCount, make: windowAnswer)?.1.body ?? APIEncoding.windowBytes(window)
     }
 
     /// A window's answer, built once per version and sent without copying.
@@ -105,7 +105,7 @@ extension APIRoutes {
     /// `GET /v1/browsers/{browserId}`.
     func getWindow(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.parameter("browserId")
-        guard let (_, answer) = service.cachedWindow(BrowserID(rawValue: id), make: Self.windowAnswer) else {
+        guard let (_, answer) = service.cachedWindow(BrowserID(rawValue: id), bytes: \.byteCount, make: Self.windowAnswer) else {
             throw APIProblem.windowNotFound(id)
         }
         return .shared(answer)

@@ -87,8 +87,12 @@ public final class Application: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "browserd", metricName: "renderer", unitName: "assigned_profiles", helpText: "Profiles a renderer holds now."))
         let registryForMetrics = Mutex<StoredRendererRegistry?>(nil)
+        let answerMetrics = AnswerCacheMetrics(factory: factory)
         operations.beforeScrape = {
-            if let service = serviceForMetrics.withLock({ $0 }) { streamsGauge.set(to: Double(service.events.openStreams)) }
+            if let service = serviceForMetrics.withLock({ $0 }) {
+                streamsGauge.set(to: Double(service.events.openStreams))
+                answerMetrics.record(service.answerCache)
+            }
             if let registry = registryForMetrics.withLock({ $0 }) {
                 let (renderers, assigned) = registry.counts()
                 renderersGauge.set(to: Double(renderers))
@@ -107,7 +111,8 @@ public final class Application: Sendable {
             },
             writeQuota: configuration.profileWriteBytesPerSecond == 0
                 ? nil
-                : WriteQuota(bytesPerSecond: configuration.profileWriteBytesPerSecond, burstBytes: 8 * configuration.profileWriteBytesPerSecond))
+                : WriteQuota(bytesPerSecond: configuration.profileWriteBytesPerSecond, burstBytes: 8 * configuration.profileWriteBytesPerSecond),
+            answerCacheBytes: configuration.windowAnswerCacheBytes)
         self.service = service
         serviceForMetrics.withLock { $0 = service }
         let tokens = TokenStore(adminToken: configuration.adminToken)

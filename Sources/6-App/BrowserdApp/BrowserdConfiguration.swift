@@ -72,6 +72,9 @@ public struct BrowserdConfiguration: Sendable {
     /// Bytes each profile may write to the store per second, on average (`--profile-write-bytes-per-second`;
     /// 0: no quota); a profile may write eight seconds' worth at once after a quiet while.
     public var profileWriteBytesPerSecond = 1 << 20
+    /// Bytes of windows' encoded answers kept for their next read (`--window-answer-cache-bytes`; the
+    /// least recently read leave first; 0: none kept).
+    public var windowAnswerCacheBytes = BrowserService.defaultAnswerCacheBytes
     /// Backups kept beside the database (`--backup-keep`; the oldest are removed).
     public var backupKeep = 5
     /// The largest profile document `POST /v1/profiles/import` takes (`--max-import-bytes`); two are
@@ -172,6 +175,7 @@ public struct BrowserdConfiguration: Sendable {
         try check((1...100_000).contains(streamTicketsPerPrincipal), "--stream-tickets-per-principal must be 1…100000, got \(streamTicketsPerPrincipal)")
         try check((1...1_000_000).contains(idempotencyKeysPerPrincipal), "--idempotency-keys-per-principal must be 1…1000000, got \(idempotencyKeysPerPrincipal)")
         try check((0...(1 << 30)).contains(profileWriteBytesPerSecond), "--profile-write-bytes-per-second must be 0…1073741824, got \(profileWriteBytesPerSecond)")
+        try check((0...(1 << 34)).contains(windowAnswerCacheBytes), "--window-answer-cache-bytes must be 0…17179869184, got \(windowAnswerCacheBytes)")
         try check((1...1_000).contains(backupKeep), "--backup-keep must be 1…1000, got \(backupKeep)")
         // liblz4 (a session file) and the document parser count in 32 bits: 2 GiB at most.
         try check((1 << 20...Int(Int32.max)).contains(maxImportBytes), "--max-import-bytes must be 1 MiB…2 GiB (2147483647), got \(maxImportBytes)")

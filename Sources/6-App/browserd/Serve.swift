@@ -175,6 +175,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Most bytes of windows' encoded answers kept for their next read; past it the least recently read leave (0: none kept) [env: BROWSERD_WINDOW_ANSWER_CACHE_BYTES] (default: \(Self.defaults.windowAnswerCacheBytes))."
+    )
+    var windowAnswerCacheBytes: Int?
+
+    @Option(
+        help:
             "Seconds an unused WebDriver session lives; then it ends as if deleted [env: BROWSERD_WEBDRIVER_SESSION_TIMEOUT] (default: \(Self.text(Self.seconds(Self.defaults.webDriver.sessionTimeout))))."
     )
     var webdriverSessionTimeout: Double?
@@ -381,6 +387,10 @@ struct Serve: AsyncParsableCommand {
         configuration.profileWriteBytesPerSecond = try resolve(
             profileWriteBytesPerSecond, "BROWSERD_PROFILE_WRITE_BYTES_PER_SECOND",
             default: configuration.profileWriteBytesPerSecond
+        ) { Int($0) }
+        configuration.windowAnswerCacheBytes = try resolve(
+            windowAnswerCacheBytes, "BROWSERD_WINDOW_ANSWER_CACHE_BYTES",
+            default: configuration.windowAnswerCacheBytes
         ) { Int($0) }
         let sessionTimeout = try resolve(webdriverSessionTimeout, "BROWSERD_WEBDRIVER_SESSION_TIMEOUT", default: Self.seconds(configuration.webDriver.sessionTimeout)) {
             Double($0)

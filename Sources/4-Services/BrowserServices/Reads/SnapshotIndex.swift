@@ -17,7 +17,12 @@ final class SnapshotIndex: Sendable {
     struct WindowEntry {
         var snapshot: WindowSnapshot
         let rootID: ProfileID
-        var cached: (version: Int, value: any Sendable)?
+    }
+
+    /// A value made from one version of a window (its encoded answer).
+    struct CachedAnswer: Sendable {
+        let version: Int
+        let value: any Sendable
     }
 
     struct State {
@@ -28,6 +33,10 @@ final class SnapshotIndex: Sendable {
         /// Profiles other instances hold, as they last announced them (several instances on one
         /// database): part of the directory, never of this instance's model.
         var remote: [ProfileID: ProfileSnapshot] = [:]
+        /// Windows' answers, each made once per version and kept within a budget of bytes, the least
+        /// recently read leaving first (a loaded profile no longer keeps every window's answer).
+        var answers: ByteLRU<BrowserID, CachedAnswer>
+        var answerStats = AnswerCacheStats()
 
         /// Gives back what the indexes no longer need after windows left (an unloaded profile's tabs):
         /// Swift's dictionaries never shrink by themselves, and an idle server must return to the size
@@ -39,7 +48,7 @@ final class SnapshotIndex: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// The event stream sources of every window and profile.
     let events: EventHub
 
@@ -52,10 +61,14 @@ final class SnapshotIndex: Sendable {
     /// Told the regular profiles a change (here or another instance's) left with windows.
     let windowsOpen = Mutex<(@Sendable (Set<ProfileID>) -> Void)?>(nil)
 
-    init(events: EventHub, onAction: (@Sendable (String, Bool) -> Void)? = nil) {
+    init(events: EventHub, onAction: (@Sendable (String, Bool) -> Void)? = nil, answerCacheBytes: Int = SnapshotIndex.defaultAnswerCacheBytes) {
         self.events = events
         self.onAction = onAction
+        state = Mutex(State(answers: ByteLRU(limit: answerCacheBytes)))
     }
+
+    /// The bytes of windows' answers kept at most by default.
+    static let defaultAnswerCacheBytes = 16 << 20
 
     func profile(_ id: ProfileID) -> ProfileEntry? { state.withLock { $0.profiles[id] } }
 
@@ -271,13 +284,16 @@ final class SnapshotIndex: Sendable {
             } else {
                 for group in snapshot.groups { state.groups[group.id] = snapshot.id }
             }
-            state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID, cached: nil)
+            state.windows[snapshot.id] = WindowEntry(snapshot: snapshot, rootID: rootID)
+            // Its answer was the previous version's.
+            state.answers.remove(snapshot.id)
         }
     }
 
     func removeWindow(_ id: BrowserID) {
         state.withLock { state in
             guard let old = state.windows.removeValue(forKey: id) else { return }
+            state.answers.remove(id)
             for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
             for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
             state.shrinkIfSparse()
@@ -295,6 +311,7 @@ final class SnapshotIndex: Sendable {
         state.withLock { state in
             for id in windows {
                 guard let old = state.windows.removeValue(forKey: id) else { continue }
+                state.answers.remove(id)
                 removed.append(old)
                 for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
                 for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
@@ -321,20 +338,38 @@ final class SnapshotIndex: Sendable {
         return removed
     }
 
-    /// The window's snapshot and a value made from it (e.g. its encoded answer), made at most once per
-    /// version.
-    func cachedWindow<T: Sendable>(_ id: BrowserID, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
-        guard let entry = window(id) else { return nil }
-        if let cached = entry.cached, cached.version == entry.snapshot.version, let value = cached.value as? T {
-            return (entry.snapshot, value)
-        }
-        let value = make(entry.snapshot)
-        state.withLock { state in
-            if state.windows[id]?.snapshot.version == entry.snapshot.version {
-                state.windows[id]?.cached = (entry.snapshot.version, value)
+    /// The window's snapshot and a value made from it (e.g. its encoded answer of `bytes(value)`
+    /// bytes), made once per version while it stays among the answers kept (``ByteLRU``).
+    func cachedWindow<T: Sendable>(_ id: BrowserID, bytes: (T) -> Int, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
+        let found = state.withLock { state -> (WindowEntry, T?)? in
+            guard let entry = state.windows[id] else { return nil }
+            if let cached = state.answers.get(id), cached.version == entry.snapshot.version, let value = cached.value as? T {
+                state.answerStats.hits += 1
+                return (entry, value)
             }
+            state.answerStats.misses += 1
+            return (entry, nil)
+        }
+        guard let (entry, hit) = found else { return nil }
+        if let hit { return (entry.snapshot, hit) }
+        let value = make(entry.snapshot)
+        let size = bytes(value)
+        state.withLock { state in
+            guard state.windows[id]?.snapshot.version == entry.snapshot.version else { return }
+            state.answerStats.evictions += state.answers.put(id, CachedAnswer(version: entry.snapshot.version, value: value), bytes: size).count
         }
         return (entry.snapshot, value)
+    }
+
+    /// What the answers kept hold now, and how they served.
+    var answerCache: AnswerCacheStats {
+        state.withLock { state in
+            var stats = state.answerStats
+            stats.bytes = state.answers.bytes
+            stats.entries = state.answers.count
+            stats.limit = state.answers.limit
+            return stats
+        }
     }
 }
 
@@ -347,4 +382,16 @@ extension Dictionary {
         for (key, value) in self { rebuilt[key] = value }
         self = rebuilt
     }
+}
+
+/// The windows' answers kept (``ByteLRU``): what they hold and how reads found them since start.
+public struct AnswerCacheStats: Sendable, Equatable {
+    public var bytes = 0
+    public var entries = 0
+    public var limit = 0
+    public var hits = 0
+    public var misses = 0
+    public var evictions = 0
+
+    public init() {}
 }

@@ -39,11 +39,13 @@ public final class BrowserService: Sendable {
     public init(
         limits: ModelLimits = ModelLimits(), sink: (any DurableSink)? = nil, storedTabs: any StoredTabReading, waitsForCommit: Bool = true,
         events: EventStreamLimits = EventStreamLimits(), framing: any EventFraming,
-        onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil, writeQuota: WriteQuota? = nil
+        onAction: (@Sendable (_ name: String, _ ok: Bool) -> Void)? = nil, writeQuota: WriteQuota? = nil,
+        answerCacheBytes: Int = BrowserService.defaultAnswerCacheBytes
     ) {
         self.writeQuota = writeQuota
         self.limits = limits
-        self.snapshots = SnapshotIndex(events: EventHub(limits: events, framing: framing), onAction: onAction)
+        self.snapshots = SnapshotIndex(
+            events: EventHub(limits: events, framing: framing), onAction: onAction, answerCacheBytes: answerCacheBytes)
         self.sink = sink
         self.storedTabs = storedTabs
         self.waitsForCommit = waitsForCommit
@@ -248,9 +250,17 @@ public final class BrowserService: Sendable {
 
     public func window(_ id: BrowserID) -> WindowSnapshot? { snapshots.window(id)?.snapshot }
 
-    /// The window's snapshot with a value made from it (its encoded answer), made at most once per version.
-    public func cachedWindow<T: Sendable>(_ id: BrowserID, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
-        snapshots.cachedWindow(id, make: make)
+    /// The windows' answers kept: bytes, entries, hits, misses and evictions (`/metrics`).
+    public var answerCache: AnswerCacheStats { snapshots.answerCache }
+
+    /// The bytes of windows' answers kept at most unless told (`--window-answer-cache-bytes`).
+    public static let defaultAnswerCacheBytes = SnapshotIndex.defaultAnswerCacheBytes
+
+    /// The window's snapshot with a value made from it (its encoded answer, `bytes(value)` bytes), made
+    /// once per version while it stays among the answers kept (at most ``answerCache``'s limit of
+    /// bytes, the least recently read leaving first).
+    public func cachedWindow<T: Sendable>(_ id: BrowserID, bytes: (T) -> Int, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
+        snapshots.cachedWindow(id, bytes: bytes, make: make)
     }
 
     /// Closes a window; its tabs go to recently closed unless it is incognito.
