@@ -18,15 +18,18 @@ static const ssize_t CMicroHTTPD_CONTENT_READER_END_OF_STREAM = MHD_CONTENT_READ
 static const ssize_t CMicroHTTPD_CONTENT_READER_END_WITH_ERROR = MHD_CONTENT_READER_END_WITH_ERROR;
 
 /// Starts a daemon with an option array: MHD_start_daemon is variadic, so Swift passes
-/// every option through MHD_OPTION_ARRAY (terminated by an MHD_OPTION_END item).
+/// every option through MHD_OPTION_ARRAY (terminated by an MHD_OPTION_END item). `accept`
+/// decides each new connection (MHD_NO: closed at once).
 static inline struct MHD_Daemon *
 CMicroHTTPD_start_daemon(unsigned int flags,
                          uint16_t port,
+                         MHD_AcceptPolicyCallback accept,
+                         void *accept_cls,
                          MHD_AccessHandlerCallback handler,
                          void *handler_cls,
                          struct MHD_OptionItem *options)
 {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags, port, accept, accept_cls, handler, handler_cls,
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
 }

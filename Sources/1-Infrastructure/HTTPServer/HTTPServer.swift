@@ -120,12 +120,10 @@ public final class HTTPServer: Sendable {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         guard let handle = daemon.withLock({ $0 }) else { return }
         heartbeatsStopped.store(true, ordering: .relaxed)
-        // New connections are refused from here on (`shutdown` takes a listening socket out of the
-        // listen state), but the descriptor is closed only after the daemon stops: its thread may
-        // still remove it from its epoll set, and a number closed under it could belong to another
-        // socket by then (libmicrohttpd aborts when that removal fails).
-        let listenSocket = MHD_quiesce_daemon(handle.raw)
-        if listenSocket >= 0 { stopListening(listenSocket) }
+        // New connections are closed as they come from here on (the accept policy reads `stopping`).
+        // Not `MHD_quiesce_daemon`: with a thread pool, libmicrohttpd 0.9.75 removes the listening
+        // socket from each worker's epoll set from the calling thread while the worker may remove it
+        // too, and aborts when its own removal finds it gone (`daemon.c:5531`, seen in CI's tests).
         let openStreams = streams.withLock { Array($0.values) }
         logger.info(
             "http server stopping",
@@ -151,8 +149,8 @@ public final class HTTPServer: Sendable {
         }
         daemon.withLock { current in
             guard let handle = current else { return }
+            // It closes its listening socket itself.
             MHD_stop_daemon(handle.raw)
-            if listenSocket >= 0 { close(listenSocket) }
             current = nil
             Unmanaged.passUnretained(self).release()
         }
@@ -195,6 +193,11 @@ public final class HTTPServer: Sendable {
             return server.handle(
                 connection: connection!, url: url!, method: method!, version: version,
                 uploadData: uploadData, uploadDataSize: uploadDataSize!, context: conCls!)
+        }
+        // Once stopping, a new connection is closed at once (see ``shutdown()``).
+        let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
+            guard let cls else { return .NO }
+            return Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().stopping.load(ordering: .acquiring) ? .NO : .YES
         }
         let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, termination in
             guard let conCls, let raw = conCls.pointee else { return }
@@ -258,7 +261,7 @@ public final class HTTPServer: Sendable {
                 MHD_OptionItem(option: .NOTIFY_CONNECTION, value: unsafeBitCast(connectionNotice, to: Int.self), ptr_value: me),
                 MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
             ]
-            return CMicroHTTPD_start_daemon(flags, port, access, me, &options)
+            return CMicroHTTPD_start_daemon(flags, port, acceptPolicy, me, access, me, &options)
         }
         guard let result else {
             let reason = String(cString: strerror(errno))
@@ -308,6 +311,3 @@ extension String {
 
 /// Takes a listening socket out of the listen state (pending and new connections are refused) and
 /// keeps its descriptor open.
-private func stopListening(_ socket: Int32) {
-    _ = shutdown(socket, Int32(SHUT_RDWR))
-}
