@@ -9,6 +9,7 @@ import Testing
         var lru = ByteLRU<String, Int>(limit: 100)
         #expect(lru.put("a", 1, bytes: 40).isEmpty)
         #expect(lru.put("b", 2, bytes: 40).isEmpty)
+        #expect(lru.get("b") == 2 && lru.keysByRecency == ["b", "a"], "the newest read again stays the newest")
         #expect(lru.get("a") == 1, "a is now the most recently used")
         #expect(lru.put("c", 3, bytes: 40) == ["b"])
         #expect(lru.keysByRecency == ["c", "a"] && lru.bytes == 80 && lru.count == 2)

@@ -26,6 +26,8 @@ public struct ByteLRU<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The value under `key`, which becomes the most recently used.
     public mutating func get(_ key: Key) -> Value? {
         guard let node = nodes[key] else { return nil }
+        // Already the most recent (a window read again and again): nothing to move.
+        if newest == key { return node.value }
         unlink(key, node)
         link(key, value: node.value, bytes: node.bytes)
         return node.value
