@@ -19,12 +19,20 @@ public struct ChromiumLaunch: Sendable, Equatable {
     /// (`--chromium-sandbox off`: a container whose seccomp profile forbids the namespaces Chromium's
     /// sandbox makes).
     public var runsAsRoot: Bool
+    /// How much nicer than the renderer Chromium runs (`nice`; 0: as nice as the renderer): while
+    /// Chromium renders on every core, a commit's report, browserd and its watchers get the CPU
+    /// first, so a page's commit reaches a watcher within a frame (``defaultNiceness``; issue 54).
+    public var niceness: Int
 
-    public init(executable: String, userDataDirectory: String, proxyPort: Int?, runsAsRoot: Bool = getuid() == 0) {
+    /// Chromium's default niceness: 10, as Chromium gives its own background threads.
+    public static let defaultNiceness = 10
+
+    public init(executable: String, userDataDirectory: String, proxyPort: Int?, runsAsRoot: Bool = getuid() == 0, niceness: Int = defaultNiceness) {
         self.executable = executable
         self.userDataDirectory = userDataDirectory
         self.proxyPort = proxyPort
         self.runsAsRoot = runsAsRoot
+        self.niceness = niceness
     }
 
     /// Where Debian and Ubuntu put it; nil when none is installed.
@@ -152,7 +160,7 @@ public final class ChromiumProcess: @unchecked Sendable {
         let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
         let spawned = Self.withCStrings(arguments) { argv in
             Self.withCStrings(environment) { envp in
-                browserd_spawn_devtools(launch.executable, argv, envp, commands[0], events[1], logFD)
+                browserd_spawn_devtools(launch.executable, argv, envp, commands[0], events[1], logFD, Int32(clamping: launch.niceness))
             }
         }
         close(null)

@@ -19,6 +19,8 @@ final class LivePage: Sendable {
         case stepTimeout(Int)
         /// `Page.navigate` of the page's load numbered so answered (``PageSync/Event/loadAnswered(number:loaderID:errorText:)``).
         case loadAnswered(number: Int, loaderID: String?, errorText: String?)
+        /// The page state held since the timer numbered so was armed goes (``PageStateBatch``).
+        case flushPageState(Int)
     }
 
     let tabID: String
@@ -208,6 +210,11 @@ private struct Worker {
     /// a first document's commit is only read for nothing).
     var initialFrameLoads: Set<String> = []
     static let maximumInitialFrameLoads = 1_024
+    /// Page state held to go as one report (``RendererPolicy/pageStateDelay``), and the number of its
+    /// timer (nil: none armed).
+    var heldPageState = PageStateBatch()
+    var pageStateTimer: Int?
+    var pageStateTimers = 0
     /// The members of a report browserd refused, logged once each for this page.
     var refusalsLogged: Set<String> = []
     let clock = ContinuousClock()
@@ -301,8 +308,12 @@ private struct Worker {
             case .loadAnswered(let number, let loaderID, let errorText):
                 if let errorText { logger.debug("tab \(sync.model.id): load \(number) ended: \(errorText)") }
                 await perform(sync.event(.loadAnswered(number: number, loaderID: loaderID, errorText: errorText), now: now))
+            case .flushPageState(let number):
+                guard pageStateTimer == number else { break }
+                await flushPageState()
             }
         }
+        if !Task.isCancelled { await flushPageState() }
         // Closed: its picture as it leaves (what the tab switcher shows of it from now on), then the
         // target goes too, unless the browser is gone (then the task was cancelled).
         if !Task.isCancelled, !sync.closedByPage, let targetID {
@@ -397,17 +408,34 @@ private struct Worker {
         await self.step(step, to: url, sameDocument: awaiting.sameDocument)
     }
 
-    /// Reports a commit from its step, then reads the page's list off the commit's path for the ids
-    /// of its entries (a traversal the model asks for later names Chromium's entry); a newer commit
-    /// waiting reads it anyway.
+    /// Reports a commit from its step alone: the page's list is not read (the ids of the entries steps
+    /// made are asked for only when a traversal needs one: ``PageSync/Action/readHistory``).
     mutating func step(_ step: PageSync.Step, to url: String, sameDocument: Bool) async {
         if !sameDocument, PageSync.pageCanShow(url) { documentCommitted = true }
         let transition = sameDocument ? "link" : startedTransition
         await perform(sync.event(.stepped(url: url, step: step, sameDocument: sameDocument, transition: transition), now: now))
-        guard !mailbox.hasPendingCommit, let read = try? await call("Page.getNavigationHistory", timeout: policy.quickCommandTimeout),
-            let history = PageHistory(read)
+    }
+
+    /// Sends the page state held (``PageStateBatch``), before `next` when another report follows.
+    mutating func flushPageState(before next: PageSync.Action? = nil) async {
+        pageStateTimer = nil
+        guard let report = heldPageState.take(before: next),
+            case .reportPageState(let title, let loading, let progress, let favicon) = report
         else { return }
-        await perform(sync.event(.refreshed(history), now: now))
+        await reportPageState(report, title: title, loading: loading, progress: progress, favicon: favicon)
+    }
+
+    /// Holds a page-state report for ``RendererPolicy/pageStateDelay`` (its timer armed once).
+    mutating func hold(_ report: PageSync.Action) {
+        _ = heldPageState.hold(report)
+        guard pageStateTimer == nil else { return }
+        pageStateTimers += 1
+        pageStateTimer = pageStateTimers
+        let (mailbox, number, delay) = (mailbox, pageStateTimers, policy.pageStateDelay)
+        Task {
+            try? await Task.sleep(for: delay)
+            mailbox.send(.flushPageState(number))
+        }
     }
 
     mutating func handle(_ event: DevToolsEvent) async {
@@ -528,6 +556,16 @@ private struct Worker {
     mutating func perform(_ actions: [PageSync.Action]) async {
         for action in actions {
             logger.trace("page action", metadata: ["tab": "\(sync.model.id)", "action": "\(action)"])
+            switch action {
+            case .reportPageState where policy.pageStateDelay > .zero:
+                hold(action)
+                continue
+            case .reportNavigation, .reportMove, .reportCommit, .reportDiscard, .reportCrash, .reportClosed:
+                // What the page showed before goes first, in order.
+                if !heldPageState.isEmpty { await flushPageState(before: action) }
+            default:
+                break
+            }
             do {
                 switch action {
                 case .load(let url):
@@ -548,6 +586,11 @@ private struct Worker {
                     try await call("Page.navigateToHistoryEntry", ["entryId": .number(Double(entryID))])
                 case .reload:
                     try await call("Page.reload")
+                case .readHistory:
+                    // A failed read names nothing: the load goes by URL then.
+                    let read = try? await call("Page.getNavigationHistory", timeout: policy.quickCommandTimeout)
+                    guard let history = read.flatMap(PageHistory.init) ?? sync.page else { continue }
+                    await perform(sync.event(.refreshed(history), now: now))
                 case .reportNavigation(let url, let transition, let replace, let sameDocument):
                     let tab = try await client.api.navigateTab(
                         path: .init(tabId: sync.model.id),

@@ -28,7 +28,7 @@ struct PageInbox: Sendable {
             switch $0 {
             case .resync: return true
             case .devtools(let event): return event.method == "Page.frameNavigated" || event.method == "Page.navigatedWithinDocument"
-            case .model, .stepTimeout, .loadAnswered: return false
+            case .model, .stepTimeout, .loadAnswered, .flushPageState: return false
             }
         }
     }
@@ -42,7 +42,7 @@ struct PageInbox: Sendable {
                 guard case .model(let pending) = $0 else { return false }
                 return tab.asksForALoad || !pending.asksForALoad
             }
-        case .resync, .stepTimeout, .loadAnswered:
+        case .resync, .stepTimeout, .loadAnswered, .flushPageState:
             break
         case .devtools(var event):
             guard Self.kept(event) else { return }
@@ -150,7 +150,7 @@ struct PageInbox: Sendable {
         var kept: [LivePage.Input] = []
         for item in items[head...] {
             switch item {
-            case .model, .loadAnswered: kept.append(item)
+            case .model, .loadAnswered, .flushPageState: kept.append(item)
             case .resync(let loader): loaderID = loader ?? loaderID
             case .stepTimeout: break
             case .devtools(let event):

@@ -36,9 +36,9 @@ public struct PageSync: Sendable {
         /// it): a push or a replace is reported from this alone, with no round trip to Chromium's list
         /// (``followsSteps``); anything else is read from the list (``committed(_:loaderID:url:)``).
         case stepped(url: String, step: Step, sameDocument: Bool, transition: String)
-        /// The page's list as Chromium holds it, read after a step was reported: its entries' ids
-        /// (what a traversal asks Chromium for) take the place of the ones the step made up; nothing
-        /// is reported from it.
+        /// The page's list as Chromium holds it, read because ``Action/readHistory`` asked: its entries'
+        /// ids (what a traversal asks Chromium for) take the place of the ones steps made up, and the
+        /// load that waited for them is decided; nothing is reported from it.
         case refreshed(PageHistory)
         /// The page's title or favicon as the document at `url` shows them (the events of a new
         /// document may come before its commit's: they wait for it).
@@ -61,6 +61,10 @@ public struct PageSync: Sendable {
         case traverse(entryID: Int)
         /// `Page.reload`.
         case reload
+        /// `Page.getNavigationHistory`, answered as ``Event/refreshed(_:)``: the model moved to an entry
+        /// whose Chromium id no read has given yet (steps report commits without the list), so the
+        /// traversal waits for it. Asked only then: never on a commit's path.
+        case readHistory
         /// `POST /v1/tabs/{id}/navigate`: the page committed a new entry, or replaced its current one;
         /// `sameDocument`: it pushed the entry within its document (`history.pushState`), which
         /// Chromium adds even to the current URL.
@@ -297,6 +301,9 @@ public struct PageSync: Sendable {
 
     /// The last id ``stepped(url:step:sameDocument:transition:)`` made up.
     private var madeUpIDs = 0
+    /// A load waits for the list's ids (``Action/readHistory``); they were just read.
+    private var idsAsked = false
+    private var idsRead = false
     /// How many commits still to come a list read showed and reported already (a list read for a
     /// commit that waited for its step may show the commits after it).
     private var reportedAhead = 0
@@ -388,9 +395,16 @@ public struct PageSync: Sendable {
         case .stepped(let url, let step, let sameDocument, let transition):
             return stepped(url: url, step: step, sameDocument: sameDocument, transition: transition) ?? []
         case .refreshed(let history):
-            // Only the ids: what the list shows beyond the step is the news of events still to come.
+            // Only the ids: what the list shows beyond the steps is the news of events still to come.
             page = resolvingMadeUpIDs(in: history)
-            return tellShown()
+            guard idsAsked else { return tellShown() }
+            idsAsked = false
+            // The load that waited for them, unless one started meanwhile; an id still unnamed (the
+            // list moved on) loads the URL (``nextLoad()`` asks no second time).
+            guard ownLoad == nil, model.asksForALoad else { return tellShown() }
+            idsRead = true
+            defer { idsRead = false }
+            return nextLoad()
         case .pageState(let title, let favicon, let url):
             shown = (url, Self.fitted(title: title), Self.fitted(favicon: favicon))
             return tellShown()
@@ -514,10 +528,17 @@ public struct PageSync: Sendable {
                 ownLoad = OwnLoad(kind: .reload(entryID: page.current.flatMap { $0.id < 0 ? nil : $0.id }), serves: model)
                 return [.reload]
             }
-            // Chromium's entry by its own id only (not one a step made up and no read has named yet).
-            if page.entries.indices.contains(target), page.entries[target].url == url, page.entries[target].id >= 0 {
-                ownLoad = OwnLoad(kind: .traverse(entryID: page.entries[target].id), serves: model)
-                return [.traverse(entryID: page.entries[target].id)]
+            // Chromium's entry by its own id only: one a step made up is named by a read first.
+            if page.entries.indices.contains(target), page.entries[target].url == url {
+                let id = page.entries[target].id
+                if id >= 0 {
+                    ownLoad = OwnLoad(kind: .traverse(entryID: id), serves: model)
+                    return [.traverse(entryID: id)]
+                }
+                if !idsRead {
+                    idsAsked = true
+                    return [.readHistory]
+                }
             }
         }
         return [load(url, own: true)]
@@ -657,6 +678,7 @@ extension PageSync.Action: CustomStringConvertible {
         case .load(let url): "load (\(url.utf8.count)-byte URL)"
         case .traverse(let entryID): "traverse to entry \(entryID)"
         case .reload: "reload"
+        case .readHistory: "read the page's list"
         case .reportNavigation(let url, let transition, let replace, let sameDocument):
             "report a navigation (\(url.utf8.count)-byte URL, \(transition), replace: \(replace), same document: \(sameDocument))"
         case .reportMove(let offset): "report a move by \(offset)"

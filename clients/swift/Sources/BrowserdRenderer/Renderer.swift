@@ -39,6 +39,8 @@ public actor Renderer {
         public var metrics: RendererMetrics?
         /// Whether Chromium runs in its own sandbox (`--chromium-sandbox`); as root it never can.
         public var chromiumSandbox = true
+        /// How much nicer than the renderer Chromium runs (`--chromium-nice`; ``ChromiumLaunch/niceness``).
+        public var chromiumNiceness = ChromiumLaunch.defaultNiceness
         /// Live pages shared with the renderer's other profiles (`--max-live-pages`; nil: each
         /// window's own ``liveTabs`` only).
         public var livePageAllocator: LivePageAllocator?
@@ -209,7 +211,7 @@ public actor Renderer {
         let launch = ChromiumLaunch(
             executable: options.chromium,
             userDataDirectory: URL(fileURLWithPath: options.stateDirectory).appendingPathComponent("chromium-\(options.profileID)").path,
-            proxyPort: proxy?.port, runsAsRoot: getuid() == 0 || !options.chromiumSandbox)
+            proxyPort: proxy?.port, runsAsRoot: getuid() == 0 || !options.chromiumSandbox, niceness: options.chromiumNiceness)
         while !Task.isCancelled {
             let process: ChromiumProcess
             do {

@@ -25,6 +25,9 @@ public struct RendererPolicy: Sendable, Equatable {
     /// renderer's world) before the page's list is read instead (a page whose scripts a client
     /// disabled never tells it).
     public var stepWait: Duration = .milliseconds(250)
+    /// How long a page's state reports (title, favicon, loading, progress) are held to go as one
+    /// request with their latest values (``PageStateBatch``; zero sends each at once): a frame at 60 Hz.
+    public var pageStateDelay: Duration = .milliseconds(16)
     /// Whether a page's own commits are reported from their steps (false: every commit from the list
     /// read after it, as before; the bench's baseline).
     public var followsSteps = true

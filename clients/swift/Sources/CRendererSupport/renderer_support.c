@@ -3,16 +3,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 int browserd_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
 }
 
-pid_t browserd_spawn_devtools(const char *path, char *const argv[], char *const envp[], int command_read,
-                              int event_write, int log_fd) {
+static pid_t spawn_devtools(const char *path, char *const argv[], char *const envp[], int command_read,
+                            int event_write, int log_fd) {
     // The child's ends move to descriptors >= 10 first, so that neither dup2 below can overwrite the
     // other's source (a pipe end may itself be fd 3 or 4). The copies are close-on-exec: the dup2s
     // make the child's 3 and 4 without it.
@@ -58,4 +62,47 @@ pid_t browserd_spawn_devtools(const char *path, char *const argv[], char *const 
     close(high_read);
     close(high_write);
     return status == 0 ? pid : -status;
+}
+
+struct spawn_call {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    int command_read, event_write, log_fd, niceness;
+    pid_t result;
+};
+
+// On a thread of its own: raises that thread's niceness (Linux keeps it per thread, and a child
+// inherits its parent thread's), then spawns. An unprivileged thread cannot lower it again, which is
+// why it is not the caller's.
+static void *spawn_niced(void *argument) {
+    struct spawn_call *call = argument;
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, 0);
+    if (now == -1 && errno != 0) {
+        call->result = -errno;
+        return NULL;
+    }
+    if (setpriority(PRIO_PROCESS, 0, now + call->niceness) != 0) {
+        call->result = -errno;
+        return NULL;
+    }
+    // Chromium sets its threads' niceness itself (0 for most, -8 for display ones): allowed only with
+    // CAP_SYS_NICE, which a browser run as root would have. Out of this thread's bounding set, its
+    // child never gets it, and no thread of Chromium's runs less nice than it started. (Unprivileged,
+    // the call fails and nothing needs it: an unprivileged process cannot lower its niceness.)
+    (void)prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0);
+    call->result = spawn_devtools(call->path, call->argv, call->envp, call->command_read, call->event_write, call->log_fd);
+    return NULL;
+}
+
+pid_t browserd_spawn_devtools(const char *path, char *const argv[], char *const envp[], int command_read,
+                              int event_write, int log_fd, int niceness) {
+    if (niceness <= 0) return spawn_devtools(path, argv, envp, command_read, event_write, log_fd);
+    struct spawn_call call = {path, argv, envp, command_read, event_write, log_fd, niceness, -EINVAL};
+    pthread_t thread;
+    int status = pthread_create(&thread, NULL, spawn_niced, &call);
+    if (status != 0) return -status;
+    pthread_join(thread, NULL);
+    return call.result;
 }

@@ -41,6 +41,10 @@ struct RendererBench {
         let profile = try await client.api.createProfile(body: .json(.init(name: "renderer-bench"))).created.body.json.id
         let window = try await client.api.createWindow(body: .json(.init(profileId: profile))).created.body.json.id
 
+        // RENDERER_BENCH_TRACE=1: every renderer event and action, each commit and each URL the watcher
+        // saw, with its time in milliseconds (stderr), to see where the path from a commit to the
+        // watcher spends its time.
+        let tracing = ProcessInfo.processInfo.environment["RENDERER_BENCH_TRACE"] == "1"
         // The watcher: when each URL first reached the window's stream.
         let seen = Times()
         let watcher = Task {
@@ -52,14 +56,11 @@ struct RendererBench {
                     case .tabsInsert(let insert): [insert.item.url]
                     default: []
                     }
-                for url in urls { seen.note(url, at: now) }
+                for url in urls where seen.note(url, at: now) && tracing { MillisecondLog.line("watcher saw \(url)") }
             }
         }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("renderer-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
-        // RENDERER_BENCH_TRACE=1: every renderer event and action with its time in milliseconds
-        // (stderr), to see where the path from a commit to the watcher spends its time.
-        let tracing = ProcessInfo.processInfo.environment["RENDERER_BENCH_TRACE"] == "1"
         let logger = tracing ? Logger(label: "renderer-bench") { _ in MillisecondLog() } : Logger(label: "renderer-bench")
         var quiet = logger
         quiet.logLevel = tracing ? .trace : .warning
@@ -83,7 +84,10 @@ struct RendererBench {
             let renderer = Renderer(
                 options: .init(
                     profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.appendingPathComponent(label).path,
-                    allowedOrigins: [pages], commitObserver: { _, url in commits.note(url, at: .now) }, policy: policy),
+                    allowedOrigins: [pages],
+                    commitObserver: { _, url in
+                        if commits.note(url, at: .now), tracing { MillisecondLog.line("Chromium committed \(url)") }
+                    }, policy: policy),
                 client: client, logger: quiet)
             let run = Task { try await renderer.run() }
             while await renderer.chromiumPID == nil { try await Task.sleep(for: .milliseconds(20)) }
@@ -93,9 +97,11 @@ struct RendererBench {
             let first = "\(pages)/chain?n=\(start)&last=\(start + navigations)"
             _ = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: first))).created.body.json
             let last = "\(pages)/chain?n=\(start + navigations)&last=\(start + navigations)"
-            // Looked for every 20 ms, not every millisecond: the wait's own wake-ups would count as the
-            // renderer's CPU (about 1 ms per navigation at 1 ms).
-            _ = try await waitSeen(last, in: seen, since: chainStart, timeout: Duration.seconds(Double(navigations) * 0.5 + 30), every: .milliseconds(20))
+            // Waited for without polling: the wait's own wake-ups would count as the renderer's CPU
+            // (about 1 ms per navigation when it looked every millisecond).
+            guard await seen.wait(for: last, timeout: Duration.seconds(Double(navigations) * 0.5 + 30)) else {
+                throw BenchFailure("not seen in time: \(last)")
+            }
             try await Task.sleep(for: .milliseconds(300))
             let chainSeconds = seconds(ContinuousClock.now - chainStart)
             let cpuPerNavigation = (processCPU() - cpuBefore) / Double(navigations) * 1000
@@ -161,12 +167,12 @@ struct RendererBench {
     }
 
     static func waitSeen(
-        _ url: String, in seen: Times, since start: ContinuousClock.Instant, timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(1)
+        _ url: String, in seen: Times, since start: ContinuousClock.Instant, timeout: Duration = .seconds(10)
     ) async throws -> Double {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let at = seen[url] { return seconds(at - start) * 1000 }
-            try await Task.sleep(for: interval)
+            try await Task.sleep(for: .milliseconds(1))
         }
         throw BenchFailure("not seen in time: \(url)")
     }
@@ -232,22 +238,57 @@ struct MillisecondLog: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let elapsed = RendererBench.seconds(ContinuousClock.now - Self.start) * 1000
         let fields = (event.metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-        FileHandle.standardError.write(Data(String(format: "%10.2f %@ %@\n", elapsed, "\(event.message)", fields).utf8))
+        Self.line("\(event.message) \(fields)")
+    }
+
+    static func line(_ text: String) {
+        let elapsed = RendererBench.seconds(ContinuousClock.now - start) * 1000
+        FileHandle.standardError.write(Data(String(format: "%10.2f %@\n", elapsed, text).utf8))
     }
 }
 
-/// When each URL was first seen.
+/// When each URL was first seen, and who waits for one.
 final class Times: Sendable {
-    private let first = Mutex<[String: ContinuousClock.Instant]>([:])
+    private struct State {
+        var first: [String: ContinuousClock.Instant] = [:]
+        var waiters: [String: [CheckedContinuation<Bool, Never>]] = [:]
+    }
+    private let state = Mutex(State())
+    private var first: [String: ContinuousClock.Instant] { state.withLock { $0.first } }
 
-    func note(_ url: String, at time: ContinuousClock.Instant) {
-        first.withLock { if $0[url] == nil { $0[url] = time } }
+    /// Notes `url` seen at `time`; whether it was the first time.
+    @discardableResult
+    func note(_ url: String, at time: ContinuousClock.Instant) -> Bool {
+        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>]? in
+            guard state.first[url] == nil else { return nil }
+            state.first[url] = time
+            return state.waiters.removeValue(forKey: url) ?? []
+        }
+        for waiter in waiters ?? [] { waiter.resume(returning: true) }
+        return waiters != nil
     }
 
-    subscript(url: String) -> ContinuousClock.Instant? { first.withLock { $0[url] } }
-    var all: [String: ContinuousClock.Instant] { first.withLock { $0 } }
+    /// Waits until `url` is seen (true) or `timeout` passes (false), with no wake-up before.
+    func wait(for url: String, timeout: Duration) async -> Bool {
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            let waiters = state.withLock { $0.waiters.removeValue(forKey: url) } ?? []
+            for waiter in waiters { waiter.resume(returning: false) }
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let seen = state.withLock { state in
+                if state.first[url] != nil { return true }
+                state.waiters[url, default: []].append(continuation)
+                return false
+            }
+            if seen { continuation.resume(returning: true) }
+        }
+    }
+
+    subscript(url: String) -> ContinuousClock.Instant? { state.withLock { $0.first[url] } }
+    var all: [String: ContinuousClock.Instant] { first }
 }
 
 struct BenchFailure: Error, CustomStringConvertible {

@@ -70,6 +70,11 @@ struct RendererCommand: AsyncParsableCommand {
             "on: Chromium runs in its own sandbox; off: without it (--no-sandbox), for a container whose seccomp profile forbids the user namespaces the sandbox makes (as root it is always off)."
     )
     var chromiumSandbox = "on"
+    @Option(
+        help:
+            "How much nicer than the renderer Chromium runs (0-19): while Chromium renders on every core, a page's commit is reported at once; 0 runs it as the renderer."
+    )
+    var chromiumNice = ChromiumLaunch.defaultNiceness
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     /// The options (and flags) the environment may give, by name.
@@ -78,6 +83,7 @@ struct RendererCommand: AsyncParsableCommand {
         ("max-live-pages", false),
         ("chromium", false), ("state-dir", false), ("allow-origin", true), ("allow-network", true), ("devtools-listen", false),
         ("devtools-url", false), ("devtools-host", false), ("name", false), ("status-listen", false), ("log-level", false), ("chromium-sandbox", false),
+        ("chromium-nice", false),
     ]
 
     /// The arguments the environment gives (`BROWSERD_RENDERER_<NAME>`) for the options `given` does not name.
@@ -138,6 +144,7 @@ struct RendererCommand: AsyncParsableCommand {
         _ = try devtoolsEndpoint
         _ = try statusEndpoint
         guard ["on", "off"].contains(chromiumSandbox) else { throw ValidationError("--chromium-sandbox must be on or off") }
+        guard (0...19).contains(chromiumNice) else { throw ValidationError("--chromium-nice must be within 0...19") }
         if let devtoolsUrl {
             guard let url = URL(string: devtoolsUrl), ["ws", "wss"].contains(url.scheme ?? ""), url.query == nil, !devtoolsUrl.hasSuffix("/") else {
                 throw ValidationError("--devtools-url must be a ws:// or wss:// URL without a query or a trailing slash, e.g. ws://renderer:9222")
@@ -170,6 +177,7 @@ struct RendererCommand: AsyncParsableCommand {
         options.devtools = try devtoolsEndpoint
         options.name = name
         options.chromiumSandbox = chromiumSandbox == "on"
+        options.chromiumNiceness = chromiumNice
         if maxLivePages > 0 { options.livePageAllocator = LivePageAllocator(maximum: maxLivePages) }
         let metrics = RendererMetrics()
         options.metrics = metrics

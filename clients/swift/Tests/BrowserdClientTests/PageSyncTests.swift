@@ -421,8 +421,9 @@ extension PageSyncTests {
         #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 6) == [.traverse(entryID: 7)])
     }
 
-    /// Ids a step made up are no entries of Chromium's: while no read has named them, the model's move
-    /// loads the URL instead of a traversal, and a reload's commit is matched by any entry.
+    /// Ids a step made up are no entries of Chromium's: the model's move to such an entry reads the
+    /// page's list first (the only read steps ever need) and traverses to the entry it names; a list
+    /// that names it not (it moved on meanwhile) loads the URL; a reload's commit is matched by any entry.
     @Test func madeUpIDsAreNeverAskedOfChromium() {
         var sync = Self.following()
         _ = sync.event(.stepped(url: "http://b.test/", step: .push, sameDocument: false, transition: "link"), now: 1)
@@ -431,7 +432,19 @@ extension PageSyncTests {
         _ = sync.event(.stepped(url: "http://c.test/", step: .push, sameDocument: false, transition: "link"), now: 2)
         _ = sync.reported(
             .reportNavigation(url: "http://c.test/", transition: "link", replace: false), answer: Self.tab("http://c.test/", index: 2, count: 3), now: 2)
-        #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 3) == [.load(url: "http://b.test/")])
+        var unnamed = sync
+        #expect(sync.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 3) == [.readHistory])
+        #expect(sync.ownLoad == nil)
+        let named = Self.history(["about:blank", "http://a.test/", "http://b.test/", "http://c.test/"], current: 3, ids: [1, 2, 7, 9])
+        #expect(sync.event(.refreshed(named), now: 3) == [.traverse(entryID: 7)])
+        #expect(sync.ownLoad?.kind == .traverse(entryID: 7))
+        // A read that does not name it (another list by then): the URL loads, and no second read is asked.
+        #expect(unnamed.event(.model(Self.tab("http://b.test/", index: 1, count: 3, loading: true, progress: 0)), now: 3) == [.readHistory])
+        let moved = Self.history(["about:blank", "http://x.test/", "http://y.test/", "http://z.test/"], current: 3, ids: [1, 12, 13, 14])
+        #expect(unnamed.event(.refreshed(moved), now: 3) == [.load(url: "http://b.test/")])
+        // A read nobody asked for decides nothing.
+        var quiet = Self.following()
+        #expect(quiet.event(.refreshed(Self.history(["about:blank", "http://a.test/"], current: 1, ids: [1, 2])), now: 1) == [])
         var reloading = Self.following()
         _ = reloading.event(.stepped(url: "http://b.test/", step: .push, sameDocument: false, transition: "link"), now: 1)
         _ = reloading.reported(
@@ -517,6 +530,7 @@ extension PageSyncTests {
             case .resync(let loader): seen.append("resync \(loader ?? "-")")
             case .stepTimeout(let number): seen.append("step timeout \(number)")
             case .loadAnswered(let number, _, let error): seen.append("load \(number) answered \(error ?? "-")")
+            case .flushPageState(let number): seen.append("page state \(number)")
             }
         }
         return seen

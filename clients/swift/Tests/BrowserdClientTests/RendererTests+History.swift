@@ -46,6 +46,41 @@ extension RendererTests {
         }
     }
 
+    /// The page's own commits are reported from their steps, without reading Chromium's list; a
+    /// client's back to an entry a step made asks Chromium's list once for its id and traverses to it
+    /// (a load instead would add an entry to Chromium's list: the two lists would differ).
+    @Test func backToEntriesThePageMadeTraversesChromiumsOwn() async throws {
+        try await Setup.with(liveTabs: 1) { setup in
+            let pages = setup.pages
+            let api = setup.client.api
+            let a = try await setup.open("/a.html")
+            _ = try await Self.eventually("page A loaded", state: { await describe(setup, a) }) {
+                let tab = try await setup.tab(a)
+                return tab.title == "Page A" && !tab.loading ? tab : nil
+            }
+            // A new document the page asks for, then an entry it pushes within it.
+            #expect(try await setup.renderer.evaluate("location.href = '/c.html'; 'going'", inTab: a) == "going")
+            _ = try await Self.eventually("page C loaded", state: { await describe(setup, a) }) {
+                let tab = try await setup.tab(a)
+                return tab.title == "Page C" && !tab.loading ? tab : nil
+            }
+            #expect(try await setup.renderer.evaluate("history.pushState({}, '', '/c.html#x'); 'pushed'", inTab: a) == "pushed")
+            let three = [pages.url("/a.html"), pages.url("/c.html"), pages.url("/c.html#x")]
+            #expect(try await historiesAgree(setup, a, "three entries the page made") == three)
+            // Back to C (an entry a step made): Chromium's own entry, not a new one.
+            _ = try await api.goTab(path: .init(tabId: a), body: .json(.init(offset: -1))).ok
+            #expect(try await historiesAgree(setup, a, "back on C") == three)
+            let onC = try #require(try await setup.renderer.pageHistory(ofTab: a))
+            #expect(onC.currentIndex == 1 && onC.entries.count == 3)
+            _ = try await api.goTab(path: .init(tabId: a), body: .json(.init(offset: -1))).ok
+            #expect(try await historiesAgree(setup, a, "back on A") == three)
+            let onA = try #require(try await setup.renderer.pageHistory(ofTab: a))
+            #expect(onA.currentIndex == 0 && onA.entries.count == 3)
+            let tab = try await setup.tab(a)
+            #expect(tab.url == pages.url("/a.html") && tab.historyIndex == 0 && tab.historyCount == 3)
+        }
+    }
+
     /// A port on loopback nothing listens on (bound, then closed).
     static func closedPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

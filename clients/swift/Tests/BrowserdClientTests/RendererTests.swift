@@ -293,6 +293,11 @@ import Testing
 
         // Chromium killed: the renderer starts it again and the live tabs load again.
         let pid = try #require(await setup.renderer.chromiumPID)
+        // Every thread of Chromium and of every process it started runs 10 nicer than the renderer
+        // (as root too: Chromium cannot set its display threads' -8, nor its others' 0).
+        let own = Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+        let niceness = Self.niceness(ofGroup: pid)
+        #expect(niceness.count > 10 && Set(niceness) == [min(19, own + ChromiumLaunch.defaultNiceness)], "\(niceness)")
         kill(pid, SIGKILL)
         _ = try await Self.eventually("Chromium started again") { await setup.renderer.starts == 2 ? true : nil }
         _ = try await Self.eventually("the live pages back") { () async throws -> Bool? in
@@ -347,6 +352,24 @@ import Testing
             i += 2 + length
         }
         return nil
+    }
+
+    /// The niceness of every thread of every process in `pid`'s process group (`/proc/*/task/*/stat`).
+    static func niceness(ofGroup pid: pid_t) -> [Int] {
+        let group = getpgid(pid)
+        var values: [Int] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let candidate = pid_t(entry), getpgid(candidate) == group else { continue }
+            for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(entry)/task")) ?? [] {
+                guard let stat = try? String(contentsOfFile: "/proc/\(entry)/task/\(task)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { continue }
+                // After the command's ")": state is field 3, nice field 19.
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                if fields.count > 16, let nice = Int(fields[16]) { values.append(nice) }
+            }
+        }
+        return values
     }
 
     /// How many pages Chromium itself holds showing the test's pages (its own targets, whatever the

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import BrowserdRenderer
+
+/// A page's state reports held and sent as one (``PageStateBatch``): latest values, in order with commits.
+@Suite(.computing) struct PageStateBatchTests {
+    typealias Action = PageSync.Action
+
+    static func state(title: String? = nil, loading: Bool? = nil, progress: Double? = nil, favicon: String?? = nil) -> Action {
+        .reportPageState(title: title, loading: loading, progress: progress, faviconURL: favicon)
+    }
+
+    @Test func reportsHeldTogetherGoAsOneWithTheirLatestValues() {
+        var batch = PageStateBatch()
+        let none = batch.take()
+        #expect(batch.isEmpty && none == nil, "nothing held: nothing to send")
+        let held = [
+            batch.hold(Self.state(title: "One")), batch.hold(Self.state(loading: true, progress: 0.1)),
+            batch.hold(Self.state(loading: true, progress: 0.7)), batch.hold(Self.state(title: "Two", favicon: .some("http://a.test/icon.png"))),
+        ]
+        let reload = batch.hold(.reload)
+        #expect(held == [true, true, true, true] && !reload, "only page state is held")
+        let taken = batch.take()
+        #expect(taken == Self.state(title: "Two", loading: true, progress: 0.7, favicon: .some("http://a.test/icon.png")))
+        let again = batch.take()
+        #expect(batch.isEmpty && again == nil, "taken once")
+        // A favicon that went away is a value too (null), not "unchanged".
+        _ = batch.hold(Self.state(favicon: .some("http://a.test/icon.png")))
+        _ = batch.hold(Self.state(favicon: .some(nil)))
+        let gone = batch.take()
+        #expect(gone == Self.state(favicon: .some(nil)))
+    }
+
+    @Test func beforeACommitThatStartsALoadOnlyTheTitleAndFaviconGo() {
+        var batch = PageStateBatch()
+        _ = batch.hold(Self.state(title: "Old page", loading: false, progress: 1))
+        // A new entry: browserd sets loading and progress itself; the title belongs to the entry before.
+        let beforeEntry = batch.take(before: .reportNavigation(url: "http://b.test/", transition: "link", replace: false))
+        #expect(beforeEntry == Self.state(title: "Old page"))
+        _ = batch.hold(Self.state(loading: true, progress: 0.1))
+        let beforeMove = batch.take(before: .reportMove(offset: -1))
+        #expect(beforeMove == nil && batch.isEmpty, "a move starts its own load: nothing left to send")
+        // A push within the document, a pending navigation's commit, a crash: everything goes first.
+        for next: Action in [
+            .reportNavigation(url: "http://a.test/#x", transition: "link", replace: false, sameDocument: true), .reportCommit(id: 1, url: nil),
+            .reportCrash, .reportClosed,
+        ] {
+            _ = batch.hold(Self.state(title: "T", loading: false, progress: 1))
+            let first = batch.take(before: next)
+            #expect(first == Self.state(title: "T", loading: false, progress: 1), "\(next)")
+        }
+    }
+}
