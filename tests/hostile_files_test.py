@@ -82,7 +82,8 @@ def finding_1_a_stored_file_never_kills_the_server(binary, work):
     window = made["windowIds"][0]
     server.stop()
     db = sqlite3.connect(os.path.join(data, "browserd.sqlite"))
-    db.execute("UPDATE tabs SET last_active_at = 1e300, created_at = -1e300, history = ?",
+    db.execute("UPDATE tabs SET last_active_at = 1e300, created_at = -1e300")
+    db.execute("UPDATE tab_histories SET history = ?",
                (history_blob([("https://a.example/", "A", 1e300), ("https://b.example/", "B", float("-inf"))]),))
     db.execute("UPDATE closed_tabs SET closed_at = 1e300")
     db.execute("UPDATE windows SET created_at = -1e300, last_active_at = 1e300")

@@ -170,6 +170,58 @@ func sampleChange(profile: String = "p0000000000000001", window: String = "w0000
     }
 }
 
+extension MigrationTests {
+    /// Tabs' histories move to a table of their own (issue 54): a tab stored before keeps its history
+    /// (read whole, and alone when a tab is realized), its summary and the rest of its row, and the
+    /// row no longer holds the blob.
+    @Test func historiesMoveToATableOfTheirOwn() throws {
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let time = Date(timeIntervalSince1970: 1_700_000_000)
+        let history = (0..<3).map { HistoryEntryRecord(url: "https://h.example/\($0)", title: "H\($0)", transition: "typed", timestamp: time) }
+        do {
+            let db = try SQLiteConnection(path: path)
+            try SQLiteMigrator(Array(PersistenceStore.migrator.migrations.dropLast())).migrate(db)
+            try db.run("INSERT INTO profiles (id, name, created_at) VALUES ('p0000000000000001', 'P', 0)")
+            try db.run(
+                """
+                INSERT INTO windows (id, profile_id, version, tab_order, active_index, pinned_count, created_at, last_active_at)
+                VALUES ('w0000000000000001', 'p0000000000000001', 1, '', 0, 0, 0, 0)
+                """)
+            try db.run(
+                """
+                INSERT INTO tabs (id, window_id, title, loading, progress, created_at, last_active_at, history_index, history, position,
+                visible_url, history_count, history_bytes)
+                VALUES ('t0000000000000001', 'w0000000000000001', 'Old', 0, 1, 0, 0, 1, ?, 5, 'https://h.example/1', 3, 60)
+                """, HistoryCodec.encode(history))
+            // A row that refers to the tab (its picture): the table's rebuild must not cascade to it.
+            try db.run(
+                """
+                INSERT INTO tab_snapshots (tab_id, etag, media_type, byte_count, captured_at, bytes)
+                VALUES ('t0000000000000001', 'e1', 'image/jpeg', 3, 0, x'FFD8FF')
+                """)
+        }
+        let store = try PersistenceStore(path: path)
+        #expect(try store.schemaVersion() == PersistenceStore.migrator.latestVersion)
+        let pictured = try store.loadTabs(ofWindow: "w0000000000000001")["t0000000000000001"]?.snapshot?.etag
+        #expect(pictured == "e1", "the tab's picture stayed through the rebuild")
+        let read = try #require(try store.history(ofTab: "t0000000000000001"))
+        #expect(read.entries == history && read.index == 1)
+        let whole = try #require(try store.loadTabs(ofWindow: "w0000000000000001")["t0000000000000001"])
+        #expect(whole.history == history && whole.title == "Old" && whole.position == 5)
+        let summary = try #require(try store.loadProfile("p0000000000000001", histories: false)?.tabs["t0000000000000001"])
+        #expect(summary.history.isEmpty && summary.summary?.visibleURL == "https://h.example/1" && summary.summary?.count == 3)
+        let db = try SQLiteConnection(path: path)
+        #expect(try db.scalar("SELECT COUNT(*) FROM pragma_table_info('tabs') WHERE name = 'history'").int == 0)
+        #expect(try db.scalar("SELECT COUNT(*) FROM pragma_index_list('tabs') WHERE name LIKE 'tabs_by_window%'").int == 2)
+        // A tab deleted takes its history with it.
+        try db.execute("PRAGMA foreign_keys = ON")
+        try db.run("DELETE FROM tabs WHERE id = 't0000000000000001'")
+        #expect(try db.scalar("SELECT COUNT(*) FROM tab_histories").int == 0)
+        #expect(try db.scalar("SELECT COUNT(*) FROM tab_snapshots").int == 0)
+    }
+}
+
 @Suite(.offThePool) struct IdempotencyStorageTests {
     private func record(_ key: String, at date: Date) -> IdempotencyRecord {
         IdempotencyRecord(

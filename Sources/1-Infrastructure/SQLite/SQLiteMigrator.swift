@@ -20,16 +20,27 @@ public struct SQLiteMigrator {
     public struct Migration {
         public let name: String
         public let apply: (SQLiteConnection) throws -> Void
+        /// It rebuilds a table other tables refer to (SQLite's twelve steps: create the new table,
+        /// copy, drop the old, rename): foreign keys are off while it runs (dropping the old table
+        /// would otherwise cascade to the rows that refer to it), and checked before it commits.
+        public let rebuildsTables: Bool
 
-        public init(_ name: String, apply: @escaping (SQLiteConnection) throws -> Void) {
+        public init(_ name: String, rebuildsTables: Bool = false, apply: @escaping (SQLiteConnection) throws -> Void) {
             self.name = name
+            self.rebuildsTables = rebuildsTables
             self.apply = apply
         }
 
         /// A migration that is plain SQL.
-        public init(_ name: String, sql: String) {
-            self.init(name) { try $0.execute(sql) }
+        public init(_ name: String, rebuildsTables: Bool = false, sql: String) {
+            self.init(name, rebuildsTables: rebuildsTables) { try $0.execute(sql) }
         }
+    }
+
+    /// A migration that rebuilt tables left a row whose foreign key refers to nothing.
+    public struct ForeignKeyViolation: Error, CustomStringConvertible {
+        public let migration: String
+        public var description: String { "migration \(migration) left rows whose foreign keys refer to nothing" }
     }
 
     public let migrations: [Migration]
@@ -56,8 +67,16 @@ public struct SQLiteMigrator {
         }
         var applied: [Int] = []
         for version in (current + 1)..<(latestVersion + 1) {
+            let migration = migrations[version - 1]
+            // Outside the transaction: SQLite ignores this pragma inside one.
+            let keysWereOn = try migration.rebuildsTables && (connection.scalar("PRAGMA foreign_keys").int ?? 0) == 1
+            if keysWereOn { try connection.execute("PRAGMA foreign_keys = OFF") }
+            defer { if keysWereOn { try? connection.execute("PRAGMA foreign_keys = ON") } }
             try connection.transaction {
-                try migrations[version - 1].apply(connection)
+                try migration.apply(connection)
+                if migration.rebuildsTables, try connection.scalar("SELECT COUNT(*) FROM pragma_foreign_key_check").int != 0 {
+                    throw ForeignKeyViolation(migration: migration.name)
+                }
                 try connection.execute("PRAGMA user_version = \(version)")
             }
             applied.append(version)

@@ -302,6 +302,12 @@ public final class ProfileSession {
         browserList.browsers(.all).contains { $0.webStateList.group(withID: id) != nil } ? .make() : id
     }
 
+    /// Makes room in the session's tab index for `count` more tabs (a profile restored from storage):
+    /// no rehash of it on the way. Changes nothing else.
+    public func reserveTabCapacity(forMore count: Int) {
+        tabLocations.reserveCapacity(tabLocations.count + count)
+    }
+
     // MARK: Bookkeeping (called by the tracker)
 
     fileprivate func tabsInserted(_ tab: WebState, in browser: Browser) {

@@ -247,6 +247,14 @@ public final class WebStateList {
     ///   opener is not in this list, the index is outside `0…count`, or the list is full.
     /// - Observers: `insert(tab, index, group)` with the old and new active tab.
     @discardableResult
+    /// Makes room for `count` more tabs at once (a window restored from storage, tab by tab): no
+    /// index grows and rehashes on the way. Changes nothing else and notifies nobody.
+    public func reserveCapacity(forMore count: Int) {
+        entries.reserveCapacity(entries.count + count)
+        members.reserveCapacity(members.count + count)
+        membersByID.reserveCapacity(membersByID.count + count)
+    }
+
     public func insert(_ webState: WebState, _ params: InsertionParams = .automatic()) throws -> Int {
         guard !contains(webState) else { throw ModelError.tabAlreadyInList(webState.id) }
         guard entries.count < maxCount else { throw ModelError.limitReached(what: "tabs per window", limit: maxCount) }

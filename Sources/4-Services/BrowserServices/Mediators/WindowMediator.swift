@@ -83,8 +83,15 @@ final class WindowMediator: WebStateListObserver {
 
     /// Sets positions read from disk (a restore), so later tabs go between them as they are there.
     func setPositions(_ stored: [(WebState, Double)]) {
+        positions.reserveCapacity(positions.count + stored.count)
         for (tab, position) in stored { positions[ObjectIdentifier(tab)] = position }
     }
+
+    /// Set while a new window is filled from its records (``BrowserService/restoreWindow``): its inserts
+    /// are not handled one by one — its snapshot is built once after (``markDirtyForPublish()``), its
+    /// positions are the stored ones (``setPositions(_:)``), nothing of it is to be written, and no
+    /// consumer watches it yet.
+    var restoring = false
 
     /// Gives the tabs in `range` (just inserted or moved there, in order) positions evenly between
     /// the neighbours of the run, and marks their rows; renumbers the window when there is no room.
@@ -136,6 +143,7 @@ final class WindowMediator: WebStateListObserver {
     // MARK: Observation
 
     func webStateListDidChange(_ list: WebStateList, change: WebStateListChange, status: WebStateListStatus) {
+        if restoring, case .insert = change { return }
         changed()
         noteChange(change, status: status)
         switch change {

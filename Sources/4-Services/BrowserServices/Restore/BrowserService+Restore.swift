@@ -115,6 +115,7 @@ extension BrowserService {
         var count = 0
         var repairs: [String] = []
         let favicons = StringInterner()
+        session.reserveTabCapacity(forMore: windows.reduce(0) { $0 + $1.tabOrder.count })
         for (done, record) in windows.enumerated() {
             count += try restoreWindow(record, tabs: try tabsOf(record.id), into: session, repairs: &repairs, favicons: favicons)
             progress?(done + 1, count)
@@ -136,10 +137,15 @@ extension BrowserService {
     ) throws -> Int {
         let browser = try session.createBrowser(id: BrowserID(rawValue: record.id), createdAt: record.createdAt)
         // Its snapshot is built once from the filled list: no slot kept up to date tab by tab while
-        // it fills (a chunk copied per tab was 9 % of a cold 5,000-tab profile's load).
-        browser.userData.get(WindowMediator.self)?.markDirtyForPublish()
+        // it fills (a chunk copied per tab was 9 % of a cold 5,000-tab profile's load), and no insert
+        // handled by its mediator one by one (a new window's inserts change nothing to write or watch).
+        let mediator = browser.userData.get(WindowMediator.self)
+        mediator?.markDirtyForPublish()
+        mediator?.restoring = true
+        defer { mediator?.restoring = false }
+        browser.webStateList.reserveCapacity(forMore: record.tabOrder.count)
         let count = try fill(browser, from: record, tabs: tabs, repairs: &repairs, favicons: favicons)
-        if let mediator = browser.userData.get(WindowMediator.self) {
+        if let mediator {
             mediator.version = record.version
             mediator.markDirtyForPublish()
         }
@@ -157,7 +163,19 @@ extension BrowserService {
         favicons: StringInterner = StringInterner()
     ) throws -> Int {
         let list = browser.webStateList
-        var restored: [(WebState, TabRecord)] = []
+        // What the steps after the inserts need of each record, not the record (a copy of every
+        // string it holds, retained and released once more per tab).
+        struct Restored {
+            let webState: WebState
+            let id: String
+            let position: Double
+            let groupID: String?
+            let openerID: String?
+            let openerNavigationIndex: Int?
+            let lastActiveAt: Date
+        }
+        var restored: [Restored] = []
+        restored.reserveCapacity(record.tabOrder.count)
         for id in record.tabOrder {
             guard let tab = tabs[id] else {
                 repairs.append("window \(record.id): tab \(id) is in the tab order but not stored; left out")
@@ -179,12 +197,15 @@ extension BrowserService {
             }
             let pinned = restored.count < record.pinnedCount
             try list.insert(webState, InsertionParams(index: list.count, pinned: pinned))
-            restored.append((webState, tab))
+            restored.append(
+                Restored(
+                    webState: webState, id: tab.id, position: tab.position, groupID: tab.groupID, openerID: tab.openerID,
+                    openerNavigationIndex: tab.openerNavigationIndex, lastActiveAt: tab.lastActiveAt))
         }
         // Positions as stored, so tabs that join later go between them as they are on disk.
-        browser.userData.get(WindowMediator.self)?.setPositions(restored.map { ($0.0, $0.1.position) })
+        browser.userData.get(WindowMediator.self)?.setPositions(restored.map { ($0.webState, $0.position) })
         for group in record.groups {
-            let indices = restored.indices.filter { restored[$0].1.groupID == group.id }
+            let indices = restored.indices.filter { restored[$0].groupID == group.id }
             guard let first = indices.first, let last = indices.last, first >= list.pinnedCount,
                 last - first + 1 == indices.count, list.group(withID: TabGroupID(rawValue: group.id)) == nil
             else {
@@ -198,7 +219,7 @@ extension BrowserService {
             let data = TabGroupVisualData(title: group.title, color: color, collapsed: group.collapsed)
             try list.createGroup(indices: Set(indices), visualData: data, id: TabGroupID(rawValue: group.id))
         }
-        for (index, (_, tab)) in restored.enumerated() {
+        for (index, tab) in restored.enumerated() {
             guard let openerID = tab.openerID, let navigationIndex = tab.openerNavigationIndex else { continue }
             let openerIndex = list.index(ofTabWithID: TabID(rawValue: openerID))
             guard openerIndex >= 0, openerIndex != index else {
@@ -209,8 +230,7 @@ extension BrowserService {
         }
         if list.containsIndex(record.activeIndex) {
             try list.activate(at: record.activeIndex)
-            let (webState, tab) = restored[record.activeIndex]
-            webState.markActive(at: tab.lastActiveAt)
+            restored[record.activeIndex].webState.markActive(at: restored[record.activeIndex].lastActiveAt)
         } else if record.activeIndex >= 0 {
             repairs.append("window \(record.id): active index \(record.activeIndex) is past its \(list.count) tabs; no active tab")
         }
