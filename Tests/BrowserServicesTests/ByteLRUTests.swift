@@ -1,3 +1,4 @@
+import BrowserModel
 import TestSupport
 import Testing
 
@@ -39,5 +40,37 @@ import Testing
         #expect(lru.keysByRecency == [3, 1])
         #expect(lru.put(9, 9, bytes: 981) == [1])
         #expect(lru.keysByRecency == [9, 3] && lru.bytes == 991)
+    }
+}
+
+/// Which answers are kept (``AnswerAdmission``): a window's the second time the same version is built.
+@Suite(.computing) struct AnswerAdmissionTests {
+    let a = BrowserID(rawValue: "wa")
+    let b = BrowserID(rawValue: "wb")
+
+    @Test func aVersionBuiltTwiceIsKeptAndOnceIsNot() {
+        var door = AnswerAdmission(capacity: 8)
+        // Read once: nothing kept; again at the same version: kept, and forgotten here.
+        let once = door.admits(a, version: 1)
+        let twice = door.admits(a, version: 1)
+        #expect(!once && twice && door.count == 0)
+        // A new version starts over: a window that changes between reads is never kept.
+        let changed = [door.admits(a, version: 2), door.admits(a, version: 3), door.admits(a, version: 3)]
+        #expect(changed == [false, false, true])
+        // A window that left is forgotten.
+        _ = door.admits(b, version: 1)
+        door.forget(b)
+        let afterLeaving = door.admits(b, version: 1)
+        #expect(!afterLeaving && door.count == 1)
+    }
+
+    @Test func itRemembersAtMostItsCapacity() {
+        var door = AnswerAdmission(capacity: 3)
+        for n in 0..<10 { _ = door.admits(BrowserID(rawValue: "w\(n)"), version: 1) }
+        #expect(door.count == 3, "the last three built")
+        let oldest = door.admits(BrowserID(rawValue: "w0"), version: 1)
+        let recent = door.admits(BrowserID(rawValue: "w9"), version: 1)
+        #expect(!oldest, "the oldest forgotten: built once more")
+        #expect(recent, "a recent one remembered")
     }
 }

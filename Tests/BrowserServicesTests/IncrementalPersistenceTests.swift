@@ -268,7 +268,7 @@ final class MemoryStore: DurableSink {
     @Test func editsMatchAnArray() {
         let list = WebStateList()
         let tabs = (0..<600).map { _ in WebState() }
-        func slot(_ i: Int) -> TabSlot { TabSlot(tabs[i], in: list) }
+        func slot(_ i: Int) -> TabSlot { TabSlot.make(tabs[i], in: list) }
         var random = SplitMix64(seed: 42)
         var model: [TabID] = []
         var sequence = TabSnapshotList(browserID: BrowserID(rawValue: "w0000000000000001"))

@@ -73,6 +73,27 @@ import Testing
         }
     }
 
+    /// A window read once leaves no answer behind; read again (same version) its answer is kept, and
+    /// the next read is a hit (``AnswerAdmission``).
+    @Test func aWindowReadOnceLeavesNoAnswerBehind() async throws {
+        try await withApplication { app in
+            let api = try APIClient(app)
+            let window = try api.window(try api.profile())
+            _ = try api.tab(window, "https://once.example/")
+            func value(_ name: String) throws -> Double {
+                let text = try app.client().request("GET", "/metrics").text
+                return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
+            }
+            let first = try api.get("/v1/browsers/\(window)").body
+            #expect(try value("browserd_window_answers_entries") == 0 && value("browserd_window_answers_bytes") == 0, "read once: nothing kept")
+            #expect(try api.get("/v1/browsers/\(window)").body == first)
+            #expect(try value("browserd_window_answers_entries") == 1, "read twice: kept")
+            let hits = try value("browserd_window_answers_hits_total")
+            #expect(try api.get("/v1/browsers/\(window)").body == first)
+            #expect(try value("browserd_window_answers_hits_total") == hits + 1)
+        }
+    }
+
     @Test func servesItsContract() async throws {
         try await withApplication { app in
             let response = try app.get("/openapi.yaml")

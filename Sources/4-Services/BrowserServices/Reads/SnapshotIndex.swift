@@ -36,6 +36,8 @@ final class SnapshotIndex: Sendable {
         /// Windows' answers, each made once per version and kept within a budget of bytes, the least
         /// recently read leaving first (a loaded profile no longer keeps every window's answer).
         var answers: ByteLRU<BrowserID, CachedAnswer>
+        /// Which answers are kept: a window's, the second time its version is built.
+        var admission = AnswerAdmission()
         var answerStats = AnswerCacheStats()
 
         /// Gives back what the indexes no longer need after windows left (an unloaded profile's tabs):
@@ -294,6 +296,7 @@ final class SnapshotIndex: Sendable {
         state.withLock { state in
             guard let old = state.windows.removeValue(forKey: id) else { return }
             state.answers.remove(id)
+            state.admission.forget(id)
             for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
             for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
             state.shrinkIfSparse()
@@ -312,6 +315,7 @@ final class SnapshotIndex: Sendable {
             for id in windows {
                 guard let old = state.windows.removeValue(forKey: id) else { continue }
                 state.answers.remove(id)
+                state.admission.forget(id)
                 removed.append(old)
                 for tab in old.snapshot.tabs where state.tabs[tab.id] == id { state.tabs[tab.id] = nil }
                 for group in old.snapshot.groups where state.groups[group.id] == id { state.groups[group.id] = nil }
@@ -339,7 +343,8 @@ final class SnapshotIndex: Sendable {
     }
 
     /// The window's snapshot and a value made from it (e.g. its encoded answer of `bytes(value)`
-    /// bytes), made once per version while it stays among the answers kept (``ByteLRU``).
+    /// bytes), made once per version while it stays among the answers kept (``ByteLRU``); a version
+    /// read once is not kept (``AnswerAdmission``).
     func cachedWindow<T: Sendable>(_ id: BrowserID, bytes: (T) -> Int, make: (WindowSnapshot) -> T) -> (WindowSnapshot, T)? {
         let found = state.withLock { state -> (WindowEntry, T?)? in
             guard let entry = state.windows[id] else { return nil }
@@ -355,7 +360,9 @@ final class SnapshotIndex: Sendable {
         let value = make(entry.snapshot)
         let size = bytes(value)
         state.withLock { state in
-            guard state.windows[id]?.snapshot.version == entry.snapshot.version else { return }
+            guard state.windows[id]?.snapshot.version == entry.snapshot.version, state.answers.limit > 0,
+                state.admission.admits(id, version: entry.snapshot.version)
+            else { return }
             state.answerStats.evictions += state.answers.put(id, CachedAnswer(version: entry.snapshot.version, value: value), bytes: size).count
         }
         return (entry.snapshot, value)
