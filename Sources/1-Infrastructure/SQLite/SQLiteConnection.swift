@@ -10,9 +10,10 @@ import CSQLite
 ///
 /// Not `Sendable`: a connection is used by one thread at a time; the layer that owns it (e.g. a
 /// persistence writer on its own thread) decides how it is shared. Opened with extended result codes
-/// and without SQLite's own mutexes (its multi-thread mode, which is this contract: a lock taken and
-/// released in every `sqlite3_column_*` call was 6 % of a cold profile's load), with foreign keys on
-/// and double-quoted string literals off.
+/// and SQLite's own mutexes (serialized: a slip in that sharing is serialized, not a crash) unless the
+/// owner confines it (`serialized: false`, SQLite's multi-thread mode: a lock taken and released in
+/// every `sqlite3_column_*` call was 6 % of a cold profile's load), with foreign keys on and
+/// double-quoted string literals off.
 public final class SQLiteConnection {
     /// How to open the file.
     public enum Mode: Sendable {
@@ -32,9 +33,11 @@ public final class SQLiteConnection {
     /// - Parameters:
     ///   - path: a file path, or `:memory:`.
     ///   - mode: whether to create, write or only read.
+    ///   - serialized: false only for a connection its owner uses from one thread at a time, by
+    ///     construction (a serial queue, a thread of its own): no mutex guards it then.
     /// - Throws: ``SQLiteError`` when the file cannot be opened.
-    public init(path: String, mode: Mode = .readWriteCreate) throws {
-        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+    public init(path: String, mode: Mode = .readWriteCreate, serialized: Bool = true) throws {
+        var flags = (serialized ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX) | SQLITE_OPEN_EXRESCODE
         switch mode {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readWrite: flags |= SQLITE_OPEN_READWRITE

@@ -207,11 +207,12 @@ public final class PersistenceStore {
 
     /// A second connection to a database another ``PersistenceStore`` opened (checked and migrated),
     /// for reads only (`query_only`), beside its writer: WAL lets it read the last commit while the
-    /// writer writes.
+    /// writer writes. Its owner uses it from one thread at a time (a reader's serial queue, the
+    /// check's thread, one export's stream): it runs without SQLite's mutexes.
     public init(readingAt path: String) throws {
         self.path = path
         do {
-            db = try SQLiteConnection(path: path, mode: .readWrite)
+            db = try SQLiteConnection(path: path, mode: .readWrite, serialized: false)
             try db.execute("PRAGMA query_only = 1")
         } catch {
             throw OpenError.unusable(path: path, reason: "\(error)")

@@ -139,8 +139,9 @@ struct EmbeddedBackend: StoreBackend {
     /// and a log line each second.
     private func restoreEverything(_ store: PersistenceStore, app: Application, started: ContinuousClock.Instant) async throws {
         let stored = try store.load(includingTabs: false)
-        let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(stored))
+        // Counted before the feed starts: from then on the store is the feed's thread's alone.
         let totals = (profiles: stored.profiles.count, windows: stored.windows.count, tabs: try store.tabCount())
+        let feed = TabFeed(store: store, windows: BrowserService.restoreOrder(stored))
         let progress = Mutex(BrowserService.RestoreSummary())
         let (readiness, logger) = (app.readiness, app.logger)
         @Sendable func describe(_ done: BrowserService.RestoreSummary) -> String {
