@@ -166,6 +166,10 @@ public struct PageSync: Sendable {
     private var shown: (url: String?, title: String, faviconURL: String?)?
     /// What was reported of it last, so that a report goes out only on a change.
     private var told: (title: String, faviconURL: String?)?
+    /// The loading state reported last and not answered yet (a report may wait to go out with the
+    /// next: ``PageStateBatch``): a change is judged against it, not against a model that has not
+    /// seen it. Nil once browserd's answer or a change of the model's own says where it stands.
+    private var toldLoading: (loading: Bool, progress: Double)?
 
     /// A page for `model` just made (about:blank): its first action loads the tab's current entry.
     public init(model: ModelTab) {
@@ -312,12 +316,33 @@ public struct PageSync: Sendable {
     /// place with the same URL is the same entry.
     private func resolvingMadeUpIDs(in history: PageHistory) -> PageHistory? {
         guard var before = page, before.entries.contains(where: { $0.id < 0 }) else { return page }
+        let offset = Self.alignment(of: before, with: history)
         for index in before.entries.indices where before.entries[index].id < 0 {
-            if history.entries.indices.contains(index), history.entries[index].url == before.entries[index].url {
-                before.entries[index].id = history.entries[index].id
+            let there = index + offset
+            if history.entries.indices.contains(there), history.entries[there].url == before.entries[index].url {
+                before.entries[index].id = history.entries[there].id
             }
         }
         return before
+    }
+
+    /// How far `history` (read later) is shifted from `list` (Chromium dropped the oldest entries as
+    /// the page pushed past its 50: a storm's later commits, not yet told): by the last entry of
+    /// Chromium's own both hold, else by the shift under which most of the entries steps made have
+    /// the URL read there (the least shift among equals: none when every entry has one URL).
+    static func alignment(of list: PageHistory, with history: PageHistory) -> Int {
+        for index in list.entries.indices.reversed() where list.entries[index].id >= 0 {
+            if let there = history.index(of: list.entries[index].id) { return there - index }
+        }
+        let madeUp = list.entries.indices.filter { list.entries[$0].id < 0 }
+        var best = (offset: 0, matches: -1)
+        for offset in (-list.entries.count)...history.entries.count {
+            let matches = madeUp.count { index in
+                history.entries.indices.contains(index + offset) && history.entries[index + offset].url == list.entries[index].url
+            }
+            if matches > best.matches || (matches == best.matches && abs(offset) < abs(best.offset)) { best = (offset, matches) }
+        }
+        return best.offset
     }
 
     /// Whether the renderer loads `url`: `http:` and `https:` only. A tab's URL of any other scheme
@@ -477,6 +502,7 @@ public struct PageSync: Sendable {
         guard foreseen, !newPending else { return modelChanged(tab, now: now) }
         expected.append((tab.position, now + Self.expectationLifetime))
         model = tab
+        toldLoading = nil
         if ownLoad == nil, let page, page.current?.url == tab.url {
             anchor = (tab.historyIndex, tab.historyCount, page.currentIndex)
         }
@@ -490,6 +516,8 @@ public struct PageSync: Sendable {
             model = tab
             return []
         }
+        // A change of the model's own (a client's): where loading stands is its word now.
+        toldLoading = nil
         let before = model
         model = tab
         guard tab.asksForALoad, tab.position != before.position || !before.asksForALoad else { return [] }
@@ -665,7 +693,9 @@ public struct PageSync: Sendable {
         guard loading || ownLoad == nil else { return [] }
         // Never progress 0 while loading: that state is a command's (``ModelTab/asksForALoad``).
         let progress = loading ? min(max(progress, 0.1), 0.9) : 1
-        guard loading != model.loading || progress != model.progress else { return [] }
+        let standing = toldLoading ?? (model.loading, model.progress)
+        guard loading != standing.loading || progress != standing.progress else { return [] }
+        toldLoading = (loading, progress)
         return [.reportPageState(title: nil, loading: loading, progress: progress, faviconURL: nil)]
     }
 }

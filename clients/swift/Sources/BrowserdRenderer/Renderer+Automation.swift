@@ -17,8 +17,9 @@ extension Renderer: AutomationHost {
     // MARK: Leases
 
     /// Puts the renderer's lease of its profile (and of its incognito profile while it has one) in
-    /// browserd: at once when their pages change, else every ``leaseRenewal``; a lease browserd lost
-    /// (a restart) is put back on the next renewal.
+    /// browserd: at once when their pages change (``leaseWake``: no polling; it looks again at least
+    /// every ``leaseLook`` all the same), else every ``leaseRenewal``; a lease browserd lost (a
+    /// restart) is put back on the next renewal.
     func announceLeases() async {
         var sent: [String: (pages: [String: String], at: ContinuousClock.Instant)] = [:]
         while !Task.isCancelled {
@@ -35,12 +36,16 @@ extension Renderer: AutomationHost {
                 }
             }
             for gone in sent.keys where !profiles.contains(gone) { sent[gone] = nil }
-            try? await Task.sleep(for: .milliseconds(50))
+            // A lease that failed is tried again soon; otherwise the next change, or the look.
+            await leaseWake.wait(upTo: sent.count < profiles.count ? .milliseconds(250) : Self.leaseLook)
         }
     }
 
     /// How often a lease is put again while nothing changes (browserd keeps it 15 s).
     static var leaseRenewal: Duration { .seconds(5) }
+    /// The longest the lease loop sleeps without a wake (a change it was not told of is announced
+    /// within it). It looked every 50 ms: 20 wake-ups a second per profile, idle or not.
+    static var leaseLook: Duration { .seconds(1) }
 
     /// The tabs of `profile` with a page, and their targets.
     func leasePages(of profile: String) -> [String: String] {

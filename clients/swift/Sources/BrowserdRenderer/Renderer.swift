@@ -90,14 +90,14 @@ public actor Renderer {
     private var windows: [String: WindowTabs] = [:]
     private var windowTasks: [String: Task<Void, Never>] = [:]
     /// The profile each followed window belongs to (the renderer's, or its incognito profile).
-    var windowProfile: [String: String] = [:]
+    var windowProfile: [String: String] = [:] { didSet { leaseWake.signal() } }
     /// The incognito profile followed (the profile's, while it has one), and its stream's task.
     private var incognito: (profileID: String, task: Task<Void, Never>)?
     /// The Chromium browser context of each incognito profile's pages (made on its first page, per
     /// Chromium process: an in-memory context, as Chromium's off-the-record profile).
     private var contexts: [String: Task<String?, Never>] = [:]
     /// The live pages: each tab's page, window, target and session (a popup names its opener's target).
-    var table = PageTable<LivePage>()
+    var table = PageTable<LivePage>() { didSet { leaseWake.signal() } }
     /// The profile's web state as kept in step with browserd (``keepWebState()``).
     var webState = WebStateTracker()
     /// Whether a state written at browserd is being loaded into Chromium, and how many were: a reading
@@ -122,7 +122,7 @@ public actor Renderer {
     /// Windows whose pages wait while a popup's tab is being made in them (its page must adopt the
     /// popup's target, not make one of its own).
     private var popupsUnderWay: [String: Int] = [:]
-    var chromium: ChromiumProcess?
+    var chromium: ChromiumProcess? { didSet { leaseWake.signal() } }
     /// What automation clients read without the actor (``AutomationDirectory``).
     let automation: AutomationDirectory
     /// Where automation clients attach (while ``run()`` runs with ``Options/devtools``).
@@ -140,7 +140,10 @@ public actor Renderer {
     var windowActiveAt: [String: Double] = [:]
     var activityCount = 0
     /// The pages changed since the leases were put last.
-    var leasesDirty = true
+    var leasesDirty = true { didSet { if leasesDirty { leaseWake.signal() } } }
+    /// Wakes the lease loop when what a lease says may have changed (the page table, the windows'
+    /// profiles, Chromium, ``leasesDirty``): it waits for this, not a timer.
+    let leaseWake = WakeSignal()
     /// Whether browserd's refusal of a lease (a profile's token) was logged.
     var leaseRefusalLogged = false
     /// How many times Chromium was started (the first start is 1).

@@ -50,4 +50,21 @@ import Testing
             #expect(first == Self.state(title: "T", loading: false, progress: 1), "\(next)")
         }
     }
+
+    /// A page that starts and stops loading within one batch (a same-document navigation): the stop
+    /// is judged against the start told, not against a model that has not seen it, so the batch ends
+    /// with the stop (judged against the model, the stop looked like no change and the tab stayed
+    /// loading: seen with a real Chromium).
+    @Test func aStopAfterAStartNotYetSentIsTold() {
+        var sync = PageSyncTests.following()
+        var batch = PageStateBatch()
+        for event: PageSync.Event in [.loading(true, progress: 0.1), .loading(false, progress: 1)] {
+            for action in sync.event(event, now: 1) { _ = batch.hold(action) }
+        }
+        let sent = batch.take()
+        #expect(sent == Self.state(loading: false, progress: 1))
+        // Once browserd answered, the model is the judge again.
+        _ = sync.reported(sent!, answer: PageSyncTests.tab("http://a.test/", index: 0, count: 1), now: 2)
+        #expect(sync.event(.loading(false, progress: 1), now: 3).isEmpty, "no change from what browserd holds")
+    }
 }

@@ -455,6 +455,40 @@ extension PageSyncTests {
         #expect(reloading.ownLoad == nil, "the reload's commit was taken as its own")
     }
 
+    /// Entries steps made are named by a list read later even when Chromium dropped its oldest
+    /// entries meanwhile (a storm past its 50): lined up by an entry of Chromium's own both hold, else
+    /// by the made-up entries' URLs — so a storm read from the list after its first steps is new
+    /// entries, not one replaced (seen: a 2,000-push storm ended as one entry in the model).
+    @Test func madeUpIDsAreNamedAcrossChromiumsDroppedEntries() {
+        let ours = PageHistory(
+            currentIndex: 2, entries: [.init(id: 5, url: "http://s.test/"), .init(id: -1, url: "http://s.test/#1"), .init(id: -2, url: "http://s.test/#2")])
+        // Chromium dropped the first two of ours and went on to #4.
+        let read = Self.history(["http://s.test/#2", "http://s.test/#3", "http://s.test/#4"], current: 2, ids: [22, 23, 24])
+        #expect(PageSync.alignment(of: ours, with: read) == -2)
+        // With an entry of Chromium's own in both, it decides.
+        let kept = Self.history(["http://s.test/", "http://s.test/#1", "http://s.test/#2", "http://s.test/#3"], current: 3, ids: [5, 21, 22, 23])
+        #expect(PageSync.alignment(of: ours, with: kept) == 0)
+        // One URL everywhere (same-URL pushes): no shift.
+        let same = PageHistory(currentIndex: 1, entries: [.init(id: -1, url: "http://s.test/"), .init(id: -2, url: "http://s.test/")])
+        #expect(PageSync.alignment(of: same, with: Self.history(["http://s.test/", "http://s.test/", "http://s.test/"], current: 2)) == 0)
+        // Through a commit read from the list: the storm's entries after #2 are new ones.
+        var sync = Self.following()
+        for n in 1...2 {
+            let url = "http://a.test/#\(n)"
+            _ = sync.event(.stepped(url: url, step: .push, sameDocument: true, transition: "link"), now: Double(n))
+            _ = sync.reported(
+                .reportNavigation(url: url, transition: "link", replace: false, sameDocument: false),
+                answer: Self.tab(url, index: n, count: n + 1), now: Double(n))
+        }
+        let storm = Self.history(["http://a.test/#1", "http://a.test/#2", "http://a.test/#3", "http://a.test/#4"], current: 3, ids: [31, 32, 33, 34])
+        #expect(
+            sync.event(.committed(storm, loaderID: nil, url: "http://a.test/#4"), now: 5)
+                == [
+                    .reportNavigation(url: "http://a.test/#3", transition: "link", replace: false),
+                    .reportNavigation(url: "http://a.test/#4", transition: "link", replace: false),
+                ])
+    }
+
     @Test func aNewNavigationsStepIsKnownAsItStarts() {
         #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: true, intent: .replace, showing: "http://a.test/") == .replace)
         #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: true, intent: nil, showing: "http://a.test/") == nil)
