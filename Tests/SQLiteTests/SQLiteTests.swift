@@ -134,6 +134,45 @@ func withDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         #expect(throws: SQLiteError.self) { try SQLiteMigrator.version(of: connection) }
     }
 
+    /// A migration that rebuilds a referenced table runs with foreign keys off (the old table's drop
+    /// cascades to nothing), checks the tables it names before it commits (a rebuild that lost a
+    /// referenced row is rolled back), and turns them on again.
+    @Test func aTableRebuildKeepsReferencesOrRollsBack() throws {
+        let base = SQLiteMigrator.Migration(
+            "parent and child",
+            sql: """
+                CREATE TABLE parent (id TEXT PRIMARY KEY, junk BLOB);
+                CREATE TABLE child (parent_id TEXT PRIMARY KEY REFERENCES parent(id) ON DELETE CASCADE);
+                """)
+        func rebuild(keeping filter: String) -> SQLiteMigrator.Migration {
+            .init(
+                "rebuild parent", rebuildingChecks: ["child"],
+                sql: """
+                    CREATE TABLE parent_rebuilt (id TEXT PRIMARY KEY);
+                    INSERT INTO parent_rebuilt (id) SELECT id FROM parent WHERE \(filter);
+                    DROP TABLE parent;
+                    ALTER TABLE parent_rebuilt RENAME TO parent;
+                    """)
+        }
+        for (filter, keeps) in [("1", true), ("id <> 'b'", false)] {
+            try withDatabase { db in
+                try db.execute("PRAGMA foreign_keys = ON")
+                try SQLiteMigrator([base]).migrate(db)
+                try db.run("INSERT INTO parent (id) VALUES ('a'), ('b')")
+                try db.run("INSERT INTO child (parent_id) VALUES ('a'), ('b')")
+                let migrator = SQLiteMigrator([base, rebuild(keeping: filter)])
+                if keeps {
+                    #expect(try migrator.migrate(db) == [2])
+                    #expect(try db.scalar("SELECT COUNT(*) FROM child").int == 2, "the drop cascaded to nothing")
+                } else {
+                    #expect(throws: SQLiteMigrator.ForeignKeyViolation.self) { try migrator.migrate(db) }
+                    #expect(try SQLiteMigrator.version(of: db) == 1 && db.scalar("SELECT COUNT(*) FROM parent").int == 2, "rolled back")
+                }
+                #expect(try db.scalar("PRAGMA foreign_keys").int == 1, "on again")
+            }
+        }
+    }
+
     @Test func failingMigrationLeavesEarlierOnes() throws {
         try withDatabase { db in
             let broken = SQLiteMigrator(migrator.migrations + [.init("broken", sql: "CREATE TABLE a (z)")])

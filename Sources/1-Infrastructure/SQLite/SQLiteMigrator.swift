@@ -22,18 +22,21 @@ public struct SQLiteMigrator {
         public let apply: (SQLiteConnection) throws -> Void
         /// It rebuilds a table other tables refer to (SQLite's twelve steps: create the new table,
         /// copy, drop the old, rename): foreign keys are off while it runs (dropping the old table
-        /// would otherwise cascade to the rows that refer to it), and checked before it commits.
-        public let rebuildsTables: Bool
+        /// would otherwise cascade to the rows that refer to it), and these tables' are checked
+        /// before it commits (only these: a row another table held dangling before is no failure
+        /// of this step's). Empty: foreign keys stay as they are.
+        public let checkedTables: [String]
+        public var rebuildsTables: Bool { !checkedTables.isEmpty }
 
-        public init(_ name: String, rebuildsTables: Bool = false, apply: @escaping (SQLiteConnection) throws -> Void) {
+        public init(_ name: String, rebuildingChecks checkedTables: [String] = [], apply: @escaping (SQLiteConnection) throws -> Void) {
             self.name = name
-            self.rebuildsTables = rebuildsTables
+            self.checkedTables = checkedTables
             self.apply = apply
         }
 
         /// A migration that is plain SQL.
-        public init(_ name: String, rebuildsTables: Bool = false, sql: String) {
-            self.init(name, rebuildsTables: rebuildsTables) { try $0.execute(sql) }
+        public init(_ name: String, rebuildingChecks checkedTables: [String] = [], sql: String) {
+            self.init(name, rebuildingChecks: checkedTables) { try $0.execute(sql) }
         }
     }
 
@@ -74,7 +77,7 @@ public struct SQLiteMigrator {
             defer { if keysWereOn { try? connection.execute("PRAGMA foreign_keys = ON") } }
             try connection.transaction {
                 try migration.apply(connection)
-                if migration.rebuildsTables, try connection.scalar("SELECT COUNT(*) FROM pragma_foreign_key_check").int != 0 {
+                for table in migration.checkedTables where try connection.scalar("SELECT COUNT(*) FROM pragma_foreign_key_check(?)", table).int != 0 {
                     throw ForeignKeyViolation(migration: migration.name)
                 }
                 try connection.execute("PRAGMA user_version = \(version)")

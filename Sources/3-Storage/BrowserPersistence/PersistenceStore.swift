@@ -152,7 +152,7 @@ public final class PersistenceStore {
             // The tabs table is rebuilt (`DROP COLUMN` shrinks rows in place, on as many pages), its
             // rows written window by window in order, so a window's rows share a few pages.
             .init(
-                "tab histories", rebuildsTables: true,
+                "tab histories", rebuildingChecks: ["tab_histories"],
                 sql: """
                     CREATE TABLE tab_histories (tab_id TEXT PRIMARY KEY REFERENCES tabs(id) ON DELETE CASCADE, history BLOB NOT NULL);
                     INSERT INTO tab_histories (tab_id, history) SELECT id, history FROM tabs;

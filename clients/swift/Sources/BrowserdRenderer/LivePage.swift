@@ -408,12 +408,19 @@ private struct Worker {
         await self.step(step, to: url, sameDocument: awaiting.sameDocument)
     }
 
-    /// Reports a commit from its step alone: the page's list is not read (the ids of the entries steps
-    /// made are asked for only when a traversal needs one: ``PageSync/Action/readHistory``).
+    /// Reports a commit from its step, then (the report gone) reads the page's list for the ids of the
+    /// entries steps made, unless a newer commit waits: a list read later for a storm of commits lines
+    /// its entries up by them (without them, a storm past Chromium's 50 entries was once taken for a
+    /// replaced entry). A traversal to an entry still unnamed asks for the list itself
+    /// (``PageSync/Action/readHistory``).
     mutating func step(_ step: PageSync.Step, to url: String, sameDocument: Bool) async {
         if !sameDocument, PageSync.pageCanShow(url) { documentCommitted = true }
         let transition = sameDocument ? "link" : startedTransition
         await perform(sync.event(.stepped(url: url, step: step, sameDocument: sameDocument, transition: transition), now: now))
+        guard !mailbox.hasPendingCommit, let read = try? await call("Page.getNavigationHistory", timeout: policy.quickCommandTimeout),
+            let history = PageHistory(read)
+        else { return }
+        await perform(sync.event(.refreshed(history), now: now))
     }
 
     /// Sends the page state held (``PageStateBatch``), before `next` when another report follows.

@@ -401,6 +401,19 @@ public struct PageSync: Sendable {
                 reportedAhead = history.currentIndex - at
                 return first + rest
             }
+            // A load of ours committed at `url`, and the page pushed past Chromium's 50 entries before the
+            // list was read: its entry is gone from the list. It committed where it says (no
+            // redirect), and the list's entries came after it (Chromium dropped it: the first of them
+            // takes its place).
+            if let url, !subframe, Self.pageCanShow(url), history.currentIndex >= 0, !history.holds(url),
+                case .navigate(let ours)? = ownLoad?.kind, ours == url, ownLoad?.loaderID.map({ $0 == loaderID }) ?? true
+            {
+                madeUpIDs -= 1
+                let first = committed(PageHistory(currentIndex: 0, entries: [.init(id: madeUpIDs, url: url)]), loaderID: loaderID)
+                let rest = committed(history, loaderID: nil)
+                reportedAhead = history.currentIndex + 1
+                return first + rest
+            }
             reportedAhead = 0
             return committed(history, loaderID: loaderID, subframe: subframe)
         case .loadAnswered(let number, let loaderID, let errorText):

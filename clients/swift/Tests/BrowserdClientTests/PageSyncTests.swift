@@ -489,6 +489,23 @@ extension PageSyncTests {
                 ])
     }
 
+    /// A load of ours whose page pushed past Chromium's 50 entries before its list was read (its own
+    /// entry dropped from the list): it committed where it says, not at the list's last entry as a
+    /// redirect would (seen: a 2,000-push storm ended as one replaced entry in the model); the list's
+    /// entries follow it, the first in its place, as in Chromium's list.
+    @Test func aLoadWhoseEntryAStormPushedOutIsNoRedirect() {
+        var sync = PageSync(model: Self.tab("http://s.test/storm", index: 0, count: 1))
+        #expect(sync.start() == [.load(url: "http://s.test/storm")])
+        let list = Self.history(["http://s.test/storm#51", "http://s.test/storm#52"], current: 1, ids: [60, 61])
+        #expect(
+            sync.event(.committed(list, loaderID: "L", url: "http://s.test/storm"), now: 1)
+                == [
+                    .reportNavigation(url: "http://s.test/storm#51", transition: "link", replace: true),
+                    .reportNavigation(url: "http://s.test/storm#52", transition: "link", replace: false),
+                ])
+        #expect(sync.ownLoad == nil)
+    }
+
     @Test func aNewNavigationsStepIsKnownAsItStarts() {
         #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: true, intent: .replace, showing: "http://a.test/") == .replace)
         #expect(PageSync.startedStep(kind: "differentDocument", to: "http://b.test/", requested: true, intent: nil, showing: "http://a.test/") == nil)
