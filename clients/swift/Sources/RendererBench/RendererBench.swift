@@ -17,7 +17,7 @@ import Synchronization
 /// - this process's CPU (renderer and watcher) per page navigation;
 /// - Chromium's memory per live page (its process group's RSS with 1 and with `--live-pages` pages).
 ///
-///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH]
+///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH] [--chromium-nice 10]
 ///     renderer-bench --fence ORIGIN      (the fence alone: bench/fence.py)
 @main
 struct RendererBench {
@@ -33,6 +33,8 @@ struct RendererBench {
         }
         let navigations = Int(arguments["--navigations"] ?? "") ?? 200
         let livePages = Int(arguments["--live-pages"] ?? "") ?? 10
+        // browserd-renderer's --chromium-nice (its default is 0; the figures of issue 54 were at 10).
+        let niceness = Int(arguments["--chromium-nice"] ?? "") ?? 10
         guard let chromium = arguments["--chromium"] ?? ChromiumLaunch.defaultExecutable() else {
             FileHandle.standardError.write(Data("no Chromium found\n".utf8))
             exit(2)
@@ -81,14 +83,14 @@ struct RendererBench {
             _ label: String, from start: Int, policy: RendererPolicy
         ) async throws -> (latencies: [Double], seconds: Double, cpu: Double, chromium: Double, renderer: Renderer, run: Task<Void, any Error>) {
             let commits = Times()
-            let renderer = Renderer(
-                options: .init(
-                    profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.appendingPathComponent(label).path,
-                    allowedOrigins: [pages],
-                    commitObserver: { _, url in
-                        if commits.note(url, at: .now), tracing { MillisecondLog.line("Chromium committed \(url)") }
-                    }, policy: policy),
-                client: client, logger: quiet)
+            var options = Renderer.Options(
+                profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.appendingPathComponent(label).path,
+                allowedOrigins: [pages],
+                commitObserver: { _, url in
+                    if commits.note(url, at: .now), tracing { MillisecondLog.line("Chromium committed \(url)") }
+                }, policy: policy)
+            options.chromiumNiceness = niceness
+            let renderer = Renderer(options: options, client: client, logger: quiet)
             let run = Task { try await renderer.run() }
             while await renderer.chromiumPID == nil { try await Task.sleep(for: .milliseconds(20)) }
             let cpuBefore = processCPU()
@@ -137,7 +139,7 @@ struct RendererBench {
         let livePagesNow = await renderer.livePages()[window]?.count ?? 0
         let rssMany = pid.map(groupRSS) ?? 0
 
-        print("renderer bench: \(navigations) navigations, Chromium \(pid.map(String.init) ?? "-")")
+        print("renderer bench: \(navigations) navigations, Chromium \(pid.map(String.init) ?? "-") at --chromium-nice \(niceness)")
         print(
             String(
                 format: "  client navigate -> watcher event (baseline)       p50 %6.2f ms   p99 %6.2f ms   (%d)", percentile(baseline, 50),
