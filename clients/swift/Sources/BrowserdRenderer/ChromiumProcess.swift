@@ -21,8 +21,8 @@ public struct ChromiumLaunch: Sendable, Equatable {
     public var runsAsRoot: Bool
     /// How much nicer than the renderer Chromium runs (`nice`; 0: as nice as the renderer): while
     /// Chromium renders on every core, a commit's report, browserd and its watchers get the CPU
-    /// first, so a page's commit reaches a watcher within a frame (issue 54: p99 10–13 ms at 10
-    /// against 17–42 at 0). Off by default: on a host whose other work fills the cores, a niced
+    /// first, so a page's commit reaches a watcher within a frame (issue 54: p99 10–13 ms at 10;
+    /// the code before, at 0: 17–60). Off by default: on a host whose other work fills the cores, a niced
     /// Chromium waits behind it (its pages load slowly; seen as Playwright's gotos racing error pages).
     public var niceness: Int
 
