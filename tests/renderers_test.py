@@ -61,6 +61,13 @@ def call(base, method, path, body=None, token=ADMIN, headers=None):
         text = error.read()
         return error.code, json.loads(text) if text else None
 
+def created(base, path, body):
+    """The id of what a POST created; a clear failure with the server's answer otherwise."""
+    status, answer = call(base, "POST", path, body)
+    assert status == 201, f"POST {path} answered {status}: {answer}"
+    return answer["id"]
+
+
 
 def wait_for(predicate, what, timeout=30):
     deadline = time.time() + timeout
@@ -289,8 +296,8 @@ def max_profiles(setup):
     wait_for(lambda: len(call(base, "GET", "/v1/renderers")[1]["items"]) == 1, "c registered")
     windows = {}
     for i in range(3):
-        profile = call(base, "POST", "/v1/profiles", {"name": f"m{i}"})[1]["id"]
-        window = call(base, "POST", "/v1/browsers", {"profileId": profile})[1]["id"]
+        profile = created(base, "/v1/profiles", {"name": f"m{i}"})
+        window = created(base, "/v1/browsers", {"profileId": profile})
         call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{setup.site}/alive.html?key={profile}"})
         windows[profile] = window
     profiles = list(windows)
@@ -328,8 +335,8 @@ def max_live_pages(setup):
     wait_for(lambda: any(r["name"] == "d" for r in call(base, "GET", "/v1/renderers")[1]["items"]), "d registered")
     keys, active = [], []
     for i in range(2):
-        profile = call(base, "POST", "/v1/profiles", {"name": f"l{i}"})[1]["id"]
-        window = call(base, "POST", "/v1/browsers", {"profileId": profile})[1]["id"]
+        profile = created(base, "/v1/profiles", {"name": f"l{i}"})
+        window = created(base, "/v1/browsers", {"profileId": profile})
         for t in range(3):
             key = f"{profile}-{t}"
             call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{setup.site}/alive.html?key={key}"})
@@ -366,7 +373,7 @@ def run(setup):
         status, profile = call(base, "POST", "/v1/profiles", {"name": f"p{i}"})
         assert status == 201, profile
         if i < 4:
-            window = call(base, "POST", "/v1/browsers", {"profileId": profile["id"]})[1]["id"]
+            window = created(base, "/v1/browsers", {"profileId": profile["id"]})
             status, tab = call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{setup.site}/alive.html?key={profile['id']}"})
             assert status == 201, tab
             windowed.append((profile["id"], tab["id"]))

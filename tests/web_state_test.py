@@ -58,6 +58,13 @@ def call(base, method, path, body=None, raw=None):
         return error.code, json.loads(text) if text else None
 
 
+def created(base, path, body):
+    """The id of what a POST created; a clear failure with the server's answer otherwise."""
+    status, answer = call(base, "POST", path, body)
+    assert status == 201, f"POST {path} answered {status}: {answer}"
+    return answer["id"]
+
+
 def reachable(url):
     try:
         urllib.request.urlopen(url, timeout=1)
@@ -156,9 +163,9 @@ def run(browserd, renderer, store):
     try:
         start([browserd, "serve", "--port", str(port), "--data-dir", os.path.join(root, "data"), "--log-level", "debug"] + (store or []), "browserd")
         wait_for(lambda: reachable(base + "/readyz"), "browserd", 20)
-        profile = call(base, "POST", "/v1/profiles", {"name": "login"})[1]["id"]
-        window = call(base, "POST", "/v1/browsers", {"profileId": profile})[1]["id"]
-        tab = call(base, "POST", f"/v1/browsers/{window}/tabs", {"url": f"{site}/"})[1]["id"]
+        profile = created(base, "/v1/profiles", {"name": "login"})
+        window = created(base, "/v1/browsers", {"profileId": profile})
+        tab = created(base, f"/v1/browsers/{window}/tabs", {"url": f"{site}/"})
 
         # 1. Log in through the page; kill -9 two seconds later; an empty state directory logs back in.
         first = render(profile, "a")
@@ -220,7 +227,7 @@ def run(browserd, renderer, store):
             playwright_state = context.storage_state(path=saved)
             browser.close()
         bare.terminate()
-        carol = call(base, "POST", "/v1/profiles", {"name": "carol"})[1]["id"]
+        carol = created(base, "/v1/profiles", {"name": "carol"})
         # As `curl -T state.json` sends it: no Content-Type, and Expect: 100-continue.
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
         body = open(saved, "rb").read()
@@ -231,8 +238,8 @@ def run(browserd, renderer, store):
         connection.close()
         got = call(base, "GET", f"/v1/profiles/{carol}/storage-state")[1]
         assert got == playwright_state, (got, playwright_state)
-        carol_window = call(base, "POST", "/v1/browsers", {"profileId": carol})[1]["id"]
-        carol_tab = call(base, "POST", f"/v1/browsers/{carol_window}/tabs", {"url": f"{site}/"})[1]["id"]
+        carol_window = created(base, "/v1/browsers", {"profileId": carol})
+        carol_tab = created(base, f"/v1/browsers/{carol_window}/tabs", {"url": f"{site}/"})
         render(carol, "c")
         wait_for(lambda: title(carol_tab) == "user:carol ls:tok-carol", "a browserd tab logged in by Playwright's storage state", 60)
         print(f"web state: Playwright's storage_state ({len(playwright_state['cookies'])} cookie, {len(playwright_state['origins'])} origin) "

@@ -297,3 +297,38 @@ final class MemoryStore: DurableSink {
         #expect(sequence.indices.allSatisfy { sequence[$0].index == $0 })
     }
 }
+
+/// A sink that can be closed, as the app's is before start-up opens the store and after shutdown.
+final class ClosableSink: DurableSink {
+    let open = Mutex(true)
+    let enqueued = Mutex(0)
+    var unavailableReason: String? { nil }
+    var isOpen: Bool { open.withLock { $0 } }
+
+    func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void {
+        enqueued.withLock { $0 += 1 }
+        return {}
+    }
+}
+
+@Suite(.computing) struct ClosedSinkTests {
+    /// A change made while the sink is not open could never be saved: it is refused before the model
+    /// changes (memory never runs ahead of the store), and taken once the sink is open.
+    @Test func aClosedSinkRefusesChangesBeforeTheModelChanges() async throws {
+        let sink = ClosableSink()
+        let service = BrowserService(sink: sink, storedTabs: NothingStored(), framing: TestFraming())
+        let profile = try await service.createProfile(name: "p")
+        let window = try await service.createWindow(profile: profile.id).id
+        let before = sink.enqueued.withLock { $0 }
+        sink.open.withLock { $0 = false }
+        await #expect(throws: ServiceError.self) {
+            _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://e.example/", activate: true), in: window)
+        }
+        #expect(service.window(window)?.tabs.isEmpty == true)
+        #expect(sink.enqueued.withLock { $0 } == before)
+        sink.open.withLock { $0 = true }
+        _ = try await service.dispatch(TabCommands.open, OpenTabRequest(url: "https://e.example/", activate: true), in: window)
+        #expect(service.window(window)?.tabs.count == 1)
+        #expect(sink.enqueued.withLock { $0 } == before + 1)
+    }
+}

@@ -51,8 +51,21 @@ final class BrowserdProcess: Sendable {
         throw CancellationError()
     }
 
-    private static func port(in text: String) -> Int? {
-        guard let line = text.split(separator: "\n").last(where: { $0.contains("browserd started") }),
+    /// Waits for the server's listening line (logged before start-up work is done) and returns its port.
+    func waitForListening(timeout: Duration = .seconds(20)) throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let range = log.range(of: "http server listening"), let port = Self.port(in: String(log[..<range.upperBound]), line: "http server listening") {
+                return port
+            }
+            if !process.isRunning { break }
+            usleep(1_000)
+        }
+        throw CancellationError()
+    }
+
+    private static func port(in text: String, line marker: String = "browserd started") -> Int? {
+        guard let line = text.split(separator: "\n").last(where: { $0.contains(marker) }),
             let address = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }),
             let port = address.split(separator: ":").last
         else { return nil }
@@ -154,6 +167,33 @@ final class OutputBuffer: Sendable {
         let status = server.waitForExit()
         #expect(status != 0)
         #expect(server.log.contains("BROWSERD_PORT=eighty"))
+    }
+
+    /// `/readyz` 200 means changes are taken: a client that polls it from the server's first moment and
+    /// then creates a profile gets 201, never a 503 for a store not yet open (on PostgreSQL the server
+    /// answers while it joins the cluster; a write then was refused as "could not be saved", and
+    /// before the sink refused it, the model had already changed). Three starts a store: the window
+    /// was hit in about one start of four.
+    @Test(arguments: TestStore.available)
+    func readyMeansWritesAreTaken(_ store: TestStore) async throws {
+        try await store.withArguments { arguments in
+            for start in 0..<3 {
+                let server = try BrowserdProcess(arguments: ["--port", "0", "--log-level", "debug"] + arguments)
+                let port = try server.waitForListening()
+                let status = try await blocking { () -> Int in
+                    let client = try HTTPClientConnection(host: "127.0.0.1", port: port)
+                    let deadline = Date().addingTimeInterval(20)
+                    while (try? client.request("GET", "/readyz"))?.status != 200 {
+                        guard Date() < deadline else { return 0 }
+                    }
+                    let body = Array(#"{"name":"ready \#(start)"}"#.utf8)
+                    return try client.request("POST", "/v1/profiles", headers: crashJSONHeaders, body: body).status
+                }
+                server.signal(SIGTERM)
+                _ = server.waitForExit()
+                #expect(status == 201, "start \(start): the first write after /readyz 200 got \(status); log:\n\(server.log)")
+            }
+        }
     }
 
     @Test func healthcheckFailsWhenNothingListens() throws {

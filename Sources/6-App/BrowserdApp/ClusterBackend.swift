@@ -104,6 +104,9 @@
                 }
             }
             try await store.prepare()
+            // The server answers from here on; until the writer is attached below, API calls get 503s
+            // saying so and /readyz is not 200 (a client that waited for it must find writes taken).
+            app.readiness.block("restore", reason: "joining the cluster: reading leases and renderers from the database")
             app.readiness.clear("startup")
             try app.server.start()
             if held.advertiseURL.isEmpty {

@@ -33,6 +33,9 @@ final class StoreSink: DurableSink {
 
     var unavailableReason: String? { failure.withLock { $0 } }
 
+    /// A writer is attached: not before start-up has opened the store, nor after shutdown closed it.
+    var isOpen: Bool { writer != nil }
+
     /// The writer, once attached.
     var writer: StoreWriter? { writerSlot.withLock { $0 } }
 

@@ -96,6 +96,7 @@ public final class BrowserService: Sendable {
             // Checked again here, in executor order: a change must not be applied once a commit has
             // failed, since the rollback that follows runs on this executor and must be the last word.
             if mutating, let reason = sink?.unavailableReason { return (.failure(ServiceError.storageFailed(reason)), nil) }
+            if mutating, let sink, !sink.isOpen { return (.failure(ServiceError.storageFailed("storage is not open")), nil) }
             let mediator = ProfileMediator.attach(to: session, snapshots: snapshots)
             var result = Result { try body(session) }
             mediator.publishWindows()
