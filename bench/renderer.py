@@ -8,7 +8,7 @@
 - CPU per navigation: the renderer's process (renderer and watcher), browserd's and Chromium's;
 - Chromium's memory per live page.
 
-Usage: bench/renderer.py [--navigations 200] [--live-pages 10]   (builds what it runs, release)
+Usage: bench/renderer.py [--navigations 200] [--live-pages 10] [--chromium-nice N]   (builds what it runs, release)
 """
 import argparse
 import http.server
@@ -53,6 +53,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--navigations", type=int, default=200)
     parser.add_argument("--live-pages", type=int, default=10)
+    parser.add_argument("--chromium-nice", type=int, default=None,
+                        help="Chromium's niceness above the renderer's (default: browserd-renderer's own, 5)")
     args = parser.parse_args()
     subprocess.run(["swift", "build", "-c", "release", "--product", "browserd"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["swift", "build", "-c", "release", "--package-path", "clients/swift", "--product", "renderer-bench"],
@@ -72,7 +74,8 @@ def main():
             before = cpu_seconds([server.pid])
             done = subprocess.run([f"{bench_bin}/renderer-bench", "--server", f"http://127.0.0.1:{port}",
                                    "--pages", f"http://127.0.0.1:{pages.server_address[1]}",
-                                   "--navigations", str(args.navigations), "--live-pages", str(args.live_pages)],
+                                   "--navigations", str(args.navigations), "--live-pages", str(args.live_pages)]
+                                  + ([] if args.chromium_nice is None else ["--chromium-nice", str(args.chromium_nice)]),
                                   capture_output=True, text=True)
             sys.stdout.write(done.stdout)
             if done.returncode != 0:

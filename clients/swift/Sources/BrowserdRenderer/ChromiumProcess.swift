@@ -21,13 +21,15 @@ public struct ChromiumLaunch: Sendable, Equatable {
     public var runsAsRoot: Bool
     /// How much nicer than the renderer Chromium runs (`nice`; 0: as nice as the renderer): while
     /// Chromium renders on every core, a commit's report, browserd and its watchers get the CPU
-    /// first, so a page's commit reaches a watcher within a frame (issue 54: p99 10–13 ms at 10;
-    /// the code before, at 0: 17–60). Off by default: on a host whose other work fills the cores, a niced
-    /// Chromium waits behind it (its pages load slowly; seen as Playwright's gotos racing error pages).
+    /// first, so a page's commit reaches a watcher within a frame (issue 54, 2 cores: p99 7–8 ms at
+    /// 5, 6–17 at 10; at 0: 21–29 ms). The cost: on a host whose other work fills the cores, Chromium
+    /// waits behind it and its pages load slower — the model stays current, the pages lag (as
+    /// Chromium itself lowers its background renderers' priority below the browser's).
     public var niceness: Int
 
-    /// Chromium's default niceness: 0 (as the renderer's); 10 is what the bench measured.
-    public static let defaultNiceness = 0
+    /// Chromium's default niceness: 5 (at 5 the commit path met its aim as at 10, with a Chromium
+    /// that keeps about a quarter of a core's share against a busy neighbour rather than a tenth).
+    public static let defaultNiceness = 5
 
     public init(executable: String, userDataDirectory: String, proxyPort: Int?, runsAsRoot: Bool = getuid() == 0, niceness: Int = defaultNiceness) {
         self.executable = executable

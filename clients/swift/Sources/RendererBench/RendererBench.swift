@@ -17,7 +17,7 @@ import Synchronization
 /// - this process's CPU (renderer and watcher) per page navigation;
 /// - Chromium's memory per live page (its process group's RSS with 1 and with `--live-pages` pages).
 ///
-///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH] [--chromium-nice 10]
+///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH] [--chromium-nice N]
 ///     renderer-bench --fence ORIGIN      (the fence alone: bench/fence.py)
 @main
 struct RendererBench {
@@ -33,8 +33,8 @@ struct RendererBench {
         }
         let navigations = Int(arguments["--navigations"] ?? "") ?? 200
         let livePages = Int(arguments["--live-pages"] ?? "") ?? 10
-        // browserd-renderer's --chromium-nice (its default is 0; the figures of issue 54 were at 10).
-        let niceness = Int(arguments["--chromium-nice"] ?? "") ?? 10
+        // browserd-renderer's --chromium-nice (by default the renderer's own default).
+        let niceness = Int(arguments["--chromium-nice"] ?? "") ?? ChromiumLaunch.defaultNiceness
         guard let chromium = arguments["--chromium"] ?? ChromiumLaunch.defaultExecutable() else {
             FileHandle.standardError.write(Data("no Chromium found\n".utf8))
             exit(2)

@@ -72,7 +72,7 @@ struct RendererCommand: AsyncParsableCommand {
     var chromiumSandbox = "on"
     @Option(
         help:
-            "How much nicer than the renderer Chromium runs (0-19; 0: as the renderer). 10 on a host where the renderer and browserd share the cores with Chromium: a page's commit reaches watchers within a frame, and pages load slower when other work fills the cores."
+            "How much nicer than the renderer Chromium runs (0-19; 0: as the renderer): while Chromium renders on every core, a page's commit still reaches watchers within a frame; pages load slower when other work fills the cores."
     )
     var chromiumNice = ChromiumLaunch.defaultNiceness
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"

@@ -28,7 +28,9 @@ import Testing
         /// - Parameter gateway: the renderer runs its DevTools gateway (as `browserd-renderer` does unless
         ///   `--devtools-listen off`) and so announces its pages in its lease: a client's navigation of
         ///   a live tab then pends until the page commits it (issue 56). Without it, navigations commit at once.
-        init(liveTabs: Int = 3, gateway: Bool = true, chromiumNiceness: Int = 0, extraOrigins: (PageServer) -> [String] = { _ in [] }) async throws {
+        init(
+            liveTabs: Int = 3, gateway: Bool = true, chromiumNiceness: Int = ChromiumLaunch.defaultNiceness, extraOrigins: (PageServer) -> [String] = { _ in [] }
+        ) async throws {
             server = try await LiveServer()
             pages = try PageServer()
             client = BrowserdClient(server: server.url)
@@ -60,7 +62,7 @@ import Testing
 
         /// Runs `body` with a setup, and stops it (Chromium closed) however `body` ends.
         static func with(
-            liveTabs: Int = 3, gateway: Bool = true, chromiumNiceness: Int = 0, extraOrigins: (PageServer) -> [String] = { _ in [] },
+            liveTabs: Int = 3, gateway: Bool = true, chromiumNiceness: Int = ChromiumLaunch.defaultNiceness, extraOrigins: (PageServer) -> [String] = { _ in [] },
             _ body: (Setup) async throws -> Void
         ) async throws {
             let setup = try await Setup(liveTabs: liveTabs, gateway: gateway, chromiumNiceness: chromiumNiceness, extraOrigins: extraOrigins)
