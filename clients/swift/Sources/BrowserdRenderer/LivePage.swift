@@ -58,6 +58,12 @@ final class LivePage: Sendable {
 
     func send(_ input: Input) { mailbox.send(input) }
 
+    /// Whether browserd answered a report with "this tab does not exist": it was closed while the
+    /// report was on its way (the page closes next), so nothing was refused and nothing is retried.
+    static func tabIsGone(_ error: any Error) -> Bool {
+        BrowserdProblem.from(error)?.type == "/problems/tab-not-found"
+    }
+
     /// Ends it at once: what waits is dropped; its picture is taken and its target closed (unless the
     /// browser is gone: then its task is cancelled, and every call under way fails at once).
     func close(closingTarget: Bool) async {
@@ -631,6 +637,11 @@ private struct Worker {
                 }
             } catch {
                 if Task.isCancelled { return }
+                if LivePage.tabIsGone(error) {
+                    // Closed at browserd while this report was on its way (the page closes next).
+                    logger.debug("tab \(sync.model.id): \(action): the tab is gone")
+                    return
+                }
                 logger.warning("tab \(sync.model.id): \(action): \(error)")
             }
         }
@@ -648,6 +659,11 @@ private struct Worker {
             await perform(sync.reported(action, answer: ModelTab(tab), now: now))
             return
         } catch {
+            if LivePage.tabIsGone(error) {
+                // The tab was closed while its state was held: nothing is refused, there is no one to tell.
+                logger.debug("tab \(sync.model.id): page state not sent: the tab is gone")
+                return
+            }
             guard let status = BrowserdProblem.from(error)?.status, (400..<500).contains(status) else {
                 if !Task.isCancelled { logger.warning("tab \(sync.model.id): \(action): \(error)") }
                 return

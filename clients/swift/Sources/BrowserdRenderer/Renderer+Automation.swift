@@ -18,7 +18,7 @@ extension Renderer: AutomationHost {
 
     /// Puts the renderer's lease of its profile (and of its incognito profile while it has one) in
     /// browserd: at once when their pages change (``leaseWake``: no polling; it looks again at least
-    /// every ``leaseLook`` all the same), else every ``leaseRenewal``; a lease browserd lost (a
+    /// every ``RendererPolicy/leaseLook`` all the same), else every ``RendererPolicy/leaseRenewal``; a lease browserd lost (a
     /// restart) is put back on the next renewal.
     func announceLeases() async {
         var sent: [String: (pages: [String: String], at: ContinuousClock.Instant)] = [:]
@@ -28,7 +28,7 @@ extension Renderer: AutomationHost {
             leasesDirty = false
             for profile in profiles where chromium != nil {
                 let pages = leasePages(of: profile)
-                if !forced, let last = sent[profile], last.pages == pages, ContinuousClock.now - last.at < Self.leaseRenewal { continue }
+                if !forced, let last = sent[profile], last.pages == pages, ContinuousClock.now - last.at < options.policy.leaseRenewal { continue }
                 if await putLease(of: profile, pages: pages) {
                     sent[profile] = (pages, .now)
                 } else {
@@ -37,15 +37,9 @@ extension Renderer: AutomationHost {
             }
             for gone in sent.keys where !profiles.contains(gone) { sent[gone] = nil }
             // A lease that failed is tried again soon; otherwise the next change, or the look.
-            await leaseWake.wait(upTo: sent.count < profiles.count ? .milliseconds(250) : Self.leaseLook)
+            await leaseWake.wait(upTo: sent.count < profiles.count ? options.policy.leaseRetry : options.policy.leaseLook)
         }
     }
-
-    /// How often a lease is put again while nothing changes (browserd keeps it 15 s).
-    static var leaseRenewal: Duration { .seconds(5) }
-    /// The longest the lease loop sleeps without a wake (a change it was not told of is announced
-    /// within it). It looked every 50 ms: 20 wake-ups a second per profile, idle or not.
-    static var leaseLook: Duration { .seconds(1) }
 
     /// The tabs of `profile` with a page, and their targets.
     func leasePages(of profile: String) -> [String: String] {

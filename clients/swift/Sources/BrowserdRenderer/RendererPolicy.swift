@@ -28,6 +28,13 @@ public struct RendererPolicy: Sendable, Equatable {
     /// How long a page's state reports (title, favicon, loading, progress) are held to go as one
     /// request with their latest values (``PageStateBatch``; zero sends each at once): a frame at 60 Hz.
     public var pageStateDelay: Duration = .milliseconds(16)
+    /// The pages' lease at browserd (issue 56): put again this often while nothing changes (browserd
+    /// keeps it 15 s); looked at at least this often when no change wakes the loop (it looked every
+    /// 50 ms once: 20 wake-ups a second per profile, idle or not); tried again this soon after a put
+    /// that failed.
+    public var leaseRenewal: Duration = .seconds(5)
+    public var leaseLook: Duration = .seconds(1)
+    public var leaseRetry: Duration = .milliseconds(250)
     /// Whether a page's own commits are reported from their steps (false: every commit from the list
     /// read after it, as before; the bench's baseline).
     public var followsSteps = true

@@ -7,7 +7,10 @@ final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
-        /// Which wait the limit's timer belongs to.
+        /// The timer of the wait under way: cancelled when a signal ends the wait first, so no timer
+        /// outlives its wait (signals may come much faster than the limit).
+        var timer: Task<Void, Never>?
+        /// Which wait the timer belongs to.
         var wait = 0
     }
     private let state = NIOLockedValueBox(State())
@@ -15,14 +18,15 @@ final class WakeSignal: Sendable {
     init() {}
 
     func signal() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+        let (waiter, timer) = state.withLockedValue { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
             guard let waiter = state.waiter else {
                 state.pending = true
-                return nil
+                return (nil, nil)
             }
-            state.waiter = nil
-            return waiter
+            defer { (state.waiter, state.timer) = (nil, nil) }
+            return (waiter, state.timer)
         }
+        timer?.cancel()
         waiter?.resume()
     }
 
@@ -31,30 +35,34 @@ final class WakeSignal: Sendable {
     func wait(upTo limit: Duration) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let number = state.withLockedValue { state -> Int? in
+                let waits = state.withLockedValue { state -> Bool in
                     guard !state.pending, !Task.isCancelled else {
                         state.pending = false
-                        return nil
+                        return false
                     }
                     state.wait += 1
                     state.waiter = continuation
-                    return state.wait
+                    let number = state.wait
+                    state.timer = Task { [weak self] in
+                        try? await Task.sleep(for: limit)
+                        if !Task.isCancelled { self?.expire(number) }
+                    }
+                    return true
                 }
-                guard let number else { return continuation.resume() }
-                Task { [weak self] in
-                    try? await Task.sleep(for: limit)
-                    self?.expire(number)
-                }
+                if !waits { continuation.resume() }
             }
         } onCancel: {
             signal()
         }
     }
 
+    /// Whether a timer is held (tests: none is left once a wait ended).
+    var holdsTimer: Bool { state.withLockedValue { $0.timer != nil } }
+
     private func expire(_ number: Int) {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             guard state.wait == number, let waiter = state.waiter else { return nil }
-            state.waiter = nil
+            (state.waiter, state.timer) = (nil, nil)
             return waiter
         }
         waiter?.resume()

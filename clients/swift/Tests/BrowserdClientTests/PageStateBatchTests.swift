@@ -1,3 +1,6 @@
+import BrowserdClient
+import Foundation
+import TestSupport
 import Testing
 
 @testable import BrowserdRenderer
@@ -66,5 +69,33 @@ import Testing
         // Once browserd answered, the model is the judge again.
         _ = sync.reported(sent!, answer: PageSyncTests.tab("http://a.test/", index: 0, count: 1), now: 2)
         #expect(sync.event(.loading(false, progress: 1), now: 3).isEmpty, "no change from what browserd holds")
+    }
+}
+
+/// What the renderer makes of browserd's answers to a page's reports, against a live browserd.
+@Suite(.serialized, .offThePool, .timeLimit(.minutes(1))) struct ReportAnswerTests {
+    /// A tab closed while its page's report was on its way answers "tab not found": the page's task
+    /// then neither logs a refusal nor retries member by member. A refused member (a favicon URL that
+    /// is no URL: 422) is not taken for a tab that is gone.
+    @Test func aClosedTabIsGoneAndARefusalIsNot() async throws {
+        let server = try await LiveServer()
+        let client = BrowserdClient(server: server.url)
+        let profile = try await client.api.createProfile(body: .json(.init(name: "gone"))).created.body.json
+        let window = try await client.api.createWindow(body: .json(.init(profileId: profile.id))).created.body.json
+        let tab = try await client.api.openTab(path: .init(browserId: window.id), body: .json(.init(url: "https://a.example/"))).created.body.json
+        do {
+            _ = try await client.api.updateTab(path: .init(tabId: tab.id), body: .json(.init(faviconUrl: "not a url"))).ok
+            Issue.record("a favicon URL that is no URL was taken")
+        } catch {
+            #expect(BrowserdProblem.from(error)?.status == 422)
+            #expect(!LivePage.tabIsGone(error))
+        }
+        _ = try await client.api.closeTab(path: .init(tabId: tab.id)).noContent
+        do {
+            _ = try await client.api.updateTab(path: .init(tabId: tab.id), body: .json(.init(title: "late"))).ok
+            Issue.record("a closed tab took a title")
+        } catch {
+            #expect(LivePage.tabIsGone(error))
+        }
     }
 }
