@@ -214,6 +214,11 @@ extension MigrationTests {
         let db = try SQLiteConnection(path: path)
         #expect(try db.scalar("SELECT COUNT(*) FROM pragma_table_info('tabs') WHERE name = 'history'").int == 0)
         #expect(try db.scalar("SELECT COUNT(*) FROM pragma_index_list('tabs') WHERE name LIKE 'tabs_by_window%'").int == 2)
+        // A history row gone (a damaged file): reading it says so, it is never an empty history.
+        try db.run("DELETE FROM tab_histories WHERE tab_id = 't0000000000000001'")
+        #expect(throws: MissingHistory(tabID: "t0000000000000001")) { try store.history(ofTab: "t0000000000000001") }
+        #expect(throws: MissingHistory(tabID: "t0000000000000001")) { try store.loadTabs(ofWindow: "w0000000000000001") }
+        try db.run("INSERT INTO tab_histories (tab_id, history) VALUES ('t0000000000000001', ?)", HistoryCodec.encode(history))
         // A tab deleted takes its history with it.
         try db.execute("PRAGMA foreign_keys = ON")
         try db.run("DELETE FROM tabs WHERE id = 't0000000000000001'")

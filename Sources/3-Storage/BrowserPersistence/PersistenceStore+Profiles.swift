@@ -79,7 +79,8 @@ extension PersistenceStore {
             let row = try db.cached("SELECT h.history, t.history_index FROM tabs t LEFT JOIN tab_histories h ON h.tab_id = t.id WHERE t.id = ?")
                 .rows(id).first
         else { return nil }
-        return (try HistoryCodec.decode(row[0].bytes ?? []), row[1].int ?? -1)
+        guard let bytes = row[0].bytes else { throw MissingHistory(tabID: id) }
+        return (try HistoryCodec.decode(bytes), row[1].int ?? -1)
     }
 
     /// The picture of a stored tab's page, with its bytes (nil: the tab has none, or is not stored).

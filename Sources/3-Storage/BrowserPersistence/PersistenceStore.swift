@@ -437,7 +437,8 @@ public final class PersistenceStore {
             progress: row.column(6).double ?? 0, faviconURL: row.column(7).string,
             createdAt: Date(timeIntervalSince1970: row.column(8).double ?? 0),
             lastActiveAt: Date(timeIntervalSince1970: row.column(9).double ?? 0), historyIndex: row.column(10).int ?? -1,
-            history: try HistoryCodec.decode(row.column(11).bytes ?? []), position: row.column(12).double ?? 0)
+            history: try HistoryCodec.decode(try row.column(11).bytes ?? { throw MissingHistory(tabID: row.column(0).string ?? "") }()),
+            position: row.column(12).double ?? 0)
         if let etag = row.column(13).string {
             tab.snapshot = SnapshotRecord(
                 tabID: tab.id, etag: etag, mediaType: row.column(14).string ?? "", byteCount: row.column(15).int ?? 0,
