@@ -14,15 +14,20 @@ import Synchronization
 ///   event of that entry at a watcher of the window's stream, p50 and p99, each commit reported from
 ///   the page's list (before: `RendererPolicy.followsSteps` off) and from its step — beside, in the same run,
 ///   the path of a navigation a client sends (its POST sent → the watcher's event): browserd's part alone;
-/// - this process's CPU (renderer and watcher) per page navigation;
+/// - this process's CPU (the renderer's) per page navigation, and the watcher's (a process of its own);
 /// - Chromium's memory per live page (its process group's RSS with 1 and with `--live-pages` pages).
 ///
 ///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH] [--chromium-nice N]
 ///     renderer-bench --fence ORIGIN      (the fence alone: bench/fence.py)
+///     renderer-bench --server URL --watch WINDOW   (the watcher: "<CLOCK_MONOTONIC ns> <url>" per URL first seen)
 @main
 struct RendererBench {
     static func main() async throws {
         let arguments = Arguments(CommandLine.arguments.dropFirst())
+        if let window = arguments["--watch"], let server = arguments["--server"].flatMap(URL.init(string:)) {
+            try await watch(window, at: server)
+            return
+        }
         if let origin = arguments["--fence"] {
             try await fence(allowing: origin)
             return
@@ -47,20 +52,12 @@ struct RendererBench {
         // saw, with its time in milliseconds (stderr), to see where the path from a commit to the
         // watcher spends its time.
         let tracing = ProcessInfo.processInfo.environment["RENDERER_BENCH_TRACE"] == "1"
-        // The watcher: when each URL first reached the window's stream.
+        // The watcher: when each URL first reached the window's stream. In a process of its own
+        // (this executable with --watch), so that its decoding of every event is not counted as the
+        // renderer's CPU; its own CPU is printed apart.
         let seen = Times()
-        let watcher = Task {
-            for try await event in client.windowEvents(window, topics: ["tabs"]) {
-                let now = ContinuousClock.now
-                let urls: [String] =
-                    switch event.payload {
-                    case .tabsUpdate(let update): [update.item.url]
-                    case .tabsInsert(let insert): [insert.item.url]
-                    default: []
-                    }
-                for url in urls where seen.note(url, at: now) && tracing { MillisecondLog.line("watcher saw \(url)") }
-            }
-        }
+        let watcher = try WatcherProcess(server: server, window: window, tracing: tracing, seen: seen)
+        while !watcher.ready { try await Task.sleep(for: .milliseconds(10)) }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("renderer-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: state) }
         let logger = tracing ? Logger(label: "renderer-bench") { _ in MillisecondLog() } : Logger(label: "renderer-bench")
@@ -81,7 +78,9 @@ struct RendererBench {
         /// renderer of its own with `policy`: each commit's latency and the CPU per navigation.
         func chain(
             _ label: String, from start: Int, policy: RendererPolicy
-        ) async throws -> (latencies: [Double], seconds: Double, cpu: Double, chromium: Double, renderer: Renderer, run: Task<Void, any Error>) {
+        ) async throws -> (
+            latencies: [Double], seconds: Double, cpu: Double, watcherCPU: Double, chromium: Double, renderer: Renderer, run: Task<Void, any Error>
+        ) {
             let commits = Times()
             var options = Renderer.Options(
                 profileID: profile, liveTabs: livePages, chromium: chromium, stateDirectory: state.appendingPathComponent(label).path,
@@ -94,6 +93,7 @@ struct RendererBench {
             let run = Task { try await renderer.run() }
             while await renderer.chromiumPID == nil { try await Task.sleep(for: .milliseconds(20)) }
             let cpuBefore = processCPU()
+            let watcherBefore = watcher.cpu
             let chromiumBefore = await renderer.chromiumPID.map(groupCPU) ?? 0
             let chainStart = ContinuousClock.now
             let first = "\(pages)/chain?n=\(start)&last=\(start + navigations)"
@@ -107,6 +107,7 @@ struct RendererBench {
             try await Task.sleep(for: .milliseconds(300))
             let chainSeconds = seconds(ContinuousClock.now - chainStart)
             let cpuPerNavigation = (processCPU() - cpuBefore) / Double(navigations) * 1000
+            let watcherPerNavigation = (watcher.cpu - watcherBefore) / Double(navigations) * 1000
             let chromiumPerNavigation = ((await renderer.chromiumPID.map(groupCPU) ?? 0) - chromiumBefore) / Double(navigations) * 1000
             let (committed, watched) = (commits.all, seen.all)
             var latencies: [Double] = []
@@ -114,7 +115,7 @@ struct RendererBench {
                 let url = "\(pages)/chain?n=\(start + n)&last=\(start + navigations)"
                 if let commit = committed[url], let event = watched[url] { latencies.append(seconds(event - commit) * 1000) }
             }
-            return (latencies, chainSeconds, cpuPerNavigation, chromiumPerNavigation, renderer, run)
+            return (latencies, chainSeconds, cpuPerNavigation, watcherPerNavigation, chromiumPerNavigation, renderer, run)
         }
         // Before: every commit read from the page's list; after: from its step. One renderer at a time.
         var listPolicy = RendererPolicy.standard
@@ -151,8 +152,8 @@ struct RendererBench {
                     percentile(result.latencies, 50), percentile(result.latencies, 99), result.latencies.count, navigations))
             print(
                 String(
-                    format: "    chain of %d navigations: %.2f s; CPU per navigation: renderer (and watcher) %.2f ms, Chromium %.2f ms", navigations,
-                    result.seconds, result.cpu, result.chromium))
+                    format: "    chain of %d navigations: %.2f s; CPU per navigation: renderer %.2f ms, watcher (its own process) %.2f ms, Chromium %.2f ms",
+                    navigations, result.seconds, result.cpu, result.watcherCPU, result.chromium))
         }
         let (latencies, cpuPerNavigation) = (stepped.latencies, stepped.cpu)
         print(
@@ -163,7 +164,7 @@ struct RendererBench {
             "RESULT commit_p50_ms=\(percentile(latencies, 50)) commit_p99_ms=\(percentile(latencies, 99))",
             "baseline_p99_ms=\(percentile(baseline, 99)) cpu_ms_per_navigation=\(cpuPerNavigation)",
             "list_commit_p50_ms=\(percentile(listed.latencies, 50)) list_commit_p99_ms=\(percentile(listed.latencies, 99)) list_cpu_ms_per_navigation=\(listed.cpu)")
-        watcher.cancel()
+        watcher.stop()
         run.cancel()
         _ = try? await run.value
     }
@@ -319,4 +320,94 @@ struct Arguments {
         while let name = iterator.next() { if name.hasPrefix("--") { values[name] = iterator.next() } }
     }
     subscript(name: String) -> String? { values[name] }
+}
+
+extension RendererBench {
+    /// The watcher's side: each URL's first appearance on the window's stream, with the monotonic
+    /// clock's reading when its event was decoded, one line each on standard output.
+    static func watch(_ window: String, at server: URL) async throws {
+        let client = BrowserdClient(server: server)
+        var seen = Set<String>()
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        for try await event in client.windowEvents(window, topics: ["tabs"]) {
+            let now = monotonicNanoseconds()
+            let urls: [String] =
+                switch event.payload {
+                case .tabsUpdate(let update): [update.item.url]
+                case .tabsInsert(let insert): [insert.item.url]
+                default: []
+                }
+            for url in urls where seen.insert(url).inserted {
+                FileHandle.standardOutput.write(Data("\(now) \(url)\n".utf8))
+            }
+        }
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}
+
+/// The watcher in a process of its own (this executable, `--watch`): what it prints becomes
+/// ``Times`` in this process's clock.
+final class WatcherProcess: Sendable {
+    private final class Lines: Sendable {
+        let state = Mutex((buffer: [UInt8](), ready: false))
+    }
+    private let process: Process
+    private let lines = Lines()
+
+    init(server: URL, window: String, tracing: Bool, seen: Times) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--server", server.absoluteString, "--watch", window]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        self.process = process
+        // The two clocks, read together: the child's monotonic readings map onto ContinuousClock.
+        let anchor = (ContinuousClock.now, RendererBench.monotonicNanoseconds())
+        let state = lines
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            let lines = state.state.withLock { state -> [String] in
+                state.buffer += chunk
+                var lines: [String] = []
+                while let end = state.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: state.buffer[..<end], as: UTF8.self))
+                    state.buffer.removeSubrange(...end)
+                }
+                return lines
+            }
+            for line in lines {
+                if line == "ready" {
+                    state.state.withLock { $0.ready = true }
+                    continue
+                }
+                guard let space = line.firstIndex(of: " "), let ns = Int64(line[..<space]) else { continue }
+                let url = String(line[line.index(after: space)...])
+                let at = anchor.0 + .nanoseconds(ns - anchor.1)
+                if seen.note(url, at: at), tracing { MillisecondLog.line("watcher saw \(url)") }
+            }
+        }
+        try process.run()
+    }
+
+    var ready: Bool { lines.state.withLock { $0.ready } }
+
+    /// Its user and system CPU so far, in seconds.
+    var cpu: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
 }
