@@ -58,6 +58,13 @@ final class LivePage: Sendable {
 
     func send(_ input: Input) { mailbox.send(input) }
 
+    /// Whether a page's task acts on `event` (``Worker/handledMethods``; of the lifecycle marks, only
+    /// DOMContentLoaded). Decided on the connection's reader thread, so the rest never wakes the task.
+    static func acts(on event: DevToolsEvent) -> Bool {
+        guard Worker.handledMethods.contains(event.method) else { return false }
+        return event.method != "Page.lifecycleEvent" || event.params["name"]?.string == "DOMContentLoaded"
+    }
+
     /// Whether browserd answered a report with "this tab does not exist": it was closed while the
     /// report was on its way (the page closes next), so nothing was refused and nothing is retried.
     static func tabIsGone(_ error: any Error) -> Bool {
@@ -271,6 +278,9 @@ private struct Worker {
                 {
                     commitObserver(tabID, url)
                 }
+                // Only what the page's task acts on wakes it (a load brings some twenty events, most
+                // of them lifecycle marks and execution contexts it has no use for).
+                guard LivePage.acts(on: event) else { return }
                 mailbox.send(.devtools(event))
             }
             // What the page may reach is the fence's (``FencingProxy``), for every request Chromium sends.
@@ -450,6 +460,14 @@ private struct Worker {
             mailbox.send(.flushPageState(number))
         }
     }
+
+    /// What ``handle(_:)`` acts on: every other event is dropped on the connection's reader thread.
+    /// Kept beside `handle`'s cases (a method added there must be added here).
+    static let handledMethods: Set<String> = [
+        "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameNavigated", "Page.navigatedWithinDocument",
+        "Page.frameStartedLoading", "Page.lifecycleEvent", "Page.frameStoppedLoading", "Target.detachedFromTarget", "Inspector.detached",
+        "Inspector.targetCrashed", "Runtime.bindingCalled",
+    ]
 
     mutating func handle(_ event: DevToolsEvent) async {
         logger.trace("page event", metadata: ["tab": "\(sync.model.id)", "method": "\(event.method)"])

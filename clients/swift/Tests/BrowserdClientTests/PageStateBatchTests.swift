@@ -99,3 +99,30 @@ import Testing
         }
     }
 }
+
+/// Which of a page's DevTools events wake its task (``LivePage/acts(on:)``): the ones it acts on.
+@Suite(.computing) struct PageEventFilterTests {
+    static func event(_ method: String, _ params: JSONValue = [:]) -> DevToolsEvent {
+        DevToolsEvent(method: method, params: params, sessionID: "s")
+    }
+
+    @Test func onlyWhatThePageActsOnWakesIt() {
+        for method in [
+            "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameNavigated", "Page.navigatedWithinDocument",
+            "Page.frameStartedLoading", "Page.frameStoppedLoading", "Target.detachedFromTarget", "Inspector.detached", "Inspector.targetCrashed",
+            "Runtime.bindingCalled",
+        ] {
+            #expect(LivePage.acts(on: Self.event(method)), "\(method)")
+        }
+        #expect(LivePage.acts(on: Self.event("Page.lifecycleEvent", ["name": "DOMContentLoaded", "frameId": "f"])))
+        for name in ["init", "commit", "load", "firstPaint", "firstContentfulPaint", "networkIdle"] {
+            #expect(!LivePage.acts(on: Self.event("Page.lifecycleEvent", ["name": .string(name), "frameId": "f"])), "\(name)")
+        }
+        for method in [
+            "Runtime.executionContextCreated", "Runtime.executionContextDestroyed", "Runtime.executionContextsCleared",
+            "Runtime.consoleAPICalled", "Page.domContentEventFired", "Page.loadEventFired", "Page.frameResized", "Page.frameAttached",
+        ] {
+            #expect(!LivePage.acts(on: Self.event(method)), "\(method)")
+        }
+    }
+}
