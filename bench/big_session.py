@@ -18,6 +18,7 @@ per tab, every URL distinct) and measures the release browserd on each, side by 
 Prints a table and writes bench/out/big_session.json and docs/big-session.svg.
 
 Usage: bench/big_session.py --browserd PATH --seeder PATH [--profiles 10,100] [--idle-seconds 5]
+       [--baseline-browserd PATH --baseline-seeder PATH [--rounds 3]]   (the second shape beside another build)
 """
 import argparse
 import concurrent.futures
@@ -201,6 +202,27 @@ def long_shape(args, scratch, empty_rss):
             "cold_max_ms": max(cold) * 1e3, "cold_cpu_ms_per_load": cpu_per_load * 1e3}
 
 
+def long_shape_pairs(args, scratch):
+    """The second shape on the baseline build and on this one, alternated `--rounds` times, each on a
+    store its own seeder wrote and over its own empty server's RSS: (baseline, this) per round."""
+    import types
+    builds = [("baseline", args.baseline_browserd, args.baseline_seeder or args.seeder), ("this", args.browserd, args.seeder)]
+    empty = {}
+    for name, browserd, _ in builds:
+        directory = os.path.join(scratch, f"empty-{name}")
+        _, _, server = start(browserd, directory)
+        empty[name] = settle_rss(server.pid)
+        stop(server)
+    pairs = []
+    for _ in range(args.rounds):
+        pair = []
+        for name, browserd, seeder in builds:
+            run = types.SimpleNamespace(browserd=browserd, seeder=seeder, long_profiles=args.long_profiles)
+            pair.append(long_shape(run, scratch, empty[name]))
+        pairs.append(pair)
+    return pairs
+
+
 def thread_names(pid):
     names = set()
     for task in os.listdir(f"/proc/{pid}/task"):
@@ -222,6 +244,10 @@ def main():
     parser.add_argument("--long-profiles", type=int, default=20,
                         help="profiles of the second shape (10 windows × 500 tabs, long URLs and titles); 0: skip it")
     parser.add_argument("--chart-only", action="store_true", help="draw docs/big-session.svg from bench/out/big_session.json")
+    parser.add_argument("--baseline-browserd", help="another build (e.g. an older commit's release browserd): its second shape "
+                        "is measured beside this one's, alternated, in the same run")
+    parser.add_argument("--baseline-seeder", help="the PersistenceBench built with --baseline-browserd (its own schema)")
+    parser.add_argument("--rounds", type=int, default=3, help="baseline and this build alternated this many times (with --baseline-browserd)")
     args = parser.parse_args()
     if args.chart_only:
         with open(os.path.join(ROOT, "bench", "out", "big_session.json")) as f:
@@ -323,6 +349,7 @@ def main():
                 stop(server)
             shutil.rmtree(data, ignore_errors=True)
         long = long_shape(args, scratch, base["lazy"]) if args.long_profiles else None
+        pairs = long_shape_pairs(args, scratch) if args.long_profiles and args.baseline_browserd else []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -351,6 +378,13 @@ def main():
         print(f"  Cold: the first request to each stored {long['tabs'] // long['profiles']:,}-tab profile "
               f"(its first window): p50 {long['cold_p50_ms']:.0f} ms, p99 {long['cold_p99_ms']:.0f} ms, max {long['cold_max_ms']:.0f} ms "
               f"(aim: p50 at most 60, p99 at most 100); browserd's CPU per load {long['cold_cpu_ms_per_load']:.0f} ms")
+    if pairs:
+        print(f"\nSecond shape, {args.baseline_browserd} (baseline) and this build alternated, {len(pairs)} rounds:")
+        for i, (old, new) in enumerate(pairs, 1):
+            def row(r):
+                return (f"cold p50 {r['cold_p50_ms']:4.0f} ms, p99 {r['cold_p99_ms']:4.0f} ms, CPU/load {r['cold_cpu_ms_per_load']:4.0f} ms, "
+                        f"{r['rss_per_tab_b']:5.0f} B/tab")
+            print(f"  {i}: baseline {row(old)} | this {row(new)}")
     print("\nFirst request to a cold profile (its 10,000 tabs loaded; the answer is one window's 1,000 tabs), lazy:")
     for r in loads:
         print(f"  {r['tabs']:>9,} stored tabs, {r['profiles']} profiles: cold p50 {r['cold_p50_ms']:.0f} ms, "
@@ -359,7 +393,7 @@ def main():
               f"{r['forward_ms']:.2f} ms (medians of 200): {r['realize_ms']:.2f} ms")
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "big_session.json"), "w") as f:
-        json.dump({"rows": rows, "loads": loads, "long_shape": long}, f, indent=2)
+        json.dump({"rows": rows, "loads": loads, "long_shape": long, "long_shape_pairs": pairs}, f, indent=2)
     chart(rows, os.path.join(ROOT, "docs", "big-session.svg"))
     print("chart: docs/big-session.svg")
 

@@ -8,7 +8,7 @@
 - CPU per navigation: the renderer's process (renderer and watcher), browserd's and Chromium's;
 - Chromium's memory per live page.
 
-Usage: bench/renderer.py [--navigations 200] [--live-pages 10] [--chromium-nice N]   (builds what it runs, release)
+Usage: bench/renderer.py [--navigations 200] [--live-pages 10] [--chromium-nice N] [--baseline PATH [--rounds 3]]   (builds what it runs, release)
 """
 import argparse
 import http.server
@@ -53,6 +53,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--navigations", type=int, default=200)
     parser.add_argument("--live-pages", type=int, default=10)
+    parser.add_argument("--baseline", help="another renderer-bench (e.g. an older commit's renderer, built with this "
+                        "RendererBench.swift): run beside this one, alternated, on the same browserd build")
+    parser.add_argument("--rounds", type=int, default=3, help="baseline and this bench alternated this many times (with --baseline)")
     parser.add_argument("--chromium-nice", type=int, default=None,
                         help="Chromium's niceness above the renderer's (default: browserd-renderer's own, 5)")
     args = parser.parse_args()
@@ -65,30 +68,53 @@ def main():
                                cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
     pages = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
     threading.Thread(target=pages.serve_forever, daemon=True).start()
+    try:
+        if not args.baseline:
+            run(f"{server_bin}/browserd", f"{bench_bin}/renderer-bench", pages, args, echo=True)
+            return
+        rounds = []
+        for _ in range(args.rounds):
+            rounds.append([run(f"{server_bin}/browserd", bench, pages, args, echo=False)
+                           for bench in (args.baseline, f"{bench_bin}/renderer-bench")])
+        print(f"renderer bench, {args.baseline} (baseline) and this renderer alternated, {args.navigations} navigations, "
+              "Chromium's commit -> the watcher's event, CPU per navigation:")
+        for i, pair in enumerate(rounds, 1):
+            print(f"  {i}: " + " | ".join(
+                f"{name} p50 {r['commit_p50_ms']:5.2f} ms p99 {r['commit_p99_ms']:6.2f} ms, renderer {r['cpu_ms_per_navigation']:5.2f} ms, "
+                f"watcher {r.get('watcher_cpu_ms_per_navigation', float('nan')):4.2f} ms"
+                for name, r in zip(("baseline", "this"), pair)))
+    finally:
+        pages.shutdown()
+
+
+def run(browserd, bench, pages, args, echo):
+    """One run of `bench` against a fresh browserd: its RESULT figures (printed whole with `echo`)."""
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
-        server = subprocess.Popen([f"{server_bin}/browserd", "serve", "--port", str(port), "--data-dir", data,
-                                   "--log-level", "warning"])
+        server = subprocess.Popen([browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning"])
         try:
             wait_http(port)
             before = cpu_seconds([server.pid])
-            done = subprocess.run([f"{bench_bin}/renderer-bench", "--server", f"http://127.0.0.1:{port}",
+            done = subprocess.run([bench, "--server", f"http://127.0.0.1:{port}",
                                    "--pages", f"http://127.0.0.1:{pages.server_address[1]}",
                                    "--navigations", str(args.navigations), "--live-pages", str(args.live_pages)]
                                   + ([] if args.chromium_nice is None else ["--chromium-nice", str(args.chromium_nice)]),
                                   capture_output=True, text=True)
-            sys.stdout.write(done.stdout)
+            if echo:
+                sys.stdout.write(done.stdout)
             if done.returncode != 0:
                 sys.stderr.write(done.stderr[-4000:])
                 sys.exit(f"renderer bench failed ({done.returncode})")
-            # browserd's CPU over the run: both paths (2 x navigations) and the live pages' loads.
             spent = cpu_seconds([server.pid]) - before
-            print(f"  browserd CPU over the run: {spent * 1000:.0f} ms, {spent * 1000 / (2 * args.navigations):.2f} ms per navigation "
-                  "(either path; page-state reports included)")
+            if echo:
+                # browserd's CPU over the run: both paths (2 x navigations) and the live pages' loads.
+                print(f"  browserd CPU over the run: {spent * 1000:.0f} ms, {spent * 1000 / (2 * args.navigations):.2f} ms per navigation "
+                      "(either path; page-state reports included)")
+            line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), "RESULT")
+            return {k: float(v) for k, v in (part.split("=", 1) for part in line.split()[1:])}
         finally:
             server.terminate()
             server.wait(timeout=10)
-            pages.shutdown()
 
 
 if __name__ == "__main__":

@@ -235,6 +235,14 @@ public final class WebStateList {
 
     // MARK: Insert
 
+    /// Makes room for `count` more tabs at once (a window restored from storage, tab by tab): no
+    /// index grows and rehashes on the way. Changes nothing else and notifies nobody.
+    public func reserveCapacity(forMore count: Int) {
+        entries.reserveCapacity(entries.count + count)
+        members.reserveCapacity(members.count + count)
+        membersByID.reserveCapacity(membersByID.count + count)
+    }
+
     /// Inserts a tab (spec §1 InsertWebState).
     ///
     /// Opener: `inheritOpener` clears every tab's opener and uses the active tab; the group is the
@@ -247,14 +255,6 @@ public final class WebStateList {
     ///   opener is not in this list, the index is outside `0…count`, or the list is full.
     /// - Observers: `insert(tab, index, group)` with the old and new active tab.
     @discardableResult
-    /// Makes room for `count` more tabs at once (a window restored from storage, tab by tab): no
-    /// index grows and rehashes on the way. Changes nothing else and notifies nobody.
-    public func reserveCapacity(forMore count: Int) {
-        entries.reserveCapacity(entries.count + count)
-        members.reserveCapacity(members.count + count)
-        membersByID.reserveCapacity(membersByID.count + count)
-    }
-
     public func insert(_ webState: WebState, _ params: InsertionParams = .automatic()) throws -> Int {
         guard !contains(webState) else { throw ModelError.tabAlreadyInList(webState.id) }
         guard entries.count < maxCount else { throw ModelError.limitReached(what: "tabs per window", limit: maxCount) }

@@ -163,6 +163,7 @@ struct RendererBench {
         print(
             "RESULT commit_p50_ms=\(percentile(latencies, 50)) commit_p99_ms=\(percentile(latencies, 99))",
             "baseline_p99_ms=\(percentile(baseline, 99)) cpu_ms_per_navigation=\(cpuPerNavigation)",
+            "watcher_cpu_ms_per_navigation=\(stepped.watcherCPU) chain_s=\(stepped.seconds)",
             "list_commit_p50_ms=\(percentile(listed.latencies, 50)) list_commit_p99_ms=\(percentile(listed.latencies, 99)) list_cpu_ms_per_navigation=\(listed.cpu)")
         watcher.stop()
         run.cancel()
