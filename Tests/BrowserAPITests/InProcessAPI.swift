@@ -9,10 +9,12 @@ import HTTPServer
 /// would call them (path parameters and template set, thrown problems turned into answers).
 struct InProcessAPI {
     let router: Router
+    let routes: APIRoutes
 
     init(tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore(), leases: RendererLeases = RendererLeases()) {
         var router = Router()
-        APIRoutes(service: BrowserService(storedTabs: NothingStored(), framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases).register(in: &router)
+        routes = APIRoutes(service: BrowserService(storedTabs: NothingStored(), framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases)
+        routes.register(in: &router)
         self.router = router
     }
 

@@ -20,8 +20,8 @@ import Testing
         let tab: String
     }
 
-    private func setup(live: Bool = true) async -> Setup {
-        let api = InProcessAPI(tokens: TokenStore(adminToken: Self.admin))
+    private func setup(live: Bool = true, leases: RendererLeases = RendererLeases()) async -> Setup {
+        let api = InProcessAPI(tokens: TokenStore(adminToken: Self.admin), leases: leases)
         let profile = await api.send(.post, "/v1/profiles", body: #"{"name":"p"}"#, headers: auth).id
         let window = await api.send(.post, "/v1/browsers", body: #"{"profileId":"\#(profile)"}"#, headers: auth).id
         let tab = await api.send(.post, "/v1/browsers/\(window)/tabs", body: #"{"url":"https://a.example/"}"#, headers: auth).id
@@ -35,6 +35,39 @@ import Testing
     private func historyURLs(_ s: Setup) async -> [String] {
         let history = await s.api.send(.get, "/v1/tabs/\(s.tab)/history", headers: auth).json
         return (history["entries"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
+    }
+
+    /// A renderer that dies without giving its lease up: once the lease runs out, the navigation
+    /// pending for its page commits, as for a tab without a page (it stayed pending until the tab's
+    /// next navigation before). A lease still running leaves it pending.
+    @Test func aNavigationPendingForALeaseThatRanOutCommits() async throws {
+        let s = await setup(leases: RendererLeases(duration: .milliseconds(300)))
+        let answer = await s.api.send(.post, "/v1/tabs/\(s.tab)/navigate", body: #"{"url":"https://b.example/"}"#, headers: auth)
+        #expect(answer.json["pending"] is [String: Any])
+        #expect(await s.api.routes.settleExpiredLeases() == 0)
+        #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] is [String: Any], "the lease still runs")
+        var settled = 0
+        while settled == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            settled = await s.api.routes.settleExpiredLeases()
+        }
+        let tab = await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json
+        #expect(tab["pending"] == nil && tab["url"] as? String == "https://b.example/" && tab["historyCount"] as? Int == 2)
+        #expect(await historyURLs(s) == ["https://a.example/", "https://b.example/"])
+        #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer", headers: auth).status == 404)
+        #expect(await s.api.routes.settleExpiredLeases() == 0, "a lease is settled once")
+    }
+
+    /// A renderer that comes back after its lease ran out, before the sweep: the pages its old lease
+    /// named and the new one does not still commit their pending navigations.
+    @Test func aNewAnnouncementSettlesTheExpiredLeasesPages() async throws {
+        let leases = RendererLeases(duration: .milliseconds(100))
+        let s = await setup(leases: leases)
+        _ = await s.api.send(.post, "/v1/tabs/\(s.tab)/navigate", body: #"{"url":"https://b.example/"}"#, headers: auth)
+        try await Task.sleep(for: .milliseconds(200))
+        let empty = DevToolsDirectoryTests.announcement(tab: s.tab).replacingOccurrences(of: #"[{"tabId":"\#(s.tab)","targetId":"T1"}]"#, with: "[]")
+        #expect(await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: empty, headers: auth).status == 200)
+        #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] == nil)
     }
 
     @Test func aNavigationPendsUntilThePageCommitsIt() async throws {

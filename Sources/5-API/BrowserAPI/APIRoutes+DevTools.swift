@@ -23,7 +23,7 @@ extension APIRoutes {
                 let id = ProfileID(rawValue: request.parameter("profileId"))
                 guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
                 let announcement = try Self.rendererAnnouncement(request)
-                let before = leases.lease(of: id)?.pages.map(\.tab) ?? []
+                let before = leases.lastPages(of: id)
                 let lease = leases.put(
                     id, name: announcement.name, devtoolsURL: announcement.devtoolsURL, controlKey: announcement.controlKey,
                     browser: announcement.browser, pages: announcement.pages)
@@ -45,7 +45,7 @@ extension APIRoutes {
                 try Self.noParameters(request)
                 let id = ProfileID(rawValue: request.parameter("profileId"))
                 guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
-                let before = leases.lease(of: id)?.pages.map(\.tab) ?? []
+                let before = leases.lastPages(of: id)
                 leases.remove(id)
                 await routes.commitPendingWithoutPage(before)
                 return .noContent
@@ -236,6 +236,17 @@ extension APIRoutes {
 }
 
 extension APIRoutes {
+    /// Settles what leases that ran out leave behind: the navigations pending for their pages commit
+    /// (``commitPendingWithoutPage(_:)``), as when a renderer gives its lease up. The app calls it every
+    /// ``RendererLeases/expirySweep``.
+    /// - Returns: how many leases ran out.
+    @discardableResult
+    public func settleExpiredLeases() async -> Int {
+        let expired = leases.takeExpired()
+        for (_, tabs) in expired { await commitPendingWithoutPage(tabs) }
+        return expired.count
+    }
+
     /// Tabs whose live page is gone (the renderer's lease no longer names it) commit the navigation
     /// still pending for that page at once, as a tab without a page does: no page is left to decide.
     /// A navigation that changed meanwhile is left to its own page (its commit answers 409 and is dropped).

@@ -5,7 +5,8 @@ import Synchronization
 /// Which renderer holds which profile, as each renderer announces it (`PUT /v1/profiles/{id}/renderer`):
 /// where its DevTools gateway is, the key browserd's calls to it carry, Chromium's version, and the
 /// target of each tab's live page. A lease lasts ``duration`` from its last announcement (a renderer
-/// renews every 5 s); one that ran out is gone. Kept in memory only: after a restart the renderers'
+/// renews every 5 s); one that ran out is gone, and the navigations pending for its pages commit
+/// (``takeExpired()``, every ``expirySweep``). Kept in memory only: after a restart the renderers'
 /// next renewals put them back within seconds.
 ///
 /// Bounded: one lease per profile (a profile that exists), each bounded by the announcement's limits.
@@ -60,26 +61,39 @@ public final class RendererLeases: Sendable {
             name: name, devtoolsURL: devtoolsURL, controlKey: controlKey, browser: browser, pages: pages,
             expiresAt: Date().addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18),
             expires: now + duration)
-        leases.withLock { leases in
-            // What ran out goes as others come (each profile's lease is one entry at most).
-            leases = leases.filter { $0.value.expires > now }
-            leases[profile] = lease
-        }
+        leases.withLock { $0[profile] = lease }
         return lease
     }
 
-    /// The live lease of `profile` (nil: none, or it ran out).
+    /// The live lease of `profile` (nil: none, or it ran out). A lease that ran out stays until
+    /// ``takeExpired()`` takes it (its pages' pending navigations are settled then).
     public func lease(of profile: ProfileID) -> Lease? {
         let now = ContinuousClock.now
         return leases.withLock { leases in
-            guard let lease = leases[profile] else { return nil }
-            guard lease.expires > now else {
-                leases[profile] = nil
-                return nil
-            }
+            guard let lease = leases[profile], lease.expires > now else { return nil }
             return lease
         }
     }
+
+    /// The tabs the last lease of `profile` named, whether or not it ran out since: what a new
+    /// announcement or a removal leaves without a page.
+    public func lastPages(of profile: ProfileID) -> [TabID] {
+        leases.withLock { $0[profile]?.pages.map(\.tab) ?? [] }
+    }
+
+    /// Removes the leases that ran out and returns the tabs each named: their renderer stopped
+    /// renewing (it died, or lost its way to browserd) without giving them up.
+    public func takeExpired() -> [(profile: ProfileID, tabs: [TabID])] {
+        let now = ContinuousClock.now
+        return leases.withLock { leases in
+            let expired = leases.filter { $0.value.expires <= now }
+            for profile in expired.keys { leases[profile] = nil }
+            return expired.map { ($0.key, $0.value.pages.map(\.tab)) }
+        }
+    }
+
+    /// How often the app takes the leases that ran out (``takeExpired()``).
+    public static let expirySweep: Duration = .seconds(1)
 
     /// Gives the lease of `profile` up (its renderer stopped, or the profile went).
     public func remove(_ profile: ProfileID) { _ = leases.withLock { $0.removeValue(forKey: profile) } }

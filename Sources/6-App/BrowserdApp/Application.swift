@@ -36,6 +36,8 @@ public final class Application: Sendable {
     let restoreGate = Mutex<(@Sendable () async -> Void)?>(nil)
     /// Retries a failed storage until it is healthy again; stopped at shutdown.
     let recovery: StorageRecovery
+    /// Settles the renderer leases that ran out (``APIRoutes/settleExpiredLeases()``) while serving.
+    private let leaseSweep = Mutex<Task<Void, Never>?>(nil)
     /// Every (method, template) the server answers, for the contract check.
     let routes: [(method: HTTPMethod, template: String)]
     /// Where the state lives: the embedded SQLite file, or PostgreSQL with the cluster.
@@ -203,6 +205,15 @@ public final class Application: Sendable {
     ///   never overwritten), or the address cannot be bound.
     public func start() async throws {
         try await backend.start(self, started: .now)
+        let api = self.api
+        leaseSweep.withLock {
+            $0 = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: RendererLeases.expirySweep)
+                    await api.settleExpiredLeases()
+                }
+            }
+        }
     }
 
     /// The start-up line (tests and tools read its `address`), after a warning when authentication is off.
@@ -225,6 +236,7 @@ public final class Application: Sendable {
     /// Stops taking work, answers what is in flight, ends streams and stops the server.
     public func shutdown() async {
         readiness.block("shutdown", reason: "shutting down")
+        leaseSweep.withLock { $0?.cancel() }
         await server.shutdown()
         service.events.stop()
         rendererRegistry.stop()

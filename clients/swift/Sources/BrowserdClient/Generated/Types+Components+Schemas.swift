@@ -8827,7 +8827,7 @@ extension Components {
                 ])
             }
         }
-        /// A navigation a client asked for that the tab's live page has not committed yet (Chromium's pending entry). A client's navigate, back, forward, go or reload pends while a renderer's live page shows the tab (GET /v1/tabs/{tabId} answers its `targetId`); with no live page it commits at once and no `pending` appears. The entry before it stays current (historyIndex, historyCount, GET /v1/tabs/{tabId}/history) until the page commits it (POST /v1/tabs/{tabId}/pending/commit); a page that ends it without a commit (a 204 or 205, a download, a navigation that replaced it) discards it (POST /v1/tabs/{tabId}/pending/discard). Never stored: a restart drops it.
+        /// A navigation a client asked for that the tab's live page has not committed yet (Chromium's pending entry). A client's navigate, back, forward, go or reload pends while a renderer's live page shows the tab (GET /v1/tabs/{tabId} answers its `targetId`); with no live page it commits at once and no `pending` appears. The entry before it stays current (historyIndex, historyCount, GET /v1/tabs/{tabId}/history) until the page commits it (POST /v1/tabs/{tabId}/pending/commit); a page that ends it without a commit (a 204 or 205, a download, a navigation that replaced it) discards it (POST /v1/tabs/{tabId}/pending/discard). When the page goes without deciding (its renderer gives its lease up, announces it without the tab, or dies and its lease runs out) it commits at once. Never stored: a restart drops it.
         ///
         /// - Remark: Generated from `#/components/schemas/PendingNavigation`.
         public struct PendingNavigation: Codable, Hashable, Sendable {
