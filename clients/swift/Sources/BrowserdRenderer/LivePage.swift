@@ -58,11 +58,28 @@ final class LivePage: Sendable {
 
     func send(_ input: Input) { mailbox.send(input) }
 
-    /// Whether a page's task acts on `event` (``Worker/handledMethods``; of the lifecycle marks, only
+    /// The events of its session a page's task acts on (the page's `handle` switches over them, so a
+    /// method handled is a method let through, and the other way round); every other event is dropped
+    /// on the connection's reader thread.
+    enum PageEvent: String, CaseIterable {
+        case frameRequestedNavigation = "Page.frameRequestedNavigation"
+        case frameStartedNavigating = "Page.frameStartedNavigating"
+        case frameNavigated = "Page.frameNavigated"
+        case navigatedWithinDocument = "Page.navigatedWithinDocument"
+        case frameStartedLoading = "Page.frameStartedLoading"
+        case lifecycleEvent = "Page.lifecycleEvent"
+        case frameStoppedLoading = "Page.frameStoppedLoading"
+        case detachedFromTarget = "Target.detachedFromTarget"
+        case inspectorDetached = "Inspector.detached"
+        case targetCrashed = "Inspector.targetCrashed"
+        case bindingCalled = "Runtime.bindingCalled"
+    }
+
+    /// Whether a page's task acts on `event` (``PageEvent``; of the lifecycle marks, only
     /// DOMContentLoaded). Decided on the connection's reader thread, so the rest never wakes the task.
     static func acts(on event: DevToolsEvent) -> Bool {
-        guard Worker.handledMethods.contains(event.method) else { return false }
-        return event.method != "Page.lifecycleEvent" || event.params["name"]?.string == "DOMContentLoaded"
+        guard let kind = PageEvent(rawValue: event.method) else { return false }
+        return kind != .lifecycleEvent || event.params["name"]?.string == "DOMContentLoaded"
     }
 
     /// Whether browserd answered a report with "this tab does not exist": it was closed while the
@@ -461,18 +478,11 @@ private struct Worker {
         }
     }
 
-    /// What ``handle(_:)`` acts on: every other event is dropped on the connection's reader thread.
-    /// Kept beside `handle`'s cases (a method added there must be added here).
-    static let handledMethods: Set<String> = [
-        "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameNavigated", "Page.navigatedWithinDocument",
-        "Page.frameStartedLoading", "Page.lifecycleEvent", "Page.frameStoppedLoading", "Target.detachedFromTarget", "Inspector.detached",
-        "Inspector.targetCrashed", "Runtime.bindingCalled",
-    ]
-
     mutating func handle(_ event: DevToolsEvent) async {
         logger.trace("page event", metadata: ["tab": "\(sync.model.id)", "method": "\(event.method)"])
-        switch event.method {
-        case "Page.frameRequestedNavigation":
+        guard let kind = LivePage.PageEvent(rawValue: event.method) else { return }
+        switch kind {
+        case .frameRequestedNavigation:
             guard event.params["frameId"]?.string == mainFrameID else {
                 // A subframe's first document (its `src`) makes no entry: its commit needs no reading.
                 if event.params["reason"]?.string == "initialFrameNavigation", let frame = event.params["frameId"]?.string {
@@ -482,7 +492,7 @@ private struct Worker {
                 return
             }
             requestedReason = event.params["reason"]?.string
-        case "Page.frameStartedNavigating":
+        case .frameStartedNavigating:
             guard event.params["frameId"]?.string == mainFrameID else { return }
             startedTransition = requestedReason.map(PageSync.transition(forReason:)) ?? "typed"
             let step = PageSync.startedStep(
@@ -494,7 +504,7 @@ private struct Worker {
             if event.params["navigationType"]?.string == "differentDocument" {
                 sync.navigationStarted(loaderID: event.params["loaderId"]?.string, url: event.params["url"]?.string)
             }
-        case "Page.frameNavigated":
+        case .frameNavigated:
             guard event.params["frame"]?["parentId"] == nil else {
                 // A subframe's own navigation after its first document (a link in an iframe, a script's,
                 // a traversal) may make or move to an entry of the tab's (Chromium's manual subframe
@@ -507,7 +517,7 @@ private struct Worker {
             let frame = event.params["frame"]
             let url = frame?["url"]?.string.map { $0 + (frame?["urlFragment"]?.string ?? "") }
             await committed(loaderID: frame?["loaderId"]?.string, url: url, sameDocument: false)
-        case "Page.navigatedWithinDocument":
+        case .navigatedWithinDocument:
             guard event.params["frameId"]?.string == mainFrameID else { return }
             // Coalesced in the inbox (a pushState storm): the steps between are gone, the list tells.
             if event.params[PageInbox.coalescedMark] != nil {
@@ -515,36 +525,34 @@ private struct Worker {
                 return await historyChanged(loaderID: nil, url: event.params["url"]?.string)
             }
             await committed(loaderID: nil, url: event.params["url"]?.string, sameDocument: true)
-        case "Page.frameStartedLoading":
+        case .frameStartedLoading:
             guard event.params["frameId"]?.string == mainFrameID else { return }
             await perform(sync.event(.loading(true, progress: 0.1), now: now))
-        case "Page.lifecycleEvent":
+        case .lifecycleEvent:
             guard event.params["frameId"]?.string == mainFrameID, event.params["name"]?.string == "DOMContentLoaded" else { return }
             await perform(sync.event(.loading(true, progress: 0.7), now: now))
-        case "Page.frameStoppedLoading":
+        case .frameStoppedLoading:
             guard event.params["frameId"]?.string == mainFrameID else { return }
             // The page has loaded: its picture too, for a tab switcher (Chrome's tab grid), when due.
             await perform(sync.event(.loading(false, progress: 1), now: now))
-        case "Target.detachedFromTarget", "Inspector.detached":
+        case .detachedFromTarget, .inspectorDetached:
             // The page closed itself (`window.close()`, which Chromium allows a page with one history
             // entry or opened by script): its tab closes, as Chromium's `WebStateDelegate::CloseWebState`.
             // (A target the renderer closes is no longer followed by then.)
-            guard event.method == "Target.detachedFromTarget" || event.params["reason"]?.string == "target_closed" else { return }
+            guard kind == .detachedFromTarget || event.params["reason"]?.string == "target_closed" else { return }
             await perform(sync.event(.closedByPage, now: now))
-        case "Inspector.targetCrashed":
+        case .targetCrashed:
             await perform(sync.event(.crashed, now: now))
-        case "Runtime.bindingCalled" where event.params["name"]?.string == navigationBinding:
+        case .bindingCalled where event.params["name"]?.string == navigationBinding:
             guard let payload = event.params["payload"]?.string else { return }
             await stepTold(payload)
-        case "Runtime.bindingCalled":
+        case .bindingCalled:
             guard event.params["name"]?.string == pageStateBinding, let payload = event.params["payload"]?.string,
                 let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
             else { return }
             await perform(
                 sync.event(
                     .pageState(title: state["title"]?.string ?? "", faviconURL: state["favicon"]?.string, url: state["url"]?.string), now: now))
-        default:
-            break
         }
     }
 

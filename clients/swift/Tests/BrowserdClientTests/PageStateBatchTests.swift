@@ -114,6 +114,9 @@ import Testing
         ] {
             #expect(LivePage.acts(on: Self.event(method)), "\(method)")
         }
+        for kind in LivePage.PageEvent.allCases where kind != .lifecycleEvent {
+            #expect(LivePage.acts(on: Self.event(kind.rawValue)), "\(kind)")
+        }
         #expect(LivePage.acts(on: Self.event("Page.lifecycleEvent", ["name": "DOMContentLoaded", "frameId": "f"])))
         for name in ["init", "commit", "load", "firstPaint", "firstContentfulPaint", "networkIdle"] {
             #expect(!LivePage.acts(on: Self.event("Page.lifecycleEvent", ["name": .string(name), "frameId": "f"])), "\(name)")
