@@ -432,10 +432,22 @@ func crashJSON(_ response: HTTPClientConnection.Response) -> [String: Any] {
                     break
                 }
             }
-            let ready = try api.request("GET", "/readyz")
-            let refused = try api.request(
+            // A refused write blocks readiness; the recovery's probe (at once) may still fit in the
+            // last free page and clear it, and the next write be refused again. Each probe that fits
+            // takes that room, so within a few writes nothing fits and /readyz stays 503.
+            var ready = try api.request("GET", "/readyz")
+            var refused = try api.request(
                 "POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
                 body: Array(#"{"url":"https://refused.example"}"#.utf8))
+            for attempt in 0..<20 where !(ready.status == 503 && ready.text.contains("storage")) || refused.status != 503 {
+                if refused.status == 201 {
+                    acked.append(((try? JSONSerialization.jsonObject(with: Data(refused.body))) as? [String: Any])?["id"] as? String ?? "")
+                }
+                refused = try api.request(
+                    "POST", "/v1/browsers/\(window)/tabs", headers: [("Content-Type", "application/json")],
+                    body: Array("{\"url\":\"https://refused.example/\(attempt)\"}".utf8))
+                ready = try api.request("GET", "/readyz")
+            }
             #expect(ready.status == 503 && ready.text.contains("storage"))
             #expect(refused.status == 503)
             #expect(try api.request("GET", "/v1/browsers/\(window)").status == 200)
