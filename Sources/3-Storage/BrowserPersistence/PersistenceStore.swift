@@ -431,14 +431,14 @@ public final class PersistenceStore {
         """
 
     private static func tab(_ row: SQLiteStatement) throws -> TabRecord {
+        guard let history = row.column(11).bytes else { throw MissingHistory(tabID: row.column(0).string ?? "") }
         var tab = TabRecord(
             id: row.column(0).string ?? "", groupID: row.column(1).string, openerID: row.column(2).string,
             openerNavigationIndex: row.column(3).int, title: row.column(4).string ?? "", loading: row.column(5).int == 1,
             progress: row.column(6).double ?? 0, faviconURL: row.column(7).string,
             createdAt: Date(timeIntervalSince1970: row.column(8).double ?? 0),
             lastActiveAt: Date(timeIntervalSince1970: row.column(9).double ?? 0), historyIndex: row.column(10).int ?? -1,
-            history: try HistoryCodec.decode(try row.column(11).bytes ?? { throw MissingHistory(tabID: row.column(0).string ?? "") }()),
-            position: row.column(12).double ?? 0)
+            history: try HistoryCodec.decode(history), position: row.column(12).double ?? 0)
         if let etag = row.column(13).string {
             tab.snapshot = SnapshotRecord(
                 tabID: tab.id, etag: etag, mediaType: row.column(14).string ?? "", byteCount: row.column(15).int ?? 0,

@@ -326,6 +326,17 @@ public struct PageSync: Sendable {
         return before
     }
 
+    /// A commit that the list read with it has already moved past: `first` (this commit's list) is
+    /// reported, then `later` (the list as read), where this commit's entry stands at `position` (-1:
+    /// before its first entry, dropped from it). The commits of the entries after it are reported now,
+    /// so their steps, still to come, are not reported again.
+    private mutating func committed(_ first: PageHistory, loaderID: String?, thenAhead later: PageHistory, from position: Int) -> [Action] {
+        let own = committed(first, loaderID: loaderID)
+        let rest = committed(later, loaderID: nil)
+        reportedAhead = later.currentIndex - position
+        return own + rest
+    }
+
     /// How far `history` (read later) is shifted from `list` (Chromium dropped the oldest entries as
     /// the page pushed past its 50: a storm's later commits, not yet told): by the last entry of
     /// Chromium's own both hold, else by the shift under which most of the entries steps made have
@@ -394,12 +405,7 @@ public struct PageSync: Sendable {
             if let url, history.current?.url != url, history.currentIndex >= 0,
                 let at = history.entries[...history.currentIndex].lastIndex(where: { $0.url == url })
             {
-                let first = committed(PageHistory(currentIndex: at, entries: Array(history.entries[...at])), loaderID: loaderID)
-                let rest = committed(history, loaderID: nil)
-                // The commits of the entries after this one are reported now: their steps, still to
-                // come, are not reported again.
-                reportedAhead = history.currentIndex - at
-                return first + rest
+                return committed(PageHistory(currentIndex: at, entries: Array(history.entries[...at])), loaderID: loaderID, thenAhead: history, from: at)
             }
             // A load of ours committed at `url`, and the page pushed past Chromium's 50 entries before the
             // list was read: its entry is gone from the list. It committed where it says (no
@@ -409,10 +415,8 @@ public struct PageSync: Sendable {
                 case .navigate(let ours)? = ownLoad?.kind, ours == url, ownLoad?.loaderID.map({ $0 == loaderID }) ?? true
             {
                 madeUpIDs -= 1
-                let first = committed(PageHistory(currentIndex: 0, entries: [.init(id: madeUpIDs, url: url)]), loaderID: loaderID)
-                let rest = committed(history, loaderID: nil)
-                reportedAhead = history.currentIndex + 1
-                return first + rest
+                return committed(
+                    PageHistory(currentIndex: 0, entries: [.init(id: madeUpIDs, url: url)]), loaderID: loaderID, thenAhead: history, from: -1)
             }
             reportedAhead = 0
             return committed(history, loaderID: loaderID, subframe: subframe)
