@@ -6,7 +6,8 @@
   (before) and from the commit's step (now), beside the same path for a navigation a client sends
   (POST sent -> event: browserd's part alone), measured in the same run;
 - CPU per navigation: the renderer's process (renderer and watcher), browserd's and Chromium's;
-- Chromium's memory per live page.
+- Chromium's memory per live page;
+- a page's reports alone (`renderer-bench --requests`): the renderer's CPU per request.
 
 Usage: bench/renderer.py [--navigations 200] [--live-pages 10] [--chromium-nice N] [--baseline PATH [--rounds 3]]   (builds what it runs, release)
 """
@@ -71,6 +72,7 @@ def main():
     try:
         if not args.baseline:
             run(f"{server_bin}/browserd", f"{bench_bin}/renderer-bench", pages, args, echo=True)
+            reports(f"{server_bin}/browserd", f"{bench_bin}/renderer-bench")
             return
         rounds = []
         for _ in range(args.rounds):
@@ -112,6 +114,23 @@ def run(browserd, bench, pages, args, echo):
                       "(either path; page-state reports included)")
             line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), "RESULT")
             return {k: float(v) for k, v in (part.split("=", 1) for part in line.split()[1:])}
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+def reports(browserd, bench, count=1000):
+    """A page's two reports per navigation alone (its commit, then its state) through the renderer's
+    client, against a fresh browserd: the renderer's CPU per request, what a navigation's reports cost."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as data:
+        server = subprocess.Popen([browserd, "serve", "--port", str(port), "--data-dir", data, "--log-level", "warning",
+                                   "--profile-write-bytes-per-second", "0"])
+        try:
+            wait_http(port)
+            done = subprocess.run([bench, "--server", f"http://127.0.0.1:{port}", "--requests", str(count)],
+                                  capture_output=True, text=True, check=True)
+            print("  " + done.stdout.splitlines()[0])
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -54,7 +54,7 @@ public final class DevToolsConnection: @unchecked Sendable {
     private var methods: [Int: String] = [:]
     /// The sessions whose events go to a handler of their own (``DevToolsSession``), and their calls
     /// still waiting.
-    private var sessionRoutes: [String: (deliver: @Sendable (DevToolsEvent) -> Void, pending: Set<Int>)] = [:]
+    private var sessionRoutes: [String: (deliver: @Sendable (DevToolsEvent) -> Void, events: [[UInt8]]?, pending: Set<Int>)] = [:]
     /// The session of each waiting call that has one.
     private var callSessions: [Int: String] = [:]
     /// Sessions whose messages go undecoded to a handler (an automation client's: ``AutomationClient``),
@@ -138,8 +138,12 @@ public final class DevToolsConnection: @unchecked Sendable {
 
     /// Routes the session's events to `deliver` (called on ``loop``, in order: keep it
     /// short) from now on, until its target detaches or ``DevToolsSession/end()``.
-    public func session(_ id: String, deliver: @escaping @Sendable (DevToolsEvent) -> Void) -> DevToolsSession {
-        lock.withLock { sessionRoutes[id] = (deliver, []) }
+    /// - Parameter events: the methods `deliver` takes; the session's other events are dropped as
+    ///   read, before they are decoded (nil: every event). A page's load brings some thirty events,
+    ///   and a page can make more (execution contexts, frames): what no one acts on costs no decoding.
+    public func session(_ id: String, events: Set<String>? = nil, deliver: @escaping @Sendable (DevToolsEvent) -> Void) -> DevToolsSession {
+        let methods = events.map { $0.map { Array($0.utf8) } }
+        lock.withLock { sessionRoutes[id] = (deliver, methods, []) }
         return DevToolsSession(id: id, connection: self)
     }
 
@@ -255,9 +259,16 @@ public final class DevToolsConnection: @unchecked Sendable {
     fileprivate func received(_ messages: [[UInt8]], skipped: Int) {
         if skipped > 0 { lock.withLock { skippedMessages = skipped } }
         for message in messages {
-            if let session = DevToolsMessage.trailingSessionID(message), let deliver = lock.withLock({ rawRoutes[session] }) {
-                deliver(message)
-                continue
+            if let session = DevToolsMessage.trailingSessionID(message) {
+                let (raw, events) = lock.withLock { (rawRoutes[session], sessionRoutes[session]?.events) }
+                if let raw {
+                    raw(message)
+                    continue
+                }
+                // An event its session's handler does not take: dropped undecoded.
+                if let events, let method = DevToolsMessage.eventMethod(message), !events.contains(where: { $0.elementsEqual(method) }) {
+                    continue
+                }
             }
             guard let value = try? JSONValue.parse(message) else { continue }
             if let id = value["id"]?.int {

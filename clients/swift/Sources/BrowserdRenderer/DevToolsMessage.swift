@@ -39,6 +39,17 @@ public enum DevToolsMessage {
         bytes.starts(with: Array(#"{"method":""#.utf8) + Array(method.utf8) + [UInt8(ascii: "\"")])
     }
 
+    /// The method of an event (`{"method":"<method>",…`), as its bytes; nil for an answer. Method
+    /// names are plain ASCII (`Domain.name`): a quote ends one, there is no escape to read.
+    public static func eventMethod(_ bytes: [UInt8]) -> ArraySlice<UInt8>? {
+        let prefix = eventPrefix
+        guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }
+        let start = prefix.count
+        guard let end = bytes[start...].prefix(96).firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return bytes[start..<end]
+    }
+    private static let eventPrefix = Array(#"{"method":""#.utf8)
+
     /// `message` with `"sessionId":"<session>"` as its last member (a client's command to its
     /// browser session). `message` is an object this process encoded (``JSONValue``).
     public static func addingSessionID(_ session: String, to message: [UInt8]) -> [UInt8] {

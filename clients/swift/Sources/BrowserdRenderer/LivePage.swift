@@ -60,14 +60,17 @@ final class LivePage: Sendable {
 
     /// The events of its session a page's task acts on (the page's `handle` switches over them, so a
     /// method handled is a method let through, and the other way round); every other event is dropped
-    /// on the connection's reader thread.
+    /// undecoded on the connection's reader thread (``DevToolsConnection/session(_:events:deliver:)``).
+    /// A load's DOMContentLoaded is `Page.domContentEventFired` (the top document's alone): lifecycle
+    /// events stay off, as do the Runtime domain's (execution contexts, console calls: a page could
+    /// send those without end).
     enum PageEvent: String, CaseIterable {
         case frameRequestedNavigation = "Page.frameRequestedNavigation"
         case frameStartedNavigating = "Page.frameStartedNavigating"
         case frameNavigated = "Page.frameNavigated"
         case navigatedWithinDocument = "Page.navigatedWithinDocument"
         case frameStartedLoading = "Page.frameStartedLoading"
-        case lifecycleEvent = "Page.lifecycleEvent"
+        case domContentEventFired = "Page.domContentEventFired"
         case frameStoppedLoading = "Page.frameStoppedLoading"
         case detachedFromTarget = "Target.detachedFromTarget"
         case inspectorDetached = "Inspector.detached"
@@ -75,12 +78,8 @@ final class LivePage: Sendable {
         case bindingCalled = "Runtime.bindingCalled"
     }
 
-    /// Whether a page's task acts on `event` (``PageEvent``; of the lifecycle marks, only
-    /// DOMContentLoaded). Decided on the connection's reader thread, so the rest never wakes the task.
-    static func acts(on event: DevToolsEvent) -> Bool {
-        guard let kind = PageEvent(rawValue: event.method) else { return false }
-        return kind != .lifecycleEvent || event.params["name"]?.string == "DOMContentLoaded"
-    }
+    /// The methods of ``PageEvent``, as the connection's filter takes them.
+    static let eventMethods = Set(PageEvent.allCases.map(\.rawValue))
 
     /// Whether browserd answered a report with "this tab does not exist": it was closed while the
     /// report was on its way (the page closes next), so nothing was refused and nothing is retried.
@@ -289,15 +288,12 @@ private struct Worker {
             // The page's events come straight from the connection's reader into its inbox (its
             // ``DevToolsSession``): no other page's work stands between.
             let (tabID, mailbox) = (sync.model.id, mailbox)
-            devtools = connection.session(sessionID) { event in
+            devtools = connection.session(sessionID, events: LivePage.eventMethods) { event in
                 if let commitObserver, event.method == "Page.frameNavigated", event.params["frame"]?["parentId"] == nil,
                     let url = event.params["frame"]?["url"]?.string
                 {
                     commitObserver(tabID, url)
                 }
-                // Only what the page's task acts on wakes it (a load brings some twenty events, most
-                // of them lifecycle marks and execution contexts it has no use for).
-                guard LivePage.acts(on: event) else { return }
                 mailbox.send(.devtools(event))
             }
             // What the page may reach is the fence's (``FencingProxy``), for every request Chromium sends.
@@ -306,7 +302,6 @@ private struct Worker {
             // so Chromium takes them all before the page's first document).
             let (connection, session) = (connection, sessionID)
             async let page = connection.call("Page.enable", session: session)
-            async let lifecycle = connection.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: session)
             async let runtime = connection.call("Runtime.enable", session: session)
             async let binding = connection.call("Runtime.addBinding", ["name": .string(pageStateBinding)], session: session)
             async let script = connection.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(pageStateScript)], session: session)
@@ -318,7 +313,7 @@ private struct Worker {
             async let inspector = connection.call("Inspector.enable", session: session)
             // Every new target waits for the debugger until the policy and the script are in place.
             async let run = connection.call("Runtime.runIfWaitingForDebugger", session: session)
-            _ = try await (page, lifecycle, runtime, binding, script, inspector, run, stepBinding, stepScript)
+            _ = try await (page, runtime, binding, script, inspector, run, stepBinding, stepScript)
             mainFrameID = try await tree["frameTree"]?["frame"]?["id"]?.string
             // A popup's first document loads on its own, and its commit becomes the tab's entry.
             if adopting == nil { await perform(sync.start()) }
@@ -528,8 +523,7 @@ private struct Worker {
         case .frameStartedLoading:
             guard event.params["frameId"]?.string == mainFrameID else { return }
             await perform(sync.event(.loading(true, progress: 0.1), now: now))
-        case .lifecycleEvent:
-            guard event.params["frameId"]?.string == mainFrameID, event.params["name"]?.string == "DOMContentLoaded" else { return }
+        case .domContentEventFired:
             await perform(sync.event(.loading(true, progress: 0.7), now: now))
         case .frameStoppedLoading:
             guard event.params["frameId"]?.string == mainFrameID else { return }

@@ -1,8 +1,8 @@
 /// A live page's waiting inputs, bounded whatever the page does (a value: ``PageMailbox`` carries it
 /// between the renderer, which sends, and the page's task, which takes them one at a time).
 ///
-/// - Only what the page's task acts on is kept: other DevTools events (a console storm, frames
-///   attached, lifecycle events other than `DOMContentLoaded`) are dropped as they come.
+/// - Only what the page's task acts on is kept (``LivePage/PageEvent``, its bindings' calls): the
+///   connection drops the session's other events undecoded, and a stray one is dropped here.
 /// - Stale news is coalesced as it arrives: only the latest state of the tab in the model (and the
 ///   latest command among them: a state that asks for a load), a frame's latest loading news, the
 ///   latest page state (title, favicon), and of same-document commits in a row (pushState, fragments)
@@ -27,7 +27,7 @@ struct PageInbox: Sendable {
         items[head...].contains {
             switch $0 {
             case .resync: return true
-            case .devtools(let event): return event.method == "Page.frameNavigated" || event.method == "Page.navigatedWithinDocument"
+            case .devtools(let event): return Self.isCommit(event)
             case .model, .stepTimeout, .loadAnswered, .flushPageState: return false
             }
         }
@@ -45,35 +45,35 @@ struct PageInbox: Sendable {
         case .resync, .stepTimeout, .loadAnswered, .flushPageState:
             break
         case .devtools(var event):
-            guard Self.kept(event) else { return }
-            switch event.method {
-            case "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent":
+            guard let kind = Self.kept(event) else { return }
+            switch kind {
+            case .frameStartedLoading, .frameStoppedLoading:
                 // A frame's loading is a state: its latest news stands for what came before (a
                 // pushState storm starts and stops loading with each entry).
                 let frame = event.params["frameId"]?.string
                 removeAll {
-                    guard case .devtools(let other) = $0, Self.loadingNews.contains(other.method) else { return false }
+                    guard case .devtools(let other) = $0, Self.isLoadingNews(other) else { return false }
                     return other.params["frameId"]?.string == frame
                 }
-            case "Runtime.bindingCalled" where event.params["name"]?.string == pageStateBinding:
+            case .bindingCalled where event.params["name"]?.string == pageStateBinding:
                 remove {
                     guard case .devtools(let other) = $0 else { return false }
-                    return other.method == "Runtime.bindingCalled" && other.params["name"]?.string == pageStateBinding
+                    return other.method == LivePage.PageEvent.bindingCalled.rawValue && other.params["name"]?.string == pageStateBinding
                 }
-            case "Page.frameRequestedNavigation", "Page.frameStartedNavigating":
+            case .frameRequestedNavigation, .frameStartedNavigating:
                 let frame = event.params["frameId"]?.string
                 removeAll {
                     guard case .devtools(let other) = $0 else { return false }
                     return other.method == event.method && other.params["frameId"]?.string == frame
                 }
-            case "Page.navigatedWithinDocument":
+            case .navigatedWithinDocument:
                 // The previous same-document commit of this frame, unless a new document came between.
                 let frame = event.params["frameId"]?.string
                 if let last = items[head...].lastIndex(where: {
-                    if case .devtools(let other) = $0 { return other.method == "Page.navigatedWithinDocument" || other.method == "Page.frameNavigated" }
+                    if case .devtools(let other) = $0 { return Self.isCommit(other) }
                     return false
                 }),
-                    case .devtools(let other) = items[last], other.method == "Page.navigatedWithinDocument", other.params["frameId"]?.string == frame
+                    case .devtools(let other) = items[last], other.method == LivePage.PageEvent.navigatedWithinDocument.rawValue, other.params["frameId"]?.string == frame
                 {
                     items.remove(at: last)
                     // The steps of the commits between are gone with them: the page's task reads the list.
@@ -107,7 +107,15 @@ struct PageInbox: Sendable {
         head = 0
     }
 
-    static let loadingNews: Set<String> = ["Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent"]
+    /// A frame's loading news: its latest stands for those before it.
+    static func isLoadingNews(_ event: DevToolsEvent) -> Bool {
+        event.method == LivePage.PageEvent.frameStartedLoading.rawValue || event.method == LivePage.PageEvent.frameStoppedLoading.rawValue
+    }
+
+    /// A commit of a frame's: a new document or a same-document one.
+    static func isCommit(_ event: DevToolsEvent) -> Bool {
+        event.method == LivePage.PageEvent.frameNavigated.rawValue || event.method == LivePage.PageEvent.navigatedWithinDocument.rawValue
+    }
 
     /// The member a same-document commit carries when earlier ones were coalesced into it.
     static let coalescedMark = "browserdCoalesced"
@@ -118,19 +126,13 @@ struct PageInbox: Sendable {
         return .object(members)
     }
 
-    /// The events a page's task acts on (``LivePage``): anything else is dropped as it comes.
-    static func kept(_ event: DevToolsEvent) -> Bool {
-        switch event.method {
-        case "Page.frameNavigated", "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading",
-            "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Target.detachedFromTarget", "Inspector.detached",
-            "Inspector.targetCrashed":
-            return true
-        case "Page.lifecycleEvent": return event.params["name"]?.string == "DOMContentLoaded"
-        case "Runtime.bindingCalled":
-            let name = event.params["name"]?.string
-            return name == pageStateBinding || name == navigationBinding
-        default: return false
-        }
+    /// The kind of an event a page's task acts on (``LivePage/PageEvent``; of bindings' calls, its
+    /// own two), nil for anything else: dropped as it comes.
+    static func kept(_ event: DevToolsEvent) -> LivePage.PageEvent? {
+        guard let kind = LivePage.PageEvent(rawValue: event.method) else { return nil }
+        guard kind == .bindingCalled else { return kind }
+        let name = event.params["name"]?.string
+        return name == pageStateBinding || name == navigationBinding ? kind : nil
     }
 
     private mutating func removeAll(where matches: (LivePage.Input) -> Bool) {
@@ -154,13 +156,13 @@ struct PageInbox: Sendable {
             case .resync(let loader): loaderID = loader ?? loaderID
             case .stepTimeout: break
             case .devtools(let event):
-                switch event.method {
-                case "Page.frameNavigated":
+                switch LivePage.PageEvent(rawValue: event.method) {
+                case .frameNavigated:
                     if event.params["frame"]?["parentId"] == nil { loaderID = event.params["frame"]?["loaderId"]?.string ?? loaderID }
-                case "Page.navigatedWithinDocument", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.lifecycleEvent",
-                    "Page.frameRequestedNavigation", "Page.frameStartedNavigating":
+                case .navigatedWithinDocument, .frameStartedLoading, .frameStoppedLoading, .domContentEventFired, .frameRequestedNavigation,
+                    .frameStartedNavigating:
                     break
-                case "Runtime.bindingCalled" where event.params["name"]?.string == navigationBinding: break
+                case .bindingCalled where event.params["name"]?.string == navigationBinding: break
                 default: kept.append(item)
                 }
             }

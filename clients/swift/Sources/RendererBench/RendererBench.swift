@@ -20,12 +20,17 @@ import Synchronization
 ///     renderer-bench --server URL --pages URL [--navigations 200] [--live-pages 10] [--chromium PATH] [--chromium-nice N]
 ///     renderer-bench --fence ORIGIN      (the fence alone: bench/fence.py)
 ///     renderer-bench --server URL --watch WINDOW   (the watcher: "<CLOCK_MONOTONIC ns> <url>" per URL first seen)
+///     renderer-bench --server URL --requests N     (a page's reports alone: CPU and time per request)
 @main
 struct RendererBench {
     static func main() async throws {
         let arguments = Arguments(CommandLine.arguments.dropFirst())
         if let window = arguments["--watch"], let server = arguments["--server"].flatMap(URL.init(string:)) {
             try await watch(window, at: server)
+            return
+        }
+        if let count = arguments["--requests"].flatMap(Int.init), let server = arguments["--server"].flatMap(URL.init(string:)) {
+            try await requests(count, at: server)
             return
         }
         if let origin = arguments["--fence"] {
@@ -312,6 +317,36 @@ func fence(allowing origin: String) async throws {
     await Task.detached { while let line = readLine(), !line.isEmpty {} }.value
     print("refused \(proxy.refusals)")
     await proxy.stop()
+}
+
+/// `renderer-bench --server URL --requests N`: the reports a page sends for each navigation (its
+/// commit, then its state), `N` of each, one at a time as a page sends them, through the client the
+/// renderer uses: this process's CPU per request and each request's time.
+func requests(_ count: Int, at server: URL) async throws {
+    let client = BrowserdClient(server: server)
+    let profile = try await client.api.createProfile(body: .json(.init(name: "requests-bench"))).created.body.json.id
+    let window = try await client.api.createWindow(body: .json(.init(profileId: profile))).created.body.json.id
+    let tab = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: "about:blank"))).created.body.json.id
+    func round(_ n: Int) async throws {
+        _ = try await client.api.navigateTab(
+            path: .init(tabId: tab), body: .json(.init(url: "https://requests.example/\(n)", transition: .link, committed: true))
+        ).ok.body.json
+        _ = try await client.api.updateTab(path: .init(tabId: tab), body: .json(.init(title: "Page \(n)", loading: true, progress: 0.7))).ok.body.json
+    }
+    for n in 0..<min(count, 200) { try await round(-n - 1) }  // warm: connections, caches
+    var times: [Double] = []
+    let cpu = RendererBench.processCPU()
+    for n in 0..<count {
+        let start = ContinuousClock.now
+        try await round(n)
+        times.append(RendererBench.seconds(ContinuousClock.now - start) * 1000 / 2)
+    }
+    let spent = (RendererBench.processCPU() - cpu) * 1000 / Double(2 * count)
+    print(
+        String(
+            format: "reports: %d requests, CPU %.3f ms a request, time p50 %.3f ms p99 %.3f ms", 2 * count, spent,
+            RendererBench.percentile(times, 50), RendererBench.percentile(times, 99)))
+    print("RESULT request_cpu_ms=\(spent) request_p50_ms=\(RendererBench.percentile(times, 50))")
 }
 
 struct Arguments {

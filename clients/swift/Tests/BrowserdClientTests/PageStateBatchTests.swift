@@ -100,32 +100,31 @@ import Testing
     }
 }
 
-/// Which of a page's DevTools events wake its task (``LivePage/acts(on:)``): the ones it acts on.
+/// Which of a page's DevTools events its inbox keeps (``PageInbox/kept(_:)``): the ones its task
+/// acts on (``LivePage/PageEvent``), of bindings' calls only its own two.
 @Suite(.computing) struct PageEventFilterTests {
     static func event(_ method: String, _ params: JSONValue = [:]) -> DevToolsEvent {
         DevToolsEvent(method: method, params: params, sessionID: "s")
     }
 
-    @Test func onlyWhatThePageActsOnWakesIt() {
+    @Test func onlyWhatThePageActsOnIsKept() {
         for method in [
             "Page.frameRequestedNavigation", "Page.frameStartedNavigating", "Page.frameNavigated", "Page.navigatedWithinDocument",
-            "Page.frameStartedLoading", "Page.frameStoppedLoading", "Target.detachedFromTarget", "Inspector.detached", "Inspector.targetCrashed",
-            "Runtime.bindingCalled",
+            "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.domContentEventFired", "Target.detachedFromTarget",
+            "Inspector.detached", "Inspector.targetCrashed",
         ] {
-            #expect(LivePage.acts(on: Self.event(method)), "\(method)")
+            #expect(PageInbox.kept(Self.event(method)) != nil, "\(method)")
         }
-        for kind in LivePage.PageEvent.allCases where kind != .lifecycleEvent {
-            #expect(LivePage.acts(on: Self.event(kind.rawValue)), "\(kind)")
+        #expect(Set(LivePage.PageEvent.allCases.map(\.rawValue)) == LivePage.eventMethods)
+        for binding in [pageStateBinding, navigationBinding] {
+            #expect(PageInbox.kept(Self.event("Runtime.bindingCalled", ["name": .string(binding)])) == .bindingCalled)
         }
-        #expect(LivePage.acts(on: Self.event("Page.lifecycleEvent", ["name": "DOMContentLoaded", "frameId": "f"])))
-        for name in ["init", "commit", "load", "firstPaint", "firstContentfulPaint", "networkIdle"] {
-            #expect(!LivePage.acts(on: Self.event("Page.lifecycleEvent", ["name": .string(name), "frameId": "f"])), "\(name)")
-        }
+        #expect(PageInbox.kept(Self.event("Runtime.bindingCalled", ["name": "someoneElses"])) == nil)
         for method in [
-            "Runtime.executionContextCreated", "Runtime.executionContextDestroyed", "Runtime.executionContextsCleared",
-            "Runtime.consoleAPICalled", "Page.domContentEventFired", "Page.loadEventFired", "Page.frameResized", "Page.frameAttached",
+            "Page.lifecycleEvent", "Runtime.executionContextCreated", "Runtime.executionContextDestroyed", "Runtime.executionContextsCleared",
+            "Runtime.consoleAPICalled", "Page.loadEventFired", "Page.frameResized", "Page.frameAttached",
         ] {
-            #expect(!LivePage.acts(on: Self.event(method)), "\(method)")
+            #expect(PageInbox.kept(Self.event(method)) == nil, "\(method)")
         }
     }
 }

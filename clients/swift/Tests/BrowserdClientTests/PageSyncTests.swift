@@ -644,12 +644,12 @@ extension PageSyncTests {
         inbox.push(Self.event("Page.frameNavigated", ["frame": ["id": "F", "loaderId": "L2"]]))
         inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "F", "url": "http://b.test/#1"]))
         inbox.push(Self.event("Page.navigatedWithinDocument", ["frameId": "S", "url": "http://sub.test/#1"]))
-        inbox.push(Self.event("Page.lifecycleEvent", ["name": "load"]))
         inbox.push(Self.event("Page.lifecycleEvent", ["name": "DOMContentLoaded"]))
+        inbox.push(Self.event("Page.domContentEventFired", ["timestamp": 1]))
         #expect(
             Self.methods(&inbox) == [
                 "Page.navigatedWithinDocument http://a.test/#1", "Page.frameNavigated ", "Page.navigatedWithinDocument http://b.test/#1",
-                "Page.navigatedWithinDocument http://sub.test/#1", "Page.lifecycleEvent ",
+                "Page.navigatedWithinDocument http://sub.test/#1", "Page.domContentEventFired ",
             ])
     }
 
@@ -760,29 +760,51 @@ extension PageSyncTests {
         var all: [String] { lock.withLock { methods } }
     }
 
-    @Test func aSessionOwnsItsEventsAndItsEnd() async throws {
-        var commands: [Int32] = [-1, -1]
-        var events: [Int32] = [-1, -1]
-        #expect(pipe(&commands) == 0 && pipe(&events) == 0)
-        defer {
-            close(commands[0])
-            close(events[1])
+    /// The browser's side of a pipe pair: what the connection wrote, and events to write to it.
+    final class Browser {
+        let connection: DevToolsConnection
+        private let commands: Int32
+        private let events: Int32
+
+        init() {
+            var commands: [Int32] = [-1, -1]
+            var events: [Int32] = [-1, -1]
+            #expect(pipe(&commands) == 0 && pipe(&events) == 0)
+            connection = DevToolsConnection(commandFD: commands[1], eventFD: events[0])
+            (self.commands, self.events) = (commands[0], events[1])
         }
-        let connection = DevToolsConnection(commandFD: commands[1], eventFD: events[0])
-        defer { connection.close() }
+
+        deinit {
+            connection.close()
+            close(commands)
+            close(events)
+        }
+
+        func send(_ json: String) { _ = (json.utf8 + [0]).withContiguousStorageIfAvailable { write(events, $0.baseAddress, $0.count) } }
+
+        /// The next command the connection wrote (without its NUL).
+        func command() -> [UInt8] {
+            var written: [UInt8] = []
+            while !written.contains(0) {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = read(commands, &buffer, buffer.count)
+                #expect(count > 0)
+                if count <= 0 { break }
+                written += buffer[0..<count]
+            }
+            return Array(written.prefix { $0 != 0 })
+        }
+    }
+
+    @Test func aSessionOwnsItsEventsAndItsEnd() async throws {
+        let browser = Browser()
+        let connection = browser.connection
         let seen = Seen()
         let session = connection.session("S1") { seen.add($0.method) }
-        func send(_ json: String) { _ = (json.utf8 + [0]).withContiguousStorageIfAvailable { write(events[1], $0.baseAddress, $0.count) } }
+        func send(_ json: String) { browser.send(json) }
         let call = Task { try await session.call("Page.navigate", ["url": "http://a.test/"]) }
         // The command reached the browser's side, with the session's id.
-        var written: [UInt8] = []
-        while !written.contains(0) {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = read(commands[0], &buffer, buffer.count)
-            #expect(count > 0)
-            written += buffer[0..<max(count, 0)]
-        }
-        #expect(String(decoding: written, as: UTF8.self).contains(#""sessionId":"S1""#))
+        #expect(String(decoding: browser.command(), as: UTF8.self).contains(#""sessionId":"S1""#))
         send(#"{"method":"Page.frameNavigated","params":{},"sessionId":"S1"}"#)
         send(#"{"method":"Page.frameNavigated","params":{},"sessionId":"S2"}"#)
         send(#"{"method":"Target.detachedFromTarget","params":{"sessionId":"S1"}}"#)
@@ -793,6 +815,28 @@ extension PageSyncTests {
         var iterator = connection.events.makeAsyncIterator()
         let other = await iterator.next()
         #expect(other?.method == "Page.frameNavigated" && other?.sessionID == "S2")
+    }
+
+    /// A page's session takes only the events its task acts on (``LivePage/PageEvent``): the rest
+    /// (lifecycle marks, execution contexts, a console storm) are dropped as read, and answers to the
+    /// session's calls still come back.
+    @Test func aPageSessionTakesOnlyWhatItActsOn() async throws {
+        let browser = Browser()
+        let seen = Seen()
+        let session = browser.connection.session("S1", events: LivePage.eventMethods) { seen.add($0.method) }
+        func send(_ json: String) { browser.send(json) }
+        let dropped = [
+            "Page.lifecycleEvent", "Runtime.consoleAPICalled", "Runtime.executionContextCreated", "Page.loadEventFired", "Page.frameAttached",
+            "Page.frameStartedLoadingX", "Page.frameStarted",
+        ]
+        for method in dropped { send(#"{"method":"\#(method)","params":{"name":"load"},"sessionId":"S1"}"#) }
+        for kind in LivePage.PageEvent.allCases { send(#"{"method":"\#(kind.rawValue)","params":{},"sessionId":"S1"}"#) }
+        // An answer to the session's call comes back whatever the filter (it is no event).
+        let call = Task { try await session.call("Page.getFrameTree") }
+        let id = try #require(JSONValue.parse(browser.command())["id"]?.int)
+        send(#"{"id":\#(id),"result":{"frameTree":{}},"sessionId":"S1"}"#)
+        #expect(try await call.value["frameTree"] != nil)
+        #expect(seen.all == LivePage.PageEvent.allCases.map(\.rawValue))
     }
 }
 
