@@ -133,6 +133,20 @@ import Testing
         #expect(server.returnsFreedMemoryDuringEvictions && server.trimsAfterLoads)
     }
 
+    /// A load's trim runs after the load, on a thread of its own, once for a burst of loads; a policy
+    /// that does not trim after loads never does.
+    @Test func loadsTrimOnceTheyPause() async throws {
+        let before = MemoryPolicy.trimsDone
+        MemoryPolicy.untouched.afterLoad()
+        for _ in 0..<3 { MemoryPolicy.followsWorkingSet.afterLoad() }
+        #expect(MemoryPolicy.trimsDone == before, "no trim before the loads pause")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while MemoryPolicy.trimsDone == before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // The later calls' trims would have come by now too, had they not been folded into one.
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(MemoryPolicy.trimsDone - before == 1)
+    }
+
     @Test func configurationRejectsOutOfRangeValues() {
         var configuration = BrowserdConfiguration()
         configuration.server.port = 70_000
