@@ -11,9 +11,13 @@ struct InProcessAPI {
     let router: Router
     let routes: APIRoutes
 
-    init(tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore(), leases: RendererLeases = RendererLeases()) {
+    init(
+        tokens: TokenStore = TokenStore(adminToken: nil), tickets: StreamTicketStore = StreamTicketStore(), leases: RendererLeases = RendererLeases(),
+        sink: (any DurableSink)? = nil
+    ) {
         var router = Router()
-        routes = APIRoutes(service: BrowserService(storedTabs: NothingStored(), framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases)
+        routes = APIRoutes(
+            service: BrowserService(sink: sink, storedTabs: NothingStored(), framing: SSEFraming()), tokens: tokens, tickets: tickets, leases: leases)
         routes.register(in: &router)
         self.router = router
     }

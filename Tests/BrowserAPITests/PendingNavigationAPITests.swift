@@ -1,7 +1,10 @@
 import BrowserAccess
 import BrowserModel
+import BrowserRecords
+import BrowserServices
 import Foundation
 import HTTPServer
+import Synchronization
 import TestSupport
 import Testing
 
@@ -20,8 +23,8 @@ import Testing
         let tab: String
     }
 
-    private func setup(live: Bool = true, leases: RendererLeases = RendererLeases()) async -> Setup {
-        let api = InProcessAPI(tokens: TokenStore(adminToken: Self.admin), leases: leases)
+    private func setup(live: Bool = true, leases: RendererLeases = RendererLeases(), sink: (any DurableSink)? = nil) async -> Setup {
+        let api = InProcessAPI(tokens: TokenStore(adminToken: Self.admin), leases: leases, sink: sink)
         let profile = await api.send(.post, "/v1/profiles", body: #"{"name":"p"}"#, headers: auth).id
         let window = await api.send(.post, "/v1/browsers", body: #"{"profileId":"\#(profile)"}"#, headers: auth).id
         let tab = await api.send(.post, "/v1/browsers/\(window)/tabs", body: #"{"url":"https://a.example/"}"#, headers: auth).id
@@ -56,6 +59,29 @@ import Testing
         #expect(await historyURLs(s) == ["https://a.example/", "https://b.example/"])
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer", headers: auth).status == 404)
         #expect(await s.api.routes.settleExpiredLeases() == 0, "a lease is settled once")
+    }
+
+    /// A store that fails as a lease runs out keeps its pending navigation from committing then; it
+    /// commits at a later sweep once the store takes changes again (it stayed pending before).
+    @Test func aPendingNavigationAFailingStoreHeldBackCommitsLater() async throws {
+        let sink = FailingSink()
+        let leases = RendererLeases(duration: .milliseconds(200))
+        let s = await setup(leases: leases, sink: sink)
+        #expect(await s.api.send(.post, "/v1/tabs/\(s.tab)/navigate", body: #"{"url":"https://b.example/"}"#, headers: auth).json["pending"] != nil)
+        sink.failing.withLock { $0 = "disk full" }
+        var settled = 0
+        while settled == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            settled = await s.api.routes.settleExpiredLeases()
+        }
+        #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] is [String: Any], "the store refused it")
+        _ = await s.api.routes.settleExpiredLeases()
+        #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] is [String: Any], "still refused")
+        sink.failing.withLock { $0 = nil }
+        #expect(await s.api.routes.settleExpiredLeases() == 0, "no lease ran out since")
+        let tab = await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json
+        #expect(tab["pending"] == nil && tab["url"] as? String == "https://b.example/")
+        #expect(leases.takeUnsettled().isEmpty, "settled once")
     }
 
     /// A renderer that comes back after its lease ran out, before the sweep: the pages its old lease
@@ -162,4 +188,13 @@ import Testing
         let after = await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json
         #expect(after["pending"] == nil && after["historyIndex"] as? Int == 0)
     }
+}
+
+/// A store that refuses changes while `failing` says why (as the app's does after a failed commit,
+/// until its recovery probe passes).
+final class FailingSink: DurableSink {
+    let failing = Mutex<String?>(nil)
+    var unavailableReason: String? { failing.withLock { $0 } }
+
+    func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void { {} }
 }

@@ -27,7 +27,7 @@ extension APIRoutes {
                 let lease = leases.put(
                     id, name: announcement.name, devtoolsURL: announcement.devtoolsURL, controlKey: announcement.controlKey,
                     browser: announcement.browser, pages: announcement.pages)
-                await routes.commitPendingWithoutPage(Set(before).subtracting(announcement.pages.map(\.tab)))
+                await routes.commitPendingWithoutPage(Set(before).subtracting(announcement.pages.map(\.tab)), of: id)
                 return Self.json(Self.leaseBytes(lease, seconds: Int(leases.duration.components.seconds)))
             })
         router.add(
@@ -47,7 +47,7 @@ extension APIRoutes {
                 guard service.profile(id) != nil else { throw APIProblem.profileNotFound(id.rawValue) }
                 let before = leases.lastPages(of: id)
                 leases.remove(id)
-                await routes.commitPendingWithoutPage(before)
+                await routes.commitPendingWithoutPage(before, of: id)
                 return .noContent
             })
 
@@ -182,7 +182,9 @@ extension APIRoutes {
         }
         for member in names where fields[member] == nil { throw APIProblem.invalidField("browser.\(member)", "is required") }
         guard case .array(let items)? = body.value("pages") else { throw APIProblem.invalidField("pages", "must be an array") }
-        guard items.count <= 4096 else { throw APIProblem.invalidField("pages", "must hold at most 4096 pages") }
+        guard items.count <= RendererLeases.maximumPages else {
+            throw APIProblem.invalidField("pages", "must hold at most \(RendererLeases.maximumPages) pages")
+        }
         var pages: [(tab: TabID, target: String)] = []
         for (index, item) in items.enumerated() {
             guard case .object(let page) = item, page.count == 2,
@@ -237,24 +239,35 @@ extension APIRoutes {
 
 extension APIRoutes {
     /// Settles what leases that ran out leave behind: the navigations pending for their pages commit
-    /// (``commitPendingWithoutPage(_:)``), as when a renderer gives its lease up. The app calls it every
+    /// (``commitPendingWithoutPage(_:of:)``), as when a renderer gives its lease up; so do those a
+    /// failing store kept from committing at an earlier sweep. The app calls it every
     /// ``RendererLeases/expirySweep``.
     /// - Returns: how many leases ran out.
     @discardableResult
     public func settleExpiredLeases() async -> Int {
+        for (profile, tabs) in leases.takeUnsettled() { await commitPendingWithoutPage(tabs, of: profile) }
         let expired = leases.takeExpired()
-        for (_, tabs) in expired { await commitPendingWithoutPage(tabs) }
+        for (profile, tabs) in expired { await commitPendingWithoutPage(tabs, of: profile) }
         return expired.count
     }
 
     /// Tabs whose live page is gone (the renderer's lease no longer names it) commit the navigation
     /// still pending for that page at once, as a tab without a page does: no page is left to decide.
-    /// A navigation that changed meanwhile is left to its own page (its commit answers 409 and is dropped).
-    func commitPendingWithoutPage(_ tabs: some Collection<TabID>) async {
+    /// A navigation that changed meanwhile is left to its own page (its commit answers 409 and is
+    /// dropped); one the store could not take (or read for) is tried again at the next sweep
+    /// (``RendererLeases/settleLater(_:tabs:)``).
+    func commitPendingWithoutPage(_ tabs: some Collection<TabID>, of profile: ProfileID) async {
+        var failed: [TabID] = []
         for tab in tabs {
             guard let (snapshot, _) = service.tab(tab), let pending = snapshot.pending else { continue }
-            _ = try? await service.dispatch(
-                TabCommands.navigate, NavigateRequest(tabID: tab, navigation: .commitPending(id: pending.id, url: nil)), in: snapshot.browserID)
+            do {
+                _ = try await service.dispatch(
+                    TabCommands.navigate, NavigateRequest(tabID: tab, navigation: .commitPending(id: pending.id, url: nil)), in: snapshot.browserID)
+            } catch {
+                // What the API answers 503 for (storage could not save or read) may pass; a 4xx will not.
+                if (APIProblem.from(error) as? HTTPError)?.problem.status == 503 { failed.append(tab) }
+            }
         }
+        leases.settleLater(profile, tabs: failed)
     }
 }

@@ -48,6 +48,7 @@ public final class RendererLeases: Sendable {
     /// How long a lease lasts after each announcement.
     public let duration: Duration
     private let leases = Mutex<[ProfileID: Lease]>([:])
+    private let unsettled = Mutex<[ProfileID: Set<TabID>]>([:])
 
     public init(duration: Duration = .seconds(15)) { self.duration = duration }
 
@@ -91,6 +92,29 @@ public final class RendererLeases: Sendable {
             return expired.map { ($0.key, $0.value.pages.map(\.tab)) }
         }
     }
+
+    /// Notes tabs of `profile` whose pending navigation could not be settled yet (storage failed at
+    /// that moment): ``takeUnsettled()`` gives them back to the next sweep. Bounded as an
+    /// announcement's pages are (``maximumPages`` a profile; past it the newest are not noted).
+    public func settleLater(_ profile: ProfileID, tabs: some Collection<TabID>) {
+        guard !tabs.isEmpty else { return }
+        unsettled.withLock { unsettled in
+            var held = unsettled[profile, default: []]
+            for tab in tabs where held.count < Self.maximumPages { held.insert(tab) }
+            unsettled[profile] = held
+        }
+    }
+
+    /// The tabs noted by ``settleLater(_:tabs:)``, taken (each is noted again if it fails again).
+    public func takeUnsettled() -> [(profile: ProfileID, tabs: [TabID])] {
+        unsettled.withLock { unsettled in
+            defer { unsettled = [:] }
+            return unsettled.map { ($0.key, Array($0.value)) }
+        }
+    }
+
+    /// The most pages an announcement names, and the most unsettled tabs kept for a profile.
+    public static let maximumPages = 4096
 
     /// How often the app takes the leases that ran out (``takeExpired()``).
     public static let expirySweep: Duration = .seconds(1)
