@@ -133,13 +133,13 @@ import Testing
         #expect(server.returnsFreedMemoryDuringEvictions && server.trimsAfterLoads)
     }
 
-    /// A load's trim runs after the load, on a thread of its own, once for a burst of loads; a policy
-    /// that does not trim after loads never does.
-    @Test func loadsTrimOnceTheyPause() async throws {
+    /// A load's trim runs after the load, on a thread of its own, once for the loads of a moment; a
+    /// policy that does not trim after loads never does.
+    @Test func loadsTrimOnceAfterwards() async throws {
         let before = MemoryPolicy.trimsDone
         MemoryPolicy.untouched.afterLoad()
         for _ in 0..<3 { MemoryPolicy.followsWorkingSet.afterLoad() }
-        #expect(MemoryPolicy.trimsDone == before, "no trim before the loads pause")
+        #expect(MemoryPolicy.trimsDone == before, "no trim before the answers")
         let deadline = ContinuousClock.now + .seconds(10)
         while MemoryPolicy.trimsDone == before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         // The later calls' trims would have come by now too, had they not been folded into one.
