@@ -22,7 +22,7 @@ README_LIMIT = 12 * 1024
 OTHER_TOOLS = {
     "swift": {"--build", "--filter", "--package-path", "--scratch-path", "--show-bin-path", "--strict", "--traits", "--help"},
     "curl": {"--data-binary"},
-    "renderer-bench": {"--fence", "--server", "--pages", "--navigations", "--live-pages", "--watch"},
+    "renderer-bench": {"--fence", "--server", "--pages", "--navigations", "--live-pages", "--watch", "--requests"},
     "perf": {"--no-inherit"},
     "chromium": {"--remote-debugging-pipe", "--remote-debugging-port", "--proxy-server", "--proxy-bypass-list", "--disable-ipc-flooding-protection"},
 }
