@@ -33,40 +33,86 @@ public struct ProxyRequest: Sendable, Equatable {
         return nil
     }
 
-    /// Parses the head at the start of `bytes`; returns it and how many bytes it took.
+    /// Parses the head at the start of `bytes`; returns it and how many bytes it took. Read as bytes
+    /// (a page's every request goes through here: a load brings dozens); the header lines go on as
+    /// Chromium wrote them, hop-by-hop ones dropped.
     public static func parse(_ bytes: [UInt8]) throws(ParseError) -> (request: ProxyRequest, headLength: Int) {
         guard let end = headEnd(in: bytes) else {
             throw bytes.count > maximumHeadBytes ? .tooLarge : .incomplete
         }
         guard end <= maximumHeadBytes else { throw .tooLarge }
-        let text = String(decoding: bytes[..<(end - 4)], as: UTF8.self)
-        var lines = text.components(separatedBy: "\r\n")
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else { throw .malformed("request line") }
+        let head = bytes[..<(end - 4)]
+        let lineEnd = Self.lineEnd(in: head, from: head.startIndex)
+        let requestLine = head[..<lineEnd].split(separator: space, maxSplits: 3, omittingEmptySubsequences: false)
+        guard requestLine.count == 3, requestLine[2].starts(with: Self.httpVersionPrefix) else { throw .malformed("request line") }
         let (method, target, version) = (requestLine[0], requestLine[1], requestLine[2])
-        if method == "CONNECT" {
-            let (host, port) = try authority(target, defaultPort: nil)
+        if method.elementsEqual("CONNECT".utf8) {
+            let (host, port) = try authority(String(decoding: target, as: UTF8.self), defaultPort: nil)
             return (ProxyRequest(kind: .tunnel, host: host, port: port), end)
         }
-        guard let schemeEnd = target.range(of: "://"), target[..<schemeEnd.lowerBound].lowercased() == "http" else {
+        guard target.count >= Self.httpScheme.count,
+            zip(target.prefix(Self.httpScheme.count), Self.httpScheme).allSatisfy({ Self.lowercased($0) == $1 })
+        else {
             throw .malformed("not an absolute http URL")
         }
-        let rest = target[schemeEnd.upperBound...]
-        let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        var path = String(rest[pathStart...])
-        if path.isEmpty { path = "/" } else if path.hasPrefix("?") { path = "/" + path }
-        let authorityText = String(rest[..<pathStart])
-        guard !authorityText.contains("@") else { throw .malformed("credentials in the URL") }
-        let (host, port) = try authority(authorityText, defaultPort: 80)
-        var head = "\(method) \(path) \(version)\r\n"
-        let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "proxy-authorization", "te", "trailer", "upgrade"]
-        for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line") }
-            if hopByHop.contains(line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()) { continue }
-            head += line + "\r\n"
+        let rest = target.dropFirst(Self.httpScheme.count)
+        let pathStart = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
+        let authorityBytes = rest[..<pathStart]
+        guard !authorityBytes.contains(UInt8(ascii: "@")) else { throw .malformed("credentials in the URL") }
+        let (host, port) = try authority(String(decoding: authorityBytes, as: UTF8.self), defaultPort: 80)
+        var forward: [UInt8] = []
+        forward.reserveCapacity(end + 24)
+        forward += method
+        forward.append(space)
+        if pathStart == rest.endIndex || rest[pathStart] == UInt8(ascii: "?") { forward.append(UInt8(ascii: "/")) }
+        forward += rest[pathStart...]
+        forward.append(space)
+        forward += version
+        forward += crlf
+        var index = lineEnd + 2
+        while index < head.endIndex {
+            let next = Self.lineEnd(in: head, from: index)
+            let line = head[index..<next]
+            index = next + 2
+            guard !line.isEmpty else { continue }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw .malformed("header line") }
+            if Self.isHopByHop(line[..<colon]) { continue }
+            forward += line
+            forward += crlf
         }
-        head += "Connection: close\r\n\r\n"
-        return (ProxyRequest(kind: .forward(head: Array(head.utf8)), host: host, port: port), end)
+        forward += Array("Connection: close\r\n\r\n".utf8)
+        return (ProxyRequest(kind: .forward(head: forward), host: host, port: port), end)
+    }
+
+    private static let space = UInt8(ascii: " ")
+    private static let crlf: [UInt8] = [13, 10]
+    private static let httpVersionPrefix = Array("HTTP/1.".utf8)
+    private static let httpScheme = Array("http://".utf8)
+    /// The hop-by-hop headers a proxy does not pass on (lower case).
+    private static let hopByHop = ["connection", "proxy-connection", "keep-alive", "proxy-authorization", "te", "trailer", "upgrade"].map {
+        Array($0.utf8)
+    }
+
+    /// Where the line starting at `start` ends (its CR), or the head's end.
+    private static func lineEnd(in head: ArraySlice<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index < head.endIndex {
+            if head[index] == 13, index + 1 < head.endIndex, head[index + 1] == 10 { return index }
+            index += 1
+        }
+        return head.endIndex
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+    }
+
+    /// Whether a header's name (spaces and tabs around it ignored, any case) is hop-by-hop.
+    private static func isHopByHop(_ name: ArraySlice<UInt8>) -> Bool {
+        let isBlank = { (byte: UInt8) in byte == space || byte == 9 }
+        guard let first = name.firstIndex(where: { !isBlank($0) }), let last = name.lastIndex(where: { !isBlank($0) }) else { return false }
+        let trimmed = name[first...last]
+        return hopByHop.contains { known in known.count == trimmed.count && zip(trimmed, known).allSatisfy { lowercased($0) == $1 } }
     }
 
     /// `host:port` (`[v6]:port`); the port may be left out only where `defaultPort` is given.

@@ -739,11 +739,18 @@ extension PageSyncTests {
         #expect(plain.request.host == "Localhost." && plain.request.port == 8080)
         #expect(plain.request.kind == .forward(head: Array("GET /a?b=1 HTTP/1.1\r\nHost: localhost.:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n".utf8)))
         #expect(try ProxyRequest.parse(Array("GET http://a.test HTTP/1.1\r\n\r\n".utf8)).request.port == 80)
+        // A query without a path, the scheme in any case, hop-by-hop names in any case and padding,
+        // a value's bytes as Chromium wrote them (not UTF-8 here).
+        let odd = try ProxyRequest.parse(
+            Array("POST HTTP://a.test?q=1 HTTP/1.0\r\nKEEP-ALIVE: 5\r\nte\t: trailers\r\nX-B: ".utf8) + [0xFF, 0xFE] + Array("\r\n\r\n".utf8))
+        #expect(odd.request.host == "a.test" && odd.request.port == 80)
+        #expect(odd.request.kind == .forward(head: Array("POST /?q=1 HTTP/1.0\r\nX-B: ".utf8) + [0xFF, 0xFE] + Array("\r\nConnection: close\r\n\r\n".utf8)))
         #expect(throws: ProxyRequest.ParseError.incomplete) { try ProxyRequest.parse(Array("GET http://a.test/ HTTP/1.1\r\n".utf8)) }
         #expect(throws: ProxyRequest.ParseError.tooLarge) { try ProxyRequest.parse([UInt8](repeating: 65, count: ProxyRequest.maximumHeadBytes + 1)) }
         for bad in [
             "GET /relative HTTP/1.1\r\n\r\n", "GET https://a.test/ HTTP/1.1\r\n\r\n", "CONNECT a.test HTTP/1.1\r\n\r\n",
             "CONNECT a.test:99999 HTTP/1.1\r\n\r\n", "GET http://user@a.test/ HTTP/1.1\r\n\r\n", "GET http://a.test/ SPDY/3\r\n\r\n",
+            "GET  http://a.test/ HTTP/1.1\r\n\r\n", "GET http://a.test/ HTTP/1.1\r\nNo colon here\r\n\r\n", "GET http:/a.test/ HTTP/1.1\r\n\r\n",
         ] {
             #expect(throws: ProxyRequest.ParseError.self, "\(bad)") { try ProxyRequest.parse(Array(bad.utf8)) }
         }
