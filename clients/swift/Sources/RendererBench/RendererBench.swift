@@ -432,13 +432,14 @@ final class WatcherProcess: Sendable {
 
     var ready: Bool { lines.state.withLock { $0.ready } }
 
-    /// Its user and system CPU so far, in seconds.
+    /// Its user and system CPU so far, in seconds; not a number when /proc could not tell (the
+    /// figure then prints as nan, never as a plausible 0).
     var cpu: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
-        else { return 0 }
+        else { return .nan }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
