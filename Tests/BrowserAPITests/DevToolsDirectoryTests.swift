@@ -159,10 +159,12 @@ import Testing
     }
 
     @Test func aLeaseRunsOut() async throws {
-        let s = await setup(leases: RendererLeases(duration: .milliseconds(200)))
+        let clock = TestClock()
+        let s = await setup(leases: RendererLeases(now: clock.read))
         _ = await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: Self.announcement(tab: s.tab), headers: auth)
+        clock.advance(by: .seconds(14))
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/devtools/json/list", headers: auth).status == 200)
-        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(by: .seconds(2))
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/devtools/json/list", headers: auth).status == 503)
         #expect(await s.api.send(.get, "/v1/profiles/\(s.profile)/renderer", headers: auth).status == 404)
     }

@@ -44,16 +44,15 @@ import Testing
     /// pending for its page commits, as for a tab without a page (it stayed pending until the tab's
     /// next navigation before). A lease still running leaves it pending.
     @Test func aNavigationPendingForALeaseThatRanOutCommits() async throws {
-        let s = await setup(leases: RendererLeases(duration: .milliseconds(300)))
+        let clock = TestClock()
+        let s = await setup(leases: RendererLeases(now: clock.read))
         let answer = await s.api.send(.post, "/v1/tabs/\(s.tab)/navigate", body: #"{"url":"https://b.example/"}"#, headers: auth)
         #expect(answer.json["pending"] is [String: Any])
+        clock.advance(by: .seconds(14))
         #expect(await s.api.routes.settleExpiredLeases() == 0)
         #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] is [String: Any], "the lease still runs")
-        var settled = 0
-        while settled == 0 {
-            try await Task.sleep(for: .milliseconds(50))
-            settled = await s.api.routes.settleExpiredLeases()
-        }
+        clock.advance(by: .seconds(2))
+        #expect(await s.api.routes.settleExpiredLeases() == 1)
         let tab = await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json
         #expect(tab["pending"] == nil && tab["url"] as? String == "https://b.example/" && tab["historyCount"] as? Int == 2)
         #expect(await historyURLs(s) == ["https://a.example/", "https://b.example/"])
@@ -65,15 +64,13 @@ import Testing
     /// commits at a later sweep once the store takes changes again (it stayed pending before).
     @Test func aPendingNavigationAFailingStoreHeldBackCommitsLater() async throws {
         let sink = FailingSink()
-        let leases = RendererLeases(duration: .milliseconds(200))
+        let clock = TestClock()
+        let leases = RendererLeases(now: clock.read)
         let s = await setup(leases: leases, sink: sink)
         #expect(await s.api.send(.post, "/v1/tabs/\(s.tab)/navigate", body: #"{"url":"https://b.example/"}"#, headers: auth).json["pending"] != nil)
         sink.failing.withLock { $0 = "disk full" }
-        var settled = 0
-        while settled == 0 {
-            try await Task.sleep(for: .milliseconds(50))
-            settled = await s.api.routes.settleExpiredLeases()
-        }
+        clock.advance(by: .seconds(16))
+        #expect(await s.api.routes.settleExpiredLeases() == 1)
         #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] is [String: Any], "the store refused it")
         _ = await s.api.routes.settleExpiredLeases()
         #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] is [String: Any], "still refused")
@@ -87,10 +84,10 @@ import Testing
     /// A renderer that comes back after its lease ran out, before the sweep: the pages its old lease
     /// named and the new one does not still commit their pending navigations.
     @Test func aNewAnnouncementSettlesTheExpiredLeasesPages() async throws {
-        let leases = RendererLeases(duration: .milliseconds(100))
-        let s = await setup(leases: leases)
+        let clock = TestClock()
+        let s = await setup(leases: RendererLeases(now: clock.read))
         _ = await s.api.send(.post, "/v1/tabs/\(s.tab)/navigate", body: #"{"url":"https://b.example/"}"#, headers: auth)
-        try await Task.sleep(for: .milliseconds(200))
+        clock.advance(by: .seconds(16))
         let empty = DevToolsDirectoryTests.announcement(tab: s.tab).replacingOccurrences(of: #"[{"tabId":"\#(s.tab)","targetId":"T1"}]"#, with: "[]")
         #expect(await s.api.send(.put, "/v1/profiles/\(s.profile)/renderer", body: empty, headers: auth).status == 200)
         #expect(await s.api.send(.get, "/v1/tabs/\(s.tab)", headers: auth).json["pending"] == nil)
@@ -197,4 +194,14 @@ final class FailingSink: DurableSink {
     var unavailableReason: String? { failing.withLock { $0 } }
 
     func enqueue(_ change: ChangeSet) -> @Sendable () async throws -> Void { {} }
+}
+
+/// The time a test's leases are judged by: it moves only when the test moves it, so a lease runs out
+/// when the test says, however slow the machine.
+final class TestClock: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+
+    @Sendable func read() -> ContinuousClock.Instant { instant.withLock { $0 } }
+
+    func advance(by duration: Duration) { instant.withLock { $0 += duration } }
 }

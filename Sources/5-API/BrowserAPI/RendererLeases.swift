@@ -50,14 +50,20 @@ public final class RendererLeases: Sendable {
     private let leases = Mutex<[ProfileID: Lease]>([:])
     private let unsettled = Mutex<[ProfileID: Set<TabID>]>([:])
 
-    public init(duration: Duration = .seconds(15)) { self.duration = duration }
+    /// The time leases are judged by (the monotonic clock; a test's own clock in tests).
+    private let now: @Sendable () -> ContinuousClock.Instant
+
+    public init(duration: Duration = .seconds(15), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
+        self.duration = duration
+        self.now = now
+    }
 
     /// Puts (or renews) the lease of `profile`: it replaces the one before.
     @discardableResult
     public func put(
         _ profile: ProfileID, name: String, devtoolsURL: String, controlKey: String, browser: Browser, pages: [(tab: TabID, target: String)]
     ) -> Lease {
-        let now = ContinuousClock.now
+        let now = self.now()
         let lease = Lease(
             name: name, devtoolsURL: devtoolsURL, controlKey: controlKey, browser: browser, pages: pages,
             expiresAt: Date().addingTimeInterval(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18),
@@ -69,7 +75,7 @@ public final class RendererLeases: Sendable {
     /// The live lease of `profile` (nil: none, or it ran out). A lease that ran out stays until
     /// ``takeExpired()`` takes it (its pages' pending navigations are settled then).
     public func lease(of profile: ProfileID) -> Lease? {
-        let now = ContinuousClock.now
+        let now = self.now()
         return leases.withLock { leases in
             guard let lease = leases[profile], lease.expires > now else { return nil }
             return lease
@@ -85,7 +91,7 @@ public final class RendererLeases: Sendable {
     /// Removes the leases that ran out and returns the tabs each named: their renderer stopped
     /// renewing (it died, or lost its way to browserd) without giving them up.
     public func takeExpired() -> [(profile: ProfileID, tabs: [TabID])] {
-        let now = ContinuousClock.now
+        let now = self.now()
         return leases.withLock { leases in
             let expired = leases.filter { $0.value.expires <= now }
             for profile in expired.keys { leases[profile] = nil }
