@@ -36,7 +36,7 @@ public enum DevToolsMessage {
 
     /// Whether the message is the event `method` (`{"method":"<method>",…`).
     public static func isEvent(_ bytes: [UInt8], _ method: String) -> Bool {
-        bytes.starts(with: Array(#"{"method":""#.utf8) + Array(method.utf8) + [UInt8(ascii: "\"")])
+        eventMethod(bytes)?.elementsEqual(method.utf8) == true
     }
 
     /// The method of an event (`{"method":"<method>",…`), as its bytes; nil for an answer. Method

@@ -115,7 +115,6 @@ import Testing
         ] {
             #expect(PageInbox.kept(Self.event(method)) != nil, "\(method)")
         }
-        #expect(Set(LivePage.PageEvent.allCases.map(\.rawValue)) == LivePage.eventMethods)
         for binding in [pageStateBinding, navigationBinding] {
             #expect(PageInbox.kept(Self.event("Runtime.bindingCalled", ["name": .string(binding)])) == .bindingCalled)
         }
