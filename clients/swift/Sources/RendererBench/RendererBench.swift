@@ -362,11 +362,26 @@ extension RendererBench {
     /// The watcher's side: each URL's first appearance on the window's stream, with the monotonic
     /// clock's reading when its event was decoded, one line each on standard output.
     static func watch(_ window: String, at server: URL) async throws {
+        // Its parent gone (its end of standard input closed): the watcher ends too.
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            while true {
+                let got = read(0, &byte, 1)
+                if got == 0 || (got < 0 && errno != EINTR) { exit(0) }
+            }
+        }
         let client = BrowserdClient(server: server)
         var seen = Set<String>()
-        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        var ready = false
         for try await event in client.windowEvents(window, topics: ["tabs"]) {
             let now = monotonicNanoseconds()
+            // Ready once the stream is open: its first event is the window's snapshot, so a change
+            // the bench makes from now on cannot be before it (a "ready" written before the stream
+            // was open once lost the first navigation, and the run ended "not seen in time").
+            if !ready {
+                ready = true
+                FileHandle.standardOutput.write(Data("ready\n".utf8))
+            }
             let urls: [String] =
                 switch event.payload {
                 case .tabsUpdate(let update): [update.item.url]
@@ -393,6 +408,7 @@ final class WatcherProcess: Sendable {
         let state = Mutex((buffer: [UInt8](), ready: false))
     }
     private let process: Process
+    private let lifeline: Pipe
     private let lines = Lines()
 
     init(server: URL, window: String, tracing: Bool, seen: Times) throws {
@@ -401,6 +417,11 @@ final class WatcherProcess: Sendable {
         process.arguments = ["--server", server.absoluteString, "--watch", window]
         let pipe = Pipe()
         process.standardOutput = pipe
+        // Held open by this process alone: the watcher ends when it reads its end (this process
+        // gone, even killed), rather than keeping the stderr it shares with bench/renderer.py open.
+        let lifeline = Pipe()
+        process.standardInput = lifeline
+        self.lifeline = lifeline
         self.process = process
         // The two clocks, read together: the child's monotonic readings map onto ContinuousClock.
         let anchor = (ContinuousClock.now, RendererBench.monotonicNanoseconds())
