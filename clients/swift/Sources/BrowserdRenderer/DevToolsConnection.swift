@@ -109,10 +109,7 @@ public final class DevToolsConnection: @unchecked Sendable {
         var message: [String: JSONValue] = ["id": .number(Double(id)), "method": .string(method), "params": params]
         if let session { message["sessionId"] = .string(session) }
         let bytes = DevToolsFraming.frame(JSONValue.object(message).serialized)
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            self?.resume(id, with: .failure(DevToolsError.timedOut(method: method)))
-        }
+        let timer = LoopTimer.after(timeout) { [weak self] in self?.resume(id, with: .failure(DevToolsError.timedOut(method: method))) }
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -413,11 +413,8 @@ private struct Worker {
         }
         steps += 1
         awaitingStep = (loaderID, url, sameDocument, steps)
-        let (mailbox, number, wait) = (mailbox, steps, policy.stepWait)
-        Task {
-            try? await Task.sleep(for: wait)
-            mailbox.send(.stepTimeout(number))
-        }
+        let (mailbox, number) = (mailbox, steps)
+        LoopTimer.after(policy.stepWait) { mailbox.send(.stepTimeout(number)) }
     }
 
     /// The renderer's world told how the page navigates or navigated (``navigationScript``).
@@ -466,11 +463,8 @@ private struct Worker {
         guard pageStateTimer == nil else { return }
         pageStateTimers += 1
         pageStateTimer = pageStateTimers
-        let (mailbox, number, delay) = (mailbox, pageStateTimers, policy.pageStateDelay)
-        Task {
-            try? await Task.sleep(for: delay)
-            mailbox.send(.flushPageState(number))
-        }
+        let (mailbox, number) = (mailbox, pageStateTimers)
+        LoopTimer.after(policy.pageStateDelay) { mailbox.send(.flushPageState(number)) }
     }
 
     mutating func handle(_ event: DevToolsEvent) async {

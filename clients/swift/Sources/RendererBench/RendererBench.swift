@@ -24,6 +24,8 @@ import Synchronization
 @main
 struct RendererBench {
     static func main() async throws {
+        // As browserd-renderer's `main`: the renderer measured as it runs.
+        RendererExecutor.install()
         let arguments = Arguments(CommandLine.arguments.dropFirst())
         if let window = arguments["--watch"], let server = arguments["--server"].flatMap(URL.init(string:)) {
             try await watch(window, at: server)

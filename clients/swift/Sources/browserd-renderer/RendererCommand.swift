@@ -12,6 +12,7 @@ import Logging
 @main
 enum RendererMain {
     static func main() async {
+        RendererExecutor.install()
         let given = Array(CommandLine.arguments.dropFirst())
         await RendererCommand.main(given + RendererCommand.environmentArguments(ProcessInfo.processInfo.environment, given: given))
     }

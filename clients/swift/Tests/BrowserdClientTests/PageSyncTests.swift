@@ -845,6 +845,43 @@ extension PageSyncTests {
         #expect(try await call.value["frameTree"] != nil)
         #expect(seen.all == LivePage.PageEvent.allCases.map(\.rawValue))
     }
+
+    /// A call's timeout (a ``LoopTimer``): one the browser never answers fails with `timedOut`; one
+    /// answered is not failed afterwards by its timer, and the connection goes on.
+    @Test func aCallNoOneAnswersTimesOutAndAnAnsweredOneStaysAnswered() async throws {
+        let browser = Browser()
+        let connection = browser.connection
+        await #expect(throws: DevToolsError.timedOut(method: "Page.stopLoading")) {
+            try await connection.call("Page.stopLoading", timeout: .milliseconds(50))
+        }
+        #expect(String(decoding: browser.command(), as: UTF8.self).contains("Page.stopLoading"))
+        let answered = Task { try await connection.call("Page.getFrameTree", timeout: .milliseconds(100)) }
+        let id = try #require(JSONValue.parse(browser.command())["id"]?.int)
+        browser.send(#"{"id":\#(id),"result":{"frameTree":{}}}"#)
+        #expect(try await answered.value["frameTree"] != nil)
+        // Past the answered call's timeout: a later call is answered as usual (no stray failure).
+        try await Task.sleep(for: .milliseconds(150))
+        let later = Task { try await connection.call("Browser.getVersion") }
+        let next = try #require(JSONValue.parse(browser.command())["id"]?.int)
+        browser.send(#"{"id":\#(next),"result":{"product":"Chrome"}}"#)
+        #expect(try await later.value["product"]?.string == "Chrome")
+    }
+}
+
+/// Work after a delay on an event loop: it runs once due, and a cancelled one never does.
+@Suite(.computing) struct LoopTimerTests {
+    @Test func dueWorkRunsAndCancelledWorkDoesNot() async throws {
+        let fired = DevToolsSessionTests.Seen()
+        let cancelled = LoopTimer.after(.milliseconds(50)) { fired.add("cancelled") }
+        cancelled.cancel()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            LoopTimer.after(.milliseconds(250)) {
+                fired.add("due")
+                done.resume()
+            }
+        }
+        #expect(fired.all == ["due"])
+    }
 }
 
 /// Which tab has a page where: a value, driven here without Chromium.
