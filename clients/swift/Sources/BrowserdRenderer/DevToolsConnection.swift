@@ -72,8 +72,9 @@ public final class DevToolsConnection: @unchecked Sendable {
     private var skippedMessages = 0
 
     /// The event loop every browser's pipe is read on, and the automation gateway's sockets live on
-    /// (``DevToolsGateway``): one thread, for the process's life.
-    public static let loop: any EventLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+    /// (``DevToolsGateway``): one of NIO's shared loops, which also run the renderer's tasks
+    /// (``RendererExecutor``), so that a page's event resumes its task without waking a thread.
+    public static let loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
 
     /// Takes ownership of both descriptors (closed by ``close()`` or when the pipe ends); reads on
     /// `loop`.
