@@ -7,17 +7,20 @@
   (POST sent -> event: browserd's part alone), measured in the same run;
 - CPU per navigation: the renderer's process (renderer and watcher), browserd's and Chromium's;
 - Chromium's memory per live page;
-- a page's reports alone (`renderer-bench --requests`): the renderer's CPU per request.
+- a page's reports alone (`renderer-bench --requests`): the renderer's CPU per request, its own way
+  (`TabReports`) and through the generated client, in the same run.
 
 Usage: bench/renderer.py [--navigations 200] [--live-pages 10] [--chromium-nice N] [--baseline PATH [--rounds 3]]   (builds what it runs, release)
 """
 import argparse
 import http.server
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import cpu_seconds, free_port, wait_http  # noqa: E402
@@ -82,11 +85,33 @@ def main():
               "Chromium's commit -> the watcher's event, CPU per navigation:")
         for i, pair in enumerate(rounds, 1):
             print(f"  {i}: " + " | ".join(
+                f"{name} failed" if r is None else
                 f"{name} p50 {r['commit_p50_ms']:5.2f} ms p99 {r['commit_p99_ms']:6.2f} ms, renderer {r['cpu_ms_per_navigation']:5.2f} ms, "
                 f"watcher {r.get('watcher_cpu_ms_per_navigation', float('nan')):4.2f} ms"
                 for name, r in zip(("baseline", "this"), pair)))
     finally:
         pages.shutdown()
+
+
+def bench_process(command, timeout):
+    """Runs `command` in a process group of its own and waits for it; past `timeout` seconds, or when it
+    ended but a process it spawned still holds its output (its watcher, when the bench died), the whole
+    group is killed, so that a failed run never hangs this script."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            stdout, stderr = process.communicate(timeout=5)
+            break
+        except subprocess.TimeoutExpired:
+            if process.poll() is None and time.monotonic() < deadline:
+                continue
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+            if process.returncode == 0 and time.monotonic() >= deadline:
+                process.returncode = -signal.SIGKILL
+            break
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def run(browserd, bench, pages, args, echo):
@@ -97,16 +122,22 @@ def run(browserd, bench, pages, args, echo):
         try:
             wait_http(port)
             before = cpu_seconds([server.pid])
-            done = subprocess.run([bench, "--server", f"http://127.0.0.1:{port}",
-                                   "--pages", f"http://127.0.0.1:{pages.server_address[1]}",
-                                   "--navigations", str(args.navigations), "--live-pages", str(args.live_pages)]
-                                  + ([] if args.chromium_nice is None else ["--chromium-nice", str(args.chromium_nice)]),
-                                  capture_output=True, text=True)
+            done = bench_process([bench, "--server", f"http://127.0.0.1:{port}",
+                                  "--pages", f"http://127.0.0.1:{pages.server_address[1]}",
+                                  "--navigations", str(args.navigations), "--live-pages", str(args.live_pages)]
+                                 + ([] if args.chromium_nice is None else ["--chromium-nice", str(args.chromium_nice)]),
+                                 timeout=args.navigations + 300)
             if echo:
                 sys.stdout.write(done.stdout)
             if done.returncode != 0:
-                sys.stderr.write(done.stderr[-4000:])
-                sys.exit(f"renderer bench failed ({done.returncode})")
+                # Its error first (a Swift error is the first line), then the end of what it wrote.
+                first = [line for line in done.stderr.splitlines() if "error" in line.lower()][:3]
+                sys.stderr.write("\n".join(first) + "\n" + done.stderr[-2000:] + "\n")
+                if echo:
+                    sys.exit(f"renderer bench failed ({done.returncode})")
+                # Beside a baseline, one failed run is reported and the others still count.
+                print(f"  {bench}: failed ({done.returncode}): {first[0] if first else 'no error line'}")
+                return None
             spent = cpu_seconds([server.pid]) - before
             if echo:
                 # browserd's CPU over the run: both paths (2 x navigations) and the live pages' loads.
@@ -130,7 +161,8 @@ def reports(browserd, bench, count=1000):
             wait_http(port)
             done = subprocess.run([bench, "--server", f"http://127.0.0.1:{port}", "--requests", str(count)],
                                   capture_output=True, text=True, check=True)
-            print("  " + done.stdout.splitlines()[0])
+            for line in done.stdout.splitlines()[:2]:  # the renderer's way, then the generated client's
+                print("  " + line)
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -26,6 +26,9 @@ public struct BrowserdClient: Sendable {
     /// The server's base URL.
     public let server: URL
     let streams: Client
+    /// What ``api`` sends requests through (``send(_:_:json:operationID:)`` too): its transport and middlewares.
+    let requests: any ClientTransport
+    let middlewares: [any ClientMiddleware]
 
     /// - Parameters:
     ///   - server: the server's base URL, e.g. `http://127.0.0.1:8080`.
@@ -37,6 +40,8 @@ public struct BrowserdClient: Sendable {
         self.server = server
         let middlewares: [any ClientMiddleware] = extra + [BearerToken(token: token), RawHeaderValues(), ProblemMiddleware()]
         let requests = transport ?? Self.defaultTransport(streaming: false)
+        self.requests = requests
+        self.middlewares = middlewares
         let configuration = Configuration(dateTranscoder: RFC3339Dates())
         api = Client(serverURL: server, configuration: configuration, transport: requests, middlewares: middlewares)
         streams = Client(

@@ -211,6 +211,8 @@ private struct Worker {
     let mailbox: PageMailbox
     let connection: DevToolsConnection
     let client: BrowserdClient
+    /// Its reports of commits and page state (the hot two: ``TabReports``).
+    var reports: TabReports { TabReports(client: client) }
     let policy: RendererPolicy
     let logger: Logger
     var targetID: String?
@@ -536,7 +538,7 @@ private struct Worker {
             await stepTold(payload)
         case .bindingCalled:
             guard event.params["name"]?.string == pageStateBinding, let payload = event.params["payload"]?.string,
-                let state = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
+                let state = try? JSONValue.parse(Array(payload.utf8))
             else { return }
             await perform(
                 sync.event(
@@ -619,14 +621,10 @@ private struct Worker {
                     guard let history = read.flatMap(PageHistory.init) ?? sync.page else { continue }
                     await perform(sync.event(.refreshed(history), now: now))
                 case .reportNavigation(let url, let transition, let replace, let sameDocument):
-                    let tab = try await client.api.navigateTab(
-                        path: .init(tabId: sync.model.id),
-                        body: .json(
-                            .init(
-                                url: url, transition: .init(rawValue: transition) ?? .link, replace: replace, sameDocument: sameDocument ? true : nil,
-                                committed: true))
-                    ).ok.body.json
-                    await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+                    let tab = try await reports.navigate(
+                        sync.model.id, url: url, transition: Components.Schemas.NavigateTab.TransitionPayload(rawValue: transition)?.rawValue ?? "link", replace: replace,
+                        sameDocument: sameDocument)
+                    await perform(sync.reported(action, answer: tab, now: now))
                 case .reportMove(let offset):
                     let tab = try await client.api.goTab(path: .init(tabId: sync.model.id), body: .json(.init(offset: offset, committed: true))).ok.body.json
                     await perform(sync.reported(action, answer: ModelTab(tab), now: now))
@@ -665,12 +663,13 @@ private struct Worker {
     /// title, the favicon and the loading state never go with a sibling browserd refused. A refusal is
     /// logged once per member for the page, with the value's length (never the value).
     mutating func reportPageState(_ action: PageSync.Action, title: String?, loading: Bool?, progress: Double?, favicon: String??) async {
-        func patch(_ body: Components.Schemas.PatchTab) async throws -> Components.Schemas.Tab {
-            try await client.api.updateTab(path: .init(tabId: sync.model.id), body: .json(body)).ok.body.json
+        let (reports, tabID) = (reports, sync.model.id)
+        func patch(title: String? = nil, loading: Bool? = nil, progress: Double? = nil, favicon: String? = nil) async throws -> ModelTab {
+            try await reports.update(tabID, title: title, loading: loading, progress: progress, faviconURL: favicon)
         }
         do {
-            let tab = try await patch(.init(title: title, loading: loading, progress: progress, faviconUrl: favicon ?? nil))
-            await perform(sync.reported(action, answer: ModelTab(tab), now: now))
+            let tab = try await patch(title: title, loading: loading, progress: progress, favicon: favicon ?? nil)
+            await perform(sync.reported(action, answer: tab, now: now))
             return
         } catch {
             if LivePage.tabIsGone(error) {
@@ -683,22 +682,21 @@ private struct Worker {
                 return
             }
         }
-        var members: [(name: String, length: Int, body: Components.Schemas.PatchTab, alone: PageSync.Action)] = []
+        var members: [(name: String, length: Int, alone: PageSync.Action)] = []
         if let title {
-            members.append(("title", title.unicodeScalars.count, .init(title: title), .reportPageState(title: title, loading: nil, progress: nil, faviconURL: nil)))
+            members.append(("title", title.unicodeScalars.count, .reportPageState(title: title, loading: nil, progress: nil, faviconURL: nil)))
         }
         if loading != nil || progress != nil {
-            members.append(
-                ("loading", 0, .init(loading: loading, progress: progress), .reportPageState(title: nil, loading: loading, progress: progress, faviconURL: nil)))
+            members.append(("loading", 0, .reportPageState(title: nil, loading: loading, progress: progress, faviconURL: nil)))
         }
         if let favicon {
-            members.append(
-                ("faviconUrl", favicon?.utf8.count ?? 0, .init(faviconUrl: favicon), .reportPageState(title: nil, loading: nil, progress: nil, faviconURL: favicon)))
+            members.append(("faviconUrl", favicon?.utf8.count ?? 0, .reportPageState(title: nil, loading: nil, progress: nil, faviconURL: favicon)))
         }
         for member in members {
+            guard case .reportPageState(let title, let loading, let progress, let favicon) = member.alone else { continue }
             do {
-                let tab = try await patch(member.body)
-                await perform(sync.reported(member.alone, answer: ModelTab(tab), now: now))
+                let tab = try await patch(title: title, loading: loading, progress: progress, favicon: favicon ?? nil)
+                await perform(sync.reported(member.alone, answer: tab, now: now))
             } catch {
                 if Task.isCancelled { return }
                 if refusalsLogged.insert(member.name).inserted {

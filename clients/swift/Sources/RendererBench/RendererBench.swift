@@ -329,26 +329,40 @@ func requests(_ count: Int, at server: URL) async throws {
     let profile = try await client.api.createProfile(body: .json(.init(name: "requests-bench"))).created.body.json.id
     let window = try await client.api.createWindow(body: .json(.init(profileId: profile))).created.body.json.id
     let tab = try await client.api.openTab(path: .init(browserId: window), body: .json(.init(url: "about:blank"))).created.body.json.id
+    // The renderer's way (``TabReports``: bytes through the client's middlewares and transport) and,
+    // beside it in the same run, the same two requests through the generated client.
+    let reports = TabReports(client: client)
     func round(_ n: Int) async throws {
+        _ = try await reports.navigate(tab, url: "https://requests.example/\(n)", transition: "link", replace: false, sameDocument: false)
+        _ = try await reports.update(tab, title: "Page \(n)", loading: true, progress: 0.7, faviconURL: nil)
+    }
+    func generated(_ n: Int) async throws {
         _ = try await client.api.navigateTab(
-            path: .init(tabId: tab), body: .json(.init(url: "https://requests.example/\(n)", transition: .link, committed: true))
+            path: .init(tabId: tab), body: .json(.init(url: "https://generated.example/\(n)", transition: .link, committed: true))
         ).ok.body.json
         _ = try await client.api.updateTab(path: .init(tabId: tab), body: .json(.init(title: "Page \(n)", loading: true, progress: 0.7))).ok.body.json
     }
-    for n in 0..<min(count, 200) { try await round(-n - 1) }  // warm: connections, caches
-    var times: [Double] = []
-    let cpu = RendererBench.processCPU()
-    for n in 0..<count {
-        let start = ContinuousClock.now
-        try await round(n)
-        times.append(RendererBench.seconds(ContinuousClock.now - start) * 1000 / 2)
+    func measure(_ send: (Int) async throws -> Void) async throws -> (cpu: Double, times: [Double]) {
+        for n in 0..<min(count, 200) { try await send(-n - 1) }  // warm: connections, caches
+        var times: [Double] = []
+        let cpu = RendererBench.processCPU()
+        for n in 0..<count {
+            let start = ContinuousClock.now
+            try await send(n)
+            times.append(RendererBench.seconds(ContinuousClock.now - start) * 1000 / 2)
+        }
+        return ((RendererBench.processCPU() - cpu) * 1000 / Double(2 * count), times)
     }
-    let spent = (RendererBench.processCPU() - cpu) * 1000 / Double(2 * count)
-    print(
-        String(
-            format: "reports: %d requests, CPU %.3f ms a request, time p50 %.3f ms p99 %.3f ms", 2 * count, spent,
-            RendererBench.percentile(times, 50), RendererBench.percentile(times, 99)))
-    print("RESULT request_cpu_ms=\(spent) request_p50_ms=\(RendererBench.percentile(times, 50))")
+    let own = try await measure(round)
+    let through = try await measure(generated)
+    for (name, figures) in [("reports", own), ("reports through the generated client", through)] {
+        print(
+            name
+                + String(
+                    format: ": %d requests, CPU %.3f ms a request, time p50 %.3f ms p99 %.3f ms", 2 * count, figures.cpu,
+                    RendererBench.percentile(figures.times, 50), RendererBench.percentile(figures.times, 99)))
+    }
+    print("RESULT request_cpu_ms=\(own.cpu) request_p50_ms=\(RendererBench.percentile(own.times, 50)) generated_request_cpu_ms=\(through.cpu)")
 }
 
 struct Arguments {

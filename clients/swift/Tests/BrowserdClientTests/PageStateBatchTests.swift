@@ -83,8 +83,10 @@ import Testing
         let profile = try await client.api.createProfile(body: .json(.init(name: "gone"))).created.body.json
         let window = try await client.api.createWindow(body: .json(.init(profileId: profile.id))).created.body.json
         let tab = try await client.api.openTab(path: .init(browserId: window.id), body: .json(.init(url: "https://a.example/"))).created.body.json
+        // As a page's task sends them (``TabReports``), and as the generated client does.
+        let reports = TabReports(client: client)
         do {
-            _ = try await client.api.updateTab(path: .init(tabId: tab.id), body: .json(.init(faviconUrl: "not a url"))).ok
+            _ = try await reports.update(tab.id, title: nil, loading: nil, progress: nil, faviconURL: "not a url")
             Issue.record("a favicon URL that is no URL was taken")
         } catch {
             #expect(BrowserdProblem.from(error)?.status == 422)
@@ -92,11 +94,67 @@ import Testing
         }
         _ = try await client.api.closeTab(path: .init(tabId: tab.id)).noContent
         do {
+            _ = try await reports.update(tab.id, title: "late", loading: nil, progress: nil, faviconURL: nil)
+            Issue.record("a closed tab took a title")
+        } catch {
+            #expect(LivePage.tabIsGone(error))
+        }
+        do {
             _ = try await client.api.updateTab(path: .init(tabId: tab.id), body: .json(.init(title: "late"))).ok
             Issue.record("a closed tab took a title")
         } catch {
             #expect(LivePage.tabIsGone(error))
         }
+        // An id that is not one path segment is escaped, never a way to another path.
+        await #expect(throws: BrowserdProblem.self) {
+            _ = try await reports.update("../../v1/profiles", title: "x", loading: nil, progress: nil, faviconURL: nil)
+        }
+    }
+
+    /// A page's reports as bytes keep to the contract: what ``TabReports`` sends decodes as the
+    /// generated `NavigateTab` and `PatchTab`, browserd takes it, and its answer read as JSON is the
+    /// tab the generated `Tab` gives (a pending navigation's too).
+    @Test func reportsAsBytesKeepToTheContract() async throws {
+        let navigate = TabReports.navigateBody(url: "https://b.example/?q=\u{e9}", transition: "form_submit", replace: true, sameDocument: true)
+        let decoded = try JSONDecoder().decode(Components.Schemas.NavigateTab.self, from: Data(navigate.serialized))
+        #expect(decoded.url == "https://b.example/?q=\u{e9}" && decoded.transition == .formSubmit && decoded.replace == true)
+        #expect(decoded.sameDocument == true && decoded.committed == true)
+        #expect(
+            try JSONDecoder().decode(
+                Components.Schemas.NavigateTab.self,
+                from: Data(TabReports.navigateBody(url: "https://c.example/", transition: "link", replace: false, sameDocument: false).serialized)
+            ).sameDocument == nil)
+        let patch = try JSONDecoder().decode(
+            Components.Schemas.PatchTab.self,
+            from: Data(TabReports.patchBody(title: "T \"q\"", loading: true, progress: 0.7, faviconURL: "https://b.example/f.ico").serialized))
+        #expect(patch.title == "T \"q\"" && patch.loading == true && patch.progress == 0.7 && patch.faviconUrl == "https://b.example/f.ico")
+        #expect(TabReports.patchBody(title: nil, loading: nil, progress: 0.1, faviconURL: nil) == ["progress": .number(0.1)])
+
+        let server = try await LiveServer()
+        let client = BrowserdClient(server: server.url)
+        let reports = TabReports(client: client)
+        let profile = try await client.api.createProfile(body: .json(.init(name: "bytes"))).created.body.json
+        let window = try await client.api.createWindow(body: .json(.init(profileId: profile.id))).created.body.json
+        let tab = try await client.api.openTab(path: .init(browserId: window.id), body: .json(.init(url: "https://a.example/"))).created.body.json
+        let committed = try await reports.navigate(tab.id, url: "https://b.example/", transition: "link", replace: false, sameDocument: false)
+        #expect(committed.url == "https://b.example/" && committed.historyIndex == 1 && committed.historyCount == 2)
+        let stated = try await reports.update(tab.id, title: "B", loading: true, progress: 0.7, faviconURL: "https://b.example/f.ico")
+        #expect(stated.title == "B" && stated.loading && stated.progress == 0.7 && stated.faviconURL == "https://b.example/f.ico")
+        let raw = try await client.send(.get, "/v1/tabs/\(tab.id)", json: nil, operationID: "getTab")
+        let generated = try await client.api.getTab(path: .init(tabId: tab.id)).ok.body.json
+        #expect(ModelTab(answer: try JSONValue.parse(raw)) == ModelTab(generated))
+        // A pending navigation (a renderer's tab only has one) read as the generated `Tab` reads it.
+        guard case .object(var members) = try JSONValue.parse(raw) else {
+            Issue.record("a tab is an object")
+            return
+        }
+        members["pending"] = ["id": 7, "url": "https://c.example/", "historyIndex": .null, "transition": "link", "startedAt": "2026-01-01T00:00:00.000Z"]
+        #expect(ModelTab(answer: .object(members))?.pending == ModelTab.Pending(id: 7, url: "https://c.example/", index: nil))
+        members["pending"] = ["url": "https://c.example/"]
+        #expect(ModelTab(answer: .object(members)) == nil)
+        members["pending"] = nil
+        members["historyIndex"] = "1"
+        #expect(ModelTab(answer: .object(members)) == nil)
     }
 }
 
