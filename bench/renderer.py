@@ -94,9 +94,9 @@ def main():
 
 
 def bench_process(command, timeout):
-    """Runs `command` in a process group of its own and waits for it; past `timeout` seconds, or when it
-    ended but a process it spawned still holds its output (its watcher, when the bench died), the whole
-    group is killed, so that a failed run never hangs this script."""
+    """Runs `command` in a process group of its own and waits for it; past `timeout` seconds, or a minute
+    after it ended while a process it spawned still holds its output (its watcher, when the bench died),
+    the whole group is killed, so that a failed run never hangs this script."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + timeout
     while True:
@@ -104,12 +104,17 @@ def bench_process(command, timeout):
             stdout, stderr = process.communicate(timeout=5)
             break
         except subprocess.TimeoutExpired:
-            if process.poll() is None and time.monotonic() < deadline:
+            if process.poll() is not None:
+                # Ended: what still holds its output (a Chromium it started, which exits once its pipe
+                # ends) gets a minute more, its watcher none beyond that.
+                deadline = min(deadline, time.monotonic() + 60)
+            if time.monotonic() < deadline:
                 continue
-            os.killpg(process.pid, signal.SIGKILL)
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # its group is gone already
             stdout, stderr = process.communicate()
-            if process.returncode == 0 and time.monotonic() >= deadline:
-                process.returncode = -signal.SIGKILL
             break
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 

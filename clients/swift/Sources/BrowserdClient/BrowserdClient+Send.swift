@@ -2,7 +2,7 @@ import Foundation
 public import HTTPTypes
 import OpenAPIRuntime
 
-/// An answer neither a success nor a problem (``BrowserdClient/send(_:_:json:operationID:)``).
+/// An answer neither a success nor a problem (``BrowserdClient/send(_:_:json:operationID:expected:)``).
 public struct UnexpectedAnswer: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     public var description: String { "browserd answered \(status) without a problem" }

@@ -26,7 +26,7 @@ public struct BrowserdClient: Sendable {
     /// The server's base URL.
     public let server: URL
     let streams: Client
-    /// What ``api`` sends requests through (``send(_:_:json:operationID:)`` too): its transport and middlewares.
+    /// What ``api`` sends requests through (``send(_:_:json:operationID:expected:)`` too): its transport and middlewares.
     let requests: any ClientTransport
     let middlewares: [any ClientMiddleware]
 

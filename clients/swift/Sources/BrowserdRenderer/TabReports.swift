@@ -9,7 +9,7 @@ import HTTPTypes
 /// (the `Accept` header built from content types, the path template, Foundation's JSON both ways)
 /// were a quarter of a report's CPU (docs/benchmarks.md, run 10). Bodies and answers keep to
 /// `openapi.yaml`'s `NavigateTab`, `PatchTab` and `Tab` (checked against the generated types in
-/// TabReportsTests).
+/// ReportAnswerTests, with a live browserd).
 public struct TabReports: Sendable {
     let client: BrowserdClient
 
