@@ -110,8 +110,10 @@ public final class DevToolsConnection: @unchecked Sendable {
         var message: [String: JSONValue] = ["id": .number(Double(id)), "method": .string(method), "params": params]
         if let session { message["sessionId"] = .string(session) }
         let bytes = DevToolsFraming.frame(JSONValue.object(message).serialized)
-        let timer = LoopTimer.after(timeout) { [weak self] in self?.resume(id, with: .failure(DevToolsError.timedOut(method: method))) }
-        defer { timer.cancel() }
+        // Armed once the waiter is in place (armed before, a timeout due first found no one to fail,
+        // and the call then waited for an answer that might never come).
+        var timer: Scheduled<Void>?
+        defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let accepted = lock.withLock {
@@ -125,6 +127,7 @@ public final class DevToolsConnection: @unchecked Sendable {
                     return true
                 }
                 guard accepted else { return continuation.resume(throwing: DevToolsError.closed) }
+                timer = LoopTimer.after(timeout) { [weak self] in self?.resume(id, with: .failure(DevToolsError.timedOut(method: method))) }
                 // Cancelled before the waiter was in place: the handler found nothing to fail.
                 guard !Task.isCancelled else { return resume(id, with: .failure(CancellationError())) }
                 guard write(bytes) else { return resume(id, with: .failure(DevToolsError.closed)) }

@@ -855,6 +855,13 @@ extension PageSyncTests {
             try await connection.call("Page.stopLoading", timeout: .milliseconds(50))
         }
         #expect(String(decoding: browser.command(), as: UTF8.self).contains("Page.stopLoading"))
+        // A timeout due at once still finds its call waiting (it is armed once the call waits).
+        for _ in 0..<20 {
+            await #expect(throws: DevToolsError.timedOut(method: "Page.stopLoading")) {
+                try await connection.call("Page.stopLoading", timeout: .zero)
+            }
+            _ = browser.command()
+        }
         let answered = Task { try await connection.call("Page.getFrameTree", timeout: .milliseconds(100)) }
         let id = try #require(JSONValue.parse(browser.command())["id"]?.int)
         browser.send(#"{"id":\#(id),"result":{"frameTree":{}}}"#)
