@@ -301,6 +301,9 @@ if Context.environment["BROWSERD_CLIENT_TESTS"] == "1" {
                 .product(name: "BrowserdClient", package: "swift"), .product(name: "TabStripCore", package: "swift"),
                 .product(name: "BrowserdRenderer", package: "swift"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "Logging", package: "swift-log"),
+                // KeepAliveTransportTests' own misbehaving server.
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 "TestSupport",
             ],
             path: "clients/swift/Tests/BrowserdClientTests",

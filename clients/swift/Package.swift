@@ -44,6 +44,11 @@ let package = Package(
                     name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
                     condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+                // KeepAliveTransport (requests on Linux): NIO's HTTP/1.1 codecs, in the tree through async-http-client.
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(platforms: [.linux])),
             ],
             exclude: ["Generated/openapi.sha256"]
         ),

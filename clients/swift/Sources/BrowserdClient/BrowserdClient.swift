@@ -39,7 +39,7 @@ public struct BrowserdClient: Sendable {
     public init(server: URL, token: String? = nil, transport: (any ClientTransport)? = nil, middlewares extra: [any ClientMiddleware] = []) {
         self.server = server
         let middlewares: [any ClientMiddleware] = extra + [BearerToken(token: token), RawHeaderValues(), ProblemMiddleware()]
-        let requests = transport ?? Self.defaultTransport(streaming: false)
+        let requests = transport ?? Self.requestTransport(for: server)
         self.requests = requests
         self.middlewares = middlewares
         let configuration = Configuration(dateTranscoder: RFC3339Dates())
@@ -64,6 +64,20 @@ public struct BrowserdClient: Sendable {
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerHost
             return configuration
         }
+    #endif
+
+    /// Requests (answers read whole): on Linux over kept-alive connections of NIO's own (``KeepAliveTransport``)
+    /// when the server is plain HTTP, else as event streams go.
+    static func requestTransport(for server: URL) -> any ClientTransport {
+        #if canImport(NIOHTTP1)
+            if server.scheme?.lowercased() == "http" { return sharedKeepAlive }
+        #endif
+        return defaultTransport(streaming: false)
+    }
+
+    #if canImport(NIOHTTP1)
+        /// One for the process, as async-http-client's clients: its idle connections serve every client of a server.
+        static let sharedKeepAlive = KeepAliveTransport()
     #endif
 
     static func defaultTransport(streaming: Bool) -> any ClientTransport {

@@ -1,0 +1,240 @@
+#if canImport(NIOHTTP1)
+    import Foundation
+    public import HTTPTypes
+    import NIOConcurrencyHelpers
+    import NIOCore
+    import NIOHTTP1
+    import NIOPosix
+    public import OpenAPIRuntime
+
+    /// Requests to a plain-HTTP server over kept-alive HTTP/1.1 connections on NIO's shared event loops,
+    /// each answer read whole: NIO's own codecs (`NIOHTTP1`) and a few idle connections kept, nothing
+    /// more. What ``BrowserdClient`` sends its requests through on Linux when the server's URL is
+    /// `http`: async-http-client's transport cost a renderer about twice the CPU a report (its request
+    /// and answer conversions, its state machines, a task per body; figures in docs/benchmarks.md, run 11),
+    /// and a renderer sends two reports a page navigation. Event streams (bodies without end) and `https`
+    /// stay on async-http-client.
+    ///
+    /// A request sent on a kept connection that the server closed before answering anything (it closes
+    /// idle connections: browserd's `--idle-timeout`) is sent once more on a new connection, as
+    /// Chromium does (`HttpNetworkTransaction::ShouldResendRequest`); one that had any answer is not.
+    public final class KeepAliveTransport: ClientTransport, Sendable {
+        public struct Configuration: Sendable {
+            /// Idle connections kept for the next requests (more at once are opened and closed).
+            public var idleConnections = 8
+            /// An idle connection kept no longer than this (below a server's idle timeout, most often).
+            public var idleTime: TimeAmount = .seconds(20)
+            public var connectTimeout: TimeAmount = .seconds(10)
+            /// From the request's first byte to its answer's last.
+            public var answerTimeout: TimeAmount = .seconds(60)
+            /// Request and answer bodies are read whole up to this size (past it, an error).
+            public var bodyLimit = 64 * 1024 * 1024
+            public init() {}
+        }
+
+        private let configuration: Configuration
+        private let group: any EventLoopGroup
+        /// Idle connections, the most recently used last.
+        private let idle = NIOLockedValueBox<[Connection]>([])
+
+        public init(configuration: Configuration = Configuration(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+            self.configuration = configuration
+            self.group = group
+        }
+
+        public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+            guard baseURL.scheme?.lowercased() == "http", let host = baseURL.host, !host.isEmpty else {
+                throw KeepAliveTransportError.unsupportedURL(baseURL.absoluteString)
+            }
+            let port = baseURL.port ?? 80
+            var bytes: [UInt8]?
+            if let body { bytes = try await [UInt8](collecting: body, upTo: configuration.bodyLimit) }
+            var basePath = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+            if basePath.hasSuffix("/") { basePath.removeLast() }
+            var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: basePath + (request.path ?? "/"))
+            head.headers.reserveCapacity(request.headerFields.count + 2)
+            let authority = host.contains(":") ? "[\(host)]" : host  // an IPv6 address
+            head.headers.add(name: "Host", value: baseURL.port.map { "\(authority):\($0)" } ?? authority)
+            for field in request.headerFields { head.headers.add(name: field.name.rawName, value: field.value) }
+            if let bytes { head.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count)) }
+
+            var (connection, reused) = try await connection(host: host, port: port)
+            var answer: Answer
+            do {
+                answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
+            } catch KeepAliveTransportError.closedBeforeAnswer where reused && !Task.isCancelled {
+                (connection, reused) = try await self.connection(host: host, port: port, fresh: true)
+                answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
+            }
+            if answer.keepAlive { keep(connection) } else { connection.close() }
+            var fields = HTTPFields()
+            fields.reserveCapacity(answer.head.headers.count)
+            for (name, value) in answer.head.headers {
+                if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+            }
+            let response = HTTPResponse(status: .init(code: Int(answer.head.status.code)), headerFields: fields)
+            return (response, answer.body.readableBytes == 0 ? nil : HTTPBody(answer.body.readableBytesView))
+        }
+
+        /// An idle connection to `host:port` (the most recent) or a new one; whether it was kept.
+        private func connection(host: String, port: Int, fresh: Bool = false) async throws -> (Connection, reused: Bool) {
+            if !fresh {
+                while let kept = idle.withLockedValue({ idle in idle.lastIndex { $0.host == host && $0.port == port }.map { idle.remove(at: $0) } }) {
+                    if kept.isUsable { return (kept, true) }
+                    kept.close()
+                }
+            }
+            let channel = try await ClientBootstrap(group: group)
+                .connectTimeout(configuration.connectTimeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
+                    }
+                }
+                .connect(host: host, port: port).get()
+            return (Connection(channel: channel, host: host, port: port), false)
+        }
+
+        private func keep(_ connection: Connection) {
+            connection.idleSince = NIODeadline.now()
+            let dropped = idle.withLockedValue { idle -> [Connection] in
+                let now = NIODeadline.now()
+                var dropped = idle.filter { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
+                idle.removeAll { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
+                idle.append(connection)
+                if idle.count > configuration.idleConnections { dropped.append(idle.removeFirst()) }
+                return dropped
+            }
+            for connection in dropped { connection.close() }
+        }
+    }
+
+    public enum KeepAliveTransportError: Error, Sendable, CustomStringConvertible {
+        case unsupportedURL(String)
+        case closedBeforeAnswer
+        case closed
+        case timedOut
+        case bodyTooLarge
+
+        public var description: String {
+            switch self {
+            case .unsupportedURL(let url): "not a plain-HTTP server URL: \(url)"
+            case .closedBeforeAnswer: "the server closed the connection before answering"
+            case .closed: "the server closed the connection in the middle of its answer"
+            case .timedOut: "no whole answer in time"
+            case .bodyTooLarge: "an answer's body past the transport's limit"
+            }
+        }
+    }
+
+    /// An answer read whole.
+    struct Answer: Sendable {
+        var head: HTTPResponseHead
+        var body: ByteBuffer
+        var keepAlive: Bool
+    }
+
+    /// One connection: one exchange at a time (it is either under way or in the idle list).
+    final class Connection: @unchecked Sendable {
+        let channel: any Channel
+        let host: String
+        let port: Int
+        /// Set under the transport's lock, read under it.
+        var idleSince = NIODeadline.now()
+
+        init(channel: any Channel, host: String, port: Int) {
+            self.channel = channel
+            self.host = host
+            self.port = port
+        }
+
+        var isUsable: Bool { channel.isActive }
+
+        func close() { channel.close(promise: nil) }
+
+        func exchange(_ head: HTTPRequestHead, body: [UInt8]?, timeout: TimeAmount, limit: Int) async throws -> Answer {
+            let promise = channel.eventLoop.makePromise(of: Answer.self)
+            let channel = channel
+            channel.eventLoop.execute {
+                do {
+                    let handler = try channel.pipeline.syncOperations.handler(type: ExchangeHandler.self)
+                    handler.start(promise, timeout: timeout, limit: limit, channel: channel)
+                    channel.write(HTTPClientRequestPart.head(head), promise: nil)
+                    if let body, !body.isEmpty { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
+                    channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                } catch {
+                    promise.fail(error)
+                }
+            }
+            return try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    /// Reads one answer at a time into its promise; a connection that ends or fails fails it.
+    final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPClientResponsePart
+
+        private var promise: EventLoopPromise<Answer>?
+        private var head: HTTPResponseHead?
+        private var body = ByteBuffer()
+        private var limit = 0
+        private var timer: Scheduled<Void>?
+
+        func start(_ promise: EventLoopPromise<Answer>, timeout: TimeAmount, limit: Int, channel: any Channel) {
+            guard channel.isActive else { return promise.fail(KeepAliveTransportError.closedBeforeAnswer) }
+            self.promise = promise
+            self.limit = limit
+            head = nil
+            body.clear()
+            let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
+            timer = channel.eventLoop.scheduleTask(in: timeout) {
+                handler.value.fail(KeepAliveTransportError.timedOut)
+                channel.close(promise: nil)
+            }
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                // 1xx answers (100 Continue) come before the real one.
+                guard head.status.code >= 200 || head.status == .switchingProtocols else { return }
+                self.head = head
+            case .body(var part):
+                guard body.readableBytes + part.readableBytes <= limit else {
+                    fail(KeepAliveTransportError.bodyTooLarge)
+                    return context.close(promise: nil)
+                }
+                body.writeBuffer(&part)
+            case .end:
+                guard let head, let promise else { return }
+                self.promise = nil
+                timer?.cancel()
+                promise.succeed(Answer(head: head, body: body, keepAlive: head.isKeepAlive))
+                body = ByteBuffer()
+            }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            fail(head == nil ? KeepAliveTransportError.closedBeforeAnswer : KeepAliveTransportError.closed)
+            context.fireChannelInactive()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            // Before any answer (a reset of a kept connection the server had closed): as a close.
+            fail(head == nil ? KeepAliveTransportError.closedBeforeAnswer : error)
+            context.close(promise: nil)
+        }
+
+        private func fail(_ error: any Error) {
+            timer?.cancel()
+            guard let promise else { return }
+            self.promise = nil
+            promise.fail(error)
+        }
+    }
+#endif
