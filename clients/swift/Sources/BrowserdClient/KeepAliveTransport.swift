@@ -79,12 +79,17 @@
         /// An idle connection to `host:port` (the most recent) or a new one; whether it was kept.
         private func connection(host: String, port: Int, fresh: Bool = false) async throws -> (Connection, reused: Bool) {
             if !fresh {
-                while let kept = idle.withLockedValue({ idle in idle.lastIndex { $0.host == host && $0.port == port }.map { idle.remove(at: $0) } }) {
+                // One on the caller's event loop first (its answer then resumes the caller without waking another thread).
+                while let kept = idle.withLockedValue({ idle in
+                    (idle.lastIndex { $0.host == host && $0.port == port && $0.channel.eventLoop.inEventLoop }
+                        ?? idle.lastIndex { $0.host == host && $0.port == port }).map { idle.remove(at: $0) }
+                }) {
                     if kept.isUsable { return (kept, true) }
                     kept.close()
                 }
             }
-            let channel = try await ClientBootstrap(group: group)
+            // On the caller's loop when it runs on one of the group's (`any()`).
+            let channel = try await ClientBootstrap(group: group.any())
                 .connectTimeout(configuration.connectTimeout)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {

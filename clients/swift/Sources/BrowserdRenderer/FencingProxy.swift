@@ -22,7 +22,6 @@ public final class FencingProxy: Sendable {
     /// The port on 127.0.0.1 it listens on.
     public let port: Int
     private let channel: any Channel
-    private let group: MultiThreadedEventLoopGroup
     private let resolver: NIOThreadPool
     private let state: ProxyState
 
@@ -43,37 +42,40 @@ public final class FencingProxy: Sendable {
         public init() {}
     }
 
-    /// Starts it on 127.0.0.1 (a port of the kernel's choosing).
-    public static func start(policy: NetworkPolicy, limits: Limits = Limits(), logger: Logger) async throws -> FencingProxy {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// Starts it on 127.0.0.1 (a port of the kernel's choosing), its connections on `loop`: by default
+    /// the loop that reads Chromium's pipe and runs the pages' tasks (``DevToolsConnection/loop``), so
+    /// that a page's load and its events wake one thread, not two (it had a thread of its own: a fifth
+    /// of the renderer's CPU a navigation, much of it threads woken; docs/benchmarks.md, run 11).
+    public static func start(
+        policy: NetworkPolicy, limits: Limits = Limits(), logger: Logger, loop: any EventLoop = DevToolsConnection.loop
+    ) async throws -> FencingProxy {
         // getaddrinfo blocks: it runs on threads of its own, never on the event loop.
         let resolver = NIOThreadPool(numberOfThreads: 8)
         resolver.start()
         let state = ProxyState(policy: policy, limits: limits, logger: logger)
         do {
-            let channel = try await ServerBootstrap(group: group)
+            let channel = try await ServerBootstrap(group: loop)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    state.track(channel)
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ProxyConnectionHandler(state: state, resolver: resolver))
                     }
                 }
                 .bind(host: "127.0.0.1", port: 0).get()
             let port = channel.localAddress?.port ?? 0
             state.ownPort.withLockedValue { $0 = port }
-            return FencingProxy(port: port, channel: channel, group: group, resolver: resolver, state: state)
+            return FencingProxy(port: port, channel: channel, resolver: resolver, state: state)
         } catch {
-            try? await group.shutdownGracefully()
             try? await resolver.shutdownGracefully()
             throw error
         }
     }
 
-    private init(port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup, resolver: NIOThreadPool, state: ProxyState) {
+    private init(port: Int, channel: any Channel, resolver: NIOThreadPool, state: ProxyState) {
         self.port = port
         self.channel = channel
-        self.group = group
         self.resolver = resolver
         self.state = state
     }
@@ -81,10 +83,11 @@ public final class FencingProxy: Sendable {
     /// How many requests it refused since it started (for tests and the status line).
     public var refusals: Int { state.refusals }
 
-    /// Stops listening and closes every connection.
+    /// Stops listening and closes every connection (a page's closes its destination's too: ``GlueHandler``;
+    /// one still connecting closes its destination as it connects).
     public func stop() async {
         try? await channel.close()
-        try? await group.shutdownGracefully()
+        for connection in state.connections() { try? await connection.close() }
         try? await resolver.shutdownGracefully()
     }
 }
@@ -106,6 +109,16 @@ final class ProxyState: Sendable {
     /// The fence's own port (never a destination).
     let ownPort = NIOLockedValueBox<Int?>(nil)
     private let lookupsUnderWay = NIOLockedValueBox(0)
+    /// Chromium's open connections to it, closed when it stops (its loop is shared: no group of its own ends them).
+    private let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
+
+    func track(_ channel: any Channel) {
+        let key = ObjectIdentifier(channel)
+        open.withLockedValue { $0[key] = channel }
+        channel.closeFuture.whenComplete { [open] _ in _ = open.withLockedValue { $0.removeValue(forKey: key) } }
+    }
+
+    func connections() -> [any Channel] { open.withLockedValue { Array($0.values) } }
 
     /// A lookup may start: false when ``FencingProxy/Limits/lookups`` are under way already.
     func lookupStarts() -> Bool {
@@ -185,6 +198,9 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
     private let resolver: NIOThreadPool
     private var phase = Phase.head([])
     private var counted = false
+    /// The head's deadline, then the decision's: cancelled once passed (a timer left to fire would
+    /// wake the loop for nothing, seconds after its connection ended).
+    private var deadline: Scheduled<Void>?
 
     init(state: ProxyState, resolver: NIOThreadPool) {
         self.state = state
@@ -199,7 +215,7 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
         }
         counted = true
         let loop = context.eventLoop.assumeIsolated()
-        loop.scheduleTask(in: state.limits.headTimeout) { [weak self] in
+        deadline = loop.scheduleTask(in: state.limits.headTimeout) { [weak self] in
             guard let self, case .head = self.phase else { return }
             self.phase = .done
             context.close(promise: nil)
@@ -213,6 +229,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
             state.closed()
         }
         phase = .done
+        deadline?.cancel()
+        deadline = nil
         context.fireChannelInactive()
     }
 
@@ -228,7 +246,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
                 let (request, length) = try ProxyRequest.parse(head)
                 phase = .deciding(pending: ByteBuffer(bytes: head[length...]))
                 let loop = context.eventLoop.assumeIsolated()
-                loop.scheduleTask(in: state.limits.decideTimeout) { [weak self] in
+                deadline?.cancel()
+                deadline = loop.scheduleTask(in: state.limits.decideTimeout) { [weak self] in
                     guard let self, case .deciding = self.phase else { return }
                     self.phase = .done
                     context.close(promise: nil)
@@ -265,7 +284,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
             // blocked until getaddrinfo gives up, counted until then).
             let timed = loop.makePromise(of: [IPAddress].self)
             lookup.cascade(to: timed)
-            loop.assumeIsolated().scheduleTask(in: state.limits.lookupTimeout) { timed.succeed([]) }
+            let timer = loop.assumeIsolated().scheduleTask(in: state.limits.lookupTimeout) { timed.succeed([]) }
+            timed.futureResult.whenComplete { _ in timer.cancel() }
             resolved = timed.futureResult
         } else {
             resolved = loop.makeSucceededFuture([])
@@ -321,6 +341,8 @@ private final class ProxyConnectionHandler: ChannelInboundHandler {
                     connect(to: Array(candidates.dropFirst()), request: request, context: context)
                 case .success(let upstream):
                     phase = .relaying
+                    deadline?.cancel()
+                    deadline = nil
                     let (ours, theirs) = GlueHandler.matchedPair()
                     do {
                         try upstream.pipeline.syncOperations.addHandler(theirs)
