@@ -94,9 +94,9 @@ def main():
 
 
 def bench_process(command, timeout):
-    """Runs `command` in a process group of its own and waits for it; past `timeout` seconds, or a minute
+    """Runs `command` in a session of its own and waits for it; past `timeout` seconds, or a minute
     after it ended while a process it spawned still holds its output (its watcher, when the bench died),
-    the whole group is killed, so that a failed run never hangs this script."""
+    the whole session is killed, so that a failed run never hangs this script."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + timeout
     while True:
@@ -110,13 +110,23 @@ def bench_process(command, timeout):
                 deadline = min(deadline, time.monotonic() + 60)
             if time.monotonic() < deadline:
                 continue
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # its group is gone already
+            kill_session(process.pid)
             stdout, stderr = process.communicate()
             break
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def kill_session(sid):
+    """Kills every process of session `sid` (the bench's: it, its watcher and the Chromium it started, whatever
+    process groups they made; an older bench's watcher had a group of its own and held the output for ever)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry)) == sid:
+                os.kill(int(entry), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # gone already
 
 
 def run(browserd, bench, pages, args, echo):
