@@ -20,6 +20,9 @@
     /// Chromium does (`HttpNetworkTransaction::ShouldResendRequest`); one that had any answer is not.
     public final class KeepAliveTransport: ClientTransport, Sendable {
         public struct Configuration: Sendable {
+            /// Connections open at once, idle or busy, to every server together (async-http-client's
+            /// soft limit per host was 64 too): a request past them waits for one to be free.
+            public var connections = 64
             /// Idle connections kept for the next requests (more at once are opened and closed).
             public var idleConnections = 8
             /// An idle connection kept no longer than this (below a server's idle timeout, most often).
@@ -34,8 +37,16 @@
 
         private let configuration: Configuration
         private let group: any EventLoopGroup
-        /// Idle connections, the most recently used last.
-        private let idle = NIOLockedValueBox<[Connection]>([])
+        private struct Pool {
+            /// Idle connections, the most recently used last.
+            var idle: [Connection] = []
+            /// Connections open (idle, busy or connecting).
+            var open = 0
+            /// Requests waiting for a connection to be free, in order.
+            var waiters: [(id: Int, turn: CheckedContinuation<Void, any Error>)] = []
+            var nextWaiter = 0
+        }
+        private let pool = NIOLockedValueBox(Pool())
 
         public init(configuration: Configuration = Configuration(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
             self.configuration = configuration
@@ -43,18 +54,14 @@
         }
 
         public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
-            guard baseURL.scheme?.lowercased() == "http", let host = baseURL.host, !host.isEmpty else {
-                throw KeepAliveTransportError.unsupportedURL(baseURL.absoluteString)
-            }
-            let port = baseURL.port ?? 80
+            let server = try server(baseURL)
+            let (host, port) = (server.host, server.port)
             var bytes: [UInt8]?
             if let body { bytes = try await [UInt8](collecting: body, upTo: configuration.bodyLimit) }
-            var basePath = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-            if basePath.hasSuffix("/") { basePath.removeLast() }
-            var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: basePath + (request.path ?? "/"))
+            var head = HTTPRequestHead(
+                version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: server.basePath + (request.path ?? "/"))
             head.headers.reserveCapacity(request.headerFields.count + 2)
-            let authority = host.contains(":") ? "[\(host)]" : host  // an IPv6 address
-            head.headers.add(name: "Host", value: baseURL.port.map { "\(authority):\($0)" } ?? authority)
+            head.headers.add(name: "Host", value: server.hostHeader)
             for field in request.headerFields { head.headers.add(name: field.name.rawName, value: field.value) }
             if let bytes { head.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count)) }
 
@@ -63,10 +70,19 @@
             do {
                 answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
             } catch KeepAliveTransportError.closedBeforeAnswer where reused && !Task.isCancelled {
+                release(connection, keeping: false)
                 (connection, reused) = try await self.connection(host: host, port: port, fresh: true)
-                answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
+                do {
+                    answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
+                } catch {
+                    release(connection, keeping: false)
+                    throw error
+                }
+            } catch {
+                release(connection, keeping: false)
+                throw error
             }
-            if answer.keepAlive { keep(connection) } else { connection.close() }
+            release(connection, keeping: answer.keepAlive)
             var fields = HTTPFields()
             fields.reserveCapacity(answer.head.headers.count)
             for (name, value) in answer.head.headers {
@@ -76,42 +92,142 @@
             return (response, answer.body.readableBytes == 0 ? nil : HTTPBody(answer.body.readableBytesView))
         }
 
-        /// An idle connection to `host:port` (the most recent) or a new one; whether it was kept.
-        private func connection(host: String, port: Int, fresh: Bool = false) async throws -> (Connection, reused: Bool) {
-            if !fresh {
-                // One on the caller's event loop first (its answer then resumes the caller without waking another thread).
-                while let kept = idle.withLockedValue({ idle in
-                    (idle.lastIndex { $0.host == host && $0.port == port && $0.channel.eventLoop.inEventLoop }
-                        ?? idle.lastIndex { $0.host == host && $0.port == port }).map { idle.remove(at: $0) }
-                }) {
-                    if kept.isUsable { return (kept, true) }
-                    kept.close()
+        /// Where a base URL's requests go: read once per URL (Foundation's URL parsing was a sixth of a request).
+        struct Server: Sendable {
+            var host: String
+            var port: Int
+            /// The URL's path without its last `/`, before each request's.
+            var basePath: String
+            var hostHeader: String
+
+            init(_ url: URL) throws {
+                guard url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else {
+                    throw KeepAliveTransportError.unsupportedURL(url.absoluteString)
                 }
+                self.host = host
+                port = url.port ?? 80
+                basePath = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+                if basePath.hasSuffix("/") { basePath.removeLast() }
+                let authority = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host  // an IPv6 address
+                hostHeader = url.port.map { "\(authority):\($0)" } ?? authority
             }
-            // On the caller's loop when it runs on one of the group's (`any()`).
-            let channel = try await ClientBootstrap(group: group.any())
-                .connectTimeout(configuration.connectTimeout)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
-                    }
-                }
-                .connect(host: host, port: port).get()
-            return (Connection(channel: channel, host: host, port: port), false)
         }
 
-        private func keep(_ connection: Connection) {
+        /// The last base URL read (a client sends to one server).
+        private let lastServer = NIOLockedValueBox<(url: URL, server: Server)?>(nil)
+
+        private func server(_ url: URL) throws -> Server {
+            if let last = lastServer.withLockedValue({ $0 }), last.url == url { return last.server }
+            let server = try Server(url)
+            lastServer.withLockedValue { $0 = (url, server) }
+            return server
+        }
+
+        /// An idle connection to `host:port` (the most recent; one on the caller's event loop first) or
+        /// a new one, once fewer than ``Configuration/connections`` are open; whether it was kept.
+        private func connection(host: String, port: Int, fresh: Bool = false) async throws -> (Connection, reused: Bool) {
+            enum Step {
+                case kept(Connection)
+                case connect
+                case full
+            }
+            while true {
+                let (step, dead) = pool.withLockedValue { pool -> (Step, [Connection]) in
+                    // Idle ones the server closed are let go first (they count no more).
+                    let dead = pool.idle.filter { !$0.isUsable }
+                    pool.idle.removeAll { !$0.isUsable }
+                    pool.open -= dead.count
+                    if !fresh,
+                        let index = pool.idle.lastIndex(where: { $0.host == host && $0.port == port && $0.channel.eventLoop.inEventLoop })
+                            ?? pool.idle.lastIndex(where: { $0.host == host && $0.port == port })
+                    {
+                        return (.kept(pool.idle.remove(at: index)), dead)
+                    }
+                    if pool.open >= configuration.connections, let oldest = pool.idle.first {
+                        // Full, with an idle one to another server (or a fresh one asked): it makes room.
+                        pool.idle.removeFirst()
+                        return (.connect, dead + [oldest])
+                    }
+                    guard pool.open < configuration.connections else { return (.full, dead) }
+                    pool.open += 1
+                    return (.connect, dead)
+                }
+                for connection in dead { connection.close() }
+                switch step {
+                case .kept(let connection): return (connection, true)
+                case .full:
+                    try Task.checkCancellation()
+                    try await waitTurn()
+                case .connect:
+                    do {
+                        // On the caller's loop when it runs on one of the group's (`any()`).
+                        let channel = try await ClientBootstrap(group: group.any())
+                            .connectTimeout(configuration.connectTimeout)
+                            .channelInitializer { channel in
+                                channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
+                                }
+                            }
+                            .connect(host: host, port: port).get()
+                        return (Connection(channel: channel, host: host, port: port), false)
+                    } catch {
+                        closed()
+                        throw error
+                    }
+                }
+            }
+        }
+
+        /// Waits until a connection may be free (a request past the limit), or the task is cancelled.
+        private func waitTurn() async throws {
+            let id = pool.withLockedValue { pool in
+                defer { pool.nextWaiter += 1 }
+                return pool.nextWaiter
+            }
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (turn: CheckedContinuation<Void, any Error>) in
+                    let now = pool.withLockedValue { pool -> Bool in
+                        guard pool.open >= configuration.connections, pool.idle.isEmpty, !Task.isCancelled else { return true }
+                        pool.waiters.append((id, turn))
+                        return false
+                    }
+                    if now { turn.resume() }
+                }
+            } onCancel: {
+                let waiter = pool.withLockedValue { pool in pool.waiters.firstIndex { $0.id == id }.map { pool.waiters.remove(at: $0) } }
+                waiter?.turn.resume(throwing: CancellationError())
+            }
+        }
+
+        /// A connection done with: kept idle (`keeping`, while its server keeps it) or closed; either
+        /// way the first request waiting goes on.
+        private func release(_ connection: Connection, keeping: Bool) {
+            guard keeping, connection.isUsable else {
+                connection.close()
+                return closed()
+            }
             connection.idleSince = NIODeadline.now()
-            let dropped = idle.withLockedValue { idle -> [Connection] in
+            let (dropped, waiter) = pool.withLockedValue { pool -> ([Connection], CheckedContinuation<Void, any Error>?) in
                 let now = NIODeadline.now()
-                var dropped = idle.filter { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
-                idle.removeAll { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
-                idle.append(connection)
-                if idle.count > configuration.idleConnections { dropped.append(idle.removeFirst()) }
-                return dropped
+                var dropped = pool.idle.filter { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
+                pool.idle.removeAll { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
+                pool.idle.append(connection)
+                if pool.idle.count > configuration.idleConnections { dropped.append(pool.idle.removeFirst()) }
+                pool.open -= dropped.count
+                return (dropped, pool.waiters.isEmpty ? nil : pool.waiters.removeFirst().turn)
             }
             for connection in dropped { connection.close() }
+            waiter?.resume()
+        }
+
+        /// One connection fewer open: the first request waiting goes on.
+        private func closed() {
+            let waiter = pool.withLockedValue { pool in
+                pool.open -= 1
+                return pool.waiters.isEmpty ? nil : pool.waiters.removeFirst().turn
+            }
+            waiter?.resume()
         }
     }
 

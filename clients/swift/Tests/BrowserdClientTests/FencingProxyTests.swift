@@ -25,9 +25,9 @@ import Testing
 
         let page = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: proxy.port).get()
         try await page.writeAndFlush(ByteBuffer(string: "GET http://127.0.0.1:\(port)/held HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"))
-        // Relayed: the destination has the fence's connection.
+        // Relayed: the destination has the fence's connection (active once registered, just after its initializer).
         let deadline = ContinuousClock.now + .seconds(10)
-        while accepted.withLockedValue({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while accepted.withLockedValue({ $0.first?.isActive != true }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         let upstream = try #require(accepted.withLockedValue { $0.first })
         #expect(page.isActive && upstream.isActive)
 

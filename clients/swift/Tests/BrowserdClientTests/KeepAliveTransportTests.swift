@@ -84,6 +84,43 @@ import Testing
         #expect(try await [UInt8](collecting: try #require(body), upTo: 4096).count == 2048)
     }
 
+    @Test func connectionsAtOnceAreBoundedAndARequestPastThemWaits() async throws {
+        let server = try await TestServer(.answerLater(.milliseconds(100)))
+        defer { server.stop() }
+        var configuration = KeepAliveTransport.Configuration()
+        configuration.connections = 2
+        let transport = KeepAliveTransport(configuration: configuration)
+        let url = server.url
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for n in 0..<6 {
+                group.addTask {
+                    try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/\(n)"), body: nil, baseURL: url, operationID: "x")
+                        .0.status.code
+                }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        #expect(server.connections == 2)
+        #expect(server.requests == 6)
+
+        // A request waiting for its turn ends when its task is cancelled.
+        let silent = try await TestServer(.neverAnswer)
+        defer { silent.stop() }
+        configuration.connections = 1
+        configuration.answerTimeout = .seconds(30)
+        let one = KeepAliveTransport(configuration: configuration)
+        let silentURL = silent.url
+        let holding = Task { try await one.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: silentURL, operationID: "x") }
+        while silent.requests == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        let waiting = Task { try await one.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: silentURL, operationID: "x") }
+        try await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waiting.value }
+        #expect(silent.connections == 1)
+        holding.cancel()
+        _ = try? await holding.value
+    }
+
     @Test func onlyPlainHTTPServers() async throws {
         await #expect(throws: KeepAliveTransportError.self) {
             _ = try await KeepAliveTransport().send(
@@ -102,6 +139,7 @@ private final class TestServer: Sendable {
         case closeUnanswered
         case neverAnswer
         case answerLarge(Int)
+        case answerLater(TimeAmount)
     }
 
     private let channel: any Channel
@@ -153,6 +191,10 @@ private final class TestServer: Sendable {
                 case .answerFirstOnly, .closeUnanswered: context.close(promise: nil)
                 case .neverAnswer: break
                 case .answerLarge(let size): answer(context: context, body: ByteBuffer(repeating: 0x61, count: size))
+                case .answerLater(let delay):
+                    let (handler, body) = (NIOLoopBound(self, eventLoop: context.eventLoop), body)
+                    let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                    context.eventLoop.scheduleTask(in: delay) { handler.value.answer(context: bound.value, body: body) }
                 }
                 answered += 1
             }

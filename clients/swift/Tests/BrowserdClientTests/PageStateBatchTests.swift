@@ -74,6 +74,14 @@ import Testing
 
 /// What the renderer makes of browserd's answers to a page's reports, against a live browserd.
 @Suite(.serialized, .offThePool, .timeLimit(.minutes(1))) struct ReportAnswerTests {
+    /// A tab id goes in a report's path as one segment: browserd's ids as they are, anything else escaped.
+    @Test func anIdIsOnePathSegment() {
+        #expect(TabReports.pathSegment("t1A-._~z9") == "t1A-._~z9")
+        #expect(TabReports.pathSegment("../../v1/profiles") == "..%2F..%2Fv1%2Fprofiles")
+        #expect(TabReports.pathSegment("a b?c#d") == "a%20b%3Fc%23d")
+        #expect(TabReports.pathSegment("é") == "%C3%A9")
+    }
+
     /// A tab closed while its page's report was on its way answers "tab not found": the page's task
     /// then neither logs a refusal nor retries member by member. A refused member (a favicon URL that
     /// is no URL: 422) is not taken for a tab that is gone.
