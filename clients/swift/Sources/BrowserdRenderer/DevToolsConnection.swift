@@ -71,8 +71,8 @@ public final class DevToolsConnection: @unchecked Sendable {
     public var oversizedMessages: Int { lock.withLock { skippedMessages } }
     private var skippedMessages = 0
 
-    /// The event loop every browser's pipe is read on, and the automation gateway's sockets and the
-    /// fence's connections live on (``DevToolsGateway``, ``FencingProxy``): one of NIO's shared loops, which also run the renderer's tasks
+    /// The event loop every browser's pipe is read on, and the automation gateway's sockets live on
+    /// (``DevToolsGateway``): one of NIO's shared loops, which also run the renderer's tasks
     /// (``RendererExecutor``), so that a page's event resumes its task without waking a thread.
     public static let loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
 

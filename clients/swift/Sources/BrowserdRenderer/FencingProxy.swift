@@ -22,6 +22,8 @@ public final class FencingProxy: Sendable {
     /// The port on 127.0.0.1 it listens on.
     public let port: Int
     private let channel: any Channel
+    /// Its own thread, unless it was given a loop.
+    private let group: MultiThreadedEventLoopGroup?
     private let resolver: NIOThreadPool
     private let state: ProxyState
 
@@ -42,13 +44,15 @@ public final class FencingProxy: Sendable {
         public init() {}
     }
 
-    /// Starts it on 127.0.0.1 (a port of the kernel's choosing), its connections on `loop`: by default
-    /// the loop that reads Chromium's pipe and runs the pages' tasks (``DevToolsConnection/loop``), so
-    /// that a page's load and its events wake one thread, not two (it had a thread of its own: a fifth
-    /// of the renderer's CPU a navigation, much of it threads woken; docs/benchmarks.md, run 11).
+    /// Starts it on 127.0.0.1 (a port of the kernel's choosing), its connections on `loop`, or on a
+    /// thread of its own (nil). On the loop that reads Chromium's pipe it cost the same CPU and
+    /// lengthened the commits' tail (p99 8.1–10.2 ms against 4.2–11.0 ms on its own thread, alternated:
+    /// docs/benchmarks.md, run 11): a page's load and its commit then wait on one thread.
     public static func start(
-        policy: NetworkPolicy, limits: Limits = Limits(), logger: Logger, loop: any EventLoop = DevToolsConnection.loop
+        policy: NetworkPolicy, limits: Limits = Limits(), logger: Logger, loop: (any EventLoop)? = nil
     ) async throws -> FencingProxy {
+        let group = loop == nil ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        let loop = loop ?? group!.next()
         // getaddrinfo blocks: it runs on threads of its own, never on the event loop.
         let resolver = NIOThreadPool(numberOfThreads: 8)
         resolver.start()
@@ -66,16 +70,18 @@ public final class FencingProxy: Sendable {
                 .bind(host: "127.0.0.1", port: 0).get()
             let port = channel.localAddress?.port ?? 0
             state.ownPort.withLockedValue { $0 = port }
-            return FencingProxy(port: port, channel: channel, resolver: resolver, state: state)
+            return FencingProxy(port: port, channel: channel, group: group, resolver: resolver, state: state)
         } catch {
+            try? await group?.shutdownGracefully()
             try? await resolver.shutdownGracefully()
             throw error
         }
     }
 
-    private init(port: Int, channel: any Channel, resolver: NIOThreadPool, state: ProxyState) {
+    private init(port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup?, resolver: NIOThreadPool, state: ProxyState) {
         self.port = port
         self.channel = channel
+        self.group = group
         self.resolver = resolver
         self.state = state
     }
@@ -88,6 +94,7 @@ public final class FencingProxy: Sendable {
     public func stop() async {
         try? await channel.close()
         for connection in state.connections() { try? await connection.close() }
+        try? await group?.shutdownGracefully()
         try? await resolver.shutdownGracefully()
     }
 }
@@ -109,7 +116,7 @@ final class ProxyState: Sendable {
     /// The fence's own port (never a destination).
     let ownPort = NIOLockedValueBox<Int?>(nil)
     private let lookupsUnderWay = NIOLockedValueBox(0)
-    /// Chromium's open connections to it, closed when it stops (its loop is shared: no group of its own ends them).
+    /// Chromium's open connections to it, closed when it stops (on a loop it was given, no group of its own ends them).
     private let open = NIOLockedValueBox([ObjectIdentifier: any Channel]())
 
     func track(_ channel: any Channel) {

@@ -6,10 +6,10 @@ import Testing
 
 @testable import BrowserdRenderer
 
-/// The fence's own life on a shared event loop (its pages' requests are RendererTests+Hostile's, with a
-/// real Chromium): stopping it ends every connection it holds, both sides, though its loop goes on.
+/// The fence's own life (its pages' requests are RendererTests+Hostile's, with a real Chromium): stopping
+/// it ends every connection it holds, both sides, on its own thread or on a loop it was given (which goes on).
 @Suite(.timeLimit(.minutes(1))) struct FencingProxyTests {
-    @Test func stoppingClosesEveryConnectionAndItsDestination() async throws {
+    @Test(arguments: [false, true]) func stoppingClosesEveryConnectionAndItsDestination(onASharedLoop: Bool) async throws {
         // A destination that takes a connection and never answers.
         let accepted = NIOLockedValueBox<[any Channel]>([])
         let destination = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -21,7 +21,8 @@ import Testing
         defer { destination.close(promise: nil) }
         let port = try #require(destination.localAddress?.port)
         let proxy = try await FencingProxy.start(
-            policy: NetworkPolicy(allowedOrigins: ["http://127.0.0.1:\(port)"]), logger: Logger(label: "fence-test"))
+            policy: NetworkPolicy(allowedOrigins: ["http://127.0.0.1:\(port)"]), logger: Logger(label: "fence-test"),
+            loop: onASharedLoop ? DevToolsConnection.loop : nil)
 
         let page = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: proxy.port).get()
         try await page.writeAndFlush(ByteBuffer(string: "GET http://127.0.0.1:\(port)/held HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"))
@@ -36,7 +37,7 @@ import Testing
         try await page.closeFuture.get()
         try await upstream.closeFuture.get()
         #expect(!page.isActive && !upstream.isActive)
-        // Its loop goes on: the pipes and pages share it.
+        // A loop it was given goes on.
         #expect(try await DevToolsConnection.loop.submit { 1 }.get() == 1)
     }
 }
