@@ -293,6 +293,8 @@ if Context.environment["BROWSERD_CLIENT_TESTS"] == "1" {
     package.dependencies += [
         .package(path: "clients/swift"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        // HTTPRequest and HTTPField for KeepAliveTransportTests (in the graph already, under swift-openapi-runtime).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ]
     package.targets += [
         .testTarget(
@@ -303,7 +305,8 @@ if Context.environment["BROWSERD_CLIENT_TESTS"] == "1" {
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "Logging", package: "swift-log"),
                 // KeepAliveTransportTests' own misbehaving server.
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "TestSupport",
             ],
             path: "clients/swift/Tests/BrowserdClientTests",

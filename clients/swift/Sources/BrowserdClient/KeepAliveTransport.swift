@@ -47,6 +47,8 @@
             var nextWaiter = 0
         }
         private let pool = NIOLockedValueBox(Pool())
+        /// ``Configuration/connections``, at least one.
+        private var limit: Int { max(1, configuration.connections) }
 
         public init(configuration: Configuration = Configuration(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
             self.configuration = configuration
@@ -66,6 +68,10 @@
             if let bytes { head.headers.replaceOrAdd(name: "Content-Length", value: String(bytes.count)) }
 
             var (connection, reused) = try await connection(host: host, port: port)
+            if Task.isCancelled {
+                release(connection, keeping: true)  // nothing sent on it
+                throw CancellationError()
+            }
             var answer: Answer
             do {
                 answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
@@ -76,11 +82,11 @@
                     answer = try await connection.exchange(head, body: bytes, timeout: configuration.answerTimeout, limit: configuration.bodyLimit)
                 } catch {
                     release(connection, keeping: false)
-                    throw error
+                    throw Task.isCancelled ? CancellationError() : error
                 }
             } catch {
                 release(connection, keeping: false)
-                throw error
+                throw Task.isCancelled ? CancellationError() : error
             }
             release(connection, keeping: answer.keepAlive)
             var fields = HTTPFields()
@@ -133,9 +139,13 @@
             }
             while true {
                 let (step, dead) = pool.withLockedValue { pool -> (Step, [Connection]) in
-                    // Idle ones the server closed are let go first (they count no more).
-                    let dead = pool.idle.filter { !$0.isUsable }
-                    pool.idle.removeAll { !$0.isUsable }
+                    // Idle ones the server closed, or idle past ``Configuration/idleTime`` (which the server
+                    // may be closing as the request goes), are let go first (they count no more).
+                    let now = NIODeadline.now()
+                    let idleTime = configuration.idleTime
+                    let stale = { (connection: Connection) in !connection.isUsable || now - connection.idleSince > idleTime }
+                    let dead = pool.idle.filter(stale)
+                    pool.idle.removeAll(where: stale)
                     pool.open -= dead.count
                     if !fresh,
                         let index = pool.idle.lastIndex(where: { $0.host == host && $0.port == port && $0.channel.eventLoop.inEventLoop })
@@ -143,12 +153,12 @@
                     {
                         return (.kept(pool.idle.remove(at: index)), dead)
                     }
-                    if pool.open >= configuration.connections, let oldest = pool.idle.first {
+                    if pool.open >= limit, let oldest = pool.idle.first {
                         // Full, with an idle one to another server (or a fresh one asked): it makes room.
                         pool.idle.removeFirst()
                         return (.connect, dead + [oldest])
                     }
-                    guard pool.open < configuration.connections else { return (.full, dead) }
+                    guard pool.open < limit else { return (.full, dead) }
                     pool.open += 1
                     return (.connect, dead)
                 }
@@ -188,7 +198,7 @@
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (turn: CheckedContinuation<Void, any Error>) in
                     let now = pool.withLockedValue { pool -> Bool in
-                        guard pool.open >= configuration.connections, pool.idle.isEmpty, !Task.isCancelled else { return true }
+                        guard pool.open >= limit, pool.idle.isEmpty, !Task.isCancelled else { return true }
                         pool.waiters.append((id, turn))
                         return false
                     }
@@ -335,7 +345,8 @@
                 guard let head, let promise else { return }
                 self.promise = nil
                 timer?.cancel()
-                promise.succeed(Answer(head: head, body: body, keepAlive: head.isKeepAlive))
+                // After 101 the decoder reads no more HTTP: that connection is not kept.
+                promise.succeed(Answer(head: head, body: body, keepAlive: head.isKeepAlive && head.status != .switchingProtocols))
                 body = ByteBuffer()
             }
         }
@@ -346,8 +357,10 @@
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            // Before any answer (a reset of a kept connection the server had closed): as a close.
-            fail(head == nil ? KeepAliveTransportError.closedBeforeAnswer : error)
+            // The connection lost before any answer (a reset of a kept connection the server had closed):
+            // as a close. Anything else (an answer that is no HTTP/1.1, a request NIO refused) as it is.
+            let lost = error is IOError || error is ChannelError
+            fail(head == nil && lost ? KeepAliveTransportError.closedBeforeAnswer : error)
             context.close(promise: nil)
         }
 

@@ -2,13 +2,14 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TestSupport
 import Testing
 
 @testable import BrowserdRenderer
 
 /// The fence's own life (its pages' requests are RendererTests+Hostile's, with a real Chromium): stopping
 /// it ends every connection it holds, both sides, on its own thread or on a loop it was given (which goes on).
-@Suite(.timeLimit(.minutes(1))) struct FencingProxyTests {
+@Suite(.offThePool, .timeLimit(.minutes(1))) struct FencingProxyTests {
     @Test(arguments: [false, true]) func stoppingClosesEveryConnectionAndItsDestination(onASharedLoop: Bool) async throws {
         // A destination that takes a connection and never answers.
         let accepted = NIOLockedValueBox<[any Channel]>([])

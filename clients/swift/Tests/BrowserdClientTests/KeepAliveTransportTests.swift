@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OpenAPIRuntime
+import TestSupport
 import Testing
 
 @testable import BrowserdClient
@@ -12,7 +13,7 @@ import Testing
 /// ``KeepAliveTransport`` against a server of the test's own that misbehaves on purpose: requests
 /// share a kept connection; a kept connection closed unanswered is tried once more on a new one, a
 /// new one never; an answer past its time or its size fails.
-@Suite(.timeLimit(.minutes(1))) struct KeepAliveTransportTests {
+@Suite(.offThePool, .timeLimit(.minutes(1))) struct KeepAliveTransportTests {
     @Test func requestsShareOneKeptConnectionAndBodiesGoBothWays() async throws {
         let server = try await TestServer(.answer)
         defer { server.stop() }
@@ -46,6 +47,35 @@ import Testing
         #expect(server.requests == 5)
     }
 
+    @Test func aConnectionIdlePastItsTimeIsNotUsedAgain() async throws {
+        let server = try await TestServer(.answer)
+        defer { server.stop() }
+        var configuration = KeepAliveTransport.Configuration()
+        configuration.idleTime = .milliseconds(50)
+        let transport = KeepAliveTransport(configuration: configuration)
+        for _ in 0..<2 {
+            _ = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: server.url, operationID: "x")
+            try await Task.sleep(for: .milliseconds(150))
+        }
+        #expect(server.connections == 2)
+        #expect(server.requests == 2)
+    }
+
+    @Test func anAnswerThatIsNoHTTPIsAnErrorNotARetry() async throws {
+        // The second request on the kept connection is answered with bytes that are no HTTP/1.1.
+        let server = try await TestServer(.garbageSecond)
+        defer { server.stop() }
+        let transport = KeepAliveTransport()
+        _ = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: server.url, operationID: "x")
+        await #expect {
+            _ = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: server.url, operationID: "x")
+        } throws: { error in
+            !(error is KeepAliveTransportError)
+        }
+        #expect(server.connections == 1)
+        #expect(server.requests == 2)
+    }
+
     @Test func aNewConnectionClosedUnansweredFailsWithoutAnotherTry() async throws {
         let server = try await TestServer(.closeUnanswered)
         defer { server.stop() }
@@ -60,20 +90,23 @@ import Testing
     @Test func anAnswerPastItsTimeOrSizeFails() async throws {
         let silent = try await TestServer(.neverAnswer)
         defer { silent.stop() }
-        var configuration = KeepAliveTransport.Configuration()
-        configuration.answerTimeout = .milliseconds(200)
-        configuration.bodyLimit = 1024
-        let transport = KeepAliveTransport(configuration: configuration)
+        var quick = KeepAliveTransport.Configuration()
+        quick.answerTimeout = .milliseconds(200)
         await #expect {
-            _ = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: silent.url, operationID: "x")
+            _ = try await KeepAliveTransport(configuration: quick).send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: silent.url, operationID: "x")
         } throws: { error in
             if case KeepAliveTransportError.timedOut = error { return true }
             return false
         }
         let large = try await TestServer(.answerLarge(2048))
         defer { large.stop() }
+        // (Its own time: a loaded machine may take more than 200 ms to answer.)
+        var small = KeepAliveTransport.Configuration()
+        small.bodyLimit = 1024
         await #expect {
-            _ = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: large.url, operationID: "x")
+            _ = try await KeepAliveTransport(configuration: small).send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: large.url, operationID: "x")
         } throws: { error in
             if case KeepAliveTransportError.bodyTooLarge = error { return true }
             return false
@@ -140,6 +173,8 @@ private final class TestServer: Sendable {
         case neverAnswer
         case answerLarge(Int)
         case answerLater(TimeAmount)
+        /// The first request answered, the second with bytes that are no HTTP.
+        case garbageSecond
     }
 
     private let channel: any Channel
@@ -191,6 +226,11 @@ private final class TestServer: Sendable {
                 case .answerFirstOnly, .closeUnanswered: context.close(promise: nil)
                 case .neverAnswer: break
                 case .answerLarge(let size): answer(context: context, body: ByteBuffer(repeating: 0x61, count: size))
+                case .garbageSecond where answered == 0: answer(context: context, body: body)
+                case .garbageSecond:
+                    // Written below the response encoder, as bytes.
+                    let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+                    encoder?.writeAndFlush(NIOAny(ByteBuffer(string: "garbage garbage\r\n\r\n")), promise: nil)
                 case .answerLater(let delay):
                     let (handler, body) = (NIOLoopBound(self, eventLoop: context.eventLoop), body)
                     let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
