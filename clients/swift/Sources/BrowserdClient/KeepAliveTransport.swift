@@ -271,7 +271,7 @@
         let channel: any Channel
         let host: String
         let port: Int
-        /// Set under the transport's lock, read under it.
+        /// Set by the one request holding it (before it is put in the idle list), then read under the transport's lock.
         var idleSince = NIODeadline.now()
 
         init(channel: any Channel, host: String, port: Int) {
