@@ -37,22 +37,19 @@
 
         private let configuration: Configuration
         private let group: any EventLoopGroup
-        private struct Pool {
-            /// Idle connections, the most recently used last.
-            var idle: [Connection] = []
-            /// Connections open (idle, busy or connecting).
-            var open = 0
-            /// Requests waiting for a connection to be free, in order.
-            var waiters: [(id: Int, turn: CheckedContinuation<Void, any Error>)] = []
+        /// The pool's decisions (``KeepAlivePool``) and the turns of the requests waiting.
+        private struct State {
+            var pool: KeepAlivePool<Connection>
+            var turns: [Int: CheckedContinuation<Void, any Error>] = [:]
             var nextWaiter = 0
         }
-        private let pool = NIOLockedValueBox(Pool())
-        /// ``Configuration/connections``, at least one.
-        private var limit: Int { max(1, configuration.connections) }
+        private let state: NIOLockedValueBox<State>
 
         public init(configuration: Configuration = Configuration(), group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
             self.configuration = configuration
             self.group = group
+            state = NIOLockedValueBox(
+                State(pool: KeepAlivePool(limit: configuration.connections, idleLimit: configuration.idleConnections, idleTime: configuration.idleTime)))
         }
 
         public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
@@ -130,40 +127,12 @@
         }
 
         /// An idle connection to `host:port` (the most recent; one on the caller's event loop first) or
-        /// a new one, once fewer than ``Configuration/connections`` are open; whether it was kept.
+        /// a new one, once fewer than ``Configuration/connections`` are open (``KeepAlivePool``); whether it was kept.
         private func connection(host: String, port: Int, fresh: Bool = false) async throws -> (Connection, reused: Bool) {
-            enum Step {
-                case kept(Connection)
-                case connect
-                case full
-            }
             while true {
-                let (step, dead) = pool.withLockedValue { pool -> (Step, [Connection]) in
-                    // Idle ones the server closed, or idle past ``Configuration/idleTime`` (which the server
-                    // may be closing as the request goes), are let go first (they count no more).
-                    let now = NIODeadline.now()
-                    let idleTime = configuration.idleTime
-                    let stale = { (connection: Connection) in !connection.isUsable || now - connection.idleSince > idleTime }
-                    let dead = pool.idle.filter(stale)
-                    pool.idle.removeAll(where: stale)
-                    pool.open -= dead.count
-                    if !fresh,
-                        let index = pool.idle.lastIndex(where: { $0.host == host && $0.port == port && $0.channel.eventLoop.inEventLoop })
-                            ?? pool.idle.lastIndex(where: { $0.host == host && $0.port == port })
-                    {
-                        return (.kept(pool.idle.remove(at: index)), dead)
-                    }
-                    if pool.open >= limit, let oldest = pool.idle.first {
-                        // Full, with an idle one to another server (or a fresh one asked): it makes room.
-                        pool.idle.removeFirst()
-                        return (.connect, dead + [oldest])
-                    }
-                    guard pool.open < limit else { return (.full, dead) }
-                    pool.open += 1
-                    return (.connect, dead)
-                }
-                for connection in dead { connection.close() }
-                switch step {
+                let (take, letGo) = state.withLockedValue { $0.pool.take(host: host, port: port, fresh: fresh, now: .now()) }
+                for connection in letGo { connection.close() }
+                switch take {
                 case .kept(let connection): return (connection, true)
                 case .full:
                     try Task.checkCancellation()
@@ -191,22 +160,22 @@
 
         /// Waits until a connection may be free (a request past the limit), or the task is cancelled.
         private func waitTurn() async throws {
-            let id = pool.withLockedValue { pool in
-                defer { pool.nextWaiter += 1 }
-                return pool.nextWaiter
+            let id = state.withLockedValue { state in
+                defer { state.nextWaiter += 1 }
+                return state.nextWaiter
             }
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (turn: CheckedContinuation<Void, any Error>) in
-                    let now = pool.withLockedValue { pool -> Bool in
-                        guard pool.open >= limit, pool.idle.isEmpty, !Task.isCancelled else { return true }
-                        pool.waiters.append((id, turn))
-                        return false
+                    let waits = state.withLockedValue { state -> Bool in
+                        guard !Task.isCancelled, state.pool.wait(id) else { return false }
+                        state.turns[id] = turn
+                        return true
                     }
-                    if now { turn.resume() }
+                    if !waits { turn.resume() }
                 }
             } onCancel: {
-                let waiter = pool.withLockedValue { pool in pool.waiters.firstIndex { $0.id == id }.map { pool.waiters.remove(at: $0) } }
-                waiter?.turn.resume(throwing: CancellationError())
+                let turn = state.withLockedValue { state in state.pool.cancel(id) ? state.turns.removeValue(forKey: id) : nil }
+                turn?.resume(throwing: CancellationError())
             }
         }
 
@@ -217,27 +186,18 @@
                 connection.close()
                 return closed()
             }
-            connection.idleSince = NIODeadline.now()
-            let (dropped, waiter) = pool.withLockedValue { pool -> ([Connection], CheckedContinuation<Void, any Error>?) in
-                let now = NIODeadline.now()
-                var dropped = pool.idle.filter { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
-                pool.idle.removeAll { !$0.isUsable || now - $0.idleSince > configuration.idleTime }
-                pool.idle.append(connection)
-                if pool.idle.count > configuration.idleConnections { dropped.append(pool.idle.removeFirst()) }
-                pool.open -= dropped.count
-                return (dropped, pool.waiters.isEmpty ? nil : pool.waiters.removeFirst().turn)
+            let (letGo, turn) = state.withLockedValue { state in
+                let (letGo, wake) = state.pool.keep(connection, now: .now())
+                return (letGo, wake.flatMap { state.turns.removeValue(forKey: $0) })
             }
-            for connection in dropped { connection.close() }
-            waiter?.resume()
+            for connection in letGo { connection.close() }
+            turn?.resume()
         }
 
         /// One connection fewer open: the first request waiting goes on.
         private func closed() {
-            let waiter = pool.withLockedValue { pool in
-                pool.open -= 1
-                return pool.waiters.isEmpty ? nil : pool.waiters.removeFirst().turn
-            }
-            waiter?.resume()
+            let turn = state.withLockedValue { state in state.pool.closed().flatMap { state.turns.removeValue(forKey: $0) } }
+            turn?.resume()
         }
     }
 
@@ -267,12 +227,10 @@
     }
 
     /// One connection: one exchange at a time (it is either under way or in the idle list).
-    final class Connection: @unchecked Sendable {
+    final class Connection: PooledConnection, Sendable {
         let channel: any Channel
         let host: String
         let port: Int
-        /// Set by the one request holding it (before it is put in the idle list), then read under the transport's lock.
-        var idleSince = NIODeadline.now()
 
         init(channel: any Channel, host: String, port: Int) {
             self.channel = channel
@@ -281,6 +239,7 @@
         }
 
         var isUsable: Bool { channel.isActive }
+        var isOnCallerLoop: Bool { channel.eventLoop.inEventLoop }
 
         func close() { channel.close(promise: nil) }
 
